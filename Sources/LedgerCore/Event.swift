@@ -1,0 +1,140 @@
+import Foundation
+
+/// What the writer expects a stream's current version to be when appending to it.
+public enum ExpectedVersion: Hashable, Sendable, CustomStringConvertible {
+    /// No check.
+    case any
+    /// The stream must have no events yet.
+    case noStream
+    /// The stream's last event must have exactly this version (versions start at 0).
+    case exact(Int64)
+
+    public var description: String {
+        switch self {
+        case .any: return "any"
+        case .noStream: return "no-stream"
+        case .exact(let v): return String(v)
+        }
+    }
+}
+
+/// Who and what caused a fact, carried beside its payload.
+public struct EventMetadata: Hashable, Sendable {
+    public var correlationId: String?
+    public var causationId: String?
+    /// Which service or store reported the fact (e.g. `order-service`, `appstore`).
+    public var source: String?
+    /// Which person or process acted (e.g. `user:42`, `support:alice`).
+    public var actor: String?
+
+    public init(correlationId: String? = nil, causationId: String? = nil, source: String? = nil, actor: String? = nil) {
+        self.correlationId = correlationId
+        self.causationId = causationId
+        self.source = source
+        self.actor = actor
+    }
+
+    static let fields = ["correlationId", "causationId", "source", "actor"]
+
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = []
+        if let correlationId { members.append(("correlationId", .string(correlationId))) }
+        if let causationId { members.append(("causationId", .string(causationId))) }
+        if let source { members.append(("source", .string(source))) }
+        if let actor { members.append(("actor", .string(actor))) }
+        return .makeObject(members)
+    }
+}
+
+/// A fact to append.
+public struct NewEvent: Hashable, Sendable {
+    /// Unique forever; a retry with the same id and content returns the original position.
+    public var eventId: UUID
+    public var stream: String
+    public var type: String
+    public var schemaVersion: Int32
+    /// A JSON object. Stored as `jsonb`; hashed in its canonical form.
+    public var payload: JSONValue
+    public var metadata: EventMetadata
+    /// When the fact happened, by the source's clock.
+    public var occurredAt: Timestamp
+    /// A business key unique across the log (e.g. `appstore:tx:2000000123:verified`).
+    public var idempotencyKey: String?
+    public var expectedVersion: ExpectedVersion
+
+    public init(eventId: UUID = UUID(), stream: String, type: String, schemaVersion: Int32 = 1, payload: JSONValue,
+                metadata: EventMetadata = EventMetadata(), occurredAt: Timestamp, idempotencyKey: String? = nil,
+                expectedVersion: ExpectedVersion = .any) {
+        self.eventId = eventId
+        self.stream = stream
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.payload = payload
+        self.metadata = metadata
+        self.occurredAt = occurredAt
+        self.idempotencyKey = idempotencyKey
+        self.expectedVersion = expectedVersion
+    }
+}
+
+/// A fact as stored in the log.
+public struct RecordedEvent: Hashable, Sendable {
+    /// Gapless global position, starting at 1, in commit order.
+    public var position: Int64
+    public var eventId: UUID
+    public var stream: String
+    /// Version within the stream, starting at 0.
+    public var version: Int64
+    public var type: String
+    public var schemaVersion: Int32
+    /// The payload as PostgreSQL prints the stored `jsonb` (equal to ``JSONValue/canonicalText``).
+    public var payloadText: String
+    public var metadataText: String
+    public var occurredAt: Timestamp
+    /// The database clock at append (never earlier than the previous event's).
+    public var recordedAt: Timestamp
+    public var idempotencyKey: String?
+    /// SHA-256 over the previous event's hash and this event's canonical bytes.
+    public var hash: [UInt8]
+
+    public init(position: Int64, eventId: UUID, stream: String, version: Int64, type: String, schemaVersion: Int32,
+                payloadText: String, metadataText: String, occurredAt: Timestamp, recordedAt: Timestamp,
+                idempotencyKey: String?, hash: [UInt8]) {
+        self.position = position
+        self.eventId = eventId
+        self.stream = stream
+        self.version = version
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.payloadText = payloadText
+        self.metadataText = metadataText
+        self.occurredAt = occurredAt
+        self.recordedAt = recordedAt
+        self.idempotencyKey = idempotencyKey
+        self.hash = hash
+    }
+
+    /// One JSON line, as `ledger read` prints it.
+    public var jsonLine: String {
+        var s = "{\"position\":\(position),\"eventId\":\"\(eventId.lowercased)\","
+        var out: [UInt8] = []
+        JSONValue.writeString(stream, into: &out)
+        s += "\"stream\":" + String(decoding: out, as: UTF8.self)
+        s += ",\"version\":\(version),\"type\":\"\(type)\",\"schemaVersion\":\(schemaVersion)"
+        s += ",\"occurredAt\":\"\(occurredAt.iso8601)\",\"recordedAt\":\"\(recordedAt.iso8601)\""
+        if let idempotencyKey {
+            out.removeAll(keepingCapacity: true)
+            JSONValue.writeString(idempotencyKey, into: &out)
+            s += ",\"idempotencyKey\":" + String(decoding: out, as: UTF8.self)
+        } else {
+            s += ",\"idempotencyKey\":null"
+        }
+        s += ",\"metadata\":\(metadataText),\"payload\":\(payloadText),\"hash\":\"\(hash.hexString)\"}"
+        return s
+    }
+}
+
+extension UUID {
+    /// The canonical lowercase form, as PostgreSQL prints a `uuid`.
+    public var lowercased: String { uuidString.lowercased() }
+}

@@ -1,0 +1,99 @@
+/// The log's hash chain: `hash(n) = SHA-256(hash(n-1) || canonicalBytes(n))`, with 32 zero bytes
+/// before the first event. Any later change to a stored event changes its canonical bytes, so
+/// re-hashing the log finds the first position that no longer verifies.
+public enum EventChain {
+    public static let genesis = [UInt8](repeating: 0, count: 32)
+    static let tag = Array("ledger-event-v1".utf8)
+
+    /// Length-prefixed fields (4-byte big-endian length, then UTF-8), so no two events share bytes.
+    public static func canonicalBytes(
+        position: Int64, eventId: String, stream: String, version: Int64, type: String, schemaVersion: Int32,
+        occurredAt: Timestamp, recordedAt: Timestamp, idempotencyKey: String?, payloadText: String, metadataText: String
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + payloadText.utf8.count + metadataText.utf8.count)
+        func field<S: Collection>(_ bytes: S) where S.Element == UInt8 {
+            let n = UInt32(bytes.count)
+            out.append(UInt8(truncatingIfNeeded: n >> 24)); out.append(UInt8(truncatingIfNeeded: n >> 16))
+            out.append(UInt8(truncatingIfNeeded: n >> 8)); out.append(UInt8(truncatingIfNeeded: n))
+            out.append(contentsOf: bytes)
+        }
+        field(tag)
+        field(String(position).utf8)
+        field(eventId.utf8)
+        field(stream.utf8)
+        field(String(version).utf8)
+        field(type.utf8)
+        field(String(schemaVersion).utf8)
+        field(String(occurredAt.microseconds).utf8)
+        field(String(recordedAt.microseconds).utf8)
+        if let idempotencyKey { out.append(1); field(idempotencyKey.utf8) } else { out.append(0) }
+        field(payloadText.utf8)
+        field(metadataText.utf8)
+        return out
+    }
+
+    public static func hash(previous: [UInt8], canonical: [UInt8]) -> [UInt8] {
+        var h = SHA256()
+        h.update(previous)
+        h.update(canonical)
+        return h.finalize()
+    }
+
+    /// The hash `event` should carry given the previous event's hash.
+    public static func expectedHash(of event: RecordedEvent, previous: [UInt8]) -> [UInt8] {
+        hash(previous: previous, canonical: canonicalBytes(
+            position: event.position, eventId: event.eventId.lowercased, stream: event.stream, version: event.version,
+            type: event.type, schemaVersion: event.schemaVersion, occurredAt: event.occurredAt,
+            recordedAt: event.recordedAt, idempotencyKey: event.idempotencyKey,
+            payloadText: event.payloadText, metadataText: event.metadataText))
+    }
+}
+
+/// Streams events in position order and reports the first place the chain does not verify.
+public struct ChainVerifier: Sendable {
+    public enum Problem: Hashable, Sendable, CustomStringConvertible {
+        /// The stored hash differs from the recomputed one: this event (or the one before) was changed.
+        case hashMismatch(position: Int64, stored: String, expected: String)
+        /// A position is missing or out of order (an event was deleted or inserted).
+        case gap(expected: Int64, found: Int64)
+
+        public var position: Int64 {
+            switch self {
+            case .hashMismatch(let p, _, _): return p
+            case .gap(let expected, _): return expected
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .hashMismatch(let p, let stored, let expected):
+                return "position \(p): stored hash \(stored) but the event's content hashes to \(expected)"
+            case .gap(let expected, let found):
+                return "position \(expected) is missing (next stored position is \(found))"
+            }
+        }
+    }
+
+    public private(set) var previous: [UInt8] = EventChain.genesis
+    public private(set) var lastPosition: Int64 = 0
+    public private(set) var verified: Int64 = 0
+    public private(set) var firstProblem: Problem?
+
+    public init() {}
+
+    /// Checks one event; after the first problem the chain continues from the stored hash, so later
+    /// events are still checked against their own predecessor.
+    public mutating func consume(_ event: RecordedEvent) {
+        if event.position != lastPosition + 1, firstProblem == nil {
+            firstProblem = .gap(expected: lastPosition + 1, found: event.position)
+        }
+        let expected = EventChain.expectedHash(of: event, previous: previous)
+        if expected != event.hash, firstProblem == nil {
+            firstProblem = .hashMismatch(position: event.position, stored: event.hash.hexString, expected: expected.hexString)
+        }
+        previous = event.hash
+        lastPosition = event.position
+        verified += 1
+    }
+}

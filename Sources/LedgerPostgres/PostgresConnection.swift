@@ -1,0 +1,433 @@
+import CLibPQ
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One libpq connection (`PGconn`), owned by an actor that runs on its own serial dispatch queue:
+/// every blocking libpq call happens there, never on Swift's cooperative thread pool.
+///
+/// Every `PGresult` is cleared on every path. Errors are ``PostgresError`` with SQLSTATE and
+/// constraint name. Use ``withIsolation(_:)`` to run several steps (a transaction, a COPY, a
+/// streamed read) synchronously on the connection's queue.
+public actor PostgresConnection {
+    private let executor: QueueExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private var handle: OpaquePointer?
+    /// The connection string with its password redacted.
+    public nonisolated let redactedConnectionString: String
+    private let connectionString: String
+    private let applicationName: String
+    private let logger: Logger
+
+    private init(connectionString: String, applicationName: String, logger: Logger) {
+        self.executor = QueueExecutor(label: "ledger.postgres.connection")
+        self.connectionString = connectionString
+        self.redactedConnectionString = ConnectionString.redacted(connectionString)
+        self.applicationName = applicationName
+        self.logger = logger
+    }
+
+    /// Opens a connection from a URL (`postgresql://...`) or a keyword string (`host=... dbname=...`).
+    public static func connect(
+        _ connectionString: String,
+        applicationName: String = "ledger",
+        logger: Logger = Logger(label: "ledger.postgres")
+    ) async throws -> PostgresConnection {
+        let connection = PostgresConnection(connectionString: connectionString, applicationName: applicationName, logger: logger)
+        try await connection.open()
+        return connection
+    }
+
+    isolated deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    private func open() throws {
+        if let handle { PQfinish(handle); self.handle = nil }
+        let keys = ["dbname", "fallback_application_name", "client_encoding", "connect_timeout"]
+        let values = [connectionString, applicationName, "UTF8", "10"]
+        let conn: OpaquePointer? = withCStringArray(keys) { k in
+            withCStringArray(values) { v in PQconnectdbParams(k, v, 1) }
+        }
+        guard let conn else {
+            throw PostgresError(kind: .connection, message: "out of memory creating a libpq connection")
+        }
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(conn))
+            PQfinish(conn)
+            throw PostgresError(
+                kind: .connection,
+                message: "cannot connect to \(redactedConnectionString): \(message)",
+                hint: "check that the server runs and LEDGER_DATABASE_URL is right (or unset it to use the embedded server)"
+            )
+        }
+        handle = conn
+    }
+
+    /// Closes the connection; later calls fail with a connection error until ``reconnect()``.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// True while libpq believes the connection is usable.
+    public var isConnected: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Drops the current connection (if any) and opens a new one with the same settings.
+    public func reconnect() throws {
+        logger.info("reconnecting", metadata: ["to": "\(redactedConnectionString)"])
+        try open()
+    }
+
+    /// The server process id, for diagnostics (and `pg_terminate_backend` in tests).
+    public var backendPID: Int32 {
+        guard let handle else { return 0 }
+        return PQbackendPID(handle)
+    }
+
+    /// Runs `body` synchronously on this connection's queue with the connection isolated.
+    public func withIsolation<T: Sendable>(_ body: sending (isolated PostgresConnection) throws -> T) throws -> T {
+        try body(self)
+    }
+
+    private func connected() throws -> OpaquePointer {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(kind: .connection, message: "connection to \(redactedConnectionString) is closed or broken")
+        }
+        return handle
+    }
+
+    // MARK: - Statements
+
+    /// Runs one or more statements with no parameters (simple query protocol).
+    public func execute(_ sql: String) throws {
+        let conn = try connected()
+        guard let res = PQexec(conn, sql) else { throw connectionFailure(conn, sql) }
+        defer { PQclear(res) }
+        try check(res, conn, sql)
+        // The simple protocol may return several results; PQexec keeps the last one.
+    }
+
+    /// Runs one parameterized statement (extended protocol, explicit type OIDs) and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
+        let conn = try connected()
+        let res = try withParameters(parameters) { count, types, values, lengths, formats in
+            PQexecParams(conn, sql, count, types, values, lengths, formats, 0)
+        }
+        guard let res else { throw connectionFailure(conn, sql) }
+        defer { PQclear(res) }
+        try check(res, conn, sql)
+        return Self.extract(res)
+    }
+
+    /// Runs `body` inside BEGIN/COMMIT; rolls back if it throws.
+    public func transaction<T>(isolation: String? = nil, _ body: (isolated PostgresConnection) throws -> T) throws -> T {
+        try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
+        do {
+            let value = try body(self)
+            try execute("COMMIT")
+            return value
+        } catch {
+            if isConnected { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Sends every statement in one pipeline (one round trip) and returns each statement's rows.
+    /// If one fails, the statements after it are skipped by the server and its error is thrown.
+    public func pipeline(_ statements: [Statement]) throws -> [QueryResult] {
+        let conn = try connected()
+        guard PQenterPipelineMode(conn) == 1 else { throw connectionFailure(conn, "pipeline") }
+        defer { PQexitPipelineMode(conn) }
+        for statement in statements {
+            let sent = try withParameters(statement.parameters) { count, types, values, lengths, formats in
+                PQsendQueryParams(conn, statement.sql, count, types, values, lengths, formats, 0)
+            }
+            guard sent == 1 else {
+                // Drain whatever was queued before failing.
+                throw connectionFailure(conn, statement.sql)
+            }
+        }
+        guard PQpipelineSync(conn) == 1 else { throw connectionFailure(conn, "pipeline sync") }
+
+        var results: [QueryResult] = []
+        var firstError: (any Error)?
+        for statement in statements {
+            guard let res = PQgetResult(conn) else { throw connectionFailure(conn, statement.sql) }
+            let status = PQresultStatus(res)
+            if status == PGRES_PIPELINE_ABORTED {
+                results.append(QueryResult())
+            } else if let error = errorIfFailed(res, conn, statement.sql) {
+                if firstError == nil { firstError = error }
+                results.append(QueryResult())
+            } else {
+                results.append(Self.extract(res))
+            }
+            PQclear(res)
+            // Each statement's results end with a NULL.
+            while let extra = PQgetResult(conn) { PQclear(extra) }
+        }
+        // The sync point.
+        while let res = PQgetResult(conn) {
+            let status = PQresultStatus(res)
+            PQclear(res)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        if let firstError { throw firstError }
+        return results
+    }
+
+    // MARK: - COPY
+
+    /// Runs `COPY ... FROM STDIN` and sends `chunks` (rows in the COPY's format). Returns rows copied.
+    @discardableResult
+    public func copyIn<S: Sequence>(_ sql: String, chunks: S) throws -> Int where S.Element == [UInt8] {
+        let conn = try connected()
+        guard let start = PQexec(conn, sql) else { throw connectionFailure(conn, sql) }
+        let status = PQresultStatus(start)
+        if status != PGRES_COPY_IN {
+            defer { PQclear(start) }
+            try check(start, conn, sql)
+            throw PostgresError(kind: .protocolViolation, message: "expected COPY IN state", statement: Self.firstLine(sql))
+        }
+        PQclear(start)
+        var sendError: String?
+        for chunk in chunks where !chunk.isEmpty {
+            let ok = chunk.withUnsafeBufferPointer { buf in
+                buf.withMemoryRebound(to: CChar.self) { PQputCopyData(conn, $0.baseAddress, Int32($0.count)) }
+            }
+            if ok != 1 { sendError = Self.trimmed(PQerrorMessage(conn)); break }
+        }
+        if PQputCopyEnd(conn, sendError) != 1 { throw connectionFailure(conn, sql) }
+        var copied = 0
+        var failure: (any Error)?
+        while let res = PQgetResult(conn) {
+            if let error = errorIfFailed(res, conn, sql), failure == nil { failure = error }
+            if let n = Int(String(cString: PQcmdTuples(res))) { copied = n }
+            PQclear(res)
+        }
+        if let failure { throw failure }
+        if let sendError { throw PostgresError(kind: .connection, message: sendError, statement: Self.firstLine(sql)) }
+        return copied
+    }
+
+    /// Runs `COPY ... TO STDOUT` and hands each row (in the COPY's format, with its newline) to
+    /// `onRow` as it arrives: memory stays bounded whatever the size of the result.
+    public func copyOut(_ sql: String, _ onRow: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let conn = try connected()
+        guard let start = PQexec(conn, sql) else { throw connectionFailure(conn, sql) }
+        if PQresultStatus(start) != PGRES_COPY_OUT {
+            defer { PQclear(start) }
+            try check(start, conn, sql)
+            throw PostgresError(kind: .protocolViolation, message: "expected COPY OUT state", statement: Self.firstLine(sql))
+        }
+        PQclear(start)
+        var callbackError: (any Error)?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let n = PQgetCopyData(conn, &buffer, 0)
+            if n > 0, let buffer {
+                defer { PQfreemem(buffer) }
+                if callbackError == nil {
+                    do { try onRow(UnsafeRawBufferPointer(start: buffer, count: Int(n))) } catch {
+                        callbackError = error
+                        // Stop the server from sending more: cancel and drain.
+                        if let cancel = PQgetCancel(conn) {
+                            var err = [CChar](repeating: 0, count: 256)
+                            _ = PQcancel(cancel, &err, 256)
+                            PQfreeCancel(cancel)
+                        }
+                    }
+                }
+                continue
+            }
+            if n == -1 { break }
+            throw connectionFailure(conn, sql)
+        }
+        var failure: (any Error)?
+        while let res = PQgetResult(conn) {
+            if let error = errorIfFailed(res, conn, sql), failure == nil { failure = error }
+            PQclear(res)
+        }
+        if let callbackError { throw callbackError }
+        if let failure { throw failure }
+    }
+
+    // MARK: - LISTEN / NOTIFY
+
+    /// `LISTEN` on a channel (quoted as an identifier).
+    public func listen(_ channel: String) throws {
+        try execute("LISTEN \(quoteIdentifier(channel))")
+    }
+
+    /// Waits up to `timeoutMilliseconds` for notifications and returns those that arrived (maybe none).
+    public func waitForNotifications(timeoutMilliseconds: Int32) throws -> [PostgresNotification] {
+        let conn = try connected()
+        var received = drainNotifications(conn)
+        if !received.isEmpty { return received }
+        var pfd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, timeoutMilliseconds)
+        if ready < 0, errno != EINTR {
+            throw PostgresError(kind: .connection, message: "poll failed on the notification socket (errno \(errno))")
+        }
+        if ready > 0 {
+            guard PQconsumeInput(conn) == 1 else { throw connectionFailure(conn, "LISTEN") }
+            received = drainNotifications(conn)
+        }
+        return received
+    }
+
+    private func drainNotifications(_ conn: OpaquePointer) -> [PostgresNotification] {
+        _ = PQconsumeInput(conn)
+        var out: [PostgresNotification] = []
+        while let n = PQnotifies(conn) {
+            out.append(PostgresNotification(
+                channel: String(cString: n.pointee.relname),
+                payload: String(cString: n.pointee.extra),
+                backendPID: n.pointee.be_pid))
+            PQfreemem(n)
+        }
+        return out
+    }
+
+    // MARK: - Helpers
+
+    private func withParameters<R>(
+        _ parameters: [PostgresValue],
+        _ body: (Int32, UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) throws -> R
+    ) throws -> R {
+        let count = parameters.count
+        if count == 0 { return try body(0, nil, nil, nil, nil) }
+        guard count <= 65535 else {
+            throw PostgresError(kind: .client, message: "\(count) parameters exceed PostgreSQL's limit of 65535")
+        }
+        // Explicit buffers: nothing points into a temporary array.
+        let types = UnsafeMutablePointer<UInt32>.allocate(capacity: count)
+        let values = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: count)
+        let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+        let formats = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+        var owned: [UnsafeMutableRawPointer] = []
+        owned.reserveCapacity(count)
+        defer {
+            types.deallocate(); values.deallocate(); lengths.deallocate(); formats.deallocate()
+            for p in owned { p.deallocate() }
+        }
+        for (i, parameter) in parameters.enumerated() {
+            let (bytes, binary) = parameter.encoded()
+            types[i] = parameter.oid
+            formats[i] = binary ? 1 : 0
+            if let bytes {
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes.count + 1, alignment: 1)
+                owned.append(buffer)
+                bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                buffer.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+                values[i] = UnsafePointer(buffer.assumingMemoryBound(to: CChar.self))
+                lengths[i] = Int32(bytes.count)
+            } else {
+                values[i] = nil
+                lengths[i] = 0
+            }
+        }
+        return try body(Int32(count), types, values, lengths, formats)
+    }
+
+    private static func extract(_ res: OpaquePointer) -> QueryResult {
+        let nrows = Int(PQntuples(res))
+        let ncols = Int(PQnfields(res))
+        var columns: [String] = []
+        columns.reserveCapacity(ncols)
+        for c in 0..<ncols { columns.append(String(cString: PQfname(res, Int32(c)))) }
+        var rows: [[String?]] = []
+        rows.reserveCapacity(nrows)
+        for r in 0..<nrows {
+            var row: [String?] = []
+            row.reserveCapacity(ncols)
+            for c in 0..<ncols {
+                if PQgetisnull(res, Int32(r), Int32(c)) == 1 {
+                    row.append(nil)
+                } else {
+                    row.append(String(cString: PQgetvalue(res, Int32(r), Int32(c))))
+                }
+            }
+            rows.append(row)
+        }
+        let affected = Int(String(cString: PQcmdTuples(res))) ?? 0
+        return QueryResult(columns: columns, rows: rows, affectedRows: affected)
+    }
+
+    private func check(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) throws {
+        if let error = errorIfFailed(res, conn, sql) { throw error }
+    }
+
+    private func errorIfFailed(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) -> PostgresError? {
+        switch PQresultStatus(res) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_SINGLE_TUPLE, PGRES_PIPELINE_SYNC:
+            return nil
+        default:
+            func field(_ code: UInt8) -> String? {
+                guard let p = PQresultErrorField(res, Int32(code)) else { return nil }
+                return String(cString: p)
+            }
+            let sqlState = field(UInt8(ascii: "C"))
+            let primary = field(UInt8(ascii: "M")) ?? Self.trimmed(PQresultErrorMessage(res))
+            let broken = PQstatus(conn) != CONNECTION_OK
+            return PostgresError(
+                kind: sqlState == nil && broken ? .connection : .server,
+                sqlState: sqlState,
+                constraint: field(UInt8(ascii: "n")),
+                message: primary.isEmpty ? Self.trimmed(PQerrorMessage(conn)) : primary,
+                detail: field(UInt8(ascii: "D")),
+                hint: field(UInt8(ascii: "H")),
+                statement: Self.firstLine(sql))
+        }
+    }
+
+    private func connectionFailure(_ conn: OpaquePointer, _ sql: String) -> PostgresError {
+        let message = Self.trimmed(PQerrorMessage(conn))
+        return PostgresError(
+            kind: PQstatus(conn) == CONNECTION_OK ? .protocolViolation : .connection,
+            message: message.isEmpty ? "libpq returned no result" : message,
+            statement: Self.firstLine(sql))
+    }
+
+    static func trimmed(_ p: UnsafePointer<CChar>?) -> String {
+        guard let p else { return "" }
+        var s = String(cString: p)
+        while let last = s.last, last.isWhitespace { s.removeLast() }
+        return s
+    }
+
+    static func firstLine(_ sql: String) -> String {
+        let line = sql.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? sql
+        return line.count > 120 ? String(line.prefix(120)) + "..." : line
+    }
+}
+
+/// Double-quotes an SQL identifier.
+public func quoteIdentifier(_ name: String) -> String {
+    "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+}
+
+/// Single-quotes an SQL string literal.
+public func quoteLiteral(_ value: String) -> String {
+    "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
+}
+
+private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let duplicated = strings.map { strdup($0) }
+    defer { duplicated.forEach { free($0) } }
+    let array = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: strings.count + 1)
+    defer { array.deallocate() }
+    for (i, p) in duplicated.enumerated() { array[i] = UnsafePointer(p) }
+    array[strings.count] = nil
+    return body(array)
+}

@@ -1,0 +1,95 @@
+/// A statement parameter with an explicit type OID. Scalars go in binary where that is cheaper
+/// for the server to decode (integers, bytea, uuid, timestamptz); text, jsonb and arrays go as text.
+public enum PostgresValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int4(Int32)
+    case int8(Int64)
+    case text(String)
+    case jsonb(String)
+    case bytea([UInt8])
+    /// 16 raw bytes.
+    case uuid([UInt8])
+    /// Microseconds since 1970-01-01T00:00:00Z.
+    case timestamptz(microsecondsSince1970: Int64)
+    case textArray([String?])
+    case int8Array([Int64])
+    /// Each element is a canonical UUID string.
+    case uuidArray([String])
+
+    public enum OID {
+        public static let bool: UInt32 = 16
+        public static let bytea: UInt32 = 17
+        public static let int8: UInt32 = 20
+        public static let int4: UInt32 = 23
+        public static let text: UInt32 = 25
+        public static let jsonb: UInt32 = 3802
+        public static let uuid: UInt32 = 2950
+        public static let timestamptz: UInt32 = 1184
+        public static let textArray: UInt32 = 1009
+        public static let int8Array: UInt32 = 1016
+        public static let uuidArray: UInt32 = 2951
+    }
+
+    /// Microseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
+    static let postgresEpochOffset: Int64 = 946_684_800_000_000
+
+    var oid: UInt32 {
+        switch self {
+        case .null: return 0
+        case .bool: return OID.bool
+        case .int4: return OID.int4
+        case .int8: return OID.int8
+        case .text: return OID.text
+        case .jsonb: return OID.jsonb
+        case .bytea: return OID.bytea
+        case .uuid: return OID.uuid
+        case .timestamptz: return OID.timestamptz
+        case .textArray: return OID.textArray
+        case .int8Array: return OID.int8Array
+        case .uuidArray: return OID.uuidArray
+        }
+    }
+
+    /// (bytes, isBinary); nil bytes is SQL NULL.
+    func encoded() -> (bytes: [UInt8]?, binary: Bool) {
+        switch self {
+        case .null: return (nil, false)
+        case .bool(let b): return ([b ? 1 : 0], true)
+        case .int4(let v): return (bigEndianBytes(UInt32(bitPattern: v)), true)
+        case .int8(let v): return (bigEndianBytes(UInt64(bitPattern: v)), true)
+        case .text(let s), .jsonb(let s): return (Array(s.utf8), false)
+        case .bytea(let b): return (b, true)
+        case .uuid(let b): return (b, true)
+        case .timestamptz(let micros):
+            return (bigEndianBytes(UInt64(bitPattern: micros - Self.postgresEpochOffset)), true)
+        case .textArray(let items):
+            return (Array(Self.arrayLiteral(items).utf8), false)
+        case .int8Array(let items):
+            return (Array(("{" + items.map(String.init).joined(separator: ",") + "}").utf8), false)
+        case .uuidArray(let items):
+            return (Array(("{" + items.joined(separator: ",") + "}").utf8), false)
+        }
+    }
+
+    /// A PostgreSQL array literal with every element quoted.
+    static func arrayLiteral(_ items: [String?]) -> String {
+        var out = "{"
+        for (i, item) in items.enumerated() {
+            if i > 0 { out += "," }
+            guard let item else { out += "NULL"; continue }
+            out += "\""
+            for ch in item.unicodeScalars {
+                if ch == "\"" || ch == "\\" { out += "\\" }
+                out.unicodeScalars.append(ch)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+}
+
+@inline(__always)
+func bigEndianBytes<T: FixedWidthInteger>(_ v: T) -> [UInt8] {
+    withUnsafeBytes(of: v.bigEndian) { Array($0) }
+}
