@@ -67,6 +67,8 @@ public actor PostgresConnection {
             )
         }
         handle = conn
+        // Times are exchanged in UTC, ISO format, whatever the server's defaults.
+        try execute("SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_min_messages TO warning")
     }
 
     /// Closes the connection; later calls fail with a connection error until ``reconnect()``.
@@ -94,7 +96,7 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` synchronously on this connection's queue with the connection isolated.
-    public func withIsolation<T: Sendable>(_ body: sending (isolated PostgresConnection) throws -> T) throws -> T {
+    public func withIsolation<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
         try body(self)
     }
 
@@ -142,6 +144,7 @@ public actor PostgresConnection {
         }
     }
 
+    @discardableResult
     /// Sends every statement in one pipeline (one round trip) and returns each statement's rows.
     /// If one fails, the statements after it are skipped by the server and its error is thrown.
     public func pipeline(_ statements: [Statement]) throws -> [QueryResult] {

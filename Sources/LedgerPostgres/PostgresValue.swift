@@ -16,6 +16,9 @@ public enum PostgresValue: Sendable, Hashable {
     case int8Array([Int64])
     /// Each element is a canonical UUID string.
     case uuidArray([String])
+    /// A one-dimensional array of any element type, each element given in its text input form,
+    /// with the array type's OID (e.g. `OID.jsonbArray`).
+    case arrayOfLiterals([String?], arrayOID: UInt32)
 
     public enum OID {
         public static let bool: UInt32 = 16
@@ -29,6 +32,10 @@ public enum PostgresValue: Sendable, Hashable {
         public static let textArray: UInt32 = 1009
         public static let int8Array: UInt32 = 1016
         public static let uuidArray: UInt32 = 2951
+        public static let int4Array: UInt32 = 1007
+        public static let byteaArray: UInt32 = 1001
+        public static let jsonbArray: UInt32 = 3807
+        public static let timestamptzArray: UInt32 = 1185
     }
 
     /// Microseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
@@ -48,6 +55,7 @@ public enum PostgresValue: Sendable, Hashable {
         case .textArray: return OID.textArray
         case .int8Array: return OID.int8Array
         case .uuidArray: return OID.uuidArray
+        case .arrayOfLiterals(_, let oid): return oid
         }
     }
 
@@ -69,6 +77,8 @@ public enum PostgresValue: Sendable, Hashable {
             return (Array(("{" + items.map(String.init).joined(separator: ",") + "}").utf8), false)
         case .uuidArray(let items):
             return (Array(("{" + items.joined(separator: ",") + "}").utf8), false)
+        case .arrayOfLiterals(let items, _):
+            return (Array(Self.arrayLiteral(items).utf8), false)
         }
     }
 

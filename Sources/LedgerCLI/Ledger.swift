@@ -1,0 +1,159 @@
+import ArgumentParser
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerStore
+
+@main
+struct Ledger: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ledger",
+        abstract: "An event-sourced purchase ledger on PostgreSQL.",
+        discussion: """
+            With no LEDGER_DATABASE_URL (or --database-url), commands use a private PostgreSQL cluster
+            under ./.ledger (LEDGER_HOME), starting it when needed.
+
+            Exit codes: 0 success; 1 verification found a problem; 2 conflict (version or idempotency),
+            nothing written; 64 usage; 65 invalid input, nothing written; 69 database unavailable;
+            70 other database or internal error; 78 configuration (no server binaries, edited migration).
+            """,
+        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Bench.self]
+    )
+}
+
+/// Named exit codes (documented in `ledger --help` and the README).
+enum Exit {
+    static let verificationFailed = ExitCode(1)
+    static let conflict = ExitCode(2)
+    static let usage = ExitCode(64)
+    static let invalidInput = ExitCode(65)
+    static let unavailable = ExitCode(69)
+    static let internalError = ExitCode(70)
+    static let configuration = ExitCode(78)
+}
+
+/// Diagnostics and progress go to stderr; data goes to stdout.
+enum Diagnostics {
+    static func say(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+    static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+}
+
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: "libpq URL or keyword string (default: $LEDGER_DATABASE_URL, else the embedded server).")
+    var databaseURL: String?
+
+    @Option(help: "PostgreSQL schema of the ledger (default: $LEDGER_SCHEMA or 'ledger').")
+    var schema: String?
+
+    var resolvedSchema: String {
+        schema ?? ProcessInfo.processInfo.environment["LEDGER_SCHEMA"].flatMap { $0.isEmpty ? nil : $0 } ?? "ledger"
+    }
+
+    /// The URL to use, starting the embedded server when none is configured.
+    func resolveURL() async throws -> String {
+        if let databaseURL, !databaseURL.isEmpty { return databaseURL }
+        if let env = ProcessInfo.processInfo.environment["LEDGER_DATABASE_URL"], !env.isEmpty { return env }
+        let embedded = EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot())
+        return try await embedded.start(log: { Diagnostics.say("ledger: \($0)") })
+    }
+
+    func configuration(validation: EventValidation = EventValidation()) async throws -> LedgerConfiguration {
+        var validation = validation
+        if let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], let n = Int(raw), n > 0 {
+            validation.maximumPayloadBytes = n
+        }
+        return LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
+    }
+}
+
+/// Runs a command body, turning errors into a message on stderr and a documented exit code.
+func runReportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as LedgerError {
+        Diagnostics.say("error: \(error)")
+        switch error {
+        case .versionConflict, .idempotencyConflict: throw Exit.conflict
+        case .invalidEvent: throw Exit.invalidInput
+        case .migration: throw Exit.configuration
+        case .database(let e): throw e.isConnectionFailure ? Exit.unavailable : Exit.internalError
+        }
+    } catch let error as PostgresError {
+        Diagnostics.say("error: \(error)")
+        throw error.isConnectionFailure ? Exit.unavailable : Exit.internalError
+    } catch let error as EmbeddedPostgres.Failure {
+        Diagnostics.say("error: \(error)")
+        throw Exit.configuration
+    } catch let error as EventInputError {
+        Diagnostics.say("error: \(error); nothing was written")
+        throw Exit.invalidInput
+    } catch {
+        Diagnostics.say("error: \(error)")
+        throw Exit.internalError
+    }
+}
+
+struct DB: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage the embedded PostgreSQL cluster (./.ledger, or LEDGER_HOME).",
+        subcommands: [Start.self, Stop.self, Status.self, URLCommand.self])
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Initialize (first time) and start it; prints its URL.")
+        func run() async throws {
+            try await runReportingErrors {
+                let db = EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot())
+                print(try await db.start(log: { Diagnostics.say("ledger: \($0)") }))
+            }
+        }
+    }
+
+    struct Stop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop it (fast shutdown).")
+        func run() async throws {
+            try await runReportingErrors {
+                try await EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot()).stop()
+                Diagnostics.say("ledger: stopped")
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print running, stopped or not-initialized (exit 0 only when running).")
+        func run() async throws {
+            try await runReportingErrors {
+                let db = EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot())
+                switch try db.status() {
+                case .running: print("running \(db.url)")
+                case .stopped: print("stopped"); throw ExitCode(3)
+                case .notInitialized: print("not-initialized"); throw ExitCode(3)
+                }
+            }
+        }
+    }
+
+    struct URLCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "url", abstract: "Print its libpq URL (does not start it).")
+        func run() async throws {
+            print(EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot()).url)
+        }
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply the SQL migrations of schema/migrations (a re-run is a no-op).")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await runReportingErrors {
+            let config = try await connection.configuration()
+            let outcome = try await EventStore.migrate(config)
+            for m in outcome.applied { Diagnostics.say("ledger: applied \(m.name)") }
+            Diagnostics.say("ledger: schema \(config.schema) is up to date (\(outcome.applied.count) applied now, \(outcome.alreadyApplied) before)")
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+
+/// The columns every read selects, in the order ``EventRows/decode(copyRow:)`` expects.
+enum EventRows {
+    static let columns = """
+        position, event_id, stream_id, stream_version, event_type, schema_version, payload::text, \
+        metadata::text, occurred_at, recorded_at, idempotency_key, hash
+        """
+
+    static let insertColumns = """
+        position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, \
+        occurred_at, recorded_at, idempotency_key, hash
+        """
+
+    struct DecodeError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { "cannot decode a stored event: \(message)" }
+    }
+
+    /// Decodes one row of `COPY (SELECT columns ...) TO STDOUT` (text format, tab-separated).
+    static func decode(copyRow raw: UnsafeRawBufferPointer) throws -> RecordedEvent {
+        var fields: [String?] = []
+        fields.reserveCapacity(12)
+        var current: [UInt8] = []
+        current.reserveCapacity(256)
+        var isNull = false
+        var i = 0
+        let n = raw.count
+        func finish() {
+            fields.append(isNull ? nil : String(decoding: current, as: UTF8.self))
+            current.removeAll(keepingCapacity: true)
+            isNull = false
+        }
+        while i < n {
+            let b = raw[i]
+            if b == 0x09 { finish(); i += 1; continue }
+            if b == 0x0A { break }
+            if b == 0x5C, i + 1 < n {
+                let e = raw[i + 1]
+                i += 2
+                switch e {
+                case UInt8(ascii: "N"): isNull = true
+                case UInt8(ascii: "n"): current.append(0x0A)
+                case UInt8(ascii: "t"): current.append(0x09)
+                case UInt8(ascii: "r"): current.append(0x0D)
+                case UInt8(ascii: "b"): current.append(0x08)
+                case UInt8(ascii: "f"): current.append(0x0C)
+                case UInt8(ascii: "v"): current.append(0x0B)
+                default: current.append(e)
+                }
+                continue
+            }
+            current.append(b)
+            i += 1
+        }
+        finish()
+        return try decode(fields: fields)
+    }
+
+    /// Decodes one row selected with ``columns`` (text format).
+    static func decode(fields f: [String?]) throws -> RecordedEvent {
+        guard f.count == 12 else { throw DecodeError(message: "expected 12 columns, got \(f.count)") }
+        guard let position = f[0].flatMap({ Int64($0) }),
+              let eventId = f[1].flatMap({ UUID(uuidString: $0) }),
+              let stream = f[2],
+              let version = f[3].flatMap({ Int64($0) }),
+              let type = f[4],
+              let schemaVersion = f[5].flatMap({ Int32($0) }),
+              let payload = f[6], let metadata = f[7],
+              let occurredAt = f[8].flatMap({ Timestamp($0) }),
+              let recordedAt = f[9].flatMap({ Timestamp($0) }),
+              let hash = f[11].flatMap({ QueryResult.decodeHexBytea($0) })
+        else {
+            throw DecodeError(message: "unexpected column values at position \(f[0] ?? "?")")
+        }
+        return RecordedEvent(position: position, eventId: eventId, stream: stream, version: version, type: type,
+                             schemaVersion: schemaVersion, payloadText: payload, metadataText: metadata,
+                             occurredAt: occurredAt, recordedAt: recordedAt, idempotencyKey: f[10], hash: hash)
+    }
+
+    static func decode(_ result: QueryResult) throws -> [RecordedEvent] {
+        try result.rows.map { try decode(fields: $0) }
+    }
+
+    /// Appends one field in COPY text format (escaping backslash, tab, newline, carriage return).
+    @inline(__always)
+    static func appendCopyField(_ s: String, into out: inout [UInt8]) {
+        for b in s.utf8 {
+            switch b {
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            default: out.append(b)
+            }
+        }
+    }
+}

@@ -1,0 +1,292 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import Logging
+
+/// How to reach the log.
+public struct LedgerConfiguration: Sendable {
+    /// A libpq URL or keyword string.
+    public var connectionString: String
+    /// The PostgreSQL schema holding the log (one ledger per schema).
+    public var schema: String
+    /// Checks applied to every appended event.
+    public var validation: EventValidation
+    /// Connections lent to readers.
+    public var readConnections: Int
+    /// At most this many events are committed together by one group commit.
+    public var maximumGroupEvents: Int
+    /// How long an append keeps trying to reconnect after the server went away.
+    public var reconnectTimeout: Duration
+
+    public init(connectionString: String, schema: String = "ledger", validation: EventValidation = EventValidation(),
+                readConnections: Int = 4, maximumGroupEvents: Int = 10_000, reconnectTimeout: Duration = .seconds(30)) {
+        self.connectionString = connectionString
+        self.schema = schema
+        self.validation = validation
+        self.readConnections = readConnections
+        self.maximumGroupEvents = maximumGroupEvents
+        self.reconnectTimeout = reconnectTimeout
+    }
+
+    /// The NOTIFY channel appends signal on.
+    public var channel: String { "ledger_events_" + schema }
+}
+
+/// The event log: append (idempotent, atomic per batch, group-committed), read, tail, verify.
+public final class EventStore: Sendable {
+    public let configuration: LedgerConfiguration
+    let pool: ConnectionPool
+    private let coordinator: AppendCoordinator
+    let logger: Logger
+
+    private init(configuration: LedgerConfiguration, writer: PostgresConnection, logger: Logger) {
+        self.configuration = configuration
+        self.pool = ConnectionPool(connectionString: configuration.connectionString,
+                                   maximumConnections: configuration.readConnections, logger: logger)
+        self.coordinator = AppendCoordinator(configuration: configuration, connection: writer, logger: logger)
+        self.logger = logger
+    }
+
+    /// Connects (the writer connection at once, readers on demand). Run ``migrate(_:logger:)`` first.
+    public static func open(_ configuration: LedgerConfiguration, logger: Logger = Logger(label: "ledger")) async throws -> EventStore {
+        let writer = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-writer", logger: logger)
+        return EventStore(configuration: configuration, writer: writer, logger: logger)
+    }
+
+    /// Applies this build's migrations to the configured schema.
+    public static func migrate(_ configuration: LedgerConfiguration, migrations: [Migration]? = nil) async throws -> Migrator.Outcome {
+        let connection = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-migrate")
+        defer { Task { await connection.close() } }
+        return try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.bundled()).run(on: connection)
+    }
+
+    public func close() async {
+        await coordinator.close()
+        await pool.shutdown()
+    }
+
+    // MARK: Append
+
+    /// Appends a batch atomically: every event is stored, or none is.
+    ///
+    /// - An event whose id (or idempotency key) is already stored with the same content is not
+    ///   stored again: its original position comes back with `alreadyStored = true`.
+    /// - Throws ``LedgerError/idempotencyConflict(key:eventId:storedPosition:reason:)`` when the
+    ///   content differs, ``LedgerError/versionConflict(stream:expected:actual:eventId:)`` when a
+    ///   stream is not at the expected version, ``LedgerError/invalidEvent(_:)`` before anything
+    ///   is sent, and ``LedgerError/database(_:)`` when the database fails.
+    ///
+    /// Concurrent calls are committed together (group commit); each keeps its own all-or-nothing
+    /// outcome.
+    public func append(_ events: [NewEvent]) async throws -> [AppendedEvent] {
+        if events.isEmpty { return [] }
+        var prepared: [PreparedEvent] = []
+        prepared.reserveCapacity(events.count)
+        for (i, e) in events.enumerated() {
+            do { try configuration.validation.validate(e) } catch {
+                var error = error
+                if events.count > 1, error.line == nil { error.message = "(batch item \(i + 1)) " + error.message }
+                throw LedgerError.invalidEvent(error)
+            }
+            prepared.append(PreparedEvent(e))
+        }
+        return try await coordinator.submit(prepared)
+    }
+
+    // MARK: Read
+
+    /// The last committed position (0 for an empty log).
+    public func headPosition() async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        return try await pool.withConnection { conn in
+            try await conn.query("SELECT last_position FROM \(s).log_head").int64(0, 0) ?? 0
+        }
+    }
+
+    /// Events of one stream, from `version` on, in version order.
+    public func readStream(_ stream: String, fromVersion version: Int64 = 0, limit: Int = 1000) async throws -> [RecordedEvent] {
+        let s = quoteIdentifier(configuration.schema)
+        let result = try await pool.withConnection { conn in
+            try await conn.query("""
+                SELECT \(EventRows.columns) FROM \(s).events
+                WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version LIMIT $3
+                """, [.text(stream), .int8(version), .int8(Int64(limit))])
+        }
+        return try EventRows.decode(result)
+    }
+
+    /// One page of the global log: events with `position > after`, in order.
+    public func readAll(after: Int64, limit: Int = 1000) async throws -> [RecordedEvent] {
+        let s = quoteIdentifier(configuration.schema)
+        let result = try await pool.withConnection { conn in
+            try await conn.query("""
+                SELECT \(EventRows.columns) FROM \(s).events
+                WHERE position > $1 ORDER BY position LIMIT $2
+                """, [.int8(after), .int8(Int64(limit))])
+        }
+        return try EventRows.decode(result)
+    }
+
+    /// Streams the global log from `after` (exclusive) up to `through` (inclusive, or the head)
+    /// with `COPY ... TO STDOUT`: rows are handed to `body` as PostgreSQL sends them, so memory stays
+    /// bounded. `body` runs on the connection's own thread; return false from it to stop early.
+    @discardableResult
+    public func scan(after: Int64 = 0, through: Int64? = nil, stream: String? = nil,
+                     _ body: @escaping @Sendable (RecordedEvent) throws -> Bool) async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        var conditions = ["position > \(after)"]
+        if let through { conditions.append("position <= \(through)") }
+        if let stream { conditions.append("stream_id = \(quoteLiteral(stream))") }
+        let sql = "COPY (SELECT \(EventRows.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
+        return try await pool.withConnection { conn in
+            try await conn.withIsolation { conn in
+                var count: Int64 = 0
+                do {
+                    try conn.copyOut(sql) { row in
+                        count += 1
+                        if try !body(try EventRows.decode(copyRow: row)) { throw StopScan() }
+                    }
+                } catch is StopScan {}
+                return count
+            }
+        }
+    }
+
+    struct StopScan: Error {}
+
+    // MARK: Verify
+
+    /// Re-hashes the whole log in position order (streaming) and compares with the stored hashes
+    /// and the head row. `progress` is called every 50,000 events with the count so far.
+    public func verifyChain(progress: @escaping @Sendable (Int64) -> Void = { _ in }) async throws -> ChainReport {
+        let verifier = LockedVerifier()
+        try await scan { event in
+            let n = verifier.consume(event)
+            if n % 50_000 == 0 { progress(n) }
+            return true
+        }
+        let s = quoteIdentifier(configuration.schema)
+        let head = try await pool.withConnection { conn in
+            try await conn.query("SELECT last_position, last_hash FROM \(s).log_head")
+        }
+        let v = verifier.result
+        var problem = v.firstProblem.map { $0.description }
+        let headPosition = head.int64(0, 0) ?? -1
+        if problem == nil, headPosition != v.lastPosition {
+            problem = "the head says the log ends at position \(headPosition) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"
+        } else if problem == nil, let h = head.bytea(0, 1), v.lastPosition > 0, h != v.previous {
+            problem = "the head's hash differs from the last event's hash (position \(v.lastPosition))"
+        }
+        return ChainReport(verified: v.verified, lastPosition: v.lastPosition,
+                           firstBrokenPosition: v.firstProblem?.position ?? (problem != nil ? v.lastPosition : nil),
+                           problem: problem)
+    }
+}
+
+/// The outcome of ``EventStore/verifyChain(progress:)``.
+public struct ChainReport: Sendable, Hashable {
+    public var verified: Int64
+    public var lastPosition: Int64
+    /// The first position that does not verify, if any.
+    public var firstBrokenPosition: Int64?
+    public var problem: String?
+    public var isIntact: Bool { problem == nil }
+}
+
+import Synchronization
+
+/// A ChainVerifier fed from the connection's thread and read afterwards.
+private final class LockedVerifier: Sendable {
+    private let state = Mutex(ChainVerifier())
+    func consume(_ e: RecordedEvent) -> Int64 { state.withLock { $0.consume(e); return $0.verified } }
+    var result: ChainVerifier { state.withLock { $0 } }
+}
+
+/// Serializes appends onto one writer connection and commits concurrent requests together.
+actor AppendCoordinator {
+    private let configuration: LedgerConfiguration
+    private let connection: PostgresConnection
+    private let logger: Logger
+    private var pending: [(request: [PreparedEvent], continuation: CheckedContinuation<[AppendedEvent], any Error>)] = []
+    private var flushing = false
+
+    init(configuration: LedgerConfiguration, connection: PostgresConnection, logger: Logger) {
+        self.configuration = configuration
+        self.connection = connection
+        self.logger = logger
+    }
+
+    func close() async { await connection.close() }
+
+    func submit(_ request: [PreparedEvent]) async throws -> [AppendedEvent] {
+        try await withCheckedThrowingContinuation { continuation in
+            pending.append((request, continuation))
+            if !flushing {
+                flushing = true
+                Task { await self.flush() }
+            }
+        }
+    }
+
+    private func flush() async {
+        while !pending.isEmpty {
+            var take = 0
+            var events = 0
+            while take < pending.count, take == 0 || events + pending[take].request.count <= configuration.maximumGroupEvents {
+                events += pending[take].request.count
+                take += 1
+            }
+            let group = Array(pending.prefix(take))
+            pending.removeFirst(take)
+            let outcomes = await run(group.map(\.request))
+            for (entry, outcome) in zip(group, outcomes) {
+                entry.continuation.resume(with: outcome)
+            }
+        }
+        flushing = false
+    }
+
+    /// Runs one group; on a server error with several requests, runs each alone so that one
+    /// request's failure never fails another's.
+    private func run(_ requests: [[PreparedEvent]]) async -> [Result<[AppendedEvent], any Error>] {
+        do {
+            return try await runWithReconnect(requests).map { $0.mapError { $0 as any Error } }
+        } catch let error as PostgresError where requests.count > 1 && !error.isConnectionFailure {
+            var out: [Result<[AppendedEvent], any Error>] = []
+            for r in requests { out.append(contentsOf: await run([r])) }
+            return out
+        } catch let error as PostgresError {
+            return requests.map { _ in .failure(Self.map(error)) }
+        } catch {
+            return requests.map { _ in .failure(error) }
+        }
+    }
+
+    private func runWithReconnect(_ requests: [[PreparedEvent]]) async throws -> [Result<[AppendedEvent], LedgerError>] {
+        let deadline = ContinuousClock.now + configuration.reconnectTimeout
+        let schema = configuration.schema
+        let channel = configuration.channel
+        var delay = Duration.milliseconds(50)
+        while true {
+            do {
+                return try await connection.withIsolation { conn in
+                    try AppendTransaction.run(requests: requests, schema: schema, channel: channel, on: conn)
+                }
+            } catch let error as PostgresError where error.isConnectionFailure {
+                // The outcome of an interrupted COMMIT is unknown; re-running is safe because
+                // stored events are recognized by id and key and returned, never written twice.
+                guard ContinuousClock.now < deadline else { throw error }
+                logger.warning("append: connection lost, reconnecting", metadata: ["error": "\(error.message)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
+                do { try await connection.reconnect() } catch { continue }
+            } catch let error as PostgresError where error.isRetryableTransactionFailure {
+                try? await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    static func map(_ error: PostgresError) -> LedgerError {
+        .database(error)
+    }
+}
