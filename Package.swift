@@ -39,6 +39,12 @@ let package = Package(
             resources: [.copy("Migrations")],
             swiftSettings: strict
         ),
+        // Test helpers: a private PostgreSQL and one fresh schema per test.
+        .target(
+            name: "LedgerTesting",
+            dependencies: ["LedgerStore", "LedgerPostgres", "LedgerCore"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
@@ -51,12 +57,12 @@ let package = Package(
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerStoreTests",
-            dependencies: ["LedgerStore", "LedgerCore", "LedgerPostgres"],
+            dependencies: ["LedgerStore", "LedgerCore", "LedgerPostgres", "LedgerTesting"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "LedgerCLITests",
-            dependencies: ["LedgerStore", "LedgerPostgres"],
+            dependencies: ["LedgerStore", "LedgerPostgres", "LedgerTesting", "LedgerCore"],
             swiftSettings: strict
         ),
     ],

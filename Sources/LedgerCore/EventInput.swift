@@ -136,7 +136,7 @@ public struct EventLineDecoder: Sendable {
         guard case .object(let members) = value else {
             throw EventInputError(message: "each line must be a JSON object (got \(value.typeName))")
         }
-        for m in members where !Self.allowedFields.contains(m.key) {
+        for m in members where !Self.allowedFields.contains(where: { $0.utf8.elementsEqual(m.key.utf8) }) {
             throw EventInputError(field: m.key, message: "unknown field; allowed: \(Self.allowedFields.sorted().joined(separator: ", "))")
         }
         func string(_ key: String, required: Bool) throws(EventInputError) -> String? {
@@ -158,8 +158,11 @@ public struct EventLineDecoder: Sendable {
         let type = try string("type", required: true)!
         var schemaVersion: Int32 = 1
         if let v = value["schemaVersion"], !v.isNull {
-            guard let i = v.intValue, let i32 = Int32(exactly: i) else {
+            guard let i = v.intValue else {
                 throw EventInputError(field: "schemaVersion", message: "must be an integer (got \(v.typeName))")
+            }
+            guard let i32 = Int32(exactly: i) else {
+                throw EventInputError(field: "schemaVersion", message: "must be between 1 and 1000 (got \(i))")
             }
             schemaVersion = i32
         }
@@ -172,7 +175,7 @@ public struct EventLineDecoder: Sendable {
                 throw EventInputError(field: "metadata", message: "must be an object (got \(m.typeName))")
             }
             for f in fields {
-                guard EventMetadata.fields.contains(f.key) else {
+                guard EventMetadata.fields.contains(where: { $0.utf8.elementsEqual(f.key.utf8) }) else {
                     throw EventInputError(field: "metadata.\(f.key)", message: "unknown metadata field; allowed: \(EventMetadata.fields.joined(separator: ", "))")
                 }
                 guard let s = f.value.stringValue else {

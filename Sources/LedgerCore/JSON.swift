@@ -4,6 +4,9 @@
 /// integer milliseconds, so a fraction or exponent is rejected instead of being rounded.
 /// Object members are kept in PostgreSQL `jsonb` order (by key length, then bytes), so that
 /// ``canonicalText`` is exactly what PostgreSQL prints for the stored `jsonb` value.
+///
+/// Equality is by canonical bytes: two strings that Swift would call equal under Unicode canonical
+/// equivalence ("é" precomposed or not) are different values here, as they are to PostgreSQL.
 public indirect enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
@@ -19,9 +22,23 @@ public indirect enum JSONValue: Hashable, Sendable {
         return .object(byKey.values.sorted { JSONMember.jsonbOrder($0.keyBytes, $1.keyBytes) })
     }
 
+    /// The member whose key has exactly these UTF-8 bytes.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
+        return members.first { $0.key.utf8.elementsEqual(key.utf8) }?.value
+    }
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        var x: [UInt8] = [], y: [UInt8] = []
+        a.writeCanonical(into: &x)
+        b.writeCanonical(into: &y)
+        return x == y
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        var bytes: [UInt8] = []
+        writeCanonical(into: &bytes)
+        hasher.combine(bytes)
     }
 
     public var stringValue: String? { if case .string(let s) = self { return s }; return nil }

@@ -112,7 +112,8 @@ enum AppendTransaction {
             throw LedgerError.migration("the log head of schema \(schema) is missing; run `ledger migrate`")
         }
         var byId: [UUID: Stored] = [:]
-        var byKey: [String: Stored] = [:]
+        // Keys are compared as bytes, as PostgreSQL's unique index does.
+        var byKey: [[UInt8]: Stored] = [:]
         let found = lookups[3]
         for r in 0..<found.count {
             let stored = Stored(
@@ -120,7 +121,7 @@ enum AppendTransaction {
                 stream: found.string(r, 3)!, version: found.int64(r, 4)!, type: found.string(r, 5)!,
                 schemaVersion: Int32(found.string(r, 6)!)!, payloadText: found.string(r, 7)!)
             byId[stored.eventId] = stored
-            if let k = stored.key { byKey[k] = stored }
+            if let k = stored.key { byKey[Array(k.utf8)] = stored }
         }
         var versions: [String: Int64] = [:]
         let current = lookups[4]
@@ -131,14 +132,14 @@ enum AppendTransaction {
         // Decide each request in order, as if each were its own transaction.
         var newRows: [NewRow] = []
         var pendingById: [UUID: Int] = [:]
-        var pendingByKey: [String: Int] = [:]
+        var pendingByKey: [[UInt8]: Int] = [:]
         var slotsPerRequest: [[Slot]?] = []
         var results: [Result<[AppendedEvent], LedgerError>?] = []
         for request in requests {
             var overlay: [String: Int64] = [:]
             var localRows: [NewRow] = []
             var localById: [UUID: Int] = [:]
-            var localByKey: [String: Int] = [:]
+            var localByKey: [[UInt8]: Int] = [:]
             var slots: [Slot] = []
             var failure: LedgerError?
             for p in request {
@@ -149,7 +150,7 @@ enum AppendTransaction {
                         if let i = pendingById[id] { return .pending(i) }
                         if let i = localById[id] { return .pending(newRows.count + i) }
                     }
-                    if let key {
+                    if let key = key.map({ Array($0.utf8) }) {
                         if let s = byKey[key] { return .stored(s) }
                         if let i = pendingByKey[key] { return .pending(i) }
                         if let i = localByKey[key] { return .pending(newRows.count + i) }
@@ -173,13 +174,13 @@ enum AppendTransaction {
                     var reason: String?
                     if let a = byIdMatch, let b = byKeyMatch, describe(a).1 != describe(b).1 {
                         reason = "the event id and the idempotency key belong to two different stored events"
-                    } else if byIdMatch != nil, d.2 != e.idempotencyKey {
+                    } else if byIdMatch != nil, !sameBytes(d.2, e.idempotencyKey) {
                         reason = "stored with idempotency key \(d.2.map { "\"\($0)\"" } ?? "none"), retried with \(e.idempotencyKey.map { "\"\($0)\"" } ?? "none")"
-                    } else if d.3 != e.stream {
+                    } else if !sameBytes(d.3, e.stream) {
                         reason = "stored on stream \"\(d.3)\", retried on \"\(e.stream)\""
                     } else if d.4 != e.type || d.5 != e.schemaVersion {
                         reason = "stored as \(d.4) v\(d.5), retried as \(e.type) v\(e.schemaVersion)"
-                    } else if d.6 != p.payloadText {
+                    } else if !sameBytes(d.6, p.payloadText) {
                         reason = "the payload differs"
                     }
                     if let reason {
@@ -205,7 +206,7 @@ enum AppendTransaction {
                 let version = (currentVersion ?? -1) + 1
                 overlay[e.stream] = version
                 localById[e.eventId] = localRows.count
-                if let k = e.idempotencyKey { localByKey[k] = localRows.count }
+                if let k = e.idempotencyKey { localByKey[Array(k.utf8)] = localRows.count }
                 slots.append(.new(newRows.count + localRows.count))
                 localRows.append(NewRow(prepared: p, version: version))
             }
@@ -272,6 +273,15 @@ enum AppendTransaction {
                                          position: lastPosition + 1 + Int64(i), alreadyStored: false)
                 }
             })
+        }
+    }
+
+    /// Byte equality (Swift's String == treats canonically equivalent text as equal; PostgreSQL does not).
+    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (let a?, let b?): return a.utf8.elementsEqual(b.utf8)
+        default: return false
         }
     }
 

@@ -60,6 +60,9 @@ public final class EventStore: Sendable {
         return try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.bundled()).run(on: connection)
     }
 
+    /// The writer connection's server process id (diagnostics, tests).
+    public func writerBackendPID() async -> Int32 { await coordinator.backendPID() }
+
     public func close() async {
         await coordinator.close()
         await pool.shutdown()
@@ -217,6 +220,8 @@ actor AppendCoordinator {
     }
 
     func close() async { await connection.close() }
+
+    func backendPID() async -> Int32 { await connection.backendPID }
 
     func submit(_ request: [PreparedEvent]) async throws -> [AppendedEvent] {
         try await withCheckedThrowingContinuation { continuation in

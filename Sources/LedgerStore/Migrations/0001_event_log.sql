@@ -43,7 +43,7 @@ CREATE TABLE log_head (
 INSERT INTO log_head (last_position, last_hash, last_recorded_at)
 VALUES (0, decode(repeat('00', 32), 'hex'), '2000-01-01T00:00:00Z');
 
-CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     RAISE EXCEPTION 'the event log is append-only: % on %.% is refused', TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME
         USING ERRCODE = 'insufficient_privilege',
@@ -61,7 +61,8 @@ CREATE TRIGGER log_head_no_truncate BEFORE TRUNCATE ON log_head
     FOR EACH STATEMENT EXECUTE FUNCTION refuse_change();
 
 -- The head moves forward only, and must name the event that is really last.
-CREATE FUNCTION check_head_advance() RETURNS trigger LANGUAGE plpgsql AS $$
+-- SET search_path FROM CURRENT: the function finds this schema's tables whatever the caller's path.
+CREATE FUNCTION check_head_advance() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     stored bytea;
 BEGIN

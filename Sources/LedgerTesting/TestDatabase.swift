@@ -1,0 +1,69 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerStore
+
+/// A real PostgreSQL for tests: `LEDGER_TEST_DATABASE_URL` when set, otherwise the embedded cluster
+/// under the package's `.ledger` folder (started on first use). Each test gets its own schema.
+public enum TestDatabase {
+    /// The server URL, starting the embedded cluster once per process if needed.
+    public static func url() async throws -> String {
+        try await shared.value
+    }
+
+    private static let shared = Task<String, any Error> {
+        let env = ProcessInfo.processInfo.environment
+        if let url = env["LEDGER_TEST_DATABASE_URL"], !url.isEmpty { return url }
+        if let url = env["LEDGER_DATABASE_URL"], !url.isEmpty { return url }
+        let root = packageRoot.appendingPathComponent(".ledger")
+        return try await EmbeddedPostgres(root: env["LEDGER_HOME"].map { URL(fileURLWithPath: $0) } ?? root).start()
+    }
+
+    /// The folder holding Package.swift (found from this source file's path).
+    public static let packageRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url
+    }()
+
+    /// A fresh, migrated schema named after the test, dropped afterwards.
+    public static func withSchema<T>(
+        _ label: String = "t",
+        migrate: Bool = true,
+        _ body: (LedgerConfiguration) async throws -> T
+    ) async throws -> T {
+        let url = try await url()
+        let name = "t_" + label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20) + "_" + UUID().uuidString.prefix(8).lowercased()
+        let config = LedgerConfiguration(connectionString: url, schema: String(name), validation: EventValidation(allowUnknownTypes: true))
+        if migrate { _ = try await EventStore.migrate(config) }
+        do {
+            let value = try await body(config)
+            try await drop(config)
+            return value
+        } catch {
+            try? await drop(config)
+            throw error
+        }
+    }
+
+    static func drop(_ config: LedgerConfiguration) async throws {
+        let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-cleanup")
+        try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(config.schema)) CASCADE")
+        await admin.close()
+    }
+
+    /// A superuser connection to run SQL around the ledger (tampering, inspection).
+    public static func admin(_ config: LedgerConfiguration) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-admin")
+    }
+}
+
+/// A payload-carrying event for tests.
+public func testEvent(
+    stream: String, type: String = "PaymentVerified", payload: JSONValue = .makeObject([("n", .int(1))]),
+    key: String? = nil, expected: ExpectedVersion = .any, id: UUID = UUID()
+) -> NewEvent {
+    NewEvent(eventId: id, stream: stream, type: type, payload: payload,
+             metadata: EventMetadata(source: "test"), occurredAt: Timestamp("2026-03-31T08:15:00Z")!,
+             idempotencyKey: key, expectedVersion: expected)
+}

@@ -1,0 +1,209 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerStore
+import LedgerTesting
+import Testing
+
+/// Runs the built `ledger` binary and checks stdout, stderr and the exit code.
+struct CLI {
+    let url: String
+    let schema: String
+
+    static var binary: URL {
+        // The test bundle sits beside the products (.build/<triple>/debug).
+        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+            + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        for dir in candidates where FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("ledger").path) {
+            return dir.appendingPathComponent("ledger")
+        }
+        return TestDatabase.packageRoot.appendingPathComponent(".build/debug/ledger")
+    }
+
+    struct Output { var status: Int32; var stdout: String; var stderr: String }
+
+    func run(_ arguments: [String], stdin: String? = nil, withConnection: Bool = true) throws -> Output {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments + (withConnection ? ["--database-url", url, "--schema", schema] : [])
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "LEDGER_DATABASE_URL")
+        process.environment = env
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting (no deadlock on large outputs).
+        let errData = Locked<Data>(Data())
+        let errReader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
+        errReader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while errReader.isExecuting || !errReader.isFinished { usleep(1000) }
+        return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+    }
+}
+
+import Synchronization
+final class Locked<T: Sendable>: Sendable {
+    private let mutex: Mutex<T>
+    init(_ value: T) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout T) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+func lines(_ s: String) -> [String] { s.split(separator: "\n").map(String.init) }
+
+let sample = try! String(contentsOf: TestDatabase.packageRoot.appendingPathComponent("schema/examples/purchase-facts.jsonl"), encoding: .utf8)
+
+@Suite("ledger CLI")
+struct CLITests {
+    @Test func appendReadVerify() async throws {
+        try await TestDatabase.withSchema("cli") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let appended = try cli.run(["append"], stdin: sample)
+            #expect(appended.status == 0, "\(appended.stderr)")
+            let out = lines(appended.stdout)
+            #expect(out.count == 10)
+            #expect(out[0].hasPrefix(#"{"line":1,"eventId":"0b7e3f1a-2c4d-4e5f-8a9b-000000000001","stream":"product:appstore:com.example.coins100","version":0,"position":1,"alreadyStored":false}"#))
+            #expect(appended.stderr.contains("appended 10 events"))
+
+            let again = try cli.run(["append"], stdin: sample)
+            #expect(again.status == 0)
+            #expect(lines(again.stdout).allSatisfy { $0.contains(#""alreadyStored":true"#) })
+
+            let read = try cli.run(["read", "--from", "9", "--limit", "1"])
+            #expect(read.status == 0)
+            let event = try JSONValue.parse(lines(read.stdout).first ?? "")
+            #expect(event["position"] == .int(9))
+            #expect(event["type"] == .string("PaymentVerified"))
+            #expect(event["payload"]?["price"]?["amount"] == .int(1800))
+
+            let stream = try cli.run(["read", "--stream", "user:u_1001"])
+            #expect(lines(stream.stdout).count == 2)
+
+            let verify = try cli.run(["verify-chain"])
+            #expect(verify.status == 0)
+            #expect(verify.stdout.contains(#""intact":true,"verified":10"#))
+        }
+    }
+
+    @Test func malformedLineWritesNothingAndNamesTheLine() async throws {
+        try await TestDatabase.withSchema("climalformed") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let input = lines(sample)[0] + "\n" + #"{"stream": "s", "type": "OrderCreated", "payload": {"a": 1,}}"# + "\n"
+            let r = try cli.run(["append"], stdin: input)
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("line 2, column 60"), "\(r.stderr)")
+            #expect(r.stdout.isEmpty)
+            let read = try cli.run(["read"])
+            #expect(read.stdout.isEmpty)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31"}"#, "field occurredAt"),
+        (#"{"stream":"s","type":"OrderCreated","payload":[],"occurredAt":"2026-03-31T00:00:00Z"}"#, "field payload"),
+        (#"{"type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T00:00:00Z"}"#, "field stream: is required"),
+        (#"{"stream":"s","type":"OrderCreatd","payload":{},"occurredAt":"2026-03-31T00:00:00Z"}"#, "unknown fact type \"OrderCreatd\""),
+        (#"{"stream":"s","type":"OrderCreated","payload":{"price":9.99},"occurredAt":"2026-03-31T00:00:00Z"}"#, "only integer numbers"),
+        (#"{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T00:00:00Z","expectedVersion":"latest"}"#, "field expectedVersion"),
+    ])
+    func invalidLinesAreRefused(line: String, message: String) async throws {
+        try await TestDatabase.withSchema("clibad") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let r = try cli.run(["append"], stdin: lines(sample)[0] + "\n" + line + "\n")
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("line 2"), "\(r.stderr)")
+            #expect(r.stderr.contains(message), "\(r.stderr)")
+            #expect(try cli.run(["read"]).stdout.isEmpty)
+        }
+    }
+
+    @Test func unknownTypesCanBeAllowed() async throws {
+        try await TestDatabase.withSchema("cliunknown") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let line = #"{"stream":"s","type":"ExperimentalFact","payload":{},"occurredAt":"2026-03-31T00:00:00Z"}"#
+            let refused = try cli.run(["append"], stdin: line)
+            let allowed = try cli.run(["append", "--allow-unknown-types"], stdin: line)
+            #expect(refused.status == 65)
+            #expect(allowed.status == 0)
+        }
+    }
+
+    @Test func payloadOverTheLimitIsRefused() async throws {
+        try await TestDatabase.withSchema("clilimit") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let big = String(repeating: "x", count: 70_000)
+            let line = #"{"stream":"s","type":"OrderCreated","payload":{"blob":"\#(big)"},"occurredAt":"2026-03-31T00:00:00Z"}"#
+            let r = try cli.run(["append"], stdin: line)
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("over the limit of 65536 bytes"))
+        }
+    }
+
+    @Test func conflictsExitWithCode2() async throws {
+        try await TestDatabase.withSchema("cliconflict") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try cli.run(["append"], stdin: sample).status == 0)
+            let wrongVersion = #"{"stream":"order:ord_20260331_0001","type":"OrderClosed","payload":{"orderId":"ord_20260331_0001","reason":"timeout"},"occurredAt":"2026-04-01T00:00:00Z","expectedVersion":0}"#
+            let r = try cli.run(["append"], stdin: wrongVersion)
+            #expect(r.status == 2)
+            #expect(r.stderr.contains(#"stream "order:ord_20260331_0001": expected 0, but the stream is at version 1"#), "\(r.stderr)")
+            // Same idempotency key, different amount.
+            var changed = lines(sample)[1].replacingOccurrences(of: #""amount":600"#, with: #""amount":6"#)
+            changed = changed.replacingOccurrences(of: "000000000002", with: "0000000000ff")
+            let k = try cli.run(["append"], stdin: changed)
+            #expect(k.status == 2)
+            #expect(k.stderr.contains(#"idempotency key "order:ord_20260331_0001:created" is already stored at position 2"#), "\(k.stderr)")
+        }
+    }
+
+    @Test func unreachableDatabaseExits69WithoutThePassword() throws {
+        let cli = CLI(url: "postgresql://ledger:hunter2-secret@127.0.0.1:1/ledger?connect_timeout=2", schema: "ledger")
+        let r = try cli.run(["read"])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("postgresql://ledger:***@127.0.0.1:1/ledger"), "\(r.stderr)")
+        #expect(!r.stderr.contains("hunter2"))
+    }
+
+    @Test func tamperedLogFailsVerification() async throws {
+        try await TestDatabase.withSchema("clitamper") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try cli.run(["append"], stdin: sample).status == 0)
+            let admin = try await TestDatabase.admin(config)
+            try await admin.execute("""
+                SET session_replication_role = replica;
+                UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{amount}', '6') WHERE position = 2;
+                """)
+            await admin.close()
+            let r = try cli.run(["verify-chain"])
+            #expect(r.status == 1)
+            #expect(r.stdout.contains(#""intact":false,"verified":10,"firstBrokenPosition":2"#), "\(r.stdout)")
+        }
+    }
+
+    @Test func editedMigrationIsRefused() async throws {
+        try await TestDatabase.withSchema("climigrate") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try cli.run(["migrate"]).status == 0)
+            let admin = try await TestDatabase.admin(config)
+            try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).schema_migrations SET checksum = 'feedface' WHERE version = 1")
+            await admin.close()
+            let r = try cli.run(["migrate"])
+            #expect(r.status == 78)
+            #expect(r.stderr.contains("0001_event_log.sql was edited after it was applied"), "\(r.stderr)")
+        }
+    }
+
+    @Test func usageErrors() throws {
+        let cli = CLI(url: "unused", schema: "ledger")
+        #expect(try cli.run(["read", "--limit", "0"]).status == 64)
+        #expect(try cli.run(["no-such-command"], withConnection: false).status == 64)
+        let help = try cli.run(["--help"], withConnection: false)
+        #expect(help.status == 0 && help.stdout.contains("verify-chain"))
+    }
+}
