@@ -96,6 +96,7 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` synchronously on this connection's queue with the connection isolated.
+    @discardableResult
     public func withIsolation<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
         try body(self)
     }
