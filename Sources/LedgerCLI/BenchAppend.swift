@@ -19,6 +19,25 @@ struct BenchAppend: AsyncParsableCommand {
     @Option(help: "Concurrent clients for the concurrent scenarios.")
     var clients: Int = 16
 
+    @Option(help: ArgumentHelp(
+        "Measure the cost of a guarantee by removing it from the benchmark's own schema: position-fk, version-fk, head-check (repeatable).",
+        valueName: "guarantee"))
+    var without: [Guarantee] = []
+
+    enum Guarantee: String, ExpressibleByArgument, CaseIterable {
+        case positionFK = "position-fk"
+        case versionFK = "version-fk"
+        case headCheck = "head-check"
+
+        var sql: String {
+            switch self {
+            case .positionFK: return "ALTER TABLE events DROP CONSTRAINT events_gapless_position"
+            case .versionFK: return "ALTER TABLE events DROP CONSTRAINT events_contiguous_version"
+            case .headCheck: return "DROP TRIGGER log_head_advance ON log_head"
+            }
+        }
+    }
+
     func run() async throws {
         try await runReportingErrors {
             let url = try await connection.resolveURL()
@@ -28,6 +47,9 @@ struct BenchAppend: AsyncParsableCommand {
                                              readConnections: 2)
             _ = try await EventStore.migrate(config)
             let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
+            for g in without {
+                try await admin.execute("SET search_path TO \(quoteIdentifier(schema)); \(g.sql); RESET search_path")
+            }
             let raw = "\(quoteIdentifier(schema)).raw_events"
             try await admin.execute("""
                 CREATE TABLE \(raw) (position bigint, event_id uuid, stream_id text, stream_version bigint, event_type text,
@@ -36,7 +58,8 @@ struct BenchAppend: AsyncParsableCommand {
                 """)
             let server = try await admin.query("SHOW server_version").string(0, 0) ?? "?"
             let fsync = try await admin.query("SHOW synchronous_commit").string(0, 0) ?? "?"
-            Diagnostics.say("ledger bench: PostgreSQL \(server), synchronous_commit=\(fsync), \(seconds) s per measurement, schema \(schema)")
+            Diagnostics.say("ledger bench: PostgreSQL \(server), synchronous_commit=\(fsync), \(seconds) s per measurement, schema \(schema)"
+                + (without.isEmpty ? "" : ", WITHOUT \(without.map(\.rawValue).joined(separator: ", "))"))
 
             let duration = Duration.milliseconds(Int64(seconds * 1000))
             var rows: [Row] = []
@@ -154,7 +177,7 @@ struct BenchAppend: AsyncParsableCommand {
                     while ContinuousClock.now < end {
                         let t0 = ContinuousClock.now
                         let values = rawValues(i)
-                        try await conn.query(sql, values)
+                        try await conn.query(sql, values, prepared: true)
                         lat.append((ContinuousClock.now - t0).seconds)
                         i += 1
                     }

@@ -41,8 +41,9 @@ public struct EventValidation: Sendable {
         self.allowUnknownTypes = allowUnknownTypes
     }
 
-    /// Checks the envelope; throws the first problem, naming the field.
-    public func validate(_ e: NewEvent) throws(EventInputError) {
+    /// Checks the envelope; throws the first problem, naming the field. Pass the payload's canonical
+    /// size when it is already known, to avoid encoding it again.
+    public func validate(_ e: NewEvent, canonicalPayloadBytes: Int? = nil) throws(EventInputError) {
         func fail(_ field: String, _ message: String) -> EventInputError {
             EventInputError(field: field, eventId: e.eventId.lowercased, message: message)
         }
@@ -61,10 +62,16 @@ public struct EventValidation: Sendable {
         guard case .object = e.payload else {
             throw fail("payload", "must be a JSON object (got \(e.payload.typeName))")
         }
-        var size: [UInt8] = []
-        e.payload.writeCanonical(into: &size)
-        if size.count > maximumPayloadBytes {
-            throw fail("payload", "is \(size.count) bytes, over the limit of \(maximumPayloadBytes) bytes (store large raw store payloads as a digest, or raise LEDGER_MAX_PAYLOAD_BYTES)")
+        let size: Int
+        if let canonicalPayloadBytes {
+            size = canonicalPayloadBytes
+        } else {
+            var bytes: [UInt8] = []
+            e.payload.writeCanonical(into: &bytes)
+            size = bytes.count
+        }
+        if size > maximumPayloadBytes {
+            throw fail("payload", "is \(size) bytes, over the limit of \(maximumPayloadBytes) bytes (store large raw store payloads as a digest, or raise LEDGER_MAX_PAYLOAD_BYTES)")
         }
         if let key = e.idempotencyKey, key.isEmpty || key.utf8.count > 300 || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             throw fail("idempotencyKey", "must be 1-300 characters with no control characters")

@@ -18,6 +18,13 @@ public actor PostgresConnection {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     private var handle: OpaquePointer?
+    /// Prepared statements of this session: SQL and parameter types -> statement name.
+    private var preparedStatements: [PreparedKey: String] = [:]
+
+    private struct PreparedKey: Hashable {
+        var sql: String
+        var types: [UInt32]
+    }
     /// The connection string with its password redacted.
     public nonisolated let redactedConnectionString: String
     private let connectionString: String
@@ -49,6 +56,7 @@ public actor PostgresConnection {
 
     private func open() throws {
         if let handle { PQfinish(handle); self.handle = nil }
+        preparedStatements.removeAll()
         let keys = ["dbname", "fallback_application_name", "client_encoding", "connect_timeout"]
         let values = [connectionString, applicationName, "UTF8", "10"]
         let conn: OpaquePointer? = withCStringArray(keys) { k in
@@ -75,6 +83,7 @@ public actor PostgresConnection {
     public func close() {
         if let handle { PQfinish(handle) }
         handle = nil
+        preparedStatements.removeAll()
     }
 
     /// True while libpq believes the connection is usable.
@@ -120,11 +129,16 @@ public actor PostgresConnection {
     }
 
     /// Runs one parameterized statement (extended protocol, explicit type OIDs) and returns its rows.
+    /// With `prepared`, the statement is prepared once per connection (`PQprepare`) and its plan reused.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> QueryResult {
+    public func query(_ sql: String, _ parameters: [PostgresValue] = [], prepared: Bool = false) throws -> QueryResult {
         let conn = try connected()
+        let name = prepared ? try prepare(sql, parameters, conn) : nil
         let res = try withParameters(parameters) { count, types, values, lengths, formats in
-            PQexecParams(conn, sql, count, types, values, lengths, formats, 0)
+            if let name {
+                return PQexecPrepared(conn, name, count, values, lengths, formats, 0)
+            }
+            return PQexecParams(conn, sql, count, types, values, lengths, formats, 0)
         }
         guard let res else { throw connectionFailure(conn, sql) }
         defer { PQclear(res) }
@@ -150,11 +164,19 @@ public actor PostgresConnection {
     /// If one fails, the statements after it are skipped by the server and its error is thrown.
     public func pipeline(_ statements: [Statement]) throws -> [QueryResult] {
         let conn = try connected()
+        // Statements to prepare are prepared before the pipeline starts (once per connection).
+        var names: [String?] = []
+        for statement in statements {
+            names.append(statement.prepared ? try prepare(statement.sql, statement.parameters, conn) : nil)
+        }
         guard PQenterPipelineMode(conn) == 1 else { throw connectionFailure(conn, "pipeline") }
         defer { PQexitPipelineMode(conn) }
-        for statement in statements {
+        for (statement, name) in zip(statements, names) {
             let sent = try withParameters(statement.parameters) { count, types, values, lengths, formats in
-                PQsendQueryParams(conn, statement.sql, count, types, values, lengths, formats, 0)
+                if let name {
+                    return PQsendQueryPrepared(conn, name, count, values, lengths, formats, 0)
+                }
+                return PQsendQueryParams(conn, statement.sql, count, types, values, lengths, formats, 0)
             }
             guard sent == 1 else {
                 // Drain whatever was queued before failing.
@@ -304,6 +326,21 @@ public actor PostgresConnection {
     }
 
     // MARK: - Helpers
+
+    /// The name of `sql` prepared with these parameters' types, preparing it on first use.
+    private func prepare(_ sql: String, _ parameters: [PostgresValue], _ conn: OpaquePointer) throws -> String {
+        let key = PreparedKey(sql: sql, types: parameters.map(\.oid))
+        if let name = preparedStatements[key] { return name }
+        let name = "ledger_s\(preparedStatements.count + 1)"
+        let res = key.types.withUnsafeBufferPointer { types in
+            PQprepare(conn, name, sql, Int32(types.count), types.baseAddress)
+        }
+        guard let res else { throw connectionFailure(conn, sql) }
+        defer { PQclear(res) }
+        try check(res, conn, sql)
+        preparedStatements[key] = name
+        return name
+    }
 
     private func withParameters<R>(
         _ parameters: [PostgresValue],

@@ -63,8 +63,11 @@ public struct PostgresNotification: Sendable, Hashable {
 public struct Statement: Sendable {
     public var sql: String
     public var parameters: [PostgresValue]
-    public init(_ sql: String, _ parameters: [PostgresValue] = []) {
+    /// Prepare once per connection and reuse the plan (for statements run again and again).
+    public var prepared: Bool
+    public init(_ sql: String, _ parameters: [PostgresValue] = [], prepared: Bool = false) {
         self.sql = sql
         self.parameters = parameters
+        self.prepared = prepared
     }
 }

@@ -70,8 +70,19 @@ enum AppendTransaction {
         case new(Int)
     }
 
+    /// Thrown by the fast path when a request failed its version check: it may be a retry of stored
+    /// events (whose expected version no longer holds), so the group is decided again with lookups.
+    struct LookUpStoredAndRetry: Error {}
+
+    /// The unique constraints whose violation means "an event of this group is already stored".
+    static let duplicateConstraints: Set<String> = ["events_event_id_key", "events_idempotency_key_key"]
+
+    /// Runs one group. With `lookUpStored` false (the fast path) it does not look for stored events
+    /// and lets the unique constraints on event id and idempotency key find retries: a violation
+    /// aborts the transaction and the caller runs the group again with `lookUpStored` true, which
+    /// returns the stored events' original positions (or a typed conflict).
     static func run(
-        requests: [[PreparedEvent]], schema: String, channel: String, on conn: isolated PostgresConnection
+        requests: [[PreparedEvent]], schema: String, channel: String, lookUpStored: Bool, on conn: isolated PostgresConnection
     ) throws -> [Result<[AppendedEvent], LedgerError>] {
         let s = quoteIdentifier(schema)
         var ids: [String] = []
@@ -89,16 +100,21 @@ enum AppendTransaction {
         do {
             lookups = try conn.pipeline([
                 Statement("BEGIN"),
-                Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head FOR UPDATE"),
-                Statement("SELECT clock_timestamp()"),
+                Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head FOR UPDATE", prepared: true),
+                Statement("SELECT clock_timestamp()", prepared: true),
+                // One unique-index probe per id and per key, whatever the table's statistics say
+                // (a prepared OR of two ANY() can settle on a sequential scan while the table is young).
                 Statement("""
-                    SELECT position, event_id, idempotency_key, stream_id, stream_version, event_type, schema_version, payload::text
-                    FROM \(s).events WHERE event_id = ANY($1) OR idempotency_key = ANY($2)
-                    """, [.uuidArray(ids), .textArray(keys)]),
+                    SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
+                    FROM unnest($1::uuid[]) AS k(id) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE event_id = k.id) AS e
+                    UNION ALL
+                    SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
+                    FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE idempotency_key = k.key) AS e
+                    """, lookUpStored ? [.uuidArray(ids), .textArray(keys)] : [.uuidArray([]), .textArray([])], prepared: true),
                 Statement("""
                     SELECT st, (SELECT max(stream_version) FROM \(s).events WHERE stream_id = st)
                     FROM unnest($1::text[]) AS st
-                    """, [.textArray(streamList)]),
+                    """, [.textArray(streamList)], prepared: true),
             ])
         } catch {
             if conn.isConnected { try? conn.execute("ROLLBACK") }
@@ -223,6 +239,10 @@ enum AppendTransaction {
             results.append(nil)
         }
 
+        if !lookUpStored, results.contains(where: { if case .failure = $0 { return true }; return false }) {
+            try conn.execute("ROLLBACK")
+            throw LookUpStoredAndRetry()
+        }
         if newRows.isEmpty {
             try conn.execute("ROLLBACK")
         } else {
@@ -243,8 +263,8 @@ enum AppendTransaction {
             let newLast = lastPosition + Int64(newRows.count)
             let finish: [Statement] = [
                 Statement("UPDATE \(s).log_head SET last_position = $1, last_hash = $2, last_recorded_at = $3",
-                          [.int8(newLast), .bytea(previous), .timestamptz(microsecondsSince1970: recordedAt.microseconds)]),
-                Statement("SELECT pg_notify($1, $2)", [.text(channel), .text(String(newLast))]),
+                          [.int8(newLast), .bytea(previous), .timestamptz(microsecondsSince1970: recordedAt.microseconds)], prepared: true),
+                Statement("SELECT pg_notify($1, $2)", [.text(channel), .text(String(newLast))], prepared: true),
                 Statement("COMMIT"),
             ]
             do {
@@ -304,7 +324,7 @@ enum AppendTransaction {
                 .arrayOfLiterals(rows.map { _ in recorded }, arrayOID: PostgresValue.OID.timestamptzArray),
                 .textArray(rows.map { $0.prepared.event.idempotencyKey }),
                 .arrayOfLiterals(hashes.map { "\\x" + $0.hexString }, arrayOID: PostgresValue.OID.byteaArray),
-            ])
+            ], prepared: true)
     }
 
     /// COPY text rows, in chunks of about 256 KiB.

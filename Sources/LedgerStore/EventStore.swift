@@ -86,12 +86,13 @@ public final class EventStore: Sendable {
         var prepared: [PreparedEvent] = []
         prepared.reserveCapacity(events.count)
         for (i, e) in events.enumerated() {
-            do { try configuration.validation.validate(e) } catch {
+            let p = PreparedEvent(e)
+            do { try configuration.validation.validate(e, canonicalPayloadBytes: p.payloadText.utf8.count) } catch {
                 var error = error
                 if events.count > 1, error.line == nil { error.message = "(batch item \(i + 1)) " + error.message }
                 throw LedgerError.invalidEvent(error)
             }
-            prepared.append(PreparedEvent(e))
+            prepared.append(p)
         }
         return try await coordinator.submit(prepared)
     }
@@ -275,7 +276,15 @@ actor AppendCoordinator {
         while true {
             do {
                 return try await connection.withIsolation { conn in
-                    try AppendTransaction.run(requests: requests, schema: schema, channel: channel, on: conn)
+                    do {
+                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: false, on: conn)
+                    } catch let error as PostgresError
+                        where error.isUniqueViolation && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") {
+                        // A retry of stored events: decide again, knowing what is stored.
+                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
+                    } catch is AppendTransaction.LookUpStoredAndRetry {
+                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
+                    }
                 }
             } catch let error as PostgresError where error.isConnectionFailure {
                 // The outcome of an interrupted COMMIT is unknown; re-running is safe because

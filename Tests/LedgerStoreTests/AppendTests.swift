@@ -36,7 +36,7 @@ struct AppendTests {
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
             let batch = [
-                testEvent(stream: "appstore:tx:9", key: "appstore:tx:9:verified"),
+                testEvent(stream: "appstore:tx:9", key: "appstore:tx:9:verified", expected: .noStream),
                 testEvent(stream: "user:1", type: "EntitlementGranted", key: "grant:1"),
             ]
             let first = try await store.append(batch)
