@@ -102,9 +102,13 @@ struct Read: AsyncParsableCommand {
     @Option(help: "Print at most this many events.")
     var limit: Int64?
 
+    @Flag(name: .shortAndLong, help: "Keep printing events as they are appended (the global log only; wakes on NOTIFY, polls every second).")
+    var follow = false
+
     func validate() throws {
         if from < 0 { throw ValidationError("--from must be >= 0") }
         if let limit, limit < 1 { throw ValidationError("--limit must be >= 1") }
+        if follow, stream != nil { throw ValidationError("--follow reads the global log; leave out --stream") }
     }
 
     func run() async throws {
@@ -125,6 +129,15 @@ struct Read: AsyncParsableCommand {
                 let limit = self.limit
                 let through = limit.map { max(from, 1) - 1 + $0 }
                 let writer = LineWriter()
+                if follow {
+                    var printed: Int64 = 0
+                    for try await event in store.subscribe(after: max(from, 1) - 1) {
+                        FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8))
+                        printed += 1
+                        if let limit, printed >= limit { break }
+                    }
+                    return
+                }
                 try await store.scan(after: max(from, 1) - 1, through: through) { event in
                     writer.write(event.jsonLine)
                     return true

@@ -207,3 +207,24 @@ struct CLITests {
         #expect(help.status == 0 && help.stdout.contains("verify-chain"))
     }
 }
+
+@Suite("ledger read --follow")
+struct FollowTests {
+    @Test func followPrintsEventsAppendedLater() async throws {
+        try await TestDatabase.withSchema("clifollow") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try cli.run(["append"], stdin: lines(sample).prefix(3).joined(separator: "\n")).status == 0)
+            // Appends the rest a moment later, while `read --follow --limit 10` waits for them.
+            let rest = lines(sample).dropFirst(3).joined(separator: "\n")
+            let appender = Task.detached { () throws -> Int32 in
+                try await Task.sleep(for: .milliseconds(300))
+                return try cli.run(["append"], stdin: rest).status
+            }
+            let r = try cli.run(["read", "--follow", "--limit", "10"])
+            #expect(try await appender.value == 0)
+            #expect(r.status == 0)
+            #expect(lines(r.stdout).count == 10)
+            #expect(lines(r.stdout).last?.contains(#""position":10"#) == true)
+        }
+    }
+}
