@@ -65,7 +65,7 @@ struct Append: AsyncParsableCommand {
         var events: [NewEvent] = []
         var lines: [Int] = []
         var lineNumber = 0
-        var seen: [UUID: Int] = [:]
+        var seen: [UUID: (line: Int, index: Int)] = [:]
         for raw in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             var bytes = raw
@@ -75,11 +75,14 @@ struct Append: AsyncParsableCommand {
                 throw EventInputError(line: lineNumber, message: "not valid UTF-8")
             }
             let event = try decoder.decode(text, lineNumber: lineNumber)
-            if let first = seen[event.eventId], events[lines.firstIndex(of: first)!] != event {
-                throw EventInputError(line: lineNumber, field: "eventId", eventId: event.eventId.lowercased,
-                                      message: "the same eventId is on line \(first) with different content")
+            if let first = seen[event.eventId] {
+                if events[first.index] != event {
+                    throw EventInputError(line: lineNumber, field: "eventId", eventId: event.eventId.lowercased,
+                                          message: "the same eventId is on line \(first.line) with different content")
+                }
+            } else {
+                seen[event.eventId] = (lineNumber, events.count)
             }
-            seen[event.eventId] = seen[event.eventId] ?? lineNumber
             events.append(event)
             lines.append(lineNumber)
         }

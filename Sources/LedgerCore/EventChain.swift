@@ -69,8 +69,10 @@ public struct ChainVerifier: Sendable {
             switch self {
             case .hashMismatch(let p, let stored, let expected):
                 return "position \(p): stored hash \(stored) but the event's content hashes to \(expected)"
-            case .gap(let expected, let found):
+            case .gap(let expected, let found) where found > expected:
                 return "position \(expected) is missing (next stored position is \(found))"
+            case .gap(let expected, let found):
+                return "position \(found) appears again or out of order where \(expected) was expected"
             }
         }
     }

@@ -90,6 +90,14 @@ public struct EmbeddedPostgres: Sendable {
 
     // MARK: Commands
 
+    /// Runs blocking work (child processes, file locks) on a dispatch thread, never on Swift's
+    /// cooperative pool, which has one thread per core.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     public func status() throws -> Status {
         guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) else { return .notInitialized }
         let bin = try Self.binDirectory()
@@ -100,9 +108,21 @@ public struct EmbeddedPostgres: Sendable {
     /// Initializes (first time) and starts the cluster unless it runs already; creates the database.
     /// Returns the URL. Safe to call from several processes at once.
     @discardableResult
-    public func start(log: (String) -> Void = { _ in }) async throws -> String {
+    public func start(log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
+        let db = self
+        try await Self.offPool { try db.startBlocking(log: log) }
+        try await createDatabaseIfMissing()
+        return url
+    }
+
+    public func stop() async throws {
+        let db = self
+        try await Self.offPool { try db.stopBlocking() }
+    }
+
+    func startBlocking(log: (String) -> Void) throws {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try await withLock {
+        try withLock {
             let bin = try Self.binDirectory()
             if try status() == .running { return }
             try prepareFolders()
@@ -135,12 +155,10 @@ public struct EmbeddedPostgres: Sendable {
                 throw Failure.command("pg_ctl start", status: r.status, output: r.output + "\n" + tail)
             }
         }
-        try await createDatabaseIfMissing()
-        return url
     }
 
-    public func stop() async throws {
-        try await withLock {
+    func stopBlocking() throws {
+        try withLock {
             guard try status() == .running else { return }
             let bin = try Self.binDirectory()
             let r = try run([bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "-m", "fast", "-w", "stop"], asServerUser: true)
@@ -167,7 +185,13 @@ public struct EmbeddedPostgres: Sendable {
     /// Newest `/usr/lib/postgresql/N/bin`, else the folder of `pg_ctl` on PATH, else `LEDGER_PG_BIN`.
     public static func binDirectory() throws -> URL {
         let env = ProcessInfo.processInfo.environment
-        if let explicit = env["LEDGER_PG_BIN"], !explicit.isEmpty { return URL(fileURLWithPath: explicit) }
+        if let explicit = env["LEDGER_PG_BIN"], !explicit.isEmpty {
+            let dir = URL(fileURLWithPath: explicit)
+            guard FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("pg_ctl").path) else {
+                throw Failure.noServerBinaries(searched: ["LEDGER_PG_BIN=\(explicit)"])
+            }
+            return dir
+        }
         let base = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).compactMap(Int.init).sorted(by: >)
         for v in versions {
@@ -242,7 +266,7 @@ public struct EmbeddedPostgres: Sendable {
     }
 
     /// Holds an exclusive lock on `<root>/lock` while `body` runs (start/stop from several processes).
-    private func withLock<T>(_ body: () async throws -> T) async throws -> T {
+    private func withLock<T>(_ body: () throws -> T) throws -> T {
         let path = root.appendingPathComponent("lock").path
         let fd = open(path, O_CREAT | O_RDWR, 0o666)
         guard fd >= 0 else { throw Failure.setup("cannot open lock file \(path) (errno \(errno))") }
@@ -251,7 +275,7 @@ public struct EmbeddedPostgres: Sendable {
             if errno != EINTR { throw Failure.setup("cannot lock \(path) (errno \(errno))") }
         }
         defer { flock(fd, LOCK_UN) }
-        return try await body()
+        return try body()
     }
 }
 

@@ -22,12 +22,25 @@ struct CLI {
 
     struct Output { var status: Int32; var stdout: String; var stderr: String }
 
-    func run(_ arguments: [String], stdin: String? = nil, withConnection: Bool = true) throws -> Output {
+    /// Runs the binary on a dispatch thread: waiting for a child process must never hold one of
+    /// Swift's cooperative threads (there is one per core, and other tests need them meanwhile).
+    func run(_ arguments: [String], stdin: String? = nil, withConnection: Bool = true, environment: [String: String] = [:]) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    try runBlocking(arguments, stdin: stdin, withConnection: withConnection, environment: environment)
+                })
+            }
+        }
+    }
+
+    private func runBlocking(_ arguments: [String], stdin: String?, withConnection: Bool, environment: [String: String]) throws -> Output {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments + (withConnection ? ["--database-url", url, "--schema", schema] : [])
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "LEDGER_DATABASE_URL")
+        env.merge(environment) { $1 }
         process.environment = env
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
@@ -64,28 +77,28 @@ struct CLITests {
     @Test func appendReadVerify() async throws {
         try await TestDatabase.withSchema("cli") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let appended = try cli.run(["append"], stdin: sample)
+            let appended = try await cli.run(["append"], stdin: sample)
             #expect(appended.status == 0, "\(appended.stderr)")
             let out = lines(appended.stdout)
             #expect(out.count == 10)
             #expect(out[0].hasPrefix(#"{"line":1,"eventId":"0b7e3f1a-2c4d-4e5f-8a9b-000000000001","stream":"product:appstore:com.example.coins100","version":0,"position":1,"alreadyStored":false}"#))
             #expect(appended.stderr.contains("appended 10 events"))
 
-            let again = try cli.run(["append"], stdin: sample)
+            let again = try await cli.run(["append"], stdin: sample)
             #expect(again.status == 0)
             #expect(lines(again.stdout).allSatisfy { $0.contains(#""alreadyStored":true"#) })
 
-            let read = try cli.run(["read", "--from", "9", "--limit", "1"])
+            let read = try await cli.run(["read", "--from", "9", "--limit", "1"])
             #expect(read.status == 0)
             let event = try JSONValue.parse(lines(read.stdout).first ?? "")
             #expect(event["position"] == .int(9))
             #expect(event["type"] == .string("PaymentVerified"))
             #expect(event["payload"]?["price"]?["amount"] == .int(1800))
 
-            let stream = try cli.run(["read", "--stream", "user:u_1001"])
+            let stream = try await cli.run(["read", "--stream", "user:u_1001"])
             #expect(lines(stream.stdout).count == 2)
 
-            let verify = try cli.run(["verify-chain"])
+            let verify = try await cli.run(["verify-chain"])
             #expect(verify.status == 0)
             #expect(verify.stdout.contains(#""intact":true,"verified":10"#))
         }
@@ -95,11 +108,11 @@ struct CLITests {
         try await TestDatabase.withSchema("climalformed") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             let input = lines(sample)[0] + "\n" + #"{"stream": "s", "type": "OrderCreated", "payload": {"a": 1,}}"# + "\n"
-            let r = try cli.run(["append"], stdin: input)
+            let r = try await cli.run(["append"], stdin: input)
             #expect(r.status == 65)
             #expect(r.stderr.contains("line 2, column 60"), "\(r.stderr)")
             #expect(r.stdout.isEmpty)
-            let read = try cli.run(["read"])
+            let read = try await cli.run(["read"])
             #expect(read.stdout.isEmpty)
         }
     }
@@ -115,11 +128,11 @@ struct CLITests {
     func invalidLinesAreRefused(line: String, message: String) async throws {
         try await TestDatabase.withSchema("clibad") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let r = try cli.run(["append"], stdin: lines(sample)[0] + "\n" + line + "\n")
+            let r = try await cli.run(["append"], stdin: lines(sample)[0] + "\n" + line + "\n")
             #expect(r.status == 65)
             #expect(r.stderr.contains("line 2"), "\(r.stderr)")
             #expect(r.stderr.contains(message), "\(r.stderr)")
-            #expect(try cli.run(["read"]).stdout.isEmpty)
+            #expect(try await cli.run(["read"]).stdout.isEmpty)
         }
     }
 
@@ -127,8 +140,8 @@ struct CLITests {
         try await TestDatabase.withSchema("cliunknown") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             let line = #"{"stream":"s","type":"ExperimentalFact","payload":{},"occurredAt":"2026-03-31T00:00:00Z"}"#
-            let refused = try cli.run(["append"], stdin: line)
-            let allowed = try cli.run(["append", "--allow-unknown-types"], stdin: line)
+            let refused = try await cli.run(["append"], stdin: line)
+            let allowed = try await cli.run(["append", "--allow-unknown-types"], stdin: line)
             #expect(refused.status == 65)
             #expect(allowed.status == 0)
         }
@@ -139,7 +152,7 @@ struct CLITests {
             let cli = CLI(url: config.connectionString, schema: config.schema)
             let big = String(repeating: "x", count: 70_000)
             let line = #"{"stream":"s","type":"OrderCreated","payload":{"blob":"\#(big)"},"occurredAt":"2026-03-31T00:00:00Z"}"#
-            let r = try cli.run(["append"], stdin: line)
+            let r = try await cli.run(["append"], stdin: line)
             #expect(r.status == 65)
             #expect(r.stderr.contains("over the limit of 65536 bytes"))
         }
@@ -148,23 +161,23 @@ struct CLITests {
     @Test func conflictsExitWithCode2() async throws {
         try await TestDatabase.withSchema("cliconflict") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            #expect(try cli.run(["append"], stdin: sample).status == 0)
+            #expect(try await cli.run(["append"], stdin: sample).status == 0)
             let wrongVersion = #"{"stream":"order:ord_20260331_0001","type":"OrderClosed","payload":{"orderId":"ord_20260331_0001","reason":"timeout"},"occurredAt":"2026-04-01T00:00:00Z","expectedVersion":0}"#
-            let r = try cli.run(["append"], stdin: wrongVersion)
+            let r = try await cli.run(["append"], stdin: wrongVersion)
             #expect(r.status == 2)
             #expect(r.stderr.contains(#"stream "order:ord_20260331_0001": expected 0, but the stream is at version 1"#), "\(r.stderr)")
             // Same idempotency key, different amount.
             var changed = lines(sample)[1].replacingOccurrences(of: #""amount":600"#, with: #""amount":6"#)
             changed = changed.replacingOccurrences(of: "000000000002", with: "0000000000ff")
-            let k = try cli.run(["append"], stdin: changed)
+            let k = try await cli.run(["append"], stdin: changed)
             #expect(k.status == 2)
             #expect(k.stderr.contains(#"idempotency key "order:ord_20260331_0001:created" is already stored at position 2"#), "\(k.stderr)")
         }
     }
 
-    @Test func unreachableDatabaseExits69WithoutThePassword() throws {
+    @Test func unreachableDatabaseExits69WithoutThePassword() async throws {
         let cli = CLI(url: "postgresql://ledger:hunter2-secret@127.0.0.1:1/ledger?connect_timeout=2", schema: "ledger")
-        let r = try cli.run(["read"])
+        let r = try await cli.run(["read"])
         #expect(r.status == 69)
         #expect(r.stderr.contains("postgresql://ledger:***@127.0.0.1:1/ledger"), "\(r.stderr)")
         #expect(!r.stderr.contains("hunter2"))
@@ -173,14 +186,14 @@ struct CLITests {
     @Test func tamperedLogFailsVerification() async throws {
         try await TestDatabase.withSchema("clitamper") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            #expect(try cli.run(["append"], stdin: sample).status == 0)
+            #expect(try await cli.run(["append"], stdin: sample).status == 0)
             let admin = try await TestDatabase.admin(config)
             try await admin.execute("""
                 SET session_replication_role = replica;
                 UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{amount}', '6') WHERE position = 2;
                 """)
             await admin.close()
-            let r = try cli.run(["verify-chain"])
+            let r = try await cli.run(["verify-chain"])
             #expect(r.status == 1)
             #expect(r.stdout.contains(#""intact":false,"verified":10,"firstBrokenPosition":2"#), "\(r.stdout)")
         }
@@ -189,21 +202,31 @@ struct CLITests {
     @Test func editedMigrationIsRefused() async throws {
         try await TestDatabase.withSchema("climigrate") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            #expect(try cli.run(["migrate"]).status == 0)
+            #expect(try await cli.run(["migrate"]).status == 0)
             let admin = try await TestDatabase.admin(config)
             try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).schema_migrations SET checksum = 'feedface' WHERE version = 1")
             await admin.close()
-            let r = try cli.run(["migrate"])
+            let r = try await cli.run(["migrate"])
             #expect(r.status == 78)
             #expect(r.stderr.contains("0001_event_log.sql was edited after it was applied"), "\(r.stderr)")
         }
     }
 
-    @Test func usageErrors() throws {
+    @Test func noServerBinariesSaysHowToInstallThem() async throws {
+        let home = "/tmp/ledger-nobin-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let cli = CLI(url: "", schema: "ledger")
+        let r = try await cli.run(["db", "start"], withConnection: false, environment: ["LEDGER_PG_BIN": "/nonexistent/bin", "LEDGER_HOME": home])
+        #expect(r.status == 78)
+        #expect(r.stderr.contains("apt-get install -y postgresql"), "\(r.stderr)")
+        #expect(r.stderr.contains("LEDGER_DATABASE_URL"))
+    }
+
+    @Test func usageErrors() async throws {
         let cli = CLI(url: "unused", schema: "ledger")
-        #expect(try cli.run(["read", "--limit", "0"]).status == 64)
-        #expect(try cli.run(["no-such-command"], withConnection: false).status == 64)
-        let help = try cli.run(["--help"], withConnection: false)
+        #expect(try await cli.run(["read", "--limit", "0"]).status == 64)
+        #expect(try await cli.run(["no-such-command"], withConnection: false).status == 64)
+        let help = try await cli.run(["--help"], withConnection: false)
         #expect(help.status == 0 && help.stdout.contains("verify-chain"))
     }
 }
@@ -213,14 +236,14 @@ struct FollowTests {
     @Test func followPrintsEventsAppendedLater() async throws {
         try await TestDatabase.withSchema("clifollow") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            #expect(try cli.run(["append"], stdin: lines(sample).prefix(3).joined(separator: "\n")).status == 0)
+            #expect(try await cli.run(["append"], stdin: lines(sample).prefix(3).joined(separator: "\n")).status == 0)
             // Appends the rest a moment later, while `read --follow --limit 10` waits for them.
             let rest = lines(sample).dropFirst(3).joined(separator: "\n")
-            let appender = Task.detached { () throws -> Int32 in
+            let appender = Task { () throws -> Int32 in
                 try await Task.sleep(for: .milliseconds(300))
-                return try cli.run(["append"], stdin: rest).status
+                return try await cli.run(["append"], stdin: rest).status
             }
-            let r = try cli.run(["read", "--follow", "--limit", "10"])
+            let r = try await cli.run(["read", "--follow", "--limit", "10"])
             #expect(try await appender.value == 0)
             #expect(r.status == 0)
             #expect(lines(r.stdout).count == 10)
