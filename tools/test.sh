@@ -13,4 +13,5 @@ if [ -z "${LEDGER_TEST_DATABASE_URL:-}" ] && [ -z "${LEDGER_DATABASE_URL:-}" ]; 
   export LEDGER_TEST_DATABASE_URL
 fi
 echo "== test (PostgreSQL: ${LEDGER_TEST_DATABASE_URL:-$LEDGER_DATABASE_URL})" >&2
-swift test --skip-build "$@"
+# Each database test has a 2-minute limit; the whole run gets 20 minutes, so a hang fails loudly.
+timeout --signal=INT --kill-after=30 1200 swift test --skip-build "$@"

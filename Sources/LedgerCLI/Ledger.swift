@@ -15,7 +15,8 @@ struct Ledger: AsyncParsableCommand {
 
             Exit codes: 0 success; 1 verification found a problem; 2 conflict (version or idempotency),
             nothing written; 64 usage; 65 invalid input, nothing written; 69 database unavailable;
-            70 other database or internal error; 78 configuration (no server binaries, edited migration).
+            70 other database or internal error; 78 configuration (no server binaries, edited migration,
+            schema not migrated).
             """,
         subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Bench.self]
     )
@@ -80,8 +81,14 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
         case .versionConflict, .idempotencyConflict: throw Exit.conflict
         case .invalidEvent: throw Exit.invalidInput
         case .migration: throw Exit.configuration
+        case .database(let e) where e.sqlState == "42P01" || e.sqlState == "3F000":
+            Diagnostics.say("hint: the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)")
+            throw Exit.configuration
         case .database(let e): throw e.isConnectionFailure ? Exit.unavailable : Exit.internalError
         }
+    } catch let error as PostgresError where error.sqlState == "42P01" || error.sqlState == "3F000" {
+        Diagnostics.say("error: \(error)\nhint: the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)")
+        throw Exit.configuration
     } catch let error as PostgresError {
         Diagnostics.say("error: \(error)")
         throw error.isConnectionFailure ? Exit.unavailable : Exit.internalError

@@ -90,11 +90,12 @@ public struct EmbeddedPostgres: Sendable {
 
     // MARK: Commands
 
-    /// Runs blocking work (child processes, file locks) on a dispatch thread, never on Swift's
-    /// cooperative pool, which has one thread per core.
+    /// Runs blocking work (child processes, file locks) on a thread of its own: never on Swift's
+    /// cooperative pool (one thread per core), nor on dispatch's global queues, whose few threads
+    /// Foundation may hold for its own run loops.
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 

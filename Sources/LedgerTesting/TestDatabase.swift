@@ -2,6 +2,14 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 import LedgerStore
+import Synchronization
+
+/// A Mutex in a class, so concurrent test tasks can share state.
+public final class Locked<T: Sendable>: Sendable {
+    private let mutex: Mutex<T>
+    public init(_ value: T) { mutex = Mutex(value) }
+    public func withLock<R>(_ body: (inout T) -> R) -> R { mutex.withLock { body(&$0) } }
+}
 
 /// A real PostgreSQL for tests: `LEDGER_TEST_DATABASE_URL` when set, otherwise the embedded cluster
 /// under the package's `.ledger` folder (started on first use). Each test gets its own schema.

@@ -22,15 +22,16 @@ struct CLI {
 
     struct Output { var status: Int32; var stdout: String; var stderr: String }
 
-    /// Runs the binary on a dispatch thread: waiting for a child process must never hold one of
-    /// Swift's cooperative threads (there is one per core, and other tests need them meanwhile).
+    /// Runs the binary on a thread of its own: waiting for a child process must never hold one of
+    /// Swift's cooperative threads (one per core) or dispatch's global queues (Foundation's process
+    /// monitor keeps some of their few threads busy).
     func run(_ arguments: [String], stdin: String? = nil, withConnection: Bool = true, environment: [String: String] = [:]) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 continuation.resume(with: Result {
                     try runBlocking(arguments, stdin: stdin, withConnection: withConnection, environment: environment)
                 })
-            }
+            }.start()
         }
     }
 
@@ -61,18 +62,12 @@ struct CLI {
     }
 }
 
-import Synchronization
-final class Locked<T: Sendable>: Sendable {
-    private let mutex: Mutex<T>
-    init(_ value: T) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout T) -> R) -> R { mutex.withLock { body(&$0) } }
-}
 
 func lines(_ s: String) -> [String] { s.split(separator: "\n").map(String.init) }
 
 let sample = try! String(contentsOf: TestDatabase.packageRoot.appendingPathComponent("schema/examples/purchase-facts.jsonl"), encoding: .utf8)
 
-@Suite("ledger CLI")
+@Suite("ledger CLI", .timeLimit(.minutes(2)))
 struct CLITests {
     @Test func appendReadVerify() async throws {
         try await TestDatabase.withSchema("cli") { config in
@@ -222,6 +217,15 @@ struct CLITests {
         #expect(r.stderr.contains("LEDGER_DATABASE_URL"))
     }
 
+    @Test func unmigratedSchemaSaysToMigrate() async throws {
+        try await TestDatabase.withSchema("clinomigrate", migrate: false) { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let r = try await cli.run(["read"])
+            #expect(r.status == 78)
+            #expect(r.stderr.contains("run `ledger migrate`"), "\(r.stderr)")
+        }
+    }
+
     @Test func usageErrors() async throws {
         let cli = CLI(url: "unused", schema: "ledger")
         #expect(try await cli.run(["read", "--limit", "0"]).status == 64)
@@ -231,7 +235,7 @@ struct CLITests {
     }
 }
 
-@Suite("ledger read --follow")
+@Suite("ledger read --follow", .timeLimit(.minutes(2)))
 struct FollowTests {
     @Test func followPrintsEventsAppendedLater() async throws {
         try await TestDatabase.withSchema("clifollow") { config in

@@ -5,7 +5,7 @@ import LedgerPostgres
 import LedgerTesting
 import Testing
 
-@Suite("Append")
+@Suite("Append", .timeLimit(.minutes(2)))
 struct AppendTests {
     @Test func appendsAndReadsBack() async throws {
         try await TestDatabase.withSchema("append") { config in

@@ -6,7 +6,7 @@ import LedgerTesting
 import Synchronization
 import Testing
 
-@Suite("Concurrency")
+@Suite("Concurrency", .timeLimit(.minutes(2)))
 struct ConcurrencyTests {
     /// 8 writers (on two stores, i.e. two writer connections competing for the head lock, each with
     /// group commit) append to overlapping streams for several seconds while a subscriber tails the log.
@@ -127,14 +127,8 @@ struct ConcurrencyTests {
     }
 }
 
-/// A Mutex in a class, so tasks can share it.
-final class Locked<T: Sendable>: Sendable {
-    private let mutex: Mutex<T>
-    init(_ value: T) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout T) -> R) -> R { mutex.withLock { body(&$0) } }
-}
 
-@Suite("Migrations")
+@Suite("Migrations", .timeLimit(.minutes(2)))
 struct MigrationTests {
     @Test func rerunIsANoOp() async throws {
         try await TestDatabase.withSchema("rerun") { config in

@@ -5,7 +5,7 @@ import LedgerPostgres
 import LedgerTesting
 import Testing
 
-@Suite("Embedded PostgreSQL")
+@Suite("Embedded PostgreSQL", .timeLimit(.minutes(2)))
 struct EmbeddedPostgresTests {
     /// A private cluster of its own (so restarting it disturbs no other test): start, append,
     /// stop, start again, append again. The second append reconnects; nothing is lost or doubled.

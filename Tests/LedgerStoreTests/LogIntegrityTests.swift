@@ -5,7 +5,7 @@ import LedgerPostgres
 import LedgerTesting
 import Testing
 
-@Suite("Log integrity")
+@Suite("Log integrity", .timeLimit(.minutes(2)))
 struct LogIntegrityTests {
     @Test func updateDeleteAndTruncateAreRefused() async throws {
         try await TestDatabase.withSchema("appendonly") { config in
