@@ -20,48 +20,16 @@ struct CLI {
         return TestDatabase.packageRoot.appendingPathComponent(".build/debug/ledger")
     }
 
-    struct Output { var status: Int32; var stdout: String; var stderr: String }
+    typealias Output = ChildProcess.Output
 
-    /// Runs the binary on a thread of its own: waiting for a child process must never hold one of
-    /// Swift's cooperative threads (one per core) or dispatch's global queues (Foundation's process
-    /// monitor keeps some of their few threads busy).
     func run(_ arguments: [String], stdin: String? = nil, withConnection: Bool = true, environment: [String: String] = [:]) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result {
-                    try runBlocking(arguments, stdin: stdin, withConnection: withConnection, environment: environment)
-                })
-            }.start()
-        }
-    }
-
-    private func runBlocking(_ arguments: [String], stdin: String?, withConnection: Bool, environment: [String: String]) throws -> Output {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments + (withConnection ? ["--database-url", url, "--schema", schema] : [])
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "LEDGER_DATABASE_URL")
         env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read both pipes to the end before waiting (no deadlock on large outputs).
-        let errData = Locked<Data>(Data())
-        let errReader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
-        errReader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while errReader.isExecuting || !errReader.isFinished { usleep(1000) }
-        return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+        return try await ChildProcess.run(Self.binary.path, arguments + (withConnection ? ["--database-url", url, "--schema", schema] : []),
+                                          environment: env, stdin: stdin)
     }
 }
-
 
 func lines(_ s: String) -> [String] { s.split(separator: "\n").map(String.init) }
 
