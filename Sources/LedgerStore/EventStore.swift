@@ -2,6 +2,7 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 import Logging
+import Synchronization
 
 /// How to reach the log.
 public struct LedgerConfiguration: Sendable {
@@ -197,8 +198,6 @@ public struct ChainReport: Sendable, Hashable {
     public var isIntact: Bool { problem == nil }
 }
 
-import Synchronization
-
 /// A ChainVerifier fed from the connection's thread and read afterwards.
 private final class LockedVerifier: Sendable {
     private let state = Mutex(ChainVerifier())
@@ -262,7 +261,7 @@ actor AppendCoordinator {
             for r in requests { out.append(contentsOf: await run([r])) }
             return out
         } catch let error as PostgresError {
-            return requests.map { _ in .failure(Self.map(error)) }
+            return requests.map { _ in .failure(LedgerError.database(error)) }
         } catch {
             return requests.map { _ in .failure(error) }
         }
@@ -298,9 +297,5 @@ actor AppendCoordinator {
                 try? await Task.sleep(for: delay)
             }
         }
-    }
-
-    static func map(_ error: PostgresError) -> LedgerError {
-        .database(error)
     }
 }
