@@ -50,7 +50,12 @@ public struct EmbeddedPostgres: Sendable {
         if let home = ProcessInfo.processInfo.environment["LEDGER_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home)
         }
-        let local = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".ledger")
+        return defaultRoot(in: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+    }
+
+    /// `.ledger` in `directory`, or its /var/tmp stand-in when root's server user could not reach it.
+    public static func defaultRoot(in directory: URL) -> URL {
+        let local = directory.appendingPathComponent(".ledger")
         if isRoot, !othersCanTraverse(local.deletingLastPathComponent()) {
             return URL(fileURLWithPath: "/var/tmp/ledger-\(LedgerCoreDigest.short(local.path))")
         }

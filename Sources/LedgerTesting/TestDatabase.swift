@@ -23,8 +23,8 @@ public enum TestDatabase {
         let env = ProcessInfo.processInfo.environment
         if let url = env["LEDGER_TEST_DATABASE_URL"], !url.isEmpty { return url }
         if let url = env["LEDGER_DATABASE_URL"], !url.isEmpty { return url }
-        let root = packageRoot.appendingPathComponent(".ledger")
-        return try await EmbeddedPostgres(root: env["LEDGER_HOME"].map { URL(fileURLWithPath: $0) } ?? root).start()
+        let root = env["LEDGER_HOME"].map { URL(fileURLWithPath: $0) } ?? EmbeddedPostgres.defaultRoot(in: packageRoot)
+        return try await EmbeddedPostgres(root: root).start()
     }
 
     /// The folder holding Package.swift (found from this source file's path).
