@@ -95,6 +95,22 @@ struct BenchAppend: AsyncParsableCommand {
                 report("(c) batches of \(size), 1 client", ledC, rawC, "COPY")
             }
             await store.close()
+
+            // Reading the whole log back: the ledger's streamed scan (decoding every event) beside
+            // raw COPY TO of the same rows (bytes counted, nothing decoded).
+            let reader = try await EventStore.open(config)
+            let scanStart = ContinuousClock.now
+            let scanned = try await reader.scan { _ in true }
+            let scanSeconds = (ContinuousClock.now - scanStart).seconds
+            await reader.close()
+            let copyStart = ContinuousClock.now
+            let copied: Int64 = try await admin.withIsolation { conn in
+                var rows: Int64 = 0
+                try conn.copyOut("COPY (SELECT * FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT") { _ in rows += 1 }
+                return rows
+            }
+            let copySeconds = (ContinuousClock.now - copyStart).seconds
+
             let verify = try await EventStore.open(config)
             let start = ContinuousClock.now
             let chain = try await verify.verifyChain()
@@ -106,6 +122,7 @@ struct BenchAppend: AsyncParsableCommand {
             print("|---|---:|---:|---:|---:|---:|")
             for r in rows { print(r.markdown) }
             print("")
+            print("read the log: ledger scan \(scanned) events in \(String(format: "%.2f", scanSeconds)) s (\(Int(Double(scanned) / max(scanSeconds, 0.001))) events/s); raw COPY TO \(copied) rows in \(String(format: "%.2f", copySeconds)) s (\(Int(Double(copied) / max(copySeconds, 0.001))) rows/s); ratio \(String(format: "%.0f", copySeconds / max(scanSeconds, 0.001) * 100)) %")
             print("verify-chain: \(chain.verified) events in \(String(format: "%.2f", verifySeconds)) s (\(Int(Double(chain.verified) / max(verifySeconds, 0.001))) events/s), intact: \(chain.isIntact)")
             try await admin.execute("DROP SCHEMA \(quoteIdentifier(schema)) CASCADE")
             await admin.close()
