@@ -96,26 +96,29 @@ enum AppendTransaction {
             }
         }
         let streamList = Array(streams)
+        var statements = [
+            Statement("BEGIN"),
+            Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head FOR UPDATE", prepared: true),
+            Statement("SELECT clock_timestamp()", prepared: true),
+            Statement("""
+                SELECT st, (SELECT max(stream_version) FROM \(s).events WHERE stream_id = st)
+                FROM unnest($1::text[]) AS st
+                """, [.textArray(streamList)], prepared: true),
+        ]
+        if lookUpStored {
+            // One unique-index probe per id and per key, whatever the table's statistics say
+            // (a prepared OR of two ANY() can settle on a sequential scan while the table is young).
+            statements.append(Statement("""
+                SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
+                FROM unnest($1::uuid[]) AS k(id) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE event_id = k.id) AS e
+                UNION ALL
+                SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
+                FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE idempotency_key = k.key) AS e
+                """, [.uuidArray(ids), .textArray(keys)], prepared: true))
+        }
         let lookups: [QueryResult]
         do {
-            lookups = try conn.pipeline([
-                Statement("BEGIN"),
-                Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head FOR UPDATE", prepared: true),
-                Statement("SELECT clock_timestamp()", prepared: true),
-                // One unique-index probe per id and per key, whatever the table's statistics say
-                // (a prepared OR of two ANY() can settle on a sequential scan while the table is young).
-                Statement("""
-                    SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
-                    FROM unnest($1::uuid[]) AS k(id) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE event_id = k.id) AS e
-                    UNION ALL
-                    SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
-                    FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE idempotency_key = k.key) AS e
-                    """, lookUpStored ? [.uuidArray(ids), .textArray(keys)] : [.uuidArray([]), .textArray([])], prepared: true),
-                Statement("""
-                    SELECT st, (SELECT max(stream_version) FROM \(s).events WHERE stream_id = st)
-                    FROM unnest($1::text[]) AS st
-                    """, [.textArray(streamList)], prepared: true),
-            ])
+            lookups = try conn.pipeline(statements)
         } catch {
             if conn.isConnected { try? conn.execute("ROLLBACK") }
             throw error
@@ -130,7 +133,7 @@ enum AppendTransaction {
         var byId: [UUID: Stored] = [:]
         // Keys are compared as bytes, as PostgreSQL's unique index does.
         var byKey: [[UInt8]: Stored] = [:]
-        let found = lookups[3]
+        let found = lookUpStored ? lookups[4] : QueryResult()
         for r in 0..<found.count {
             let stored = Stored(
                 position: found.int64(r, 0)!, eventId: UUID(uuidString: found.string(r, 1)!)!, key: found.string(r, 2),
@@ -140,7 +143,7 @@ enum AppendTransaction {
             if let k = stored.key { byKey[Array(k.utf8)] = stored }
         }
         var versions: [String: Int64] = [:]
-        let current = lookups[4]
+        let current = lookups[3]
         for r in 0..<current.count {
             if let v = current.int64(r, 1) { versions[current.string(r, 0)!] = v }
         }

@@ -95,15 +95,6 @@ public struct EmbeddedPostgres: Sendable {
 
     // MARK: Commands
 
-    /// Runs blocking work (child processes, file locks) on a thread of its own: never on Swift's
-    /// cooperative pool (one thread per core), nor on dispatch's global queues, whose few threads
-    /// Foundation may hold for its own run loops.
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
-    }
-
     public func status() throws -> Status {
         guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) else { return .notInitialized }
         let bin = try Self.binDirectory()
@@ -116,14 +107,14 @@ public struct EmbeddedPostgres: Sendable {
     @discardableResult
     public func start(log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
         let db = self
-        try await Self.offPool { try db.startBlocking(log: log) }
+        try await ChildProcess.onOwnThread { try db.startBlocking(log: log) }
         try await createDatabaseIfMissing()
         return url
     }
 
     public func stop() async throws {
         let db = self
-        try await Self.offPool { try db.stopBlocking() }
+        try await ChildProcess.onOwnThread { try db.stopBlocking() }
     }
 
     func startBlocking(log: (String) -> Void) throws {
@@ -236,9 +227,8 @@ public struct EmbeddedPostgres: Sendable {
         }
     }
 
-    /// Runs a command (as `postgres` when we are root and `asServerUser`), capturing its output in a
-    /// file (not a pipe: a server started by pg_ctl outlives the command). Uses posix_spawn and
-    /// waitpid directly so a detached grandchild never confuses the wait.
+    /// Runs a command (as `postgres` when we are root and `asServerUser`), blocking this thread;
+    /// output is stdout followed by stderr.
     func run(_ arguments: [String], asServerUser: Bool) throws -> (status: Int32, output: String) {
         var args = arguments
         if asServerUser, Self.isRoot {
@@ -248,27 +238,8 @@ public struct EmbeddedPostgres: Sendable {
                 args = ["/bin/su", "-s", "/bin/sh", "postgres", "-c", args.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")]
             }
         }
-        let outputPath = "/tmp/ledger-cmd-\(getpid())-\(UUID().uuidString).out"
-        defer { unlink(outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o666)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArgs = args.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, args[0], &actions, nil, cArgs, environ)
-        guard rc == 0 else { throw Failure.setup("cannot run \(args[0]): \(String(cString: strerror(rc)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { throw Failure.setup("waitpid failed for \(args[0]) (errno \(errno))") }
-        }
-        let exited = (status & 0x7f) == 0
-        let code = exited ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        return (code, output)
+        let result = try ChildProcess.runBlocking(args[0], Array(args.dropFirst()))
+        return (result.status, result.stdout + result.stderr)
     }
 
     /// Holds an exclusive lock on `<root>/lock` while `body` runs (start/stop from several processes).

@@ -57,8 +57,14 @@ public final class EventStore: Sendable {
     /// Applies this build's migrations to the configured schema.
     public static func migrate(_ configuration: LedgerConfiguration, migrations: [Migration]? = nil) async throws -> Migrator.Outcome {
         let connection = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-migrate")
-        defer { Task { await connection.close() } }
-        return try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.bundled()).run(on: connection)
+        do {
+            let outcome = try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.bundled()).run(on: connection)
+            await connection.close()
+            return outcome
+        } catch {
+            await connection.close()
+            throw error
+        }
     }
 
     /// The writer connection's server process id (diagnostics, tests).
@@ -294,7 +300,10 @@ actor AppendCoordinator {
                 delay = min(delay * 2, .seconds(1))
                 do { try await connection.reconnect() } catch { continue }
             } catch let error as PostgresError where error.isRetryableTransactionFailure {
+                // Serialization failure or deadlock: nothing was written; try again, within the same deadline.
+                guard ContinuousClock.now < deadline else { throw error }
                 try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
             }
         }
     }
