@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
+        .library(name: "LedgerDomain", targets: ["LedgerDomain"]),
         .library(name: "LedgerStore", targets: ["LedgerStore"]),
         .executable(name: "ledger", targets: ["LedgerCLI"]),
     ],
@@ -32,10 +33,14 @@ let package = Package(
         ),
         // Pure ledger logic: JSON, canonical bytes, hashing, event envelopes. No database import.
         .target(name: "LedgerCore", swiftSettings: strict),
+        // Pure purchase domain: typed facts, binding, projections as folds. No database import.
+        .target(name: "LedgerDomain", dependencies: ["LedgerCore"], swiftSettings: strict),
+        // The twelve scenarios of domain.md section 8 as deterministic fact sequences with expected outcomes.
+        .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The event log over PostgreSQL: migrations, append, read, subscribe, verify, embedded server.
         .target(
             name: "LedgerStore",
-            dependencies: ["LedgerCore", "LedgerPostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LedgerCore", "LedgerDomain", "LedgerPostgres", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Migrations")],
             swiftSettings: strict
         ),
@@ -48,16 +53,17 @@ let package = Package(
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
-                "LedgerCore", "LedgerStore", "LedgerPostgres",
+                "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerStore", "LedgerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
+        .testTarget(name: "LedgerDomainTests", dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios"], swiftSettings: strict),
         .testTarget(
             name: "LedgerStoreTests",
-            dependencies: ["LedgerStore", "LedgerCore", "LedgerPostgres", "LedgerTesting"],
+            dependencies: ["LedgerStore", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres", "LedgerTesting"],
             swiftSettings: strict
         ),
         .testTarget(

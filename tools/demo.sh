@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, end to end: PostgreSQL (the private embedded cluster unless LEDGER_DATABASE_URL is
 # set), migrations, a realistic sample of purchase facts appended (twice: the second time every fact
-# is recognized as already stored), read back, and the hash chain verified.
+# is recognized as already stored), read back, the hash chain verified, the projector run, the read
+# models rebuilt and verified, and a user shown with the facts behind what they hold.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/ensure-deps.sh
@@ -23,3 +24,11 @@ step "read the global log from position 8"
 "$ledger" read --from 8 --limit 2
 step "verify the hash chain"
 "$ledger" verify-chain
+step "run the projector (read models: orders, transactions, subscriptions, entitlements, anomalies)"
+"$ledger" project
+step "rebuild every read model from the log into shadow tables and prove they equal the live ones"
+"$ledger" rebuild all --verify
+step "rebuild and swap in atomically"
+"$ledger" rebuild all
+step "show a user: entitlements, subscriptions, coin balance and the facts behind them"
+"$ledger" show user u_1001

@@ -13,5 +13,46 @@ if [ -z "${LEDGER_TEST_DATABASE_URL:-}" ] && [ -z "${LEDGER_DATABASE_URL:-}" ]; 
   export LEDGER_TEST_DATABASE_URL
 fi
 echo "== test (PostgreSQL: ${LEDGER_TEST_DATABASE_URL:-$LEDGER_DATABASE_URL})" >&2
-# Each database test has a 2-minute limit; the whole run gets 20 minutes, so a hang fails loudly.
-timeout --signal=INT --kill-after=30 1200 swift test --skip-build "$@"
+
+# Prints every thread's backtrace of the test processes under this script (the test bundle, and
+# any `ledger` it runs) to stderr. gdb first (this toolchain's lldb may lack its libpython), else lldb.
+dump_backtraces() {
+  local queue=("$$") pids=() p c exe
+  while [ ${#queue[@]} -gt 0 ]; do
+    p=${queue[0]}; queue=("${queue[@]:1}")
+    for c in $(pgrep -P "$p" || true); do pids+=("$c"); queue+=("$c"); done
+  done
+  for p in "${pids[@]}"; do
+    exe=$(readlink "/proc/$p/exe" 2>/dev/null || true)
+    case "$exe" in *.xctest|*/ledger) ;; *) continue ;; esac
+    echo "== hang: backtraces of pid $p: $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null)" >&2
+    if command -v gdb >/dev/null; then
+      timeout 180 gdb -p "$p" -batch -nx -ex "info threads" -ex "thread apply all bt" </dev/null >&2 2>&1 || true
+    elif lldb=$(command -v lldb || ls /opt/swift/usr/bin/lldb 2>/dev/null); then
+      timeout 180 "$lldb" -p "$p" --batch -o "thread backtrace all" </dev/null >&2 2>&1 || true
+    else
+      echo "(neither gdb nor lldb found)" >&2
+    fi
+  done
+  if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" != 0 ]; then
+    echo "(if attaching failed: kernel.yama.ptrace_scope only lets a non-root debugger attach to its own children)" >&2
+  fi
+}
+
+# Each database test has a 2-minute limit; the whole run gets 20 minutes, so a hang fails loudly
+# (timeout's status, 124). A watchdog dumps the test processes' threads first, after 15 minutes
+# (LEDGER_TEST_DUMP_AFTER seconds), so the log shows where a hang is.
+dump_after=${LEDGER_TEST_DUMP_AFTER:-900}
+( for ((waited = 0; waited < dump_after; waited += 5)); do sleep 5; done
+  echo "== tests still running after ${dump_after}s: dumping backtraces" >&2
+  dump_backtraces ) &
+watchdog=$!
+# swift test block-buffers its output when it is not a terminal; line-buffered, a log cut by a hang
+# ends where the tests stopped, not up to 4 KiB earlier.
+linebuffered=()
+if command -v stdbuf >/dev/null; then linebuffered=(stdbuf -oL -eL); fi
+status=0
+timeout --signal=INT --kill-after=30 1200 "${linebuffered[@]}" swift test --skip-build "$@" || status=$?
+kill "$watchdog" 2>/dev/null || true
+wait "$watchdog" 2>/dev/null || true
+exit "$status"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LedgerCore
+import LedgerDomain
 import LedgerStore
 
 struct Append: AsyncParsableCommand {
@@ -31,7 +32,7 @@ struct Append: AsyncParsableCommand {
             } else {
                 data = FileHandle.standardInput.readDataToEndOfFile()
             }
-            var validation = EventValidation(allowUnknownTypes: allowUnknownTypes)
+            var validation = FactCatalogue.validation(allowUnknownTypes: allowUnknownTypes)
             if let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], let n = Int(raw), n > 0 {
                 validation.maximumPayloadBytes = n
             }

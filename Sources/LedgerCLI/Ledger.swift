@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LedgerCore
+import LedgerDomain
 import LedgerPostgres
 import LedgerStore
 
@@ -15,10 +16,11 @@ struct Ledger: AsyncParsableCommand {
 
             Exit codes: 0 success; 1 verification found a problem; 2 conflict (version or idempotency),
             nothing written; 64 usage; 65 invalid input, nothing written; 69 database unavailable;
-            70 other database or internal error; 78 configuration (no server binaries, edited migration,
+            70 other database or internal error; 75 another projector or rebuild holds the read models
+            (try again later); 78 configuration (no server binaries, edited migration,
             schema not migrated).
             """,
-        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Bench.self]
+        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Project.self, Rebuild.self, Show.self, Sample.self, Bench.self]
     )
 }
 
@@ -30,6 +32,7 @@ enum Exit {
     static let invalidInput = ExitCode(65)
     static let unavailable = ExitCode(69)
     static let internalError = ExitCode(70)
+    static let busy = ExitCode(75)
     static let configuration = ExitCode(78)
 }
 
@@ -60,7 +63,7 @@ struct ConnectionOptions: ParsableArguments {
         return try await embedded.start(log: { Diagnostics.say("ledger: \($0)") })
     }
 
-    func configuration(validation: EventValidation = EventValidation()) async throws -> LedgerConfiguration {
+    func configuration(validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
         var validation = validation
         if let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], let n = Int(raw), n > 0 {
             validation.maximumPayloadBytes = n
@@ -95,6 +98,9 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     } catch let error as EmbeddedPostgres.Failure {
         Diagnostics.say("error: \(error)")
         throw Exit.configuration
+    } catch let error as ProjectorBusy {
+        Diagnostics.say("error: \(error)")
+        throw Exit.busy
     } catch let error as EventInputError {
         Diagnostics.say("error: \(error); nothing was written")
         throw Exit.invalidInput

@@ -33,6 +33,9 @@ public struct EventValidation: Sendable {
     public var maximumPayloadBytes: Int
     /// When false, a `type` outside ``FactCatalog/knownTypes`` is refused (catches typos).
     public var allowUnknownTypes: Bool
+    /// Checks a payload against its fact's schema (the domain module's catalogue supplies one);
+    /// returns the problem, naming the field, or nil.
+    public var payloadCheck: (@Sendable (NewEvent) -> EventInputError?)?
 
     public static let defaultMaximumPayloadBytes = 64 * 1024
 
@@ -88,6 +91,7 @@ public struct EventValidation: Sendable {
                 throw fail("metadata.\(name)", "must be 1-200 characters")
             }
         }
+        if let payloadCheck, let problem = payloadCheck(e) { throw problem }
     }
 
     static let earliest = Timestamp("2000-01-01T00:00:00Z")!

@@ -53,6 +53,9 @@ public actor ConnectionPool {
                     return try await PostgresConnection.connect(connectionString, logger: logger)
                 } catch {
                     open -= 1
+                    // The slot is free again: a waiter may try it (else it would wait for a connection
+                    // that may never come back, e.g. when every slot was opening while the server was down).
+                    if !waiters.isEmpty { waiters.removeFirst().resume(returning: nil) }
                     throw error
                 }
             }

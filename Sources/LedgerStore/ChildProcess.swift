@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,10 +23,40 @@ public enum ChildProcess {
     }
 
     /// Runs the program on a thread of its own and returns when it has exited.
-    /// `environment` nil inherits this process's environment.
+    /// `environment` nil inherits this process's environment. Cancelling the calling task kills
+    /// the program (SIGKILL), so a program that never exits cannot hang its caller past a time limit.
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                            stdin: String? = nil) async throws -> Output {
-        try await onOwnThread { try runBlocking(executable, arguments, environment: environment, stdin: stdin) }
+        let child = RunningChild()
+        return try await withTaskCancellationHandler {
+            try await onOwnThread {
+                try runBlocking(executable, arguments, environment: environment, stdin: stdin, child: child)
+            }
+        } onCancel: {
+            child.terminate()
+        }
+    }
+
+    /// The pid of a running child, shared by the thread waiting for it and a cancellation handler.
+    /// `terminate` and the end of the wait hold the same lock, so a reaped (maybe reused) pid is never signalled.
+    final class RunningChild: Sendable {
+        private let state = Mutex<(pid: pid_t?, killed: Bool)>((nil, false))
+
+        func started(_ pid: pid_t) {
+            state.withLock { s in
+                s.pid = pid
+                if s.killed { _ = kill(pid, SIGKILL) }
+            }
+        }
+
+        func reaped() { state.withLock { $0.pid = nil } }
+
+        func terminate() {
+            state.withLock { s in
+                s.killed = true
+                if let pid = s.pid { _ = kill(pid, SIGKILL) }
+            }
+        }
     }
 
     /// Runs blocking work on a new thread: never on Swift's cooperative pool (one thread per core)
@@ -39,6 +70,11 @@ public enum ChildProcess {
     /// Runs the program on the calling thread, which it blocks until the program exits.
     public static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                                    stdin: String? = nil) throws -> Output {
+        try runBlocking(executable, arguments, environment: environment, stdin: stdin, child: nil)
+    }
+
+    static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]?,
+                            stdin: String?, child: RunningChild?) throws -> Output {
         let base = "/tmp/ledger-child-\(getpid())-\(UUID().uuidString)"
         let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
         defer { unlink(inPath); unlink(outPath); unlink(errPath) }
@@ -63,7 +99,15 @@ public enum ChildProcess {
             rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         }
         guard rc == 0 else { throw SpawnError(description: "cannot run \(executable): \(String(cString: strerror(rc)))") }
+        child?.started(pid)
+        defer { child?.reaped() }
         var status: Int32 = 0
+        // WNOWAIT: wait for the exit without reaping, so the pid stays ours until `reaped()`.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 {
+            if errno != EINTR { throw SpawnError(description: "waitid failed for \(executable) (errno \(errno))") }
+        }
+        child?.reaped()
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { throw SpawnError(description: "waitpid failed for \(executable) (errno \(errno))") }
         }

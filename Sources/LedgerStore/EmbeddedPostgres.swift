@@ -245,7 +245,7 @@ public struct EmbeddedPostgres: Sendable {
     /// Holds an exclusive lock on `<root>/lock` while `body` runs (start/stop from several processes).
     private func withLock<T>(_ body: () throws -> T) throws -> T {
         let path = root.appendingPathComponent("lock").path
-        let fd = open(path, O_CREAT | O_RDWR, 0o666)
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o666) // not inherited by the server pg_ctl starts
         guard fd >= 0 else { throw Failure.setup("cannot open lock file \(path) (errno \(errno))") }
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {

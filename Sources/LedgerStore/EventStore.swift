@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerDomain
 import LedgerPostgres
 import Logging
 import Synchronization
@@ -19,7 +20,7 @@ public struct LedgerConfiguration: Sendable {
     /// How long an append keeps trying to reconnect after the server went away.
     public var reconnectTimeout: Duration
 
-    public init(connectionString: String, schema: String = "ledger", validation: EventValidation = EventValidation(),
+    public init(connectionString: String, schema: String = "ledger", validation: EventValidation = FactCatalogue.validation(),
                 readConnections: Int = 4, maximumGroupEvents: Int = 10_000, reconnectTimeout: Duration = .seconds(30)) {
         self.connectionString = connectionString
         self.schema = schema

@@ -21,10 +21,25 @@ public enum TestDatabase {
 
     private static let shared = Task<String, any Error> {
         let env = ProcessInfo.processInfo.environment
-        if let url = env["LEDGER_TEST_DATABASE_URL"], !url.isEmpty { return url }
-        if let url = env["LEDGER_DATABASE_URL"], !url.isEmpty { return url }
+        if let url = env["LEDGER_TEST_DATABASE_URL"], !url.isEmpty { return withSessionLimits(url) }
+        if let url = env["LEDGER_DATABASE_URL"], !url.isEmpty { return withSessionLimits(url) }
         let root = env["LEDGER_HOME"].map { URL(fileURLWithPath: $0) } ?? EmbeddedPostgres.defaultRoot(in: packageRoot)
-        return try await EmbeddedPostgres(root: root).start()
+        return withSessionLimits(try await EmbeddedPostgres(root: root).start())
+    }
+
+    /// Server-side limits for every test session (in this process and in the CLI children, which
+    /// get the same URL): a statement or lock wait that never ends fails its test rather than hang
+    /// the run, since a libpq call in progress cannot be cancelled. Well above any test's needs.
+    static let sessionLimits = "-c statement_timeout=90s -c lock_timeout=60s -c idle_in_transaction_session_timeout=60s"
+
+    /// `url` with ``sessionLimits`` as libpq's `options`, unless it sets `options` itself.
+    static func withSessionLimits(_ url: String) -> String {
+        if url.contains("options=") { return url }
+        if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
+            let encoded = sessionLimits.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? sessionLimits
+            return url + (url.contains("?") ? "&" : "?") + "options=" + encoded
+        }
+        return url + " options='\(sessionLimits)'"
     }
 
     /// The folder holding Package.swift (found from this source file's path).

@@ -18,16 +18,22 @@ struct ConcurrencyTests {
             let duration = Duration.seconds(4)
             let streams = (0..<6).map { "order:\($0)" }
 
-            // The tail runs until it has seen everything acknowledged once the writers stop.
-            let done = Locked<Int64?>(nil)
+            // The tail runs until it reads a last event appended once the writers stop. It stops on
+            // that event's id, known before the append: stopping on its position, published only
+            // after the append returned, raced with a tail that read the event first and then
+            // waited forever for one more.
+            let sentinel = testEvent(stream: "sentinel")
             let tail = Task { () throws -> [RecordedEvent] in
                 var seen: [RecordedEvent] = []
                 for try await event in reader.subscribe(after: 0, pageSize: 200, pollInterval: .milliseconds(200)) {
                     seen.append(event)
-                    if let target = done.withLock({ $0 }), event.position >= target, target != Int64.max { break }
+                    if event.eventId == sentinel.eventId { break }
                 }
                 return seen
             }
+            // An unstructured task is not cancelled with the test: cancel it when the test ends or
+            // is cancelled (time limit), or a failure would leave it tailing forever.
+            defer { tail.cancel() }
 
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<8 {
@@ -56,13 +62,11 @@ struct ConcurrencyTests {
                 try await group.waitForAll()
             }
             // A last event tells the tail where to stop.
-            done.withLock { $0 = Int64.max }
-            let sentinel = try await reader.append([testEvent(stream: "sentinel")])
-            done.withLock { $0 = sentinel[0].position }
-            acknowledged.withLock { $0[sentinel[0].eventId] = sentinel[0] }
+            let last = try await reader.append([sentinel])
+            acknowledged.withLock { $0[last[0].eventId] = last[0] }
             let acks = acknowledged.withLock { $0 }
             let head = try await reader.headPosition()
-            let seen = try await tail.value
+            let seen = try await withTaskCancellationHandler { try await tail.value } onCancel: { tail.cancel() }
 
             #expect(acks.count > 100, "the writers should have appended plenty (got \(acks.count))")
             // Every acknowledged event is stored exactly once, at the acknowledged position.

@@ -28,7 +28,7 @@ struct EmbeddedPostgresTests {
         let url = try await db.start()
         #expect(try db.status() == .running)
         #expect(try await db.start() == url) // starting again reuses it
-        let config = LedgerConfiguration(connectionString: url, schema: "ledger")
+        let config = LedgerConfiguration(connectionString: url, schema: "ledger", validation: EventValidation(allowUnknownTypes: true))
         _ = try await EventStore.migrate(config)
         let store = try await EventStore.open(config)
         let first = try await store.append([testEvent(stream: "order:1", type: "OrderCreated", key: "order:1:created")])
@@ -43,5 +43,19 @@ struct EmbeddedPostgresTests {
         #expect(try await store.headPosition() == 2)
         #expect(try await store.verifyChain().isIntact)
         await store.close()
+    }
+}
+
+@Suite("Child processes", .timeLimit(.minutes(1)))
+struct ChildProcessTests {
+    /// A child that never exits must not hang its caller past a time limit: cancelling kills it.
+    @Test func cancellingTheCallerKillsTheChild() async throws {
+        let started = ContinuousClock.now
+        let task = Task { try await ChildProcess.run("/bin/sleep", ["600"]) }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        let output = try await task.value
+        #expect(output.status == 128 + SIGKILL)
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 }

@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerPostgres
+import LedgerScenarios
+import LedgerStore
+
+/// `ledger bench rebuild`: fold throughput, full rebuild time and peak memory on a large generated
+/// log, each beside reading the same log with raw `COPY ... TO STDOUT` in the same run.
+struct BenchRebuild: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rebuild",
+        abstract: "Measure the pure fold, a full rebuild and its peak RSS on a generated log, beside raw COPY TO (use a release build).",
+        discussion: """
+            The log is generated (deterministic per --seed) and loaded once into --schema with COPY
+            (bench-only loader: positions, versions and hash chain as append computes them, constraints'
+            triggers off); later runs reuse it unless --reload. The rebuild runs as a child process
+            (`ledger rebuild all --json`) so its peak RSS is its own.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Option(help: "Facts in the generated log.")
+    var events: Int = 10_000_000
+
+    @Option(help: "Distinct users in the generated log.")
+    var users: Int = 200_000
+
+    @Option(help: "Generator seed.")
+    var seed: UInt64 = 42
+
+    @Option(help: "Facts folded in memory for the pure fold figure.")
+    var foldEvents: Int = 2_000_000
+
+    @Flag(help: "Drop and regenerate the benchmark log even if one of the right size exists.")
+    var reload = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            var options = connection
+            if options.schema == nil { options.schema = "bench_rebuild" }
+            let config = try await options.configuration()
+            let url = config.connectionString
+            let schema = config.schema
+            let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
+            let exists = try await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [.text(schema)]).count > 0
+            var head: Int64 = 0
+            if exists && !reload {
+                head = (try? await admin.query("SELECT last_position FROM \(quoteIdentifier(schema)).log_head").int64(0, 0)) ?? 0
+            }
+            if head != Int64(events) {
+                Diagnostics.say("bench: generating and loading \(grouped(Int64(events))) facts for \(grouped(Int64(users))) users into schema \(schema)")
+                try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(schema)) CASCADE")
+                _ = try await EventStore.migrate(config)
+                let store = try await EventStore.open(config)
+                let t0 = ContinuousClock.now
+                let bar = ProgressBar("load")
+                let total = Int64(events)
+                let gen = GeneratedEvents(count: events, users: users, seed: seed)
+                head = try await store.bulkLoadForBenchmark(gen) { bar.update($0, total) }
+                bar.finish()
+                Diagnostics.say("bench: loaded \(grouped(head)) facts in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s")
+                await store.close()
+            } else {
+                Diagnostics.say("bench: reusing the \(grouped(head))-fact log in schema \(schema) (--reload to regenerate)")
+            }
+            try await admin.execute("VACUUM ANALYZE \(quoteIdentifier(schema)).events")
+
+            // Baseline: raw COPY TO of the same rows the rebuild reads, bytes counted, nothing decoded.
+            let copySeconds = try await Self.copyOut(admin, schema)
+            await admin.close()
+
+            // Pure fold: typed facts already in memory, folded.
+            var facts: [(Fact, FactContext)] = []
+            facts.reserveCapacity(foldEvents)
+            for (i, (fact, at)) in HistoryGenerator(users: users, seed: seed).prefix(foldEvents).enumerated() {
+                facts.append((fact, FactContext(position: Int64(i + 1), occurredAt: at)))
+            }
+            var fold = Projections()
+            let f0 = ContinuousClock.now
+            for (fact, ctx) in facts { fold.apply(fact, ctx) }
+            let foldSeconds = (ContinuousClock.now - f0).seconds
+            let foldRate = Double(facts.count) / foldSeconds
+            facts = []
+
+            // Full rebuild in a child process.
+            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            let r0 = ContinuousClock.now
+            let child = try await ChildProcess.run(exe, ["rebuild", "all", "--json", "--database-url", url, "--schema", schema])
+            let rebuildWall = (ContinuousClock.now - r0).seconds
+            guard child.status == 0, let report = try? JSONValue.parse(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw ValidationError("the rebuild failed (exit \(child.status)): \(child.stderr)")
+            }
+            let peak = report["peakRSSBytes"]?.intValue ?? 0
+            let foldMs = report["foldMilliseconds"]?.intValue ?? 0
+            let writeMs = report["writeMilliseconds"]?.intValue ?? 0
+            let copyRate = Double(head) / copySeconds
+
+            print("ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
+            print(renderTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
+                ["pure fold (\(grouped(Int64(fold.position))) typed facts in memory)", "\(grouped(Int64(foldRate))) ev/s",
+                 "\(grouped(Int64(copyRate))) rows/s", String(format: "%.2fx", foldRate / copyRate)],
+                ["full rebuild, all read models (wall, child process)", String(format: "%.1f s = %@ ev/s", rebuildWall, grouped(Int64(Double(head) / rebuildWall))),
+                 String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(copyRate))), String(format: "%.2fx the time", rebuildWall / copySeconds)],
+                ["  of which read + decode + fold", String(format: "%.1f s", Double(foldMs) / 1000), "", String(format: "%.2fx the time", Double(foldMs) / 1000 / copySeconds)],
+                ["  of which write shadow tables + swap", String(format: "%.1f s", Double(writeMs) / 1000), "", ""],
+                ["peak RSS of the rebuild", "\(peak / 1_048_576) MiB", "", ""],
+            ]), terminator: "")
+        }
+    }
+
+    static func copyOut(_ conn: PostgresConnection, _ schema: String) async throws -> Double {
+        let t0 = ContinuousClock.now
+        try await conn.withIsolation { conn in
+            var rows = 0
+            try conn.copyOut("COPY (SELECT position, event_id, stream_id, stream_version, event_type, schema_version, payload::text, metadata::text, occurred_at, recorded_at, idempotency_key, hash FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT") { _ in rows += 1 }
+        }
+        return (ContinuousClock.now - t0).seconds
+    }
+}
+
+/// The generator's facts as events to append, with deterministic ids.
+struct GeneratedEvents: Sequence, Sendable {
+    let count: Int
+    let users: Int
+    let seed: UInt64
+
+    func makeIterator() -> AnyIterator<NewEvent> {
+        var gen = HistoryGenerator(users: users, seed: seed)
+        var i = 0
+        return AnyIterator {
+            guard i < count, let (fact, at) = gen.next() else { return nil }
+            i += 1
+            var b = [UInt8](repeating: 0, count: 16)
+            var v = UInt64(i) ^ (seed << 40)
+            for k in 0..<8 { b[15 - k] = UInt8(truncatingIfNeeded: v); v >>= 8 }
+            b[6] = 0x40; b[8] = 0x80 | (b[8] & 0x3F)
+            let id = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: "bench"))
+        }
+    }
+}

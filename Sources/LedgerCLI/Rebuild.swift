@@ -1,0 +1,221 @@
+import ArgumentParser
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerStore
+import Synchronization
+
+/// A progress bar on stderr: events done, events/s and ETA. Silent when stderr is not a terminal.
+final class ProgressBar: Sendable {
+    let label: String
+    let enabled: Bool
+    let start = ContinuousClock.now
+    let last = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(_ label: String, enabled: Bool = Diagnostics.isTerminal) {
+        self.label = label
+        self.enabled = enabled
+    }
+
+    func update(_ done: Int64, _ total: Int64) {
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        let due = last.withLock { l -> Bool in
+            if let l, now - l < .milliseconds(200), done < total { return false }
+            l = now
+            return true
+        }
+        guard due else { return }
+        let elapsed = max((now - start).seconds, 0.001)
+        let rate = Double(done) / elapsed
+        let fraction = total > 0 ? min(1, Double(done) / Double(total)) : 1
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let eta = rate > 0 ? Double(total - done) / rate : 0
+        let line = String(format: "\r%@ [%@] %3.0f%% %@/%@ events  %@ ev/s  ETA %.0fs ",
+                          label, bar, fraction * 100, grouped(done), grouped(total), grouped(Int64(rate)), eta)
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+func grouped(_ n: Int64) -> String {
+    let s = String(n.magnitude)
+    var out = ""
+    for (i, c) in s.enumerated() {
+        if i > 0 && (s.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return (n < 0 ? "-" : "") + out
+}
+
+struct Project: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the projector: apply new facts to the read models (orders, transactions, subscriptions, entitlements, anomalies).",
+        discussion: """
+            Each batch of changed rows is committed with the projector's checkpoint in one transaction, so a
+            projector that stops (or crashes) resumes exactly where the tables are. Only one projector (or
+            rebuild) runs per ledger: a second one exits 75.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Flag(name: .shortAndLong, help: "Keep applying facts as they are appended (polls every 250 ms) until interrupted.")
+    var follow = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let store = try await EventStore.open(try await connection.configuration())
+            let bar = ProgressBar("restore")
+            let projector: Projector
+            do {
+                projector = try await Projector.start(store, progress: bar.update)
+            } catch {
+                await store.close()
+                throw error
+            }
+            bar.finish()
+            do {
+                let n = try await projector.catchUp()
+                Diagnostics.say("ledger: projector applied \(grouped(n)) events; read models at position \(await projector.position)")
+                if follow {
+                    Diagnostics.say("ledger: following the log (Ctrl-C to stop)")
+                    try await projector.follow { n, p in Diagnostics.say("ledger: applied \(n) events; at position \(p)") }
+                }
+            } catch {
+                await projector.close()
+                await store.close()
+                throw error
+            }
+            await projector.close()
+            await store.close()
+        }
+    }
+}
+
+struct Rebuild: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rebuild read models from the log into shadow tables, then swap them in atomically.",
+        discussion: """
+            NAME is one of: \(ReadModel.allCases.map(\.rawValue).joined(separator: ", ")), or all (the default).
+            The live tables keep serving until the swap. With --verify nothing is swapped: the rebuilt tables are
+            compared with the live ones (per-table checksum and the differing rows) and the exit code is 1 when
+            they differ. Progress goes to stderr when it is a terminal; the report goes to stdout.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Argument(help: "The read model to rebuild, or all.")
+    var name: String = "all"
+
+    @Option(name: .customLong("to-position"), help: "Rebuild as of this log position (inclusive).")
+    var toPosition: Int64?
+
+    @Option(name: .customLong("as-of"), help: "Rebuild as the log stood at this time (RFC 3339, by the database clock recordedAt).")
+    var asOf: String?
+
+    @Flag(help: "Compare the rebuilt tables with the live ones instead of swapping; exit 1 on a difference.")
+    var verify = false
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    func validate() throws {
+        if name != "all" && ReadModel(rawValue: name) == nil {
+            throw ValidationError("unknown read model '\(name)'; expected one of: all, \(ReadModel.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if toPosition != nil && asOf != nil { throw ValidationError("give --to-position or --as-of, not both") }
+        if let toPosition, toPosition < 0 { throw ValidationError("--to-position must be >= 0") }
+        if let asOf, Timestamp(asOf) == nil { throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z") }
+    }
+
+    func run() async throws {
+        var differs = false
+        try await runReportingErrors {
+            let store = try await EventStore.open(try await connection.configuration())
+            do {
+                var through = toPosition
+                if let asOf, let t = Timestamp(asOf) { through = try await store.position(asOf: t) }
+                let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]
+                let bar = ProgressBar("rebuild")
+                let report = try await store.rebuild(RebuildOptions(models: models, through: through, verify: verify), progress: bar.update)
+                bar.finish()
+                print(json ? Self.json(report) : Self.table(report), terminator: "")
+                differs = report.hasDifferences
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+        }
+        if differs { throw Exit.verificationFailed }
+    }
+
+    static func table(_ r: RebuildReport) -> String {
+        let rate = r.foldSeconds > 0 ? Double(r.events) / r.foldSeconds : 0
+        var s = "rebuilt as of position \(grouped(r.position)): folded \(grouped(r.events)) events in \(String(format: "%.2f", r.foldSeconds)) s (\(grouped(Int64(rate))) ev/s), wrote in \(String(format: "%.2f", r.writeSeconds)) s\n"
+        let header = ["table", "rows", "checksum"] + (r.swapped ? [] : ["live rows", "live checksum", "result"])
+        var rows: [[String]] = []
+        for t in r.tables {
+            var row = [t.table, grouped(t.rows), t.checksum]
+            if !r.swapped {
+                row += [t.liveRows.map(grouped) ?? "-", t.liveChecksum ?? "-", t.matches ? "same" : "DIFFERS (\(t.differingRows) rows)"]
+            }
+            rows.append(row)
+        }
+        s += renderTable(header, rows)
+        if r.swapped {
+            s += "swapped in; checkpoints set to \(grouped(r.position))\n"
+        } else {
+            for t in r.tables where !t.matches {
+                s += "\n\(t.table): \(t.differingRows) rows differ\n"
+                for d in t.differences { s += "  \(d)\n" }
+            }
+            s += r.hasDifferences ? "verify: the rebuilt read models DIFFER from the live ones (nothing swapped)\n"
+                                  : "verify: the rebuilt read models equal the live ones (nothing swapped)\n"
+        }
+        return s
+    }
+
+    static func json(_ r: RebuildReport) -> String {
+        let tables: [JSONValue] = r.tables.map { t in
+            var m: [(String, JSONValue)] = [("table", .string(t.table)), ("rows", .int(t.rows)), ("checksum", .string(t.checksum))]
+            if let l = t.liveRows { m.append(("liveRows", .int(l))) }
+            if let c = t.liveChecksum { m.append(("liveChecksum", .string(c))) }
+            if !r.swapped {
+                m.append(("matches", .bool(t.matches)))
+                m.append(("differingRows", .int(t.differingRows)))
+                m.append(("differences", .array(t.differences.map { .string($0) })))
+            }
+            return .makeObject(m)
+        }
+        return JSONValue.makeObject([
+            ("position", .int(r.position)), ("events", .int(r.events)), ("swapped", .bool(r.swapped)),
+            ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))), ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
+            ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)), ("peakRSSBytes", .int(peakRSSBytes())),
+        ]).compactText + "\n"
+    }
+}
+
+/// The process's peak resident set size (VmHWM), in bytes; 0 where /proc is missing.
+func peakRSSBytes() -> Int64 {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+    let kb = line.split(separator: " ").compactMap { Int64($0) }.first ?? 0
+    return kb * 1024
+}
+
+/// A plain text table with aligned columns.
+func renderTable(_ header: [String], _ rows: [[String]]) -> String {
+    var widths = header.map(\.count)
+    for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
+    func line(_ cells: [String]) -> String {
+        cells.enumerated().map { i, c in c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+    }
+    return line(header) + line(widths.map { String(repeating: "-", count: $0) }) + rows.map(line).joined()
+}

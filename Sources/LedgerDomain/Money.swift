@@ -1,0 +1,84 @@
+import LedgerCore
+
+/// An ISO 4217 currency with its minor-unit exponent.
+public struct Currency: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let code: String
+    /// Digits after the decimal point: 2 for CNY and USD, 0 for JPY and KRW, 3 for KWD.
+    public let exponent: Int
+
+    public init?(_ code: String) {
+        guard let e = Currency.exponents[code] else { return nil }
+        self.code = code
+        self.exponent = e
+    }
+
+    public var description: String { code }
+    public static func < (a: Currency, b: Currency) -> Bool { a.code < b.code }
+
+    /// Active ISO 4217 codes and their minor units (the ISO table, list one).
+    public static let exponents: [String: Int] = {
+        var table: [String: Int] = [:]
+        let two = """
+        AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF CHF \
+        CNY COP CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF \
+        IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR \
+        MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD \
+        SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD UYU UZS VES WST XCD YER ZAR \
+        ZMW ZWG
+        """
+        for c in two.split(separator: " ") { table[String(c)] = 2 }
+        for c in "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(separator: " ") { table[String(c)] = 0 }
+        for c in "BHD IQD JOD KWD LYD OMR TND".split(separator: " ") { table[String(c)] = 3 }
+        for c in "CLF UYW".split(separator: " ") { table[String(c)] = 4 }
+        return table
+    }()
+}
+
+/// An amount of money: integer minor units plus currency. Never a floating-point number.
+public struct Money: Hashable, Sendable, CustomStringConvertible {
+    public var minorUnits: Int64
+    public var currency: Currency
+
+    public init(minorUnits: Int64, currency: Currency) {
+        self.minorUnits = minorUnits
+        self.currency = currency
+    }
+
+    /// Converts an Apple price in milliunits (thousandths of the major unit) exactly, or returns nil
+    /// when it is not a whole number of minor units (e.g. 1234 milliunits of JPY).
+    public init?(milliunits: Int64, currency: Currency) {
+        guard currency.exponent <= 3 else {
+            let (v, o) = milliunits.multipliedReportingOverflow(by: Money.pow10(currency.exponent - 3))
+            guard !o else { return nil }
+            self.init(minorUnits: v, currency: currency)
+            return
+        }
+        let divisor = Money.pow10(3 - currency.exponent)
+        guard milliunits % divisor == 0 else { return nil }
+        self.init(minorUnits: milliunits / divisor, currency: currency)
+    }
+
+    /// The amount in milliunits, as Apple reports it.
+    public var milliunits: Int64? {
+        if currency.exponent <= 3 {
+            let (v, o) = minorUnits.multipliedReportingOverflow(by: Money.pow10(3 - currency.exponent))
+            return o ? nil : v
+        }
+        let d = Money.pow10(currency.exponent - 3)
+        return minorUnits % d == 0 ? minorUnits / d : nil
+    }
+
+    static func pow10(_ n: Int) -> Int64 { (0..<n).reduce(1) { r, _ in r * 10 } }
+
+    /// `18.00 CNY`, `600 JPY`, `-1.250 KWD`: exact decimal text.
+    public var description: String {
+        let e = currency.exponent
+        guard e > 0 else { return "\(minorUnits) \(currency.code)" }
+        let sign = minorUnits < 0 ? "-" : ""
+        let m = minorUnits.magnitude
+        let d = UInt64(Money.pow10(e))
+        var frac = String(m % d)
+        while frac.count < e { frac = "0" + frac }
+        return "\(sign)\(m / d).\(frac) \(currency.code)"
+    }
+}

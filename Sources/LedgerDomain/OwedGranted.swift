@@ -1,0 +1,74 @@
+import LedgerCore
+
+/// For one store transaction: what the rules say the user is owed and what fulfilment granted.
+public struct OwedGranted: Hashable, Sendable {
+    public enum Status: String, Sendable, Hashable, CaseIterable {
+        case ok, missing, excess
+        /// Verified, but no product definition maps its product to an entitlement.
+        case unknownProduct = "unknown-product"
+    }
+
+    public var transactionId: String
+    public var channel: Channel?
+    public var userId: String?
+    public var orderId: String?
+    public var productId: String?
+    /// What one unit of the product gives, by the catalogue in force at the purchase.
+    public var entitlement: Entitlement?
+    /// `coins`, `feature:no_ads` or `days:vip`.
+    public var unit: String?
+    public var owedUnits: Int64
+    public var grantedUnits: Int64
+    public var revokedUnits: Int64
+    public var status: Status
+
+    public var netUnits: Int64 { grantedUnits - revokedUnits }
+}
+
+extension Entitlement {
+    /// What a grant or an owed entitlement is counted in, and how many of them.
+    public func units(quantity: Int64) -> (unit: String, count: Int64) {
+        switch self {
+        case .coins(let n): return ("coins", n * quantity)
+        case .feature(let f): return ("feature:\(f)", quantity)
+        case .subscription(let e, _, let d, _): return ("days:\(e)", d * quantity)
+        case .period(let e, let d): return ("days:\(e)", d * quantity)
+        }
+    }
+}
+
+extension Projections {
+    /// Owed versus granted for one transaction.
+    public func owedGranted(_ t: TransactionView) -> OwedGranted {
+        let def = t.productId.flatMap { product(t.channel, $0, at: t.purchaseDate) }
+        var owedQuantity: Int64 = t.verified ? t.quantity : 0
+        if t.refundState == .refunded, let refunded = t.refundedAmount {
+            if let price = t.price, price.minorUnits > 0, refunded.minorUnits < price.minorUnits {
+                // A partial refund takes back whole units, rounded up.
+                let back = (refunded.minorUnits * t.quantity + price.minorUnits - 1) / price.minorUnits
+                owedQuantity = max(0, owedQuantity - back)
+            } else {
+                owedQuantity = 0
+            }
+        }
+        let owed = def.map { $0.entitlement.units(quantity: owedQuantity) }
+        var granted: Int64 = 0, revoked: Int64 = 0
+        var unit = owed?.unit
+        for g in t.grants {
+            let u = g.entitlement.units(quantity: g.quantity)
+            if unit == nil { unit = u.unit }
+            granted += u.count
+            if g.revokedAt != nil { revoked += u.count }
+        }
+        let owedUnits = owed?.count ?? 0
+        let net = granted - revoked
+        let status: OwedGranted.Status
+        if t.verified && def == nil { status = .unknownProduct }
+        else if net < owedUnits { status = .missing }
+        else if net > owedUnits { status = .excess }
+        else { status = .ok }
+        return OwedGranted(transactionId: t.transactionId, channel: t.channel, userId: t.userId, orderId: t.orderId,
+                           productId: t.productId, entitlement: def?.entitlement, unit: unit, owedUnits: owedUnits,
+                           grantedUnits: granted, revokedUnits: revoked, status: status)
+    }
+}

@@ -1,0 +1,288 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerPostgres
+import Logging
+import Synchronization
+
+/// The fold state shared with the scan callback (which runs on the connection's own thread).
+final class FoldBox: Sendable {
+    let state: Mutex<Projections>
+    init(_ p: Projections) { state = Mutex(p) }
+
+    /// Decodes and applies one stored event; an undecodable one becomes an anomaly.
+    func apply(_ event: RecordedEvent) {
+        let ctx = FactContext(position: event.position, occurredAt: event.occurredAt)
+        do throws(FactError) {
+            let fact = try FactCatalogue.decode(event)
+            state.withLock { $0.apply(fact, ctx) }
+        } catch {
+            state.withLock { $0.skip(ctx, type: event.type, reason: error.description) }
+        }
+    }
+
+    var value: Projections { state.withLock { $0 } }
+}
+
+/// Progress of a long fold: events done out of the total, for a progress bar.
+public typealias FoldProgress = @Sendable (_ done: Int64, _ total: Int64) -> Void
+
+/// Why a projector or rebuild could not start.
+public struct ProjectorBusy: Error, CustomStringConvertible {
+    public var holderPID: Int32?
+    public var description: String {
+        "another projector or rebuild is running on this ledger" + (holderPID.map { " (PostgreSQL backend pid \($0))" } ?? "")
+            + "; only one may write the read models at a time. Stop it, or wait for it to finish."
+    }
+}
+
+extension EventStore {
+    /// The advisory lock that lets one projector (or rebuild) write the read models.
+    var projectorLockKey: String { "ledger-projector:" + configuration.schema }
+
+    func takeProjectorLock(_ conn: PostgresConnection) async throws {
+        let got = try await conn.query("SELECT pg_try_advisory_lock(hashtext($1))", [.text(projectorLockKey)])
+        if got.bool(0, 0) != true {
+            let holder = try? await conn.query("""
+                SELECT l.pid FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+                  AND l.objid = (hashtext($1)::bigint & 4294967295)::oid LIMIT 1
+                """, [.text(projectorLockKey)])
+            throw ProjectorBusy(holderPID: holder.flatMap { $0.count > 0 ? $0.int64(0, 0).map(Int32.init) : nil })
+        }
+    }
+
+    /// The position of the last event recorded at or before `time` (the log as it stood then).
+    public func position(asOf time: Timestamp) async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query("SELECT coalesce(max(position), 0) FROM \(s).events WHERE recorded_at <= $1",
+                                 [.timestamptz(microsecondsSince1970: time.microseconds)])
+        }
+        return r.int64(0, 0) ?? 0
+    }
+
+    /// Folds the log after `state`'s position through `through` (streamed, bounded memory).
+    public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil) async throws -> Projections {
+        let box = FoldBox(initial)
+        let start = initial.position
+        let total = through - start
+        guard total > 0 else { return initial }
+        let counter = Atomic<Int64>(0)
+        try await scan(after: start, through: through) { event in
+            box.apply(event)
+            let n = counter.add(1, ordering: .relaxed).newValue
+            if n & 0x3FFF == 0 { progress?(n, total) }
+            return true
+        }
+        progress?(counter.load(ordering: .relaxed), total)
+        return box.value
+    }
+
+    /// The checkpoint of each read model (0 when it never ran).
+    public func checkpoints() async throws -> [ReadModel: Int64] {
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query("SELECT projection, position FROM \(s).projection_checkpoints")
+        }
+        var out: [ReadModel: Int64] = [:]
+        for m in ReadModel.allCases { out[m] = 0 }
+        for i in 0..<r.count {
+            if let name = r.string(i, 0), let m = ReadModel(rawValue: name) { out[m] = r.int64(i, 1) ?? 0 }
+        }
+        return out
+    }
+}
+
+/// Keeps the read models current: folds the log and writes each batch's changed rows together with
+/// the checkpoint in one transaction, so after a crash it resumes exactly where the tables are.
+/// One instance per ledger (advisory lock).
+public actor Projector {
+    let store: EventStore
+    let connection: PostgresConnection
+    let logger: Logger
+    var state: Projections
+    var checkpoints: [ReadModel: Int64] = [:]
+    var anomaliesWritten = 0
+    public private(set) var position: Int64 = 0
+
+    /// Takes the projector lock (failing with ``ProjectorBusy`` if another holds it) and restores
+    /// the fold state up to the oldest checkpoint.
+    public static func start(_ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil) async throws -> Projector {
+        let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
+        do {
+            try await store.takeProjectorLock(conn)
+            let cps = try await store.checkpoints()
+            let low = cps.values.min() ?? 0
+            var state = try await store.fold(through: low, progress: progress)
+            state.tracksChanges = true
+            return Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps)
+        } catch {
+            await conn.close()
+            throw error
+        }
+    }
+
+    init(store: EventStore, connection: PostgresConnection, logger: Logger, state: Projections, checkpoints: [ReadModel: Int64]) {
+        self.store = store
+        self.connection = connection
+        self.logger = logger
+        self.state = state
+        self.checkpoints = checkpoints
+        self.position = state.position
+        let low = checkpoints.values.min() ?? 0
+        self.anomaliesWritten = state.anomalies.count
+        _ = low
+    }
+
+    public func close() async {
+        await connection.close()
+    }
+
+    /// Applies every event appended so far; returns how many were applied.
+    @discardableResult
+    public func catchUp(batchSize: Int = 5000) async throws -> Int64 {
+        var applied: Int64 = 0
+        while true {
+            // While some read models are ahead of others (after a partial rebuild), go one event
+            // at a time up to the highest checkpoint so that no model is written twice for a fact.
+            let high = checkpoints.values.max() ?? 0
+            let limit = position < high ? 1 : batchSize
+            let page = try await store.readAll(after: position, limit: limit)
+            if page.isEmpty { return applied }
+            for event in page {
+                let ctx = FactContext(position: event.position, occurredAt: event.occurredAt)
+                do throws(FactError) {
+                    state.apply(try FactCatalogue.decode(event), ctx)
+                } catch {
+                    state.skip(ctx, type: event.type, reason: error.description)
+                }
+            }
+            let upto = page.last!.position
+            try await flush(upto: upto)
+            position = upto
+            applied += Int64(page.count)
+        }
+    }
+
+    /// Catches up, then keeps tailing until the task is cancelled.
+    public func follow(pollInterval: Duration = .milliseconds(250), onBatch: @Sendable (Int64, Int64) -> Void = { _, _ in }) async throws {
+        while !Task.isCancelled {
+            let n = try await catchUp()
+            if n > 0 { onBatch(n, position) }
+            try await Task.sleep(for: pollInterval)
+        }
+    }
+
+    func flush(upto: Int64) async throws {
+        let changes = state.takeChanges()
+        let behind = ReadModel.allCases.filter { (checkpoints[$0] ?? 0) < upto }
+        if behind.isEmpty { return }
+        let snapshot = state
+        let schema = quoteIdentifier(store.configuration.schema)
+        let newAnomalies = Array(snapshot.anomalies[min(anomaliesWritten, snapshot.anomalies.count)...])
+        try await connection.withIsolation { conn in
+            try conn.transaction { conn in
+                for model in behind {
+                    try ReadModelWriter.write(model, changes: changes, newAnomalies: newAnomalies, from: snapshot, schema: schema, on: conn)
+                    _ = try conn.query("""
+                        INSERT INTO \(schema).projection_checkpoints (projection, position) VALUES ($1, $2)
+                        ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = clock_timestamp()
+                        """, [.text(model.rawValue), .int8(upto)], prepared: true)
+                }
+            }
+        }
+        anomaliesWritten = snapshot.anomalies.count
+        for m in behind { checkpoints[m] = upto }
+    }
+}
+
+/// Turns views into rows and writes them.
+enum ReadModelWriter {
+    /// Replaces the rows of the changed keys (delete, then COPY).
+    static func write(_ model: ReadModel, changes: Projections.Changes, newAnomalies: [Anomaly], from p: Projections,
+                      schema: String, on conn: isolated PostgresConnection) throws {
+        var w = RowWriter()
+        switch model {
+        case .orders:
+            let keys = changes.orders.sorted()
+            guard !keys.isEmpty else { return }
+            _ = try conn.query("DELETE FROM \(schema).rm_orders WHERE order_id = ANY($1)", [.textArray(keys)])
+            for k in keys { if let o = p.orders[k] { p.orderRow(o, into: &w) } }
+            try conn.copyIn("COPY \(schema).rm_orders FROM STDIN", chunks: [w.out])
+        case .transactions:
+            var keys = changes.transactions
+            if changes.products { keys.formUnion(p.transactions.keys) }
+            guard !keys.isEmpty else { return }
+            let sorted = keys.sorted()
+            _ = try conn.query("DELETE FROM \(schema).rm_transactions WHERE transaction_id = ANY($1)", [.textArray(sorted)])
+            for k in sorted { if let t = p.transactions[k] { p.transactionRow(t, into: &w) } }
+            try conn.copyIn("COPY \(schema).rm_transactions FROM STDIN", chunks: [w.out])
+        case .subscriptions:
+            // A binding changes the user of a subscription's renewals: rewrite subscriptions whose
+            // transactions changed too.
+            var keys = changes.subscriptions
+            for id in changes.transactions {
+                if let t = p.transactions[id], let orig = t.originalTransactionId, let c = t.channel { keys.insert("\(c.rawValue):\(orig)") }
+            }
+            keys = keys.filter { p.subscriptions[$0] != nil }
+            guard !keys.isEmpty else { return }
+            let sorted = keys.sorted()
+            _ = try conn.query("DELETE FROM \(schema).rm_subscriptions WHERE subscription_id = ANY($1)", [.textArray(sorted)])
+            for k in sorted { if let s = p.subscriptions[k] { p.subscriptionRow(s, into: &w) } }
+            try conn.copyIn("COPY \(schema).rm_subscriptions FROM STDIN", chunks: [w.out])
+        case .entitlements:
+            let keys = changes.users.sorted()
+            guard !keys.isEmpty else { return }
+            _ = try conn.query("DELETE FROM \(schema).rm_users WHERE user_id = ANY($1)", [.textArray(keys)])
+            _ = try conn.query("DELETE FROM \(schema).rm_entitlement_periods WHERE user_id = ANY($1)", [.textArray(keys)])
+            var periods = RowWriter()
+            for k in keys {
+                if let u = p.users[k] { p.userRow(u, into: &w); p.periodRows(u, into: &periods) }
+            }
+            try conn.copyIn("COPY \(schema).rm_users FROM STDIN", chunks: [w.out])
+            try conn.copyIn("COPY \(schema).rm_entitlement_periods FROM STDIN", chunks: [periods.out])
+        case .anomalies:
+            guard !newAnomalies.isEmpty else { return }
+            for a in newAnomalies { Projections.anomalyRow(a, into: &w) }
+            try conn.copyIn("COPY \(schema).rm_anomalies FROM STDIN", chunks: [w.out])
+        }
+    }
+
+    /// Every row of `table` for a full rebuild, in chunks of about 1 MiB.
+    static func allRows(_ table: String, of p: Projections) -> [[UInt8]] {
+        var chunks: [[UInt8]] = []
+        var w = RowWriter()
+        func cut() { if w.out.count > 1 << 20 { chunks.append(w.out); w.out.removeAll(keepingCapacity: true) } }
+        switch table {
+        case "rm_orders": for o in p.orders.values { p.orderRow(o, into: &w); cut() }
+        case "rm_transactions": for t in p.transactions.values { p.transactionRow(t, into: &w); cut() }
+        case "rm_subscriptions": for s in p.subscriptions.values { p.subscriptionRow(s, into: &w); cut() }
+        case "rm_users": for u in p.users.values { p.userRow(u, into: &w); cut() }
+        case "rm_entitlement_periods": for u in p.users.values { p.periodRows(u, into: &w); cut() }
+        case "rm_anomalies": for a in p.anomalies { Projections.anomalyRow(a, into: &w); cut() }
+        default: break
+        }
+        if !w.out.isEmpty { chunks.append(w.out) }
+        return chunks
+    }
+}
+
+extension EventStore {
+    /// Runs a read-only query on a pooled connection (`$schema` in `sql` is replaced by the quoted
+    /// ledger schema). For the read models; the log itself is read with `readAll`/`scan`.
+    public func queryReadModels(_ sql: String, _ parameters: [PostgresValue] = []) async throws -> QueryResult {
+        let text = sql.replacingOccurrences(of: "$schema", with: quoteIdentifier(configuration.schema))
+        return try await pool.withConnection { conn in try await conn.query(text, parameters) }
+    }
+
+    /// The events at these positions, in position order.
+    public func events(at positions: [Int64]) async throws -> [RecordedEvent] {
+        guard !positions.isEmpty else { return [] }
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query("SELECT \(EventRows.columns) FROM \(s).events WHERE position = ANY($1) ORDER BY position",
+                                 [.int8Array(positions)])
+        }
+        return try EventRows.decode(r)
+    }
+}
