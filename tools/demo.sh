@@ -24,11 +24,16 @@ step "read the global log from position 8"
 "$ledger" read --from 8 --limit 2
 step "verify the hash chain"
 "$ledger" verify-chain
+step "append the twelve scenarios of domain.md section 8 (ledger sample | ledger append), then their re-deliveries"
+"$ledger" sample | "$ledger" append > /dev/null
+"$ledger" sample --redeliveries | "$ledger" append > /dev/null
 step "run the projector (read models: orders, transactions, subscriptions, entitlements, anomalies)"
 "$ledger" project
 step "rebuild every read model from the log into shadow tables and prove they equal the live ones"
 "$ledger" rebuild all --verify
 step "rebuild and swap in atomically"
 "$ledger" rebuild all
-step "show a user: entitlements, subscriptions, coin balance and the facts behind them"
+step "show a user: coin balance and the facts behind it"
 "$ledger" show user u_1001
+step "show the user of scenario 8: a VIP month that renews and a VIP quarter, stacked (seed 004, 4.4)"
+"$ledger" show user u08-ivan

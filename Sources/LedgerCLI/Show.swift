@@ -107,7 +107,7 @@ struct Show: AsyncParsableCommand {
                 out += "\(name) \(id)\n"
                 let width = r.columns.map(\.count).max() ?? 0
                 for (i, c) in r.columns.enumerated() where c != "positions" && r.count > 0 {
-                    let value = r.rows[0][i].map { $0 == "t" ? "yes" : $0 == "f" ? "no" : $0 } ?? "-"
+                    let value = r.rows[0][i].map(Self.cell) ?? "-"
                     out += "  " + c.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value + "\n"
                 }
                 out += "\n"
@@ -131,6 +131,17 @@ struct Show: AsyncParsableCommand {
         "orders": ["order_id", "product_id", "amount", "currency", "status", "binding_method", "product_mismatch"],
         "transactions": ["transaction_id", "product_id", "unit", "owed_units", "granted_units", "revoked_units", "owed_status", "refund_state"],
     ]
+
+    /// A column as PostgreSQL prints it, made readable: booleans as yes/no, arrays as a list.
+    static func cell(_ raw: String) -> String {
+        if raw == "t" { return "yes" }
+        if raw == "f" { return "no" }
+        if raw == "{}" { return "-" }
+        if raw.hasPrefix("{") && raw.hasSuffix("}") {
+            return raw.dropFirst().dropLast().split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }.joined(separator: ", ")
+        }
+        return raw
+    }
 
     static func text(_ v: JSONValue) -> String {
         switch v {

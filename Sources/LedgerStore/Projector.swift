@@ -129,9 +129,8 @@ public actor Projector {
         self.state = state
         self.checkpoints = checkpoints
         self.position = state.position
-        let low = checkpoints.values.min() ?? 0
+        // Anomalies up to the oldest checkpoint are in the table already.
         self.anomaliesWritten = state.anomalies.count
-        _ = low
     }
 
     public func close() async {
