@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "LedgerCore", swiftSettings: strict),
         // Pure purchase domain: typed facts, binding, projections as folds. No database import.
         .target(name: "LedgerDomain", dependencies: ["LedgerCore"], swiftSettings: strict),
+        // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
+        .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The twelve scenarios of domain.md section 8 as deterministic fact sequences with expected outcomes.
         .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The event log over PostgreSQL: migrations, append, read, subscribe, verify, embedded server.
@@ -53,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
-                "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerStore", "LedgerPostgres",
+                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerStore", "LedgerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the project needs when it is missing: PostgreSQL's server and client library
-# (libpq-dev), pkg-config. Works as root (CI) and as a normal user with sudo.
+# (libpq-dev), pkg-config; with the argument `chromium`, also Debian's chromium (the HTML report
+# check). Works as root (CI) and as a normal user with sudo.
 set -euo pipefail
 
 need=()
+if [ "${1:-}" = "chromium" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  need+=(chromium)
+fi
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libpq 2>/dev/null || need+=(libpq-dev)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then

@@ -20,7 +20,7 @@ struct Ledger: AsyncParsableCommand {
             (try again later); 78 configuration (no server binaries, edited migration,
             schema not migrated).
             """,
-        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Project.self, Rebuild.self, Show.self, Sample.self, Bench.self]
+        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, Sample.self, Bench.self]
     )
 }
 
@@ -72,6 +72,12 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
+/// Input the command cannot use (an unreadable --diff report, an unwritable --output): exit 65.
+struct InputProblem: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Runs a command body, turning errors into a message on stderr and a documented exit code.
 func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {
@@ -101,6 +107,9 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     } catch let error as ProjectorBusy {
         Diagnostics.say("error: \(error)")
         throw Exit.busy
+    } catch let error as InputProblem {
+        Diagnostics.say("error: \(error)")
+        throw Exit.invalidInput
     } catch let error as EventInputError {
         Diagnostics.say("error: \(error); nothing was written")
         throw Exit.invalidInput

@@ -79,7 +79,10 @@ public struct Projections: Sendable {
             touchUser(f.userId, p)
 
         case .paymentLaunched(let f):
-            updateOrder(f.orderId, p) { $0.launchAttempts = max($0.launchAttempts, f.attempt) }
+            updateOrder(f.orderId, p) { o in
+                o.launchAttempts = max(o.launchAttempts, f.attempt)
+                if o.launchedAt.map({ $0 < ctx.occurredAt }) ?? true { o.launchedAt = ctx.occurredAt }
+            }
 
         case .orderClosed(let f):
             updateOrder(f.orderId, p) { o in
@@ -111,6 +114,14 @@ public struct Projections: Sendable {
                     updateSubscription(f.channel, orig, p) { $0.resumedAt = f.signedAt }
                 }
             }
+            // Apple REVOKE (family sharing withdrawn): the store took the purchase back.
+            if f.channel == .appstore, f.type.raw == "REVOKE", f.verification == "signature-ok", let txId = f.transactionId {
+                updateTransaction(txId, p) { t in
+                    if t.channel == nil { t.channel = f.channel }
+                    t.storeRevokedPosition = p
+                    t.storeRevokedAt = ctx.occurredAt
+                }
+            }
 
         case .paymentVerified(let f):
             let renewal = f.originalTransactionId.map { $0 != f.transactionId } ?? false
@@ -123,7 +134,7 @@ public struct Projections: Sendable {
                 t.expiresDate = f.expiresDate
                 t.price = f.price
                 t.appAccountToken = f.appAccountToken?.lowercased
-                if t.verifiedPosition == nil { t.verifiedPosition = p }
+                if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
                 t.isRenewal = t.isRenewal || renewal
             }
             if let orig = f.originalTransactionId, let expires = f.expiresDate {
@@ -184,7 +195,7 @@ public struct Projections: Sendable {
             }
             updateUser(f.userId, p) { u in
                 for g in taken { Self.credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1) }
-                Self.checkBalance(&u, p)
+                Self.checkBalance(&u, p, cause: f.transactionId)
             }
             transactionChanged(f.transactionId)
 
@@ -205,7 +216,7 @@ public struct Projections: Sendable {
                 t.purchaseDate = f.purchaseDate
                 t.expiresDate = f.expiresDate
                 if let price = f.price { t.price = price }
-                if t.verifiedPosition == nil { t.verifiedPosition = p }
+                if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
                 t.isRenewal = true
             }
             addPeriod(f.channel, f.originalTransactionId, transactionId: f.transactionId, productId: f.productId,
@@ -264,6 +275,8 @@ public struct Projections: Sendable {
                 t.refunds[f.refundId] = f.amount
                 t.refundState = .refunded
                 t.refundPositions.append(p)
+                t.refundedPosition = p
+                t.refundedAt = ctx.occurredAt
             }
             setRevoked(f.transactionId, true)
             transactionChanged(f.transactionId)
@@ -309,11 +322,13 @@ public struct Projections: Sendable {
         }
     }
 
-    static func checkBalance(_ u: inout UserView, _ p: Int64) {
+    /// `cause`: the transaction of a clawback (nil for a spend).
+    static func checkBalance(_ u: inout UserView, _ p: Int64, cause: String? = nil) {
         if u.coinBalance < 0 {
-            if u.negativeSince == nil { u.negativeSince = p }
+            if u.negativeSince == nil { u.negativeSince = p; u.negativeCause = cause }
         } else {
             u.negativeSince = nil
+            u.negativeCause = nil
         }
     }
 

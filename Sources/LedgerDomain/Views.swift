@@ -23,6 +23,8 @@ public struct OrderView: Hashable, Sendable {
     public var refunded: Money?
     public var closeReason: CloseReason?
     public var closedAfterPayment = false
+    /// `occurredAt` of the latest PaymentLaunched (the stale-order window runs from it).
+    public var launchedAt: Timestamp?
     public var positions: [Int64] = []
 
     public init(orderId: String) { self.orderId = orderId }
@@ -88,6 +90,9 @@ public struct TransactionView: Hashable, Sendable {
     public var price: Money?
     public var appAccountToken: String?
     public var verifiedPosition: Int64?
+    /// `occurredAt` of the fact at `verifiedPosition` (PaymentVerified or SubscriptionRenewed): the
+    /// missing-grant window runs from it.
+    public var verifiedAt: Timestamp?
     public var failedVerifications: [(code: Int64, retryable: Bool, position: Int64)] = []
     public var isRenewal = false
     public var bindings: [BindingRecord] = []
@@ -96,6 +101,13 @@ public struct TransactionView: Hashable, Sendable {
     public var refunds: [String: Money] = [:]
     public var refundState: RefundState = .none
     public var refundPositions: [Int64] = []
+    /// Position and `occurredAt` of the latest Refunded fact (the refund-not-revoked window runs from it).
+    public var refundedPosition: Int64?
+    public var refundedAt: Timestamp?
+    /// Position and `occurredAt` of the latest verified Apple REVOKE notification naming this
+    /// transaction (family sharing withdrawn): like a full refund, the grant must be taken back.
+    public var storeRevokedPosition: Int64?
+    public var storeRevokedAt: Timestamp?
     public var grants: [GrantRecord] = []
     public var revocations: [RevocationRecord] = []
     public var upgraded = false
@@ -216,6 +228,9 @@ public struct UserView: Hashable, Sendable {
     public var periodGrants: [PeriodGrant] = []
     /// Position of the fact that first took the balance below zero, while it is below zero.
     public var negativeSince: Int64?
+    /// The transaction whose clawback (EntitlementRevoked) took the balance below zero at
+    /// `negativeSince`; nil when a CoinsSpent did.
+    public var negativeCause: String?
     public var positions: [Int64] = []
 
     public struct PeriodGrant: Hashable, Sendable {

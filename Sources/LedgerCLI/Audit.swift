@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerReport
+import LedgerStore
+
+extension FindingKind: ExpressibleByArgument {}
+extension Severity: ExpressibleByArgument {}
+
+struct AuditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Replay the log and report every double grant, missing grant, orphan payment, unrevoked refund... with evidence.",
+        discussion: """
+            Streams the log (bounded memory) as of the head, --to-position or --as-of, checks the hash chain on the
+            way (a broken chain is reported as chain-broken and the rest is still audited), and reports the findings
+            of domain.md section 6: \(FindingKind.allCases.map(\.rawValue).joined(separator: ", ")).
+            Windows are measured in log time. The same log and options give a byte-identical report.
+            Exit 1 when --fail-on is given and a finding at or above that severity exists (for a nightly job).
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, csv, html }
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Option(name: .customLong("as-of"), help: "Replay the log as it stood at this time (RFC 3339, by recordedAt).")
+    var asOf: String?
+
+    @Option(name: .customLong("to-position"), help: "Replay the log through this position.")
+    var toPosition: Int64?
+
+    @Option(help: "Keep findings with evidence recorded at or after this time (the whole history is still replayed).")
+    var from: String?
+
+    @Option(help: "Keep findings about this user.")
+    var user: String?
+
+    @Option(name: .customLong("kind"), help: "Keep findings of this kind (repeatable).")
+    var kinds: [FindingKind] = []
+
+    @Option(help: "table, json, csv or html.")
+    var format: Format = .table
+
+    @Option(name: [.short, .customLong("output")], help: "Write the report to this file instead of stdout.")
+    var output: String?
+
+    @Option(name: .customLong("fail-on"), help: "Exit 1 when a finding at or above this severity exists: info, warning, error, critical.")
+    var failOn: Severity?
+
+    @Option(help: "Compare with an earlier JSON report: what appeared, disappeared or changed.")
+    var diff: String?
+
+    @Option(name: .customLong("missing-grant-window"), help: "Grace before a verified payment without a grant is a finding (e.g. 10m, 1h, 600s).")
+    var missingGrantWindow: String = "10m"
+
+    @Option(name: .customLong("refund-window"), help: "Grace before a refund without a revocation is a finding.")
+    var refundWindow: String = "10m"
+
+    @Option(name: .customLong("stale-order-window"), help: "Age after which a launched, unpaid, unclosed order is stale.")
+    var staleOrderWindow: String = "24h"
+
+    static func duration(_ text: String, _ option: String) throws -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let unit = text.last, let mult = units[unit], let n = Int64(text.dropLast()), n >= 0 else {
+            throw ValidationError("\(option) '\(text)' is not a duration such as 600s, 10m, 24h or 7d")
+        }
+        return .seconds(n * mult)
+    }
+
+    func validate() throws {
+        if asOf != nil && toPosition != nil { throw ValidationError("give --as-of or --to-position, not both") }
+        if let toPosition, toPosition < 0 { throw ValidationError("--to-position must be >= 0") }
+        if let asOf {
+            guard let t = Timestamp(asOf) else { throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z") }
+            let now = Timestamp(microsecondsSince1970: Int64(Date().timeIntervalSince1970 * 1_000_000))
+            if t > now { throw ValidationError("--as-of \(asOf) is in the future: the log can only be replayed as of a moment that has passed") }
+        }
+        if let from, Timestamp(from) == nil { throw ValidationError("--from '\(from)' is not an RFC 3339 time") }
+        _ = try Self.duration(missingGrantWindow, "--missing-grant-window")
+        _ = try Self.duration(refundWindow, "--refund-window")
+        _ = try Self.duration(staleOrderWindow, "--stale-order-window")
+        if let diff, !FileManager.default.isReadableFile(atPath: diff) {
+            throw ValidationError("--diff: cannot read '\(diff)'")
+        }
+    }
+
+    func run() async throws {
+        var failing = false
+        try await runReportingErrors {
+            var previous: String?
+            if let diff {
+                guard let data = FileManager.default.contents(atPath: diff), let text = String(data: data, encoding: .utf8) else {
+                    throw InputProblem("--diff: cannot read '\(diff)' as UTF-8 text")
+                }
+                previous = text
+            }
+            let options = AuditOptions(missingGrantWindow: try Self.duration(missingGrantWindow, ""), refundWindow: try Self.duration(refundWindow, ""),
+                                       staleOrderWindow: try Self.duration(staleOrderWindow, ""))
+            let store = try await EventStore.open(try await connection.configuration())
+            let report: AuditReport
+            do {
+                var through = toPosition
+                if let asOf, let t = Timestamp(asOf) { through = try await store.position(asOf: t) }
+                let bar = ProgressBar("audit")
+                let run = try await store.audit(through: through, options: options, progress: bar.update)
+                bar.finish()
+                var findings = run.findings
+                if let from, let t = Timestamp(from) {
+                    let first = try await store.position(asOf: Timestamp(microsecondsSince1970: t.microseconds - 1)) + 1
+                    findings = findings.filter { ($0.positions.last ?? 0) >= first }
+                }
+                if let user { findings = findings.filter { $0.userId == user } }
+                if !kinds.isEmpty { findings = findings.filter { kinds.contains($0.kind) } }
+                let scope = AuditReport.Scope(position: run.position, logTime: run.logTime, events: run.events, asOf: asOf, from: from,
+                                              user: user, kinds: kinds.sorted(), options: options)
+                var r = AuditReport(scope: scope, findings: findings,
+                                    daily: run.daily.map { .init(day: $0.day, payments: $0.payments, grants: $0.grants, refunds: $0.refunds, revocations: $0.revocations) },
+                                    verifiedByChannel: run.verifiedByChannel)
+                if let previous {
+                    do throws(ReportDiff.ReadError) {
+                        r.diff = try ReportDiff.compare(previous: previous, with: r)
+                    } catch {
+                        throw InputProblem("--diff \(diff!): \(error.description)")
+                    }
+                }
+                report = r
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+            let text: String
+            switch format {
+            case .table: text = report.table
+            case .json: text = report.json
+            case .csv: text = report.csv
+            case .html: text = report.html
+            }
+            if let output {
+                guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
+                    throw InputProblem("--output: cannot write '\(output)'")
+                }
+                Diagnostics.say("ledger: wrote the \(format.rawValue) report to \(output)")
+            } else {
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+            let summary = report.byKind.map { "\($0.kind.rawValue) \($0.count)" }.joined(separator: ", ")
+            Diagnostics.say("ledger: \(report.findings.count) findings as of position \(report.scope.position)" + (summary.isEmpty ? "" : " (\(summary))"))
+            if let failOn, report.hasFindings(atOrAbove: failOn) {
+                Diagnostics.say("ledger: findings at or above \(failOn.rawValue) exist (--fail-on)")
+                failing = true
+            }
+        }
+        if failing { throw Exit.verificationFailed }
+    }
+}
