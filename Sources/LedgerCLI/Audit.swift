@@ -51,6 +51,9 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(help: "Compare with an earlier JSON report: what appeared, disappeared or changed.")
     var diff: String?
 
+    @Option(help: "Compare the findings with a ground truth written by `ledger simulate --truth`; exit 1 on any difference.")
+    var expect: String?
+
     @Option(name: .customLong("missing-grant-window"), help: "Grace before a verified payment without a grant is a finding (e.g. 10m, 1h, 600s).")
     var missingGrantWindow: String = "10m"
 
@@ -82,6 +85,9 @@ struct AuditCommand: AsyncParsableCommand {
         _ = try Self.duration(staleOrderWindow, "--stale-order-window")
         if let diff, !FileManager.default.isReadableFile(atPath: diff) {
             throw ValidationError("--diff: cannot read '\(diff)'")
+        }
+        if let expect, !FileManager.default.isReadableFile(atPath: expect) {
+            throw ValidationError("--expect: cannot read '\(expect)'")
         }
     }
 
@@ -147,6 +153,19 @@ struct AuditCommand: AsyncParsableCommand {
             }
             let summary = report.byKind.map { "\($0.kind.rawValue) \($0.count)" }.joined(separator: ", ")
             Diagnostics.say("ledger: \(report.findings.count) findings as of position \(report.scope.position)" + (summary.isEmpty ? "" : " (\(summary))"))
+            if let expect {
+                guard let data = FileManager.default.contents(atPath: expect), let truth = try? JSONValue.parse(String(decoding: data, as: UTF8.self)),
+                      case .array(let items)? = truth["findings"] else {
+                    throw InputProblem("--expect \(expect): not a ground truth file (a JSON object with a \"findings\" array)")
+                }
+                let expected = Set(items.compactMap { $0["key"]?.stringValue })
+                let found = Set(report.findings.map(\.key))
+                let missed = expected.subtracting(found).sorted(), unexpected = found.subtracting(expected).sorted()
+                Diagnostics.say("ledger: ground truth \(expect): \(expected.count) expected, \(found.count) found, \(missed.count) missed, \(unexpected.count) unexpected")
+                for k in missed { Diagnostics.say("  missed:     \(k)") }
+                for k in unexpected { Diagnostics.say("  unexpected: \(k)") }
+                if !missed.isEmpty || !unexpected.isEmpty { failing = true }
+            }
             if let failOn, report.hasFindings(atOrAbove: failOn) {
                 Diagnostics.say("ledger: findings at or above \(failOn.rawValue) exist (--fail-on)")
                 failing = true

@@ -25,7 +25,7 @@ public indirect enum JSONValue: Hashable, Sendable {
     /// The member whose key has exactly these UTF-8 bytes.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.key.utf8.elementsEqual(key.utf8) }?.value
+        return members.first { JSONMember.sameBytes($0.key, key) }?.value
     }
 
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
@@ -70,6 +70,21 @@ public struct JSONMember: Hashable, Sendable {
     static func jsonbOrder(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         if a.count != b.count { return a.count < b.count }
         return a.lexicographicallyPrecedes(b)
+    }
+
+    /// Byte equality of two strings (not Unicode equivalence: a Kelvin sign is not a K here), with
+    /// the O(1) length check first.
+    @inline(__always)
+    public static func sameBytes(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8, y = b.utf8
+        return x.count == y.count && x.elementsEqual(y)
+    }
+
+    /// The same order on the keys' UTF-8 views, without copying them.
+    static func jsonbOrder(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8, y = b.utf8
+        if x.count != y.count { return x.count < y.count }
+        return x.lexicographicallyPrecedes(y)
     }
 }
 
@@ -308,7 +323,8 @@ struct JSONParser {
         if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth) levels") }
         index += 1
         var members: [JSONMember] = []
-        var seen = Set<[UInt8]>()
+        // Objects are small: duplicates are found by comparing keys, with a set only for large ones.
+        var seen: Set<[UInt8]>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
         while true {
@@ -316,8 +332,14 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a string key in object") }
             let keyStart = index
             let key = try parseString()
-            let keyBytes = Array(key.utf8)
-            if !seen.insert(keyBytes).inserted { throw failure("duplicate key \"\(key)\"", at: keyStart) }
+            let duplicate: Bool
+            if members.count < 16 {
+                duplicate = members.contains { JSONMember.sameBytes($0.key, key) }
+            } else {
+                if seen == nil { seen = Set(members.map { Array($0.key.utf8) }) }
+                duplicate = !seen!.insert(Array(key.utf8)).inserted
+            }
+            if duplicate { throw failure("duplicate key \"\(key)\"", at: keyStart) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after object key") }
             index += 1
@@ -328,8 +350,9 @@ struct JSONParser {
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                if members.count > 1 {
-                    members.sort { JSONMember.jsonbOrder(Array($0.key.utf8), Array($1.key.utf8)) }
+                // PostgreSQL's own output is already in jsonb order: check before sorting.
+                if members.count > 1, !zip(members, members.dropFirst()).allSatisfy({ JSONMember.jsonbOrder($0.key, $1.key) }) {
+                    members.sort { JSONMember.jsonbOrder($0.key, $1.key) }
                 }
                 return .object(members)
             }

@@ -45,18 +45,25 @@ extension Audit {
             if let seen = c.tokenOrders[token], seen.orderId < o.orderId { continue }
             c.tokenOrders[token] = o
         }
+        for defs in p.products.values {
+            guard let d = defs.first else { continue }
+            c.catalogue[d.channel, default: [:]][d.storeProductId] = defs
+        }
         for t in p.transactions.values {
-            let active = t.activeGrants
-            let og = p.owedGranted(t)
+            // Fast path: the common clean transaction allocates nothing (no grant list, no
+            // owed-versus-granted unless a rule needs it).
+            var activeCount = 0
+            for g in t.grants where g.revokedAt == nil { activeCount += 1 }
+            let active = activeCount == t.grants.count ? t.grants : t.activeGrants
             grantWithoutPayment(t, active, &c)
             doubleGrant(t, active, &c)
-            missingGrant(t, active, og, &c)
-            refundNotRevoked(t, active, og, &c)
+            missingGrant(t, active, &c)
+            refundNotRevoked(t, active, &c)
             revokedWithoutRefund(t, &c)
             wrongUser(t, active, &c)
             orphanPayment(t, &c)
             receiptReused(t, &c)
-            subscriptionDrift(t, active, og, &c)
+            subscriptionDrift(t, active, &c)
         }
         for o in p.orders.values {
             productMismatch(o, &c)
@@ -71,7 +78,16 @@ extension Audit {
         let p: Projections
         let options: AuditOptions
         var tokenOrders: [String: OrderView] = [:]
+        /// `p.products` by channel and store product id (no key string built per lookup).
+        var catalogue: [Channel: [String: [ProductDefinition]]] = [:]
         var findings: [Finding] = []
+
+        /// The entitlement one unit of `t`'s product gives, as ``Projections/product(_:_:at:)`` finds it.
+        func entitlement(_ t: TransactionView) -> Entitlement? {
+            guard let channel = t.channel, let id = t.productId, let defs = catalogue[channel]?[id], !defs.isEmpty else { return nil }
+            guard let time = t.purchaseDate else { return defs.last?.entitlement }
+            return (defs.last(where: { $0.validFrom <= time }) ?? defs.first)?.entitlement
+        }
 
         /// `now > start + window`, in log time.
         func passed(_ start: Timestamp?, _ window: Duration) -> Bool {
@@ -152,15 +168,17 @@ extension Audit {
     }
 
     /// **missing-grant**: a verified payment or renewal that is owed something (owed units > 0;
-    /// for a product the catalogue does not know: not refunded), has no active grant, is not an
+    /// for a product the catalogue does not know: not refunded; never after an Apple REVOKE of
+    /// it, which owes nothing), has no active grant, is not an
     /// orphan payment (see ``orphanPayment``), and log time is past `verifiedAt` + the
     /// missing-grant window. User and order: the owner and the binding's order; positions: the
     /// verification, the bindings, and any grants and revocations (all taken back); amount: the
     /// price less any refund.
-    static func missingGrant(_ t: TransactionView, _ active: [GrantRecord], _ og: OwedGranted, _ c: inout Context) {
-        guard t.verified, active.isEmpty, !isOrphan(t) else { return }
-        let owes = og.status == .unknownProduct ? t.refundState != .refunded : og.owedUnits > 0
-        guard owes, c.passed(t.verifiedAt, c.options.missingGrantWindow) else { return }
+    static func missingGrant(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+        guard t.verified, active.isEmpty, !isOrphan(t), c.passed(t.verifiedAt, c.options.missingGrantWindow) else { return }
+        let og = c.p.owedGranted(t)
+        let owes = t.storeRevokedPosition == nil && (og.status == .unknownProduct ? t.refundState != .refunded : og.owedUnits > 0)
+        guard owes else { return }
         let owed = og.unit.map { "\(og.owedUnits) \($0)" } ?? "product \(t.productId ?? "?") (not in the catalogue)"
         c.add(.missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
               [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position),
@@ -174,8 +192,9 @@ extension Audit {
     /// latest of those facts (`refundedAt`, `storeRevokedAt`) + the refund window. User and order:
     /// the owner and the binding's order; positions: the latest Refunded / REVOKE and the active
     /// grants; amount: the refunded amount (REVOKE only: the price).
-    static func refundNotRevoked(_ t: TransactionView, _ active: [GrantRecord], _ og: OwedGranted, _ c: inout Context) {
-        guard !active.isEmpty else { return }
+    static func refundNotRevoked(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+        guard !active.isEmpty, t.refundState == .refunded || t.storeRevokedPosition != nil else { return }
+        let og = c.p.owedGranted(t)
         let refunded = t.refundState == .refunded && og.netUnits > og.owedUnits
         let revoked = t.storeRevokedPosition != nil
         guard refunded || revoked else { return }
@@ -251,6 +270,13 @@ extension Audit {
     /// it named none). Positions: every presentation; amount: the price.
     static func receiptReused(_ t: TransactionView, _ c: inout Context) {
         guard t.reports.count + t.bindings.count > 1 else { return }
+        if let b = t.bindings.first, let bound = b.orderId {
+            // Fast path: every presentation names the first binding's user and no other order:
+            // no conflict, nothing to allocate.
+            let agree = t.reports.allSatisfy { $0.userId == b.userId && ($0.orderId == nil || $0.orderId == bound) }
+                && t.bindings.allSatisfy { $0.userId == b.userId && ($0.orderId == nil || $0.orderId == bound) }
+            if agree { return }
+        }
         var shown = t.reports.map { (user: $0.userId, order: $0.orderId, position: $0.position) }
         shown += t.bindings.map { (user: $0.userId, order: $0.orderId, position: $0.position) }
         shown.sort { $0.position < $1.position }
@@ -270,9 +296,9 @@ extension Audit {
     /// double-grant. No window. User: the owner, else the grantee; positions: the verification and
     /// the grant; amount: price x |granted - owed| / owed days, rounded up (the whole price when the
     /// unit differs or more than twice is granted).
-    static func subscriptionDrift(_ t: TransactionView, _ active: [GrantRecord], _ og: OwedGranted, _ c: inout Context) {
+    static func subscriptionDrift(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
         guard t.verified, active.count == 1, t.refundState != .refunded, t.storeRevokedPosition == nil,
-              let e = og.entitlement, e.periodEntitlement != nil else { return }
+              let e = c.entitlement(t), e.periodEntitlement != nil else { return }
         let owed = e.units(quantity: t.quantity)
         let g = active[0], got = g.entitlement.units(quantity: g.quantity)
         guard got != owed else { return }

@@ -14,7 +14,12 @@ public struct FactError: Error, Hashable, Sendable, CustomStringConvertible {
 public struct PayloadReader {
     let members: [JSONMember]
     let path: String
-    private(set) var seen: Set<String> = []
+    /// Which members a field read has claimed (a bit per member; objects have at most 64 here,
+    /// larger ones fall back to a set of keys).
+    private var claimed: UInt64 = 0
+    private var claimedKeys: Set<String> = []
+    /// The field names read, for the message naming the known fields.
+    private var asked: [String] = []
 
     public init(_ value: JSONValue, path: String = "") throws(FactError) {
         guard case .object(let members) = value else {
@@ -29,9 +34,11 @@ public struct PayloadReader {
     func fail(_ key: String, _ message: String) -> FactError { FactError(field: name(key), message: message) }
 
     mutating func raw(_ key: String) -> JSONValue? {
-        seen.insert(key)
-        guard let v = members.first(where: { $0.key.utf8.elementsEqual(key.utf8) })?.value, !v.isNull else { return nil }
-        return v
+        asked.append(key)
+        guard let i = members.firstIndex(where: { JSONMember.sameBytes($0.key, key) }) else { return nil }
+        if i < 64 { claimed |= 1 << UInt64(i) } else { claimedKeys.insert(key) }
+        let v = members[i].value
+        return v.isNull ? nil : v
     }
 
     mutating func required(_ key: String) throws(FactError) -> JSONValue {
@@ -180,8 +187,8 @@ public struct PayloadReader {
 
     /// Refuses members the schema does not name.
     public func finish() throws(FactError) {
-        for m in members where !seen.contains(m.key) {
-            throw fail(m.key, "is not a field of this fact (known: \(seen.sorted().joined(separator: ", ")))")
+        for (i, m) in members.enumerated() where i < 64 ? claimed & (1 << UInt64(i)) == 0 : !claimedKeys.contains(m.key) {
+            throw fail(m.key, "is not a field of this fact (known: \(Set(asked).sorted().joined(separator: ", ")))")
         }
     }
 }

@@ -177,6 +177,8 @@ public struct Projections: Sendable {
             }
             updateUser(f.userId, p) { u in
                 Self.credit(&u, f.entitlement, quantity: f.quantity, anchor: anchor, grantId: f.grantId, sign: 1)
+                // A credit can bring a negative balance back to zero or above: no longer flagged.
+                Self.checkBalance(&u, p)
             }
             transactionChanged(f.transactionId)
 

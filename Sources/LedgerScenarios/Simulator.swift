@@ -444,9 +444,10 @@ struct UserSim {
         case .subscriptionDrift?: subscription(t, channel: chance(0.7) ? .appstore : .googleplay, fault: .subscriptionDrift)
         case .productMismatch?: oneTime(t, Simulator.def(.appstore, "com.sim.coins60"), fault: .productMismatch)
         case let f?:
-            let d = pick([(Simulator.def(.appstore, "com.sim.coins60"), 4), (Simulator.def(.appstore, "com.sim.coins300"), 2),
-                          (Simulator.def(.googleplay, "coins_120"), 2), (Simulator.def(.wechat, "wx_coins_300"), 2)])
-            oneTime(t, d, fault: f)
+            var options = [(Simulator.def(.appstore, "com.sim.coins60"), 4), (Simulator.def(.appstore, "com.sim.coins300"), 2),
+                           (Simulator.def(.googleplay, "coins_120"), 2)]
+            if f != .receiptReused { options.append((Simulator.def(.wechat, "wx_coins_300"), 2)) }
+            oneTime(t, pick(options), fault: f)
         case nil:
             var options: [(ProductDefinition, Int)] = [
                 (Simulator.def(.appstore, "com.sim.coins60"), 20), (Simulator.def(.appstore, "com.sim.coins300"), 10),
@@ -495,8 +496,8 @@ struct UserSim {
 
         let o = orderId()
         var tx: String
-        var v: PaymentVerified
-        var bound: TransactionBound?
+        let v: PaymentVerified
+        let bound: TransactionBound?
         let paidAt: Int64
         switch c {
         case .appstore:
@@ -624,9 +625,7 @@ struct UserSim {
             }
             if bound?.orderId != o { preconditionFailure("simulator: wechat \(tx) not bound to \(o)") }
         }
-        if fault == nil, case .subscription = d.entitlement {} else if fault == nil {
-            maybeRefund(t, d, tx: tx, order: o)
-        }
+        if fault == nil { maybeRefund(t, d, tx: tx, order: o) }
     }
 
     /// Grants (or, under a fault, mis-grants) a bound one-time transaction and plays the fault's
@@ -661,16 +660,21 @@ struct UserSim {
             refundFacts(t, d, tx: tx)
             expect(.refundNotRevoked, c, tx: tx, order: order, user: uid)
         case .revokedWithoutRefund?:
-            // A support agent's script revoked it "for a refund" that never happened.
+            // A support script revoked it "for a refund" that never happened; the user complained and
+            // support granted it again (so nothing is missing, but the revocation stays unexplained).
             t += int(1...10) * Sim.day
-            revoke(t, c, tx: tx, reason: .refund)
+            revoke(t, c, tx: tx, reason: chance(0.7) ? .refund : .revoke)
+            t += int(2...48) * Sim.hour
+            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-support", userId: uid, channel: c, transactionId: tx,
+                                                           orderId: order, entitlement: d.entitlement)))
             expect(.revokedWithoutRefund, c, tx: tx, order: order, user: uid)
         case .receiptReused?:
             // Another account signed in on the same device posts the same receipt.
             let other = "\(uid)-family"
             t += int(1...48) * Sim.hour
             callback(t, c, tx: tx, product: d.storeProductId, state: .restored, user: other, report: true)
-            expect(.receiptReused, c, tx: tx, order: order, user: other)
+            // The audit names the first presentation that conflicts: the second account, no order.
+            expect(.receiptReused, c, tx: tx, order: nil, user: other)
         case .productMismatch?:
             expect(.productMismatch, c, tx: tx, order: order, user: uid)
         case .negativeBalance?:
@@ -809,15 +813,22 @@ struct UserSim {
         t += int(1...3) * Sim.sec
         guard let b = bind(t, v), b.orderId == o else { preconditionFailure("simulator: subscription \(tx) not bound to \(o)") }
         t += int(1...3) * Sim.sec
-        grant(t, d, tx: tx, order: o)
-        renewals(c, d, original: original, firstTx: tx, expires: expires, fault: fault)
+        if fault == .subscriptionDrift {
+            // Fulfilment granted the week with the quarter's length (a wrong catalogue lookup).
+            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, orderId: o,
+                                                           entitlement: .period(entitlement: "vip", days: 90))))
+            expect(.subscriptionDrift, c, tx: tx, order: o, user: uid)
+        } else {
+            grant(t, d, tx: tx, order: o)
+        }
+        renewals(c, d, original: original, firstTx: tx, expires: expires)
     }
 
-    mutating func renewals(_ c: Channel, _ initial: ProductDefinition, original: String, firstTx: String, expires first: Int64, fault: FindingKind?) {
+    mutating func renewals(_ c: Channel, _ initial: ProductDefinition, original: String, firstTx: String, expires first: Int64) {
         var d = initial
         var expires = first
         var k = 0
-        var driftDone = false
+        var upgraded = false
         let periodDays = d.entitlement.periodDays ?? 7
         while expires <= horizon {
             k += 1
@@ -868,9 +879,12 @@ struct UserSim {
                 }
                 purchase = expires + int(2...(grace ? 60 : 72)) * Sim.hour
                 if purchase > horizon { return }
-            } else if roll < 20 && c == .appstore && d.storeProductId == "com.sim.vip.week" && k == 1 {
-                // Upgrade: handled below as a plan change at the renewal boundary.
-                d = upgrade(at: expires, c, from: d, original: original, firstTx: firstTx)
+            } else if roll < 22 && c == .appstore && !upgraded {
+                // Upgrade to the plus plan: immediate, a new transaction and a new period from now.
+                upgraded = true
+                d = Simulator.def(c, "com.sim.vip.week.plus")
+                expires = upgrade(before: expires, c, to: d, original: original, firstTx: firstTx)
+                continue
             }
             let rtx = c == .appstore ? appleTx() : "\(firstTx)..\(k - 1)"
             let rexp = purchase + periodDays * Sim.day
@@ -879,13 +893,7 @@ struct UserSim {
                                               purchaseDate: Timestamp(microsecondsSince1970: purchase), expiresDate: Timestamp(microsecondsSince1970: rexp),
                                               price: price)
             let recovered = purchase != expires
-            var grantDays = d.entitlement
-            if fault == .subscriptionDrift && !driftDone {
-                // Fulfilment granted the renewal with the quarter's length instead of the week's.
-                grantDays = .period(entitlement: "vip", days: 30)
-                driftDone = true
-                expect(.subscriptionDrift, c, tx: rtx, order: nil, user: uid)
-            }
+            let grantDays = d.entitlement
             if chance(0.1) {
                 // The renewal notification is lost; the server's poll finds it two hours later;
                 // the store's retry of the notification lands a day later (nothing new to grant).
@@ -905,9 +913,6 @@ struct UserSim {
             }
             expires = rexp
         }
-        if fault == .subscriptionDrift && !driftDone {
-            preconditionFailure("unreachable: drift subscriptions renew")
-        }
     }
 
     mutating func renewalNotice(_ t: Int64, _ c: Channel, _ tx: String, _ original: String, recovered: Bool) {
@@ -918,15 +923,26 @@ struct UserSim {
         }
     }
 
-    /// The user upgrades to the plus plan; it takes effect from the next period.
-    mutating func upgrade(at expires: Int64, _ c: Channel, from d: ProductDefinition, original: String, firstTx: String) -> ProductDefinition {
-        let to = Simulator.def(c, "com.sim.vip.week.plus")
-        let at = expires - int(1...48) * Sim.hour
+    /// The user upgrades to the plus plan during a period: Apple charges the new plan at once (a new
+    /// transaction of the same subscription, prorating the old one) and the old period is upgraded
+    /// away. Returns the new period's expiry.
+    mutating func upgrade(before expires: Int64, _ c: Channel, to d: ProductDefinition, original: String, firstTx: String) -> Int64 {
+        let periodDays = d.entitlement.periodDays ?? 7
+        var t = expires - int(1...(periodDays * 24 - 1)) * Sim.hour
+        let tx = appleTx()
         let n = appleNotificationId()
-        notify(at, c, n, "DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", tx: firstTx, original: original)
-        emit(at + Sim.sec, .planChanged(PlanChanged(channel: c, originalTransactionId: original, notificationId: n, toProductId: to.storeProductId,
-                                                    effective: .nextRenewal)))
-        return to
+        callback(t, c, tx: tx, product: d.storeProductId, report: true)
+        t += int(1...5) * Sim.sec
+        notify(t, c, n, "DID_CHANGE_RENEWAL_PREF", "UPGRADE", tx: tx, original: original)
+        emit(t + Sim.sec, .planChanged(PlanChanged(channel: c, originalTransactionId: original, notificationId: n, toProductId: d.storeProductId,
+                                                   effective: .immediate)))
+        t += int(2...5) * Sim.sec
+        let purchase = t - int(5...20) * Sim.sec
+        let rexp = purchase + periodDays * Sim.day
+        _ = verified(t, d, tx: tx, original: original, purchased: purchase, expires: rexp)
+        t += int(1...3) * Sim.sec
+        emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, entitlement: d.entitlement)))
+        return rexp
     }
 
     // MARK: coins

@@ -21,6 +21,16 @@ final class FoldBox: Sendable {
         }
     }
 
+    func apply(_ scanned: ScannedFact) {
+        let ctx = FactContext(position: scanned.position, occurredAt: scanned.occurredAt)
+        state.withLock { p in
+            switch scanned.fact {
+            case .success(let fact): p.apply(fact, ctx)
+            case .failure(let error): p.skip(ctx, type: scanned.type, reason: error.description)
+            }
+        }
+    }
+
     var value: Projections { state.withLock { $0 } }
 }
 
@@ -68,11 +78,10 @@ extension EventStore {
         let total = through - start
         guard total > 0 else { return initial }
         let counter = Atomic<Int64>(0)
-        try await scan(after: start, through: through) { event in
-            box.apply(event)
+        try await scanFacts(after: start, through: through) { scanned in
+            box.apply(scanned)
             let n = counter.add(1, ordering: .relaxed).newValue
             if n & 0x3FFF == 0 { progress?(n, total) }
-            return true
         }
         progress?(counter.load(ordering: .relaxed), total)
         return box.value

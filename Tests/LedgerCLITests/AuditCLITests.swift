@@ -1,0 +1,227 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerStore
+import LedgerTesting
+import Testing
+
+/// Appends the sample file and the twelve scenarios through the CLI.
+func appendSampleAndScenarios(_ cli: CLI) async throws {
+    let a = try await cli.run(["append"], stdin: sample)
+    #expect(a.status == 0, "\(a.stderr)")
+    let scenarios = try await cli.run(["sample"], withConnection: false)
+    #expect(scenarios.status == 0)
+    let b = try await cli.run(["append"], stdin: scenarios.stdout)
+    #expect(b.status == 0, "\(b.stderr)")
+}
+
+@Suite("ledger project, rebuild and show", .timeLimit(.minutes(2)))
+struct ProjectionCLITests {
+    @Test func projectRebuildShow() async throws {
+        try await TestDatabase.withSchema("clishow") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            try await appendSampleAndScenarios(cli)
+            let p = try await cli.run(["project"])
+            #expect(p.status == 0, "\(p.stderr)")
+            #expect(p.stderr.contains("projector applied"))
+
+            let user = try await cli.run(["show", "user", "u08-ivan", "--json"])
+            #expect(user.status == 0, "\(user.stderr)")
+            let json = try JSONValue.parse(user.stdout)
+            #expect(json["user"]?["user_id"] == .string("u08-ivan"))
+            guard case .array(let periods)? = json["entitlementPeriods"], case .array(let timeline)? = json["timeline"] else {
+                Issue.record("no periods or timeline in \(user.stdout.prefix(300))"); return
+            }
+            #expect(periods.first?["total_days"] == .int(150))
+            #expect(timeline.count > 5)
+            #expect(timeline.first?["position"]?.intValue != nil)
+
+            let table = try await cli.run(["show", "user", "u_1001"])
+            #expect(table.status == 0)
+            #expect(table.stdout.contains("coin_balance       70"))
+            #expect(table.stdout.contains("timeline (6 facts)"))
+
+            let verify = try await cli.run(["rebuild", "all", "--verify"])
+            #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+            #expect(verify.stdout.contains("verify: the rebuilt read models equal the live ones"))
+            let rebuild = try await cli.run(["rebuild", "orders", "--json"])
+            #expect(rebuild.status == 0)
+            #expect(try JSONValue.parse(rebuild.stdout)["swapped"] == .bool(true))
+
+            #expect(try await cli.run(["show", "order", "no-such-order"]).status == 1)
+            #expect(try await cli.run(["rebuild", "nonsense"]).status == 64)
+            #expect(try await cli.run(["rebuild", "--as-of", "yesterday"]).status == 64)
+        }
+    }
+
+    @Test func aFactWithABadFieldIsRefusedByTheCLI() async throws {
+        try await TestDatabase.withSchema("clibad") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let line = #"{"stream":"order:x","type":"OrderCreated","occurredAt":"2026-03-31T08:15:00Z","payload":{"orderId":"x","userId":"u","channel":"appstore","productId":"p","amount":600,"currency":"XYZ"}}"#
+            let r = try await cli.run(["append"], stdin: line + "\n")
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("field payload.currency"))
+            #expect(r.stderr.contains("XYZ"))
+            #expect(r.stderr.contains("nothing was written"))
+        }
+    }
+}
+
+@Suite("ledger audit", .timeLimit(.minutes(3)))
+struct AuditCLITests {
+    @Test func formatsAreByteIdenticalOnReRunAndAgree() async throws {
+        try await TestDatabase.withSchema("cliaudit") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            try await appendSampleAndScenarios(cli)
+            for format in ["table", "json", "csv", "html"] {
+                let a = try await cli.run(["audit", "--format", format])
+                let b = try await cli.run(["audit", "--format", format])
+                #expect(a.status == 0, "\(a.stderr)")
+                #expect(a.stdout == b.stdout, "\(format) differs between two runs")
+                #expect(!a.stdout.isEmpty)
+            }
+            let json = try JSONValue.parse(try await cli.run(["audit", "--format", "json"]).stdout)
+            let count = json["summary"]?["findings"]?.intValue ?? -1
+            #expect(count > 0)
+            let csv = try await cli.run(["audit", "--format", "csv"])
+            #expect(csv.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == Int(count) + 1)
+
+            // Filters.
+            let receipt = try JSONValue.parse(try await cli.run(["audit", "--format", "json", "--kind", "receipt-reused"]).stdout)
+            guard case .array(let items)? = receipt["findings"] else { Issue.record("no findings array"); return }
+            #expect(!items.isEmpty && items.allSatisfy { $0["kind"] == .string("receipt-reused") })
+            let henry = try JSONValue.parse(try await cli.run(["audit", "--format", "json", "--user", "u07-henry"]).stdout)
+            guard case .array(let hs)? = henry["findings"] else { Issue.record("no findings array"); return }
+            #expect(hs.map { $0["kind"]?.stringValue } == ["negative-balance"])
+
+            // --fail-on: a nightly job's exit code.
+            #expect(try await cli.run(["audit", "--fail-on", "error"]).status == 1)
+            #expect(try await cli.run(["audit", "--fail-on", "critical"]).status == 0)
+        }
+    }
+
+    @Test func badOptionsAreRefused() async throws {
+        try await TestDatabase.withSchema("cliauditbad") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let unknownKind = try await cli.run(["audit", "--kind", "bogus"])
+            #expect(unknownKind.status == 64)
+            #expect(unknownKind.stderr.contains("bogus"))
+            #expect(try await cli.run(["audit", "--as-of", "not-a-time"]).status == 64)
+            let future = try await cli.run(["audit", "--as-of", "2999-01-01T00:00:00Z"])
+            #expect(future.status == 64)
+            #expect(future.stderr.contains("future"))
+            #expect(try await cli.run(["audit", "--diff", "/nonexistent/old.json"]).status == 64)
+            let notAReport = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-report-\(UUID().uuidString).json")
+            try Data("{\"hello\": 1}".utf8).write(to: notAReport)
+            defer { try? FileManager.default.removeItem(at: notAReport) }
+            let bad = try await cli.run(["audit", "--diff", notAReport.path])
+            #expect(bad.status == 65)
+            #expect(bad.stderr.contains("findings"))
+            #expect(try await cli.run(["audit", "--missing-grant-window", "ten"]).status == 64)
+        }
+    }
+
+    @Test func asOfAPositionEqualsTheTruncatedLogAndDiffShowsWhatAppeared() async throws {
+        let scenarios = try await CLI(url: "", schema: "").run(["sample"], withConnection: false).stdout
+        let all = lines(sample) + lines(scenarios)
+        let cut = 60
+        try await TestDatabase.withSchema("asoffull") { full in
+            try await TestDatabase.withSchema("asofcut") { truncated in
+                let a = CLI(url: full.connectionString, schema: full.schema)
+                let b = CLI(url: truncated.connectionString, schema: truncated.schema)
+                #expect(try await a.run(["append"], stdin: all.joined(separator: "\n") + "\n").status == 0)
+                #expect(try await b.run(["append"], stdin: all.prefix(cut).joined(separator: "\n") + "\n").status == 0)
+                // Lines that repeat a fact (the scenarios share their catalogue) are stored once: the
+                // truncated log ends at its own head, the same event as the full log's at that position.
+                let short = try await b.run(["audit", "--format", "json"])
+                let head = try JSONValue.parse(short.stdout)["scope"]?["position"]?.intValue ?? -1
+                #expect(head > 40)
+                let past = try await a.run(["audit", "--format", "json", "--to-position", String(head)])
+                #expect(past.status == 0 && short.status == 0)
+                #expect(past.stdout == short.stdout, "the report as of position \(head) differs from the report of the log truncated there")
+
+                let old = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).json")
+                try Data(past.stdout.utf8).write(to: old)
+                defer { try? FileManager.default.removeItem(at: old) }
+                let diff = try JSONValue.parse(try await a.run(["audit", "--format", "json", "--diff", old.path]).stdout)
+                guard case .array(let appeared)? = diff["diff"]?["appeared"] else { Issue.record("no diff"); return }
+                #expect(!appeared.isEmpty)
+                #expect(diff["diff"]?["previousPosition"] == .int(head))
+                let same = try JSONValue.parse(try await b.run(["audit", "--format", "json", "--diff", old.path]).stdout)
+                #expect(same["diff"]?["appeared"] == .array([]))
+                #expect(same["diff"]?["disappeared"] == .array([]))
+                #expect(same["diff"]?["changed"] == .array([]))
+            }
+        }
+    }
+
+    @Test func aBrokenChainIsReportedAndTheRestIsStillAudited() async throws {
+        try await TestDatabase.withSchema("clichain") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            try await appendSampleAndScenarios(cli)
+            let before = try JSONValue.parse(try await cli.run(["audit", "--format", "json"]).stdout)
+            let admin = try await TestDatabase.admin(config)
+            try await admin.execute("SET session_replication_role = replica")
+            try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{quantity}', '2') WHERE position = 6")
+            await admin.close()
+            let r = try await cli.run(["audit", "--format", "json", "--fail-on", "critical"])
+            #expect(r.status == 1)
+            let after = try JSONValue.parse(r.stdout)
+            guard case .array(let findings)? = after["findings"], case .array(let old)? = before["findings"] else { Issue.record("no findings"); return }
+            let chain = findings.filter { $0["kind"] == .string("chain-broken") }
+            #expect(chain.count == 1)
+            #expect(chain.first?["positions"] == .array([.int(6)]))
+            #expect(findings.count == old.count + 1)
+        }
+    }
+
+    @Test("simulated history: the audit equals the ground truth", arguments: [
+        (seed: UInt64(11), faults: "all=0.03,chain-broken=1"), (seed: UInt64(12), faults: "double-grant=0.05,missing-grant=0.05,receipt-reused=0.05"),
+        (seed: UInt64(13), faults: "none"),
+    ])
+    func simulatedGroundTruth(_ run: (seed: UInt64, faults: String)) async throws {
+        try await TestDatabase.withSchema("sim\(run.seed)") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let truth = FileManager.default.temporaryDirectory.appendingPathComponent("truth-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: truth) }
+            let sim = try await cli.run(["simulate", "--users", "150", "--days", "20", "--seed", String(run.seed), "--faults", run.faults, "--truth", truth])
+            #expect(sim.status == 0, "\(sim.stderr)")
+            let audit = try await cli.run(["audit", "--format", "json", "--expect", truth])
+            #expect(audit.status == 0, "\(audit.stderr)")
+            #expect(audit.stderr.contains("0 missed, 0 unexpected"))
+            let count = try JSONValue.parse(audit.stdout)["summary"]?["findings"]?.intValue ?? -1
+            if run.faults == "none" { #expect(count == 0) } else { #expect(count > 5) }
+            // Simulating again appends nothing: every fact is recognized as already stored.
+            let again = try await cli.run(["simulate", "--users", "150", "--days", "20", "--seed", String(run.seed), "--faults", run.faults, "--truth", truth])
+            #expect(again.stderr.contains("appended 0 facts"), "\(again.stderr)")
+        }
+    }
+
+    @Test func simulateRefusesBadFaults() async throws {
+        let r = try await CLI(url: "", schema: "").run(["simulate", "--faults", "double-grnat=0.1"], withConnection: false)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("double-grnat"))
+    }
+
+    @Test func theHTMLReportRendersInChromiumAndMatchesTheJSON() async throws {
+        let browser = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        if browser == nil {
+            // tools/test.sh installs chromium and sets LEDGER_REQUIRE_CHROMIUM, so CI never skips this.
+            #expect(ProcessInfo.processInfo.environment["LEDGER_REQUIRE_CHROMIUM"] == nil, "chromium is required but not installed")
+            return
+        }
+        try await TestDatabase.withSchema("clihtml") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            try await appendSampleAndScenarios(cli)
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-html-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let html = dir.appendingPathComponent("audit.html").path, json = dir.appendingPathComponent("audit.json").path
+            #expect(try await cli.run(["audit", "--format", "html", "--output", html]).status == 0)
+            #expect(try await cli.run(["audit", "--format", "json", "--output", json]).status == 0)
+            let check = try await ChildProcess.run("/bin/bash", [TestDatabase.packageRoot.appendingPathComponent("tools/check-report.sh").path, html, json])
+            #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+            #expect(check.stdout.contains("agree"))
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerScenarios
+import Testing
+
+@Suite("Simulator")
+struct SimulatorTests {
+    static func fold(_ sim: Simulator) -> Projections {
+        var p = Projections()
+        for (i, f) in sim.facts.enumerated() { p.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
+        return p
+    }
+
+    static func spec(_ text: String) -> FaultSpec {
+        do { return try FaultSpec.parse(text) } catch { preconditionFailure("\(text): \(error)") }
+    }
+
+    /// The audit's keys against the ground truth's, printing the symmetric difference with details.
+    static func checkGroundTruth(_ sim: Simulator, _ label: String) {
+        let findings = Audit.run(fold(sim), options: AuditOptions())
+        let actual = Set(findings.map(\.key)), expected = Set(sim.groundTruth.map(\.key))
+        if actual != expected {
+            let extra = findings.filter { !expected.contains($0.key) }.map { "  unexpected \($0.key): \($0.detail)" }
+            let missing = expected.subtracting(actual).sorted().map { "  missing \($0)" }
+            Issue.record("\(label): audit disagrees with the ground truth\n\((extra + missing).joined(separator: "\n"))")
+        }
+    }
+
+    @Test func deterministicPerSeed() {
+        let a = Simulator(users: 60, days: 30, seed: 42, faults: Self.spec("all=0.03"))
+        let b = Simulator(users: 60, days: 30, seed: 42, faults: Self.spec("all=0.03"))
+        #expect(a.facts.count == b.facts.count)
+        #expect(a.facts.map(\.fact) == b.facts.map(\.fact))
+        #expect(a.facts.map(\.at) == b.facts.map(\.at))
+        #expect(a.groundTruth == b.groundTruth)
+        #expect(a.events().map(\.eventId) == b.events().map(\.eventId))
+    }
+
+    @Test func seedsDiffer() {
+        let a = Simulator(users: 30, days: 30, seed: 1, faults: .none)
+        let b = Simulator(users: 30, days: 30, seed: 2, faults: .none)
+        #expect(a.facts.map(\.fact) != b.facts.map(\.fact))
+    }
+
+    @Test func everyFactDecodesAndKeysAreUnique() throws {
+        let sim = Simulator(users: 150, days: 30, seed: 9, faults: Self.spec("all=0.05"))
+        var keys: Set<String> = []
+        var previous: Timestamp?
+        for (fact, at) in sim.facts {
+            let decoded = try FactCatalogue.decode(type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1,
+                                                   payload: fact.payload)
+            #expect(decoded == fact)
+            if let key = fact.idempotencyKey { #expect(keys.insert(key).inserted, "duplicate idempotency key \(key)") }
+            if let previous { #expect(previous <= at, "log order goes back in time at \(at)") }
+            previous = at
+        }
+        let events = sim.events()
+        #expect(Set(events.map(\.eventId)).count == events.count)
+        #expect(sim.facts.count > 1000)
+    }
+
+    @Test func cleanHistoryHasNoFindings() {
+        for seed: UInt64 in [1, 2, 3, 20_260_301] {
+            let sim = Simulator(users: 400, days: 30, seed: seed, faults: .none)
+            #expect(sim.groundTruth.isEmpty)
+            let p = Self.fold(sim)
+            let findings = Audit.run(p, options: AuditOptions())
+            #expect(findings.isEmpty, "seed \(seed): \(findings.prefix(10).map { "\($0.key): \($0.detail)" }.joined(separator: "\n"))")
+            #expect(p.anomalies.isEmpty, "seed \(seed): \(p.anomalies.prefix(10).map { "\($0.kind): \($0.detail)" })")
+        }
+    }
+
+    @Test func cleanHistoryCoversTheFieldReports() {
+        let sim = Simulator(users: 400, days: 30, seed: 5, faults: .none)
+        var methods: Set<BindingMethod> = [], notifications: Set<String> = [], channels: Set<Channel> = []
+        var counts: [String: Int] = [:]
+        for (fact, _) in sim.facts {
+            counts[fact.typeName, default: 0] += 1
+            switch fact {
+            case .transactionBound(let b): methods.insert(b.method); channels.insert(b.channel)
+            case .storeNotificationReceived(let n): notifications.insert("\(n.type.raw)/\(n.subtype?.raw ?? "")")
+            default: break
+            }
+        }
+        #expect(methods == [.appAccountToken, .applicationUsername, .skuFallback, .createdAfterPayment])
+        #expect(channels == Set(Channel.allCases))
+        for type in ["OrderClosed", "VerificationFailed", "SubscriptionRenewed", "RenewalFailed", "AutoRenewChanged", "PlanChanged",
+                     "SubscriptionExpired", "RefundRequested", "RefundDeclined", "Refunded", "RefundReversed", "EntitlementRevoked", "CoinsSpent"] {
+            #expect((counts[type] ?? 0) > 0, "no \(type) in a clean history of 400 users")
+        }
+        for n in ["DID_RENEW/BILLING_RECOVERY", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_CHANGE_RENEWAL_PREF/UPGRADE", "TRANSACTION.SUCCESS/", "ONE_TIME_CHARGE/"] {
+            #expect(notifications.contains(n), "no \(n) notification")
+        }
+    }
+
+    @Test func injectedFaultsAreExactlyWhatTheAuditFinds() {
+        let specs = ["all=0.03", "all=0.05", "double-grant=0.05,missing-grant=0.05,orphan-payment=0.05",
+                     "receipt-reused=0.1,wrong-user=0.1,negative-balance=0.1"]
+        for text in specs {
+            for seed: UInt64 in [11, 12, 13] {
+                let sim = Simulator(users: 250, days: 30, seed: seed, faults: Self.spec(text))
+                #expect(!sim.groundTruth.isEmpty)
+                Self.checkGroundTruth(sim, "\(text) seed \(seed)")
+            }
+        }
+    }
+
+    @Test(arguments: FaultSpec.injectable)
+    func eachKindAlone(_ kind: FindingKind) {
+        for seed: UInt64 in [21, 22] {
+            let sim = Simulator(users: 150, days: 30, seed: seed, faults: Self.spec("\(kind.rawValue)=0.15"))
+            #expect(sim.groundTruth.contains { $0.kind == kind }, "no \(kind.rawValue) injected")
+            #expect(sim.groundTruth.allSatisfy { $0.kind == kind })
+            Self.checkGroundTruth(sim, "\(kind.rawValue) seed \(seed)")
+        }
+    }
+
+    @Test func shortHistories() {
+        for days in [1, 2, 7] {
+            let sim = Simulator(users: 80, days: days, seed: 3, faults: Self.spec("all=0.04"))
+            Self.checkGroundTruth(sim, "\(days) days")
+        }
+    }
+
+    @Test func faultSpecParsing() throws {
+        #expect(try FaultSpec.parse("none").isNone)
+        #expect(try FaultSpec.parse("").isNone)
+        let s = try FaultSpec.parse("double-grant=0.02, missing-grant=0.01")
+        #expect(s.rate(.doubleGrant) == 0.02 && s.rate(.missingGrant) == 0.01 && s.rate(.orphanPayment) == 0)
+        #expect(s.description == "double-grant=0.02,missing-grant=0.01")
+        let all = try FaultSpec.parse("all=0.01,stale-order=0")
+        #expect(FaultSpec.injectable.filter { $0 != .staleOrder }.allSatisfy { all.rate($0) == 0.01 })
+        #expect(all.rate(.staleOrder) == 0 && all.rate(.chainBroken) == 0.01)
+        #expect(try FaultSpec.parse(s.description) == s)
+
+        func message(_ text: String) -> String {
+            do { _ = try FaultSpec.parse(text); return "" } catch { return "\(error)" }
+        }
+        #expect(message("double-grnat=0.1").contains("unknown fault kind \"double-grnat\""))
+        #expect(message("double-grant=abc").contains("bad rate \"abc\" for double-grant"))
+        #expect(message("double-grant=1.5").contains("bad rate \"1.5\""))
+        #expect(message("double-grant=-0.1").contains("bad rate"))
+        #expect(message("double-grant").contains("has no rate"))
+        #expect(message("all=0.2").contains("add up to"))
+        #expect(message("none,double-grant=0.1").contains("none"))
+        #expect(message("double-grant=0.1,,").contains("empty entry"))
+    }
+}
