@@ -44,28 +44,7 @@ struct BenchRebuild: AsyncParsableCommand {
             let url = config.connectionString
             let schema = config.schema
             let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
-            let exists = try await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [.text(schema)]).count > 0
-            var head: Int64 = 0
-            if exists && !reload {
-                head = (try? await admin.query("SELECT last_position FROM \(quoteIdentifier(schema)).log_head").int64(0, 0)) ?? 0
-            }
-            if head != Int64(events) {
-                Diagnostics.say("bench: generating and loading \(grouped(Int64(events))) facts for \(grouped(Int64(users))) users into schema \(schema)")
-                try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(schema)) CASCADE")
-                _ = try await EventStore.migrate(config)
-                let store = try await EventStore.open(config)
-                let t0 = ContinuousClock.now
-                let bar = ProgressBar("load")
-                let total = Int64(events)
-                let gen = GeneratedEvents(count: events, users: users, seed: seed)
-                head = try await store.bulkLoadForBenchmark(gen) { bar.update($0, total) }
-                bar.finish()
-                Diagnostics.say("bench: loaded \(grouped(head)) facts in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s")
-                await store.close()
-            } else {
-                Diagnostics.say("bench: reusing the \(grouped(head))-fact log in schema \(schema) (--reload to regenerate)")
-            }
-            try await admin.execute("VACUUM ANALYZE \(quoteIdentifier(schema)).events")
+            let head = try await Self.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
 
             // Baseline: raw COPY TO of the same rows the rebuild reads, bytes counted, nothing decoded.
             let copySeconds = try await Self.copyOut(admin, schema)
@@ -92,7 +71,7 @@ struct BenchRebuild: AsyncParsableCommand {
             guard child.status == 0, let report = try? JSONValue.parse(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 throw ValidationError("the rebuild failed (exit \(child.status)): \(child.stderr)")
             }
-            let peak = report["peakRSSBytes"]?.intValue ?? 0
+            let peak = child.peakRSSBytes
             let foldMs = report["foldMilliseconds"]?.intValue ?? 0
             let writeMs = report["writeMilliseconds"]?.intValue ?? 0
             let copyRate = Double(head) / copySeconds
@@ -108,6 +87,34 @@ struct BenchRebuild: AsyncParsableCommand {
                 ["peak RSS of the rebuild", "\(peak / 1_048_576) MiB", "", ""],
             ]), terminator: "")
         }
+    }
+
+    /// Generates and bulk-loads the benchmark log unless one of the right size is there.
+    static func ensureLoaded(_ config: LedgerConfiguration, _ admin: PostgresConnection, events: Int, users: Int, seed: UInt64, reload: Bool) async throws -> Int64 {
+        let schema = config.schema
+        let exists = try await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [.text(schema)]).count > 0
+        var head: Int64 = 0
+        if exists && !reload {
+            head = (try? await admin.query("SELECT last_position FROM \(quoteIdentifier(schema)).log_head").int64(0, 0)) ?? 0
+        }
+        if head != Int64(events) {
+            Diagnostics.say("bench: generating and loading \(grouped(Int64(events))) facts for \(grouped(Int64(users))) users into schema \(schema)")
+            try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(schema)) CASCADE")
+            _ = try await EventStore.migrate(config)
+            let store = try await EventStore.open(config)
+            let t0 = ContinuousClock.now
+            let bar = ProgressBar("load")
+            let total = Int64(events)
+            let gen = GeneratedEvents(count: events, users: users, seed: seed)
+            head = try await store.bulkLoadForBenchmark(gen) { bar.update($0, total) }
+            bar.finish()
+            Diagnostics.say("bench: loaded \(grouped(head)) facts in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s")
+            await store.close()
+        } else {
+            Diagnostics.say("bench: reusing the \(grouped(head))-fact log in schema \(schema) (--reload to regenerate)")
+        }
+        try await admin.execute("VACUUM ANALYZE \(quoteIdentifier(schema)).events")
+        return head
     }
 
     static func copyOut(_ conn: PostgresConnection, _ schema: String) async throws -> Double {
@@ -138,6 +145,44 @@ struct GeneratedEvents: Sequence, Sendable {
             b[6] = 0x40; b[8] = 0x80 | (b[8] & 0x3F)
             let id = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
             return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: "bench"))
+        }
+    }
+}
+
+/// `ledger bench audit`: the whole audit (fold, hash chain, rules, JSON report) of a large generated
+/// log, in a child process, beside raw `COPY ... TO STDOUT` of the same rows in the same run.
+struct BenchAudit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Measure `ledger audit` on a generated log (time, peak RSS) beside raw COPY TO (use a release build).")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "Facts in the generated log.") var events: Int = 10_000_000
+    @Option(help: "Distinct users in the generated log.") var users: Int = 200_000
+    @Option(help: "Generator seed.") var seed: UInt64 = 42
+    @Flag(help: "Drop and regenerate the benchmark log even if one of the right size exists.") var reload = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            var options = connection
+            if options.schema == nil { options.schema = "bench_rebuild" }
+            let config = try await options.configuration()
+            let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-bench")
+            let head = try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
+            let copySeconds = try await BenchRebuild.copyOut(admin, config.schema)
+            await admin.close()
+            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            let t0 = ContinuousClock.now
+            let child = try await ChildProcess.run(exe, ["audit", "--format", "json", "--output", "/dev/null",
+                                                         "--database-url", config.connectionString, "--schema", config.schema])
+            let seconds = (ContinuousClock.now - t0).seconds
+            guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
+            print("ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
+            print(renderTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
+                ["audit (fold + hash chain + rules + JSON report, child process)", String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),
+                 String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))), String(format: "%.2fx the time", seconds / copySeconds)],
+                ["peak RSS of the audit", "\(child.peakRSSBytes / 1_048_576) MiB", "", ""],
+            ]), terminator: "")
         }
     }
 }

@@ -27,28 +27,25 @@ public struct AuditRun: Sendable {
     public var verifiedByChannel: [Channel: Int64]
 }
 
-/// The scan's running state, shared with the callback on the connection's thread.
+/// The fold's running state, shared with the callback on the connection's thread.
 final class AuditScan: Sendable {
     struct State {
         var fold = Projections()
-        var chain = ChainVerifier()
         var daily: [Int64: DailyActivity] = [:]
     }
     let state = Mutex(State())
 
-    func consume(_ event: RecordedEvent) {
-        let ctx = FactContext(position: event.position, occurredAt: event.occurredAt)
-        let fact: Result<Fact, FactError>
-        do throws(FactError) { fact = .success(try FactCatalogue.decode(event)) } catch { fact = .failure(error) }
+    func consume(_ scanned: ScannedFact) {
+        let ctx = FactContext(position: scanned.position, occurredAt: scanned.occurredAt)
         state.withLock { s in
-            s.chain.consume(event)
-            switch fact {
+            switch scanned.fact {
             case .success(let f): s.fold.apply(f, ctx)
-            case .failure(let e): s.fold.skip(ctx, type: event.type, reason: e.description)
+            case .failure(let e): s.fold.skip(ctx, type: scanned.type, reason: e.description)
             }
-            let dayNumber = event.occurredAt.microseconds >= 0 ? event.occurredAt.microseconds / 86_400_000_000 : (event.occurredAt.microseconds + 1) / 86_400_000_000 - 1
-            var d = s.daily[dayNumber] ?? DailyActivity(day: String(event.occurredAt.iso8601.prefix(10)))
-            switch event.type {
+            let micros = scanned.occurredAt.microseconds
+            let dayNumber = micros >= 0 ? micros / 86_400_000_000 : (micros + 1) / 86_400_000_000 - 1
+            var d = s.daily[dayNumber] ?? DailyActivity(day: String(scanned.occurredAt.iso8601.prefix(10)))
+            switch scanned.type {
             case "PaymentVerified", "SubscriptionRenewed": d.payments += 1
             case "EntitlementGranted": d.grants += 1
             case "Refunded": d.refunds += 1
@@ -69,26 +66,26 @@ extension EventStore {
         let target = min(through ?? head, head)
         let scanState = AuditScan()
         let counter = Atomic<Int64>(0)
+        // Two streams at once, on two connections: the facts for the fold (only the columns it
+        // needs) and the whole rows for the hash chain.
+        async let chainCheck = chainProblem(through: target)
         if target > 0 {
-            try await scan(after: 0, through: target) { event in
-                scanState.consume(event)
+            try await scanFacts(after: 0, through: target) { scanned in
+                scanState.consume(scanned)
                 let n = counter.add(1, ordering: .relaxed).newValue
                 if n & 0x3FFF == 0 { progress?(n, target) }
-                return true
             }
         }
         progress?(counter.load(ordering: .relaxed), target)
         let s = scanState.state.withLock { $0 }
+        let chain = try await chainCheck
         var findings = Audit.run(s.fold, options: options)
-        var problem = s.chain.firstProblem.map { ($0.position, $0.description) }
-        if problem == nil, s.chain.lastPosition != target {
-            problem = (s.chain.lastPosition + 1, "the log ends at position \(s.chain.lastPosition) but the head says \(target)")
-        }
+        var problem = chain.problem
         if problem == nil, target == head, head > 0 {
             // The head row names the last event's hash: a removed or edited tail shows here.
             let sch = quoteIdentifier(configuration.schema)
             let h = try await pool.withConnection { conn in try await conn.query("SELECT last_hash FROM \(sch).log_head") }
-            if let stored = h.bytea(0, 0), stored != s.chain.previous {
+            if let stored = h.bytea(0, 0), stored != chain.lastHash {
                 problem = (target, "the head's hash differs from the last event's hash")
             }
         }
@@ -101,5 +98,24 @@ extension EventStore {
         for t in s.fold.transactions.values where t.verified { if let c = t.channel { verified[c, default: 0] += 1 } }
         return AuditRun(position: target, logTime: s.fold.logTime, events: counter.load(ordering: .relaxed), findings: findings,
                         daily: s.daily.keys.sorted().map { s.daily[$0]! }, verifiedByChannel: verified)
+    }
+}
+
+extension EventStore {
+    /// Re-hashes the log through `through`: the first position that does not verify, and the last hash.
+    func chainProblem(through: Int64) async throws -> (problem: (Int64, String)?, lastHash: [UInt8]) {
+        let verifier = Mutex(ChainVerifier())
+        if through > 0 {
+            try await scan(after: 0, through: through) { event in
+                verifier.withLock { $0.consume(event) }
+                return true
+            }
+        }
+        let v = verifier.withLock { $0 }
+        var problem = v.firstProblem.map { ($0.position, $0.description) }
+        if problem == nil, v.lastPosition != through {
+            problem = (v.lastPosition + 1, "the log ends at position \(v.lastPosition) but should reach \(through)")
+        }
+        return (problem, v.previous)
     }
 }

@@ -16,6 +16,8 @@ public enum ChildProcess {
         public var status: Int32
         public var stdout: String
         public var stderr: String
+        /// The child's peak resident set size in bytes (from wait4's rusage).
+        public var peakRSSBytes: Int64 = 0
     }
 
     public struct SpawnError: Error, CustomStringConvertible {
@@ -108,12 +110,14 @@ public enum ChildProcess {
             if errno != EINTR { throw SpawnError(description: "waitid failed for \(executable) (errno \(errno))") }
         }
         child?.reaped()
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { throw SpawnError(description: "waitpid failed for \(executable) (errno \(errno))") }
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            if errno != EINTR { throw SpawnError(description: "wait4 failed for \(executable) (errno \(errno))") }
         }
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Output(status: code,
                       stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "",
+                      peakRSSBytes: Int64(usage.ru_maxrss) * 1024)
     }
 }
