@@ -40,11 +40,6 @@ extension Audit {
     /// receipt-reused, wrong-user and double-grant at once: three facts, all true).
     public static func run(_ p: Projections, options: AuditOptions = AuditOptions()) -> [Finding] {
         var c = Context(p: p, options: options)
-        for o in p.orders.values where o.created?.accountToken != nil {
-            let token = o.created!.accountToken!.lowercased()
-            if let seen = c.tokenOrders[token], seen.orderId < o.orderId { continue }
-            c.tokenOrders[token] = o
-        }
         for defs in p.products.values {
             guard let d = defs.first else { continue }
             c.catalogue[d.channel, default: [:]][d.storeProductId] = defs
@@ -77,7 +72,8 @@ extension Audit {
     struct Context {
         let p: Projections
         let options: AuditOptions
-        var tokenOrders: [String: OrderView] = [:]
+        /// accountToken (lowercased) -> order id; built on first need (most transactions are bound).
+        var tokenOrders: [String: String]?
         /// `p.products` by channel and store product id (no key string built per lookup).
         var catalogue: [Channel: [String: [ProductDefinition]]] = [:]
         var findings: [Finding] = []
@@ -99,12 +95,22 @@ extension Audit {
 
         /// The owner of `t` (see ``Audit/run(_:options:)``) without the per-grant order fallback,
         /// and the position that proves it.
-        func owner(_ t: TransactionView) -> (user: String, position: Int64?)? {
+        mutating func owner(_ t: TransactionView) -> (user: String, position: Int64?)? {
             if let b = t.bindings.first { return (b.userId, b.position) }
             if let u = t.subscriptionUserId {
                 return (u, t.originalTransactionId.flatMap { p.transactions[$0]?.bindings.first?.position })
             }
-            if let token = t.appAccountToken, let o = tokenOrders[token], let u = o.userId { return (u, o.positions.first) }
+            guard let token = t.appAccountToken else { return nil }
+            if tokenOrders == nil {
+                var index: [String: String] = [:]
+                for o in p.orders.values {
+                    guard let tok = o.created?.accountToken?.lowercased() else { continue }
+                    if let seen = index[tok], seen < o.orderId { continue }
+                    index[tok] = o.orderId
+                }
+                tokenOrders = index
+            }
+            if let id = tokenOrders?[token], let o = p.orders[id], let u = o.userId { return (u, o.positions.first) }
             return nil
         }
 
