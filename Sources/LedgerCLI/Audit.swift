@@ -144,9 +144,7 @@ struct AuditCommand: AsyncParsableCommand {
             case .html: text = report.html
             }
             if let output {
-                guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
-                    throw InputProblem("--output: cannot write '\(output)'")
-                }
+                try writeOutput(text, to: output)
                 Diagnostics.say("ledger: wrote the \(format.rawValue) report to \(output)")
             } else {
                 FileHandle.standardOutput.write(Data(text.utf8))

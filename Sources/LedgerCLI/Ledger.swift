@@ -72,6 +72,23 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
+/// Writes `text` to `path` in place (open, truncate, write), never by replacing the file: so
+/// `/dev/null`, a FIFO or a file others hold open keep being what they are.
+func writeOutput(_ text: String, to path: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw InputProblem("cannot write '\(path)': \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw InputProblem("cannot write '\(path)': \(String(cString: strerror(errno)))")
+        }
+        bytes = bytes.dropFirst(n)
+    }
+}
+
 /// Input the command cannot use (an unreadable --diff report, an unwritable --output): exit 65.
 struct InputProblem: Error, CustomStringConvertible {
     var description: String

@@ -95,9 +95,7 @@ struct Simulate: AsyncParsableCommand {
                 ])),
                 ("findings", .array(findings)),
             ])
-            guard FileManager.default.createFile(atPath: truth, contents: Data((doc.canonicalText + "\n").utf8)) else {
-                throw InputProblem("--truth: cannot write '\(truth)'")
-            }
+            try writeOutput(doc.canonicalText + "\n", to: truth)
             let byKind = Dictionary(grouping: findings.compactMap { $0["kind"]?.stringValue }, by: { $0 }).mapValues(\.count)
             Diagnostics.say("ledger: ground truth: \(findings.count) findings (\(byKind.keys.sorted().map { "\($0) \(byKind[$0]!)" }.joined(separator: ", "))) written to \(truth)")
         }

@@ -340,39 +340,34 @@ public struct Projections: Sendable {
     }
 
     mutating func updateOrder(_ id: String, _ p: Int64, _ body: (inout OrderView) -> Void) {
-        var o = orders.removeValue(forKey: id) ?? OrderView(orderId: id)
-        body(&o)
-        if o.positions.last != p { o.positions.append(p) }
-        orders[id] = o
+        // Mutated in place (one lookup, no copy): the closures never touch `self`.
+        Self.touch(&orders[id, default: OrderView(orderId: id)], p, body)
         if tracksChanges { changes.orders.insert(id) }
     }
 
     mutating func updateTransaction(_ id: String, _ p: Int64, _ body: (inout TransactionView) -> Void) {
-        var t = transactions.removeValue(forKey: id) ?? TransactionView(transactionId: id)
-        body(&t)
-        if t.positions.last != p { t.positions.append(p) }
-        transactions[id] = t
+        Self.touch(&transactions[id, default: TransactionView(transactionId: id)], p, body)
         if tracksChanges { changes.transactions.insert(id) }
     }
 
     mutating func updateSubscription(_ c: Channel, _ orig: String, _ p: Int64, _ body: (inout SubscriptionView) -> Void) {
         let key = Self.subscriptionKey(c, orig)
-        var s = subscriptions.removeValue(forKey: key) ?? SubscriptionView(channel: c, originalTransactionId: orig)
-        body(&s)
-        if s.positions.last != p { s.positions.append(p) }
-        subscriptions[key] = s
+        Self.touch(&subscriptions[key, default: SubscriptionView(channel: c, originalTransactionId: orig)], p, body)
         if tracksChanges { changes.subscriptions.insert(key) }
     }
 
     mutating func updateUser(_ id: String, _ p: Int64, _ body: (inout UserView) -> Void) {
-        var u = users.removeValue(forKey: id) ?? UserView(userId: id)
-        body(&u)
-        if u.positions.last != p { u.positions.append(p) }
-        users[id] = u
+        Self.touch(&users[id, default: UserView(userId: id)], p, body)
         if tracksChanges { changes.users.insert(id) }
     }
 
     mutating func touchUser(_ id: String, _ p: Int64) { updateUser(id, p) { _ in } }
+
+    @inline(__always)
+    static func touch<V: PositionedView>(_ v: inout V, _ p: Int64, _ body: (inout V) -> Void) {
+        body(&v)
+        if v.positions.last != p { v.positions.append(p) }
+    }
 
     mutating func addPeriod(_ c: Channel, _ orig: String, transactionId: String, productId: String,
                             purchase: Timestamp, expires: Timestamp, _ p: Int64) {
@@ -452,3 +447,10 @@ public struct Projections: Sendable {
         if tracksChanges { changes.orders.insert(orderId) }
     }
 }
+
+/// A view that keeps the positions of the facts behind it.
+protocol PositionedView { var positions: [Int64] { get set } }
+extension OrderView: PositionedView {}
+extension TransactionView: PositionedView {}
+extension SubscriptionView: PositionedView {}
+extension UserView: PositionedView {}

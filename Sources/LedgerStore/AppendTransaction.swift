@@ -338,21 +338,10 @@ enum AppendTransaction {
         let recorded = Array(recordedAt.iso8601.utf8)
         for (i, row) in rows.enumerated() {
             let e = row.prepared.event
-            out.append(contentsOf: String(firstPosition + Int64(i)).utf8); out.append(0x09)
-            out.append(contentsOf: e.eventId.lowercased.utf8); out.append(0x09)
-            EventRows.appendCopyField(e.stream, into: &out); out.append(0x09)
-            out.append(contentsOf: String(row.version).utf8); out.append(0x09)
-            out.append(contentsOf: e.type.utf8); out.append(0x09)
-            out.append(contentsOf: String(e.schemaVersion).utf8); out.append(0x09)
-            EventRows.appendCopyField(row.prepared.payloadText, into: &out); out.append(0x09)
-            EventRows.appendCopyField(row.prepared.metadataText, into: &out); out.append(0x09)
-            out.append(contentsOf: e.occurredAt.iso8601.utf8); out.append(0x09)
-            out.append(contentsOf: recorded); out.append(0x09)
-            if let k = e.idempotencyKey { EventRows.appendCopyField(k, into: &out) } else { out.append(0x5C); out.append(UInt8(ascii: "N")) }
-            out.append(0x09)
-            out.append(0x5C); out.append(0x5C); out.append(UInt8(ascii: "x"))
-            out.append(contentsOf: hashes[i].hexString.utf8)
-            out.append(0x0A)
+            EventRows.appendCopyRow(position: firstPosition + Int64(i), eventId: e.eventId.lowercased, stream: e.stream, version: row.version,
+                                    type: e.type, schemaVersion: e.schemaVersion, payloadText: row.prepared.payloadText,
+                                    metadataText: row.prepared.metadataText, occurredAt: e.occurredAt, recordedAt: recorded,
+                                    idempotencyKey: e.idempotencyKey, hash: hashes[i], into: &out)
             if out.count >= 256 * 1024 {
                 chunks.append(out)
                 out.removeAll(keepingCapacity: true)

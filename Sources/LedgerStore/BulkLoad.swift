@@ -47,21 +47,10 @@ extension EventStore {
                                 position: position, eventId: eventId, stream: e.stream, version: version, type: e.type,
                                 schemaVersion: e.schemaVersion, occurredAt: e.occurredAt, recordedAt: recordedAt,
                                 idempotencyKey: e.idempotencyKey, payloadText: payload, metadataText: metadata))
-                            chunk.append(contentsOf: String(position).utf8); chunk.append(0x09)
-                            chunk.append(contentsOf: eventId.utf8); chunk.append(0x09)
-                            EventRows.appendCopyField(e.stream, into: &chunk); chunk.append(0x09)
-                            chunk.append(contentsOf: String(version).utf8); chunk.append(0x09)
-                            chunk.append(contentsOf: e.type.utf8); chunk.append(0x09)
-                            chunk.append(contentsOf: String(e.schemaVersion).utf8); chunk.append(0x09)
-                            EventRows.appendCopyField(payload, into: &chunk); chunk.append(0x09)
-                            EventRows.appendCopyField(metadata, into: &chunk); chunk.append(0x09)
-                            chunk.append(contentsOf: e.occurredAt.iso8601.utf8); chunk.append(0x09)
-                            chunk.append(contentsOf: recordedAt.iso8601.utf8); chunk.append(0x09)
-                            if let k = e.idempotencyKey { EventRows.appendCopyField(k, into: &chunk) } else { chunk.append(0x5C); chunk.append(UInt8(ascii: "N")) }
-                            chunk.append(0x09)
-                            chunk.append(0x5C); chunk.append(0x5C); chunk.append(UInt8(ascii: "x"))
-                            chunk.append(contentsOf: previous.hexString.utf8)
-                            chunk.append(0x0A)
+                            EventRows.appendCopyRow(position: position, eventId: eventId, stream: e.stream, version: version, type: e.type,
+                                                    schemaVersion: e.schemaVersion, payloadText: payload, metadataText: metadata,
+                                                    occurredAt: e.occurredAt, recordedAt: Array(recordedAt.iso8601.utf8),
+                                                    idempotencyKey: e.idempotencyKey, hash: previous, into: &chunk)
                             if chunk.count > 1 << 22 { chunks.append(chunk); chunk.removeAll(keepingCapacity: true) }
                         }
                         if !chunk.isEmpty { chunks.append(chunk) }

@@ -84,6 +84,27 @@ enum EventRows {
         try result.rows.map { try decode(fields: $0) }
     }
 
+    /// Appends one `events` row (``insertColumns``) in COPY text format.
+    static func appendCopyRow(position: Int64, eventId: String, stream: String, version: Int64, type: String, schemaVersion: Int32,
+                              payloadText: String, metadataText: String, occurredAt: Timestamp, recordedAt: [UInt8],
+                              idempotencyKey: String?, hash: [UInt8], into out: inout [UInt8]) {
+        out.append(contentsOf: String(position).utf8); out.append(0x09)
+        out.append(contentsOf: eventId.utf8); out.append(0x09)
+        appendCopyField(stream, into: &out); out.append(0x09)
+        out.append(contentsOf: String(version).utf8); out.append(0x09)
+        out.append(contentsOf: type.utf8); out.append(0x09)
+        out.append(contentsOf: String(schemaVersion).utf8); out.append(0x09)
+        appendCopyField(payloadText, into: &out); out.append(0x09)
+        appendCopyField(metadataText, into: &out); out.append(0x09)
+        out.append(contentsOf: occurredAt.iso8601.utf8); out.append(0x09)
+        out.append(contentsOf: recordedAt); out.append(0x09)
+        if let k = idempotencyKey { appendCopyField(k, into: &out) } else { out.append(0x5C); out.append(UInt8(ascii: "N")) }
+        out.append(0x09)
+        out.append(0x5C); out.append(0x5C); out.append(UInt8(ascii: "x"))
+        out.append(contentsOf: hash.hexString.utf8)
+        out.append(0x0A)
+    }
+
     /// Appends one field in COPY text format (escaping backslash, tab, newline, carriage return).
     @inline(__always)
     static func appendCopyField(_ s: String, into out: inout [UInt8]) {

@@ -255,24 +255,6 @@ enum ReadModelWriter {
             try conn.copyIn("COPY \(schema).rm_anomalies FROM STDIN", chunks: [w.out])
         }
     }
-
-    /// Every row of `table` for a full rebuild, in chunks of about 1 MiB.
-    static func allRows(_ table: String, of p: Projections) -> [[UInt8]] {
-        var chunks: [[UInt8]] = []
-        var w = RowWriter()
-        func cut() { if w.out.count > 1 << 20 { chunks.append(w.out); w.out.removeAll(keepingCapacity: true) } }
-        switch table {
-        case "rm_orders": for o in p.orders.values { p.orderRow(o, into: &w); cut() }
-        case "rm_transactions": for t in p.transactions.values { p.transactionRow(t, into: &w); cut() }
-        case "rm_subscriptions": for s in p.subscriptions.values { p.subscriptionRow(s, into: &w); cut() }
-        case "rm_users": for u in p.users.values { p.userRow(u, into: &w); cut() }
-        case "rm_entitlement_periods": for u in p.users.values { p.periodRows(u, into: &w); cut() }
-        case "rm_anomalies": for a in p.anomalies { Projections.anomalyRow(a, into: &w); cut() }
-        default: break
-        }
-        if !w.out.isEmpty { chunks.append(w.out) }
-        return chunks
-    }
 }
 
 extension EventStore {

@@ -100,6 +100,15 @@ struct AuditCLITests {
         }
     }
 
+    @Test func outputToDevNullLeavesItADevice() async throws {
+        try await TestDatabase.withSchema("clidevnull") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try await cli.run(["audit", "--format", "json", "--output", "/dev/null"]).status == 0)
+            let type = try FileManager.default.attributesOfItem(atPath: "/dev/null")[.type] as? FileAttributeType
+            #expect(type == .typeCharacterSpecial, "--output replaced /dev/null instead of writing to it")
+        }
+    }
+
     @Test func badOptionsAreRefused() async throws {
         try await TestDatabase.withSchema("cliauditbad") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
