@@ -403,8 +403,25 @@ public struct Projections: Sendable {
     /// Renewals belong to the user their original transaction is bound to.
     mutating func subscriptionUserChanged(_ c: Channel, _ orig: String) {
         guard let s = subscriptions[Self.subscriptionKey(c, orig)] else { return }
-        let user = transactions[orig]?.bindings.first?.userId
-        for period in s.periods where period.transactionId != orig {
+        // The owner: the binding of the original transaction; Google names a subscription by its
+        // purchase token, which is no transaction id, so there it is the binding of the earliest
+        // purchase that has one.
+        let byPurchase = s.periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        var user = transactions[orig]?.bindings.first?.userId
+        if user == nil {
+            for period in byPurchase {
+                if let u = transactions[period.transactionId]?.bindings.first?.userId { user = u; break }
+            }
+        }
+        if c == .googleplay, let first = byPurchase.first?.transactionId {
+            // A Google renewal keeps the purchase token and gets a new order id: every period but
+            // the first purchase is a renewal.
+            for period in s.periods where transactions[period.transactionId]?.isRenewal != (period.transactionId != first) {
+                transactions[period.transactionId]?.isRenewal = period.transactionId != first
+                if tracksChanges { changes.transactions.insert(period.transactionId) }
+            }
+        }
+        for period in s.periods where period.transactionId != orig && transactions[period.transactionId]?.bindings.isEmpty != false {
             if transactions[period.transactionId]?.subscriptionUserId != user {
                 transactions[period.transactionId]?.subscriptionUserId = user
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
