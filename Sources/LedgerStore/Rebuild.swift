@@ -94,21 +94,48 @@ extension EventStore {
         let tables = options.models.flatMap { m in m.tables.map { (model: m, name: $0.name, key: $0.key) } }
 
         var results: [TableResult] = []
+        let plainSchema = configuration.schema
         for t in tables {
             let shadow = t.name + "_rebuild"
             let rows: Int64 = try await conn.withIsolation { conn in
                 try conn.execute("DROP TABLE IF EXISTS \(schema).\(shadow)")
-                try conn.execute("CREATE TABLE \(schema).\(shadow) (LIKE \(schema).\(t.name) INCLUDING ALL)")
+                // Columns, defaults and checks now; the indexes after the rows are in (building an
+                // index once is far cheaper than maintaining it row by row).
+                try conn.execute("CREATE TABLE \(schema).\(shadow) (LIKE \(schema).\(t.name) INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)")
+                let indexes = try conn.query("""
+                    SELECT c.relname, pg_get_indexdef(i.indexrelid), i.indisprimary
+                    FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+                    JOIN pg_namespace n ON n.oid = t.relnamespace
+                    WHERE n.nspname = $1 AND t.relname = $2 ORDER BY c.relname
+                    """, [.text(plainSchema), .text(t.name)])
+                let copied: Int64
                 let sql = "COPY \(schema).\(shadow) FROM STDIN"
                 switch t.name {
-                case "rm_orders": return Int64(try conn.copyIn(sql, chunks: RowChunks(state.orders.values) { state.orderRow($0, into: &$1) }))
-                case "rm_transactions": return Int64(try conn.copyIn(sql, chunks: RowChunks(state.transactions.values) { state.transactionRow($0, into: &$1) }))
-                case "rm_subscriptions": return Int64(try conn.copyIn(sql, chunks: RowChunks(state.subscriptions.values) { state.subscriptionRow($0, into: &$1) }))
-                case "rm_users": return Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.userRow($0, into: &$1) }))
-                case "rm_entitlement_periods": return Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.periodRows($0, into: &$1) }))
-                case "rm_anomalies": return Int64(try conn.copyIn(sql, chunks: RowChunks(state.anomalies) { Projections.anomalyRow($0, into: &$1) }))
-                default: return 0
+                case "rm_orders": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.orders.values) { state.orderRow($0, into: &$1) }))
+                case "rm_transactions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.transactions.values) { state.transactionRow($0, into: &$1) }))
+                case "rm_subscriptions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.subscriptions.values) { state.subscriptionRow($0, into: &$1) }))
+                case "rm_users": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.userRow($0, into: &$1) }))
+                case "rm_entitlement_periods": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.periodRows($0, into: &$1) }))
+                case "rm_anomalies": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.anomalies) { Projections.anomalyRow($0, into: &$1) }))
+                default: copied = 0
                 }
+                for i in 0..<indexes.count {
+                    guard let name = indexes.string(i, 0), let def = indexes.string(i, 1) else { continue }
+                    let shadowIndex = name.hasPrefix(t.name) ? shadow + name.dropFirst(t.name.count) : shadow + "_" + name
+                    let sql = def
+                        .replacingOccurrences(of: "INDEX \(quoteIdentifier(name)) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
+                        .replacingOccurrences(of: "INDEX \(name) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
+                        .replacingOccurrences(of: " ON \(schema).\(t.name) ", with: " ON \(schema).\(shadow) ")
+                        .replacingOccurrences(of: " ON \(plainSchema).\(t.name) ", with: " ON \(schema).\(shadow) ")
+                    guard sql.contains(" ON \(schema).\(shadow) ") else {
+                        throw LedgerError.migration("cannot rebuild index \(name) of \(t.name) on the shadow table: \(def)")
+                    }
+                    try conn.execute(sql)
+                    if indexes.bool(i, 2) == true {
+                        try conn.execute("ALTER TABLE \(schema).\(shadow) ADD CONSTRAINT \(quoteIdentifier(shadowIndex)) PRIMARY KEY USING INDEX \(quoteIdentifier(shadowIndex))")
+                    }
+                }
+                return copied
             }
             var result = TableResult(table: t.name, rows: rows, checksum: try await Self.checksum(schema, shadow, conn).checksum,
                                      differences: [], differingRows: 0)

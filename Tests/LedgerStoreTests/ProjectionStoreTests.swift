@@ -116,6 +116,9 @@ struct ProjectionStoreTests {
             // The swapped-in tables keep their indexes' names and the reader's grant.
             let idx = try await store.queryReadModels("SELECT indexname FROM pg_indexes WHERE schemaname = '\(config.schema)' AND tablename = 'rm_orders' ORDER BY 1")
             #expect(idx.rows.compactMap { $0[0] }.allSatisfy { !$0.contains("rebuild") })
+            #expect(idx.count == 2, "the primary key and the user index: \(idx.rows)")
+            // The primary key is a constraint again after the swap, not just a unique index.
+            #expect(try await Self.value(store, "SELECT conname FROM pg_constraint WHERE conrelid = '\(config.schema).rm_orders'::regclass AND contype = 'p'") == "rm_orders_pkey")
             #expect(try await Self.value(store, "SELECT has_table_privilege('ledger_reader', '\(config.schema).rm_orders', 'SELECT')::text") == "true")
 
             let clean = try await store.rebuild(RebuildOptions(verify: true))
