@@ -23,40 +23,54 @@ enum EventRows {
     static func decode(copyRow raw: UnsafeRawBufferPointer) throws -> RecordedEvent {
         var fields: [String?] = []
         fields.reserveCapacity(12)
-        var current: [UInt8] = []
-        current.reserveCapacity(256)
-        var isNull = false
-        var i = 0
-        let n = raw.count
-        func finish() {
-            fields.append(isNull ? nil : String(decoding: current, as: UTF8.self))
-            current.removeAll(keepingCapacity: true)
-            isNull = false
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(256)
+        for (start, end) in fieldBounds(raw) {
+            if end - start == 2, raw[start] == 0x5C, raw[start + 1] == UInt8(ascii: "N") { fields.append(nil); continue }
+            buffer.removeAll(keepingCapacity: true)
+            appendUnescaped(raw, from: start, to: end, into: &buffer)
+            fields.append(String(decoding: buffer, as: UTF8.self))
         }
-        while i < n {
-            let b = raw[i]
-            if b == 0x09 { finish(); i += 1; continue }
-            if b == 0x0A { break }
-            if b == 0x5C, i + 1 < n {
-                let e = raw[i + 1]
-                i += 2
-                switch e {
-                case UInt8(ascii: "N"): isNull = true
-                case UInt8(ascii: "n"): current.append(0x0A)
-                case UInt8(ascii: "t"): current.append(0x09)
-                case UInt8(ascii: "r"): current.append(0x0D)
-                case UInt8(ascii: "b"): current.append(0x08)
-                case UInt8(ascii: "f"): current.append(0x0C)
-                case UInt8(ascii: "v"): current.append(0x0B)
-                default: current.append(e)
-                }
-                continue
-            }
-            current.append(b)
+        return try decode(fields: fields)
+    }
+
+    /// Where each field of a COPY text row is (a raw tab always separates fields: tabs in data
+    /// are escaped), without the final newline.
+    static func fieldBounds(_ raw: UnsafeRawBufferPointer, limit: Int = .max) -> [(Int, Int)] {
+        var bounds: [(Int, Int)] = []
+        var start = 0
+        var end = raw.count
+        if end > 0, raw[end - 1] == 0x0A { end -= 1 }
+        var i = 0
+        while i < end, bounds.count < limit - 1 {
+            if raw[i] == 0x09 { bounds.append((start, i)); start = i + 1 }
             i += 1
         }
-        finish()
-        return try decode(fields: fields)
+        bounds.append((start, end))
+        return bounds
+    }
+
+    /// Undoes COPY text escaping (`\\`, `\n`, `\t`, ...) of `raw[from..<to]` onto `out`.
+    static func appendUnescaped(_ raw: UnsafeRawBufferPointer, from: Int, to: Int, into out: inout [UInt8]) {
+        var k = from
+        while k < to {
+            let b = raw[k]
+            if b == 0x5C, k + 1 < to {
+                switch raw[k + 1] {
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "v"): out.append(0x0B)
+                case let e: out.append(e)
+                }
+                k += 2
+                continue
+            }
+            out.append(b)
+            k += 1
+        }
     }
 
     /// Decodes one row selected with ``columns`` (text format).

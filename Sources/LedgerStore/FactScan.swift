@@ -34,18 +34,7 @@ struct FactRowDecoder {
     }
 
     mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
-        var bounds: [(Int, Int)] = []
-        bounds.reserveCapacity(5)
-        var start = 0
-        let n = raw.count
-        var i = 0
-        while i < n, bounds.count < 4 {
-            if raw[i] == 0x09 { bounds.append((start, i)); start = i + 1 }
-            i += 1
-        }
-        var end = n
-        if end > start, raw[end - 1] == 0x0A { end -= 1 }
-        bounds.append((start, end))
+        let bounds = EventRows.fieldBounds(raw, limit: 5)
         guard bounds.count == 5,
               let position = Self.integer(raw, bounds[0].0, bounds[0].1),
               let version = Self.integer(raw, bounds[2].0, bounds[2].1),
@@ -58,27 +47,7 @@ struct FactRowDecoder {
             ?? String(decoding: typeBytes, as: UTF8.self)
         // COPY text escapes backslashes and control characters; undo that for the payload.
         payload.removeAll(keepingCapacity: true)
-        var k = bounds[4].0
-        let pe = bounds[4].1
-        while k < pe {
-            let b = raw[k]
-            if b == 0x5C, k + 1 < pe {
-                let e = raw[k + 1]
-                switch e {
-                case UInt8(ascii: "n"): payload.append(0x0A)
-                case UInt8(ascii: "t"): payload.append(0x09)
-                case UInt8(ascii: "r"): payload.append(0x0D)
-                case UInt8(ascii: "b"): payload.append(0x08)
-                case UInt8(ascii: "f"): payload.append(0x0C)
-                case UInt8(ascii: "v"): payload.append(0x0B)
-                default: payload.append(e)
-                }
-                k += 2
-                continue
-            }
-            payload.append(b)
-            k += 1
-        }
+        EventRows.appendUnescaped(raw, from: bounds[4].0, to: bounds[4].1, into: &payload)
         let fact: Result<Fact, FactError>
         do throws(FactError) {
             let value: JSONValue

@@ -164,6 +164,26 @@ struct ProjectionStoreTests {
         }
     }
 
+    @Test func scansUndoCopyEscapingExactly() async throws {
+        try await TestDatabase.withSchema("escapes") { config in
+            let store = try await Self.open(config)
+            // Facts refuse control characters, but quotes and backslashes reach the payload's JSON
+            // text (escaped there), which COPY escapes again.
+            let item = "sticker \"pack\" \\ back\\slash\\n 雪 \\t"
+            let spend = Fact.coinsSpent(CoinsSpent(spendId: "sp\\1", userId: "u1", amount: 5, item: item))
+            _ = try await store.append([spend.newEvent(occurredAt: Timestamp("2026-03-31T08:00:00Z")!)])
+            let stored = try await store.readAll(after: 0)
+            let scanned = Locked<[RecordedEvent]>([])
+            try await store.scan { e in scanned.withLock { $0.append(e) }; return true }
+            #expect(scanned.withLock { $0 } == stored)
+            let facts = Locked<[Fact]>([])
+            try await store.scanFacts { f in if case .success(let fact) = f.fact { facts.withLock { $0.append(fact) } } }
+            #expect(facts.withLock { $0 } == [spend])
+            #expect(try await store.verifyChain().isIntact)
+            await store.close()
+        }
+    }
+
     @Test func aFactWithABadFieldIsRefusedAndNothingIsWritten() async throws {
         try await TestDatabase.withSchema("badfact") { config in
             let store = try await Self.open(config)
