@@ -68,7 +68,9 @@ struct AuditCommand: AsyncParsableCommand {
         guard let unit = text.last, let mult = units[unit], let n = Int64(text.dropLast()), n >= 0 else {
             throw ValidationError("\(option) '\(text)' is not a duration such as 600s, 10m, 24h or 7d")
         }
-        return .seconds(n * mult)
+        let (seconds, overflow) = n.multipliedReportingOverflow(by: mult)
+        guard !overflow, seconds <= 100 * 366 * 86_400 else { throw ValidationError("\(option) '\(text)' is longer than 100 years") }
+        return .seconds(seconds)
     }
 
     func validate() throws {

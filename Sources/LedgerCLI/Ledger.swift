@@ -124,6 +124,9 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     } catch let error as ProjectorBusy {
         Diagnostics.say("error: \(error)")
         throw Exit.busy
+    } catch let error as RebuildRefused {
+        Diagnostics.say("error: \(error)")
+        throw Exit.usage
     } catch let error as InputProblem {
         Diagnostics.say("error: \(error)")
         throw Exit.invalidInput

@@ -129,6 +129,9 @@ struct Rebuild: AsyncParsableCommand {
             throw ValidationError("unknown read model '\(name)'; expected one of: all, \(ReadModel.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if toPosition != nil && asOf != nil { throw ValidationError("give --to-position or --as-of, not both") }
+        if verify && (toPosition != nil || asOf != nil) {
+            throw ValidationError("--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
+        }
         if let toPosition, toPosition < 0 { throw ValidationError("--to-position must be >= 0") }
         if let asOf, Timestamp(asOf) == nil { throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z") }
     }

@@ -421,6 +421,11 @@ public struct Projections: Sendable {
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
             }
         }
+        let key = Self.subscriptionKey(c, orig)
+        if subscriptions[key]?.userId != user {
+            subscriptions[key]?.userId = user
+            if tracksChanges { changes.subscriptions.insert(key) }
+        }
         for period in s.periods where period.transactionId != orig && transactions[period.transactionId]?.bindings.isEmpty != false {
             if transactions[period.transactionId]?.subscriptionUserId != user {
                 transactions[period.transactionId]?.subscriptionUserId = user

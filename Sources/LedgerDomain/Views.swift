@@ -125,8 +125,11 @@ public struct TransactionView: Hashable, Sendable {
     public var userId: String? { bindings.first?.userId ?? subscriptionUserId }
     public var orderId: String? { bindings.first?.orderId }
     public var refundedAmount: Money? {
-        guard refundState == .refunded, let first = refunds.values.first else { return nil }
-        return Money(minorUnits: refunds.values.reduce(0) { $0 + $1.minorUnits }, currency: first.currency)
+        // In the price's currency (else the first refund's by id): refunds are never summed across
+        // currencies, and the choice does not depend on dictionary order.
+        guard refundState == .refunded, let first = refunds.sorted(by: { $0.key < $1.key }).first?.value else { return nil }
+        let currency = price?.currency ?? first.currency
+        return Money(minorUnits: refunds.values.filter { $0.currency == currency }.reduce(0) { $0 + $1.minorUnits }, currency: currency)
     }
     public var activeGrants: [GrantRecord] { grants.filter { $0.revokedAt == nil } }
 }
@@ -166,6 +169,8 @@ public struct SubscriptionView: Hashable, Sendable {
     public var failure: (at: Timestamp, graceUntil: Timestamp?, billingRetry: Bool)?
     public var expiry: (at: Timestamp, reason: ExpirationReason)?
     public var pausedAt: Timestamp?
+    /// The user it belongs to: the binding of its original (or earliest bound) purchase.
+    public var userId: String?
     public var resumedAt: Timestamp?
     /// Immediate plan changes (upgrades), by the store's clock.
     public var upgrades: [(at: Timestamp, toProductId: String)] = []

@@ -34,6 +34,11 @@ final class FoldBox: Sendable {
     var value: Projections { state.withLock { $0 } }
 }
 
+/// A projector whose batch failed to commit cannot go on: start a new one.
+public struct ProjectorFailed: Error, CustomStringConvertible {
+    public var description: String
+}
+
 /// Progress of a long fold: events done out of the total, for a progress bar.
 public typealias FoldProgress = @Sendable (_ done: Int64, _ total: Int64) -> Void
 
@@ -112,6 +117,9 @@ public actor Projector {
     var state: Projections
     var checkpoints: [ReadModel: Int64] = [:]
     var anomaliesWritten = 0
+    /// Set when a batch failed to commit: the fold is then ahead of the tables, so this projector
+    /// refuses to go on (a new one restores its state from the tables).
+    var failure: String?
     public private(set) var position: Int64 = 0
 
     /// Takes the projector lock (failing with ``ProjectorBusy`` if another holds it) and restores
@@ -149,12 +157,17 @@ public actor Projector {
     /// Applies every event appended so far; returns how many were applied.
     @discardableResult
     public func catchUp(batchSize: Int = 5000) async throws -> Int64 {
+        if let failure {
+            throw ProjectorFailed(description: "an earlier batch failed to commit (\(failure)); its facts are in this projector's memory but not in the tables: start a new projector, which resumes from the tables")
+        }
         var applied: Int64 = 0
         while true {
             // While some read models are ahead of others (after a partial rebuild), go one event
             // at a time up to the highest checkpoint so that no model is written twice for a fact.
-            let high = checkpoints.values.max() ?? 0
-            let limit = position < high ? 1 : batchSize
+            // A batch may not cross a position where some model's checkpoint sits: the models
+            // behind it must be written for the facts after it, and only those.
+            let next = checkpoints.values.filter { $0 > position }.min()
+            let limit = next.map { Int(min(Int64(batchSize), $0 - position)) } ?? batchSize
             let page = try await store.readAll(after: position, limit: limit)
             if page.isEmpty { return applied }
             for event in page {
@@ -166,7 +179,12 @@ public actor Projector {
                 }
             }
             let upto = page.last!.position
-            try await flush(upto: upto)
+            do {
+                try await flush(upto: upto)
+            } catch {
+                failure = "\(error)"
+                throw error
+            }
             position = upto
             applied += Int64(page.count)
         }
@@ -218,8 +236,8 @@ enum ReadModelWriter {
             for k in keys { if let o = p.orders[k] { p.orderRow(o, into: &w) } }
             try conn.copyIn("COPY \(schema).rm_orders FROM STDIN", chunks: [w.out])
         case .transactions:
-            var keys = changes.transactions
-            if changes.products { keys.formUnion(p.transactions.keys) }
+            // A product fact already marked the transactions of that product as changed.
+            let keys = changes.transactions
             guard !keys.isEmpty else { return }
             let sorted = keys.sorted()
             _ = try conn.query("DELETE FROM \(schema).rm_transactions WHERE transaction_id = ANY($1)", [.textArray(sorted)])

@@ -75,7 +75,7 @@ extension Projections {
 
     func subscriptionRow(_ s: SubscriptionView, into w: inout RowWriter) {
         w.field(s.key); w.field(s.channel.rawValue); w.field(s.originalTransactionId)
-        w.field(transactions[s.originalTransactionId]?.userId)
+        w.field(s.userId)
         w.field(s.productId); w.field(s.pendingProductId); w.field(s.status.description); w.field(s.expiresAt)
         w.field(s.autoRenew); w.field(s.status == .grace ? s.failure?.graceUntil : nil); w.field(Int64(s.periods.count))
         w.field(s.positions.last ?? 0); w.positions(s.positions)

@@ -16,6 +16,11 @@ public struct RebuildOptions: Sendable {
     }
 }
 
+/// A rebuild that was asked something it cannot do.
+public struct RebuildRefused: Error, CustomStringConvertible {
+    public var description: String
+}
+
 /// One table, rebuilt, and (with verify) compared with the live one.
 public struct TableResult: Sendable, Hashable {
     public var table: String
@@ -79,10 +84,19 @@ extension EventStore {
         try await takeProjectorLock(conn)
         let live = try await checkpoints()
         let target: Int64
+        if options.verify, options.through != nil {
+            throw RebuildRefused(description: "--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
+        }
         if let t = options.through {
             target = min(t, try await headPosition())
         } else if options.verify {
-            target = options.models.map { live[$0] ?? 0 }.min() ?? 0
+            // Compare like with like: the rebuilt tables at the position the live ones are at.
+            let positions = Set(options.models.map { live[$0] ?? 0 })
+            guard positions.count <= 1 else {
+                throw RebuildRefused(description: "the live read models are at different positions (" + options.models.map { "\($0.rawValue) \(live[$0] ?? 0)" }.joined(separator: ", ")
+                                     + "); run `ledger project` so they agree, or verify one model at a time")
+            }
+            target = positions.first ?? 0
         } else {
             target = try await headPosition()
         }

@@ -127,6 +127,8 @@ struct AuditCLITests {
             #expect(bad.status == 65)
             #expect(bad.stderr.contains("findings"))
             #expect(try await cli.run(["audit", "--missing-grant-window", "ten"]).status == 64)
+            #expect(try await cli.run(["audit", "--stale-order-window", "999999999999999999d"]).status == 64)
+            #expect(try await cli.run(["rebuild", "--verify", "--to-position", "5"]).status == 64)
         }
     }
 

@@ -33,7 +33,20 @@ struct GoogleSubscriptionTests {
         #expect(p.transactions["GPA.1..0"]?.userId == "u1")
         #expect(p.owedGranted(p.transactions["GPA.1..0"]!).userId == "u1")
         #expect(p.subscriptions["googleplay:token-abc"]?.expiresAt == Self.t("2026-03-15T00:00:00Z"))
+        #expect(p.subscriptions["googleplay:token-abc"]?.userId == "u1")
         // Not an orphan: the first purchase is bound; the renewal needs no binding of its own.
         #expect(!Audit.run(p).contains { $0.kind == .orphanPayment })
+    }
+}
+
+@Suite("Refund amounts")
+struct RefundAmountTests {
+    @Test func refundsAreSummedInThePriceCurrencyOnly() {
+        let cny = Currency("CNY")!, usd = Currency("USD")!
+        var t = TransactionView(transactionId: "t1")
+        t.price = Money(minorUnits: 600, currency: cny)
+        t.refundState = .refunded
+        t.refunds = ["r2": Money(minorUnits: 100, currency: usd), "r1": Money(minorUnits: 200, currency: cny), "r3": Money(minorUnits: 50, currency: cny)]
+        #expect(t.refundedAmount == Money(minorUnits: 250, currency: cny))
     }
 }

@@ -63,6 +63,7 @@ struct ProjectionStoreTests {
             // The renewal belongs to the subscription's user without a binding of its own.
             #expect(try await Self.value(store, "SELECT user_id || ' ' || owed_status FROM $schema.rm_transactions WHERE transaction_id = 's2'") == "u1 ok")
             #expect(try await Self.value(store, "SELECT status || ' ' || expires_at::text FROM $schema.rm_subscriptions WHERE subscription_id = 'appstore:s1'") == "active 2026-05-31 00:00:10+00")
+            #expect(try await Self.value(store, "SELECT user_id FROM $schema.rm_subscriptions WHERE subscription_id = 'appstore:s1'") == "u1")
             #expect(try await Self.value(store, "SELECT total_days FROM $schema.rm_entitlement_periods WHERE user_id = 'u1' AND entitlement = 'vip'") == "60")
             #expect(try await Self.value(store, "SELECT kind FROM $schema.rm_anomalies") == "refund-for-unknown-transaction")
             #expect(try await store.checkpoints().values.allSatisfy { $0 == Int64(Fixture.facts.count) })
@@ -150,7 +151,11 @@ struct ProjectionStoreTests {
             #expect(try await Self.value(store, "SELECT count(*) FROM $schema.rm_orders") == "1")
             let cps = try await store.checkpoints()
             #expect(cps[.orders] == 6 && cps[.entitlements] == 6 && cps[.transactions] == 0)
-            // A projector started now brings every model to the head, one event at a time where they differ.
+            // Verify compares like with like: with the models at different positions it refuses.
+            await #expect(throws: RebuildRefused.self) { _ = try await store.rebuild(RebuildOptions(verify: true)) }
+            await #expect(throws: RebuildRefused.self) { _ = try await store.rebuild(RebuildOptions(models: [.orders], through: 6, verify: true)) }
+            #expect(!(try await store.rebuild(RebuildOptions(models: [.orders, .entitlements], verify: true))).hasDifferences)
+            // A projector started now brings every model to the head; batches stop at each checkpoint.
             let projector = try await Projector.start(store)
             try await projector.catchUp()
             await projector.close()
