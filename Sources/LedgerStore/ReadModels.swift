@@ -34,18 +34,78 @@ struct RowWriter {
     var out: [UInt8] = []
     var first = true
 
-    mutating func field(_ s: String?) {
+    @inline(__always)
+    mutating func separate() {
         if !first { out.append(0x09) }
         first = false
-        if let s { EventRows.appendCopyField(s, into: &out) } else { out.append(0x5C); out.append(UInt8(ascii: "N")) }
     }
-    mutating func field(_ i: Int64?) { field(i.map { String($0) }) }
-    mutating func field(_ b: Bool?) { field(b.map { $0 ? "t" : "f" }) }
+
+    mutating func null() { separate(); out.append(0x5C); out.append(UInt8(ascii: "N")) }
+
+    mutating func field(_ s: String?) {
+        guard let s else { return null() }
+        separate()
+        EventRows.appendCopyField(s, into: &out)
+    }
+
+    /// Decimal digits, written straight into the row (no String in between).
+    mutating func digits(_ value: Int64) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var v = value.magnitude
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: more than UInt64's 20 digits
+        withUnsafeMutableBytes(of: &buffer) { b in
+            var i = b.count
+            repeat { i -= 1; b[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10); v /= 10 } while v > 0
+            out.append(contentsOf: b[i...])
+        }
+    }
+
+    mutating func field(_ i: Int64?) {
+        guard let i else { return null() }
+        separate()
+        digits(i)
+    }
+    mutating func field(_ b: Bool?) {
+        guard let b else { return null() }
+        separate()
+        out.append(b ? UInt8(ascii: "t") : UInt8(ascii: "f"))
+    }
     mutating func field(_ t: Timestamp?) { field(t?.iso8601) }
-    mutating func positions(_ p: [Int64]) { field("{" + p.map(String.init).joined(separator: ",") + "}") }
-    mutating func texts(_ values: [String]) {
-        field("{" + values.map { v in "\"" + v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}")
+
+    /// A bigint[] literal: `{1,2,3}`.
+    mutating func positions(_ p: [Int64]) {
+        separate()
+        out.append(UInt8(ascii: "{"))
+        for (k, v) in p.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            digits(v)
+        }
+        out.append(UInt8(ascii: "}"))
     }
+
+    /// A text[] literal with every element quoted (`{"a","b\"c"}`), then escaped for COPY text:
+    /// a backslash in the value becomes `\\` in the literal and `\\\\` in the row.
+    mutating func texts(_ values: [String]) {
+        separate()
+        out.append(UInt8(ascii: "{"))
+        for (k, v) in values.enumerated() {
+            if k > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            for b in v.utf8 {
+                switch b {
+                case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C, 0x5C, 0x5C])  // \\ in the literal, escaped for COPY
+                case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x5C, UInt8(ascii: "\"")])  // \" in the literal, escaped for COPY
+                case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                default: out.append(b)
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
     mutating func endRow() { out.append(0x0A); first = true }
 }
 

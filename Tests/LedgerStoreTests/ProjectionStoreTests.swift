@@ -189,6 +189,27 @@ struct ProjectionStoreTests {
         }
     }
 
+    @Test func arrayColumnsRoundTripAwkwardValues() async throws {
+        try await TestDatabase.withSchema("arrays") { config in
+            let store = try await Self.open(config)
+            let awkward = #"a,b"c\d{e} 雪"#
+            let facts: [Fact] = [
+                .entitlementGranted(EntitlementGranted(grantId: "g1", userId: "u1", transactionId: "t1", entitlement: .feature(awkward))),
+                .entitlementGranted(EntitlementGranted(grantId: "g2", userId: "u1", transactionId: "t2", entitlement: .feature("plain"))),
+            ]
+            _ = try await store.append(facts.map { $0.newEvent(occurredAt: Timestamp("2026-03-31T08:00:00Z")!) })
+            let projector = try await Projector.start(store)
+            try await projector.catchUp()
+            await projector.close()
+            let r = try await store.queryReadModels("SELECT array_to_json(features)::text, array_to_json(positions)::text FROM $schema.rm_users WHERE user_id = 'u1'")
+            let features = try JSONValue.parse(r.string(0, 0) ?? "")
+            #expect(features == .array([.string(awkward), .string("plain")]))
+            #expect(r.string(0, 1) == "[1,2]")
+            #expect(!(try await store.rebuild(RebuildOptions(verify: true))).hasDifferences)
+            await store.close()
+        }
+    }
+
     @Test func aFactWithABadFieldIsRefusedAndNothingIsWritten() async throws {
         try await TestDatabase.withSchema("badfact") { config in
             let store = try await Self.open(config)
