@@ -103,12 +103,12 @@ struct Show: AsyncParsableCommand {
                 // PostgreSQL's column order (the JSON above is in jsonb key order).
                 let table = ["order": "rm_orders", "user": "rm_users", "subscription": "rm_subscriptions"][name]!
                 let keyColumn = ["order": "order_id", "user": "user_id", "subscription": "subscription_id"][name]!
-                let r = try await store.queryReadModels("SELECT * FROM $schema.\(table) WHERE \(keyColumn) = $1", [.text(id)])
+                // The column names in table order; the values from the JSON (arrays stay lists).
+                let r = try await store.queryReadModels("SELECT * FROM $schema.\(table) WHERE \(keyColumn) = $1 LIMIT 0", [.text(id)])
                 out += "\(name) \(id)\n"
                 let width = r.columns.map(\.count).max() ?? 0
-                for (i, c) in r.columns.enumerated() where c != "positions" && r.count > 0 {
-                    let value = r.rows[0][i].map(Self.cell) ?? "-"
-                    out += "  " + c.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value + "\n"
+                for c in r.columns where c != "positions" {
+                    out += "  " + c.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Self.text(rows[0][c] ?? .null) + "\n"
                 }
                 out += "\n"
                 continue
@@ -132,24 +132,13 @@ struct Show: AsyncParsableCommand {
         "transactions": ["transaction_id", "product_id", "unit", "owed_units", "granted_units", "revoked_units", "owed_status", "refund_state"],
     ]
 
-    /// A column as PostgreSQL prints it, made readable: booleans as yes/no, arrays as a list.
-    static func cell(_ raw: String) -> String {
-        if raw == "t" { return "yes" }
-        if raw == "f" { return "no" }
-        if raw == "{}" { return "-" }
-        if raw.hasPrefix("{") && raw.hasSuffix("}") {
-            return raw.dropFirst().dropLast().split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }.joined(separator: ", ")
-        }
-        return raw
-    }
-
     static func text(_ v: JSONValue) -> String {
         switch v {
         case .null: return "-"
         case .string(let s): return s
         case .int(let i): return String(i)
         case .bool(let b): return b ? "yes" : "no"
-        case .array(let a): return a.map(text).joined(separator: ", ")
+        case .array(let a): return a.isEmpty ? "-" : a.map(text).joined(separator: ", ")
         case .object: return v.compactText
         }
     }
