@@ -64,7 +64,7 @@ struct Project: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Flag(name: .shortAndLong, help: "Keep applying facts as they are appended (polls every 250 ms) until interrupted.")
+    @Flag(name: .shortAndLong, help: "Keep applying facts as they are appended (wakes on NOTIFY, polls every second) until interrupted.")
     var follow = false
 
     func run() async throws {

@@ -190,13 +190,37 @@ public actor Projector {
         }
     }
 
-    /// Catches up, then keeps tailing until the task is cancelled.
-    public func follow(pollInterval: Duration = .milliseconds(250), onBatch: @Sendable (Int64, Int64) -> Void = { _, _ in }) async throws {
-        while !Task.isCancelled {
-            let n = try await catchUp()
-            if n > 0 { onBatch(n, position) }
-            try await Task.sleep(for: pollInterval)
+    /// Catches up, then keeps tailing until the task is cancelled: wakes on the log's NOTIFY
+    /// (LISTEN on a connection of its own) and polls every `pollInterval` as a fallback.
+    public func follow(pollInterval: Duration = .seconds(1), onBatch: @Sendable (Int64, Int64) -> Void = { _, _ in }) async throws {
+        var listener: PostgresConnection?
+        do {
+            let l = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector-listen", logger: logger)
+            try await l.listen(store.configuration.channel)
+            listener = l
+        } catch {
+            logger.warning("projector: cannot LISTEN, polling instead", metadata: ["error": "\(error)"])
         }
+        do {
+            while !Task.isCancelled {
+                let n = try await catchUp()
+                if n > 0 { onBatch(n, position); continue }
+                let deadline = ContinuousClock.now + pollInterval
+                waiting: while ContinuousClock.now < deadline, !Task.isCancelled {
+                    guard let l = listener else { try await Task.sleep(for: min(pollInterval, .milliseconds(250))); continue }
+                    do {
+                        if try await !l.waitForNotifications(timeoutMilliseconds: 100).isEmpty { break waiting }
+                    } catch {
+                        listener = nil
+                        await l.close()
+                    }
+                }
+            }
+        } catch {
+            await listener?.close()
+            throw error
+        }
+        await listener?.close()
     }
 
     func flush(upto: Int64) async throws {

@@ -47,7 +47,8 @@ struct ProjectionStoreTests {
     }
 
     static func value(_ store: EventStore, _ sql: String) async throws -> String? {
-        try await store.queryReadModels(sql).string(0, 0)
+        let r = try await store.queryReadModels(sql)
+        return r.count > 0 ? r.string(0, 0) : nil
     }
 
     @Test func projectorWritesReadModelsAndCheckpoint() async throws {
@@ -87,6 +88,32 @@ struct ProjectionStoreTests {
             let verify = try await store.rebuild(RebuildOptions(verify: true))
             #expect(verify.position == Int64(Fixture.facts.count))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+            await store.close()
+        }
+    }
+
+    @Test func followingProjectorAppliesNewFactsAsTheyArrive() async throws {
+        try await TestDatabase.withSchema("follow") { config in
+            let store = try await Self.open(config)
+            _ = try await store.append(Fixture.events(0..<3))
+            let projector = try await Projector.start(store)
+            let following = Task { try await projector.follow(pollInterval: .seconds(5)) }
+            defer { following.cancel() }
+            _ = try await store.append(Fixture.events(3..<Fixture.facts.count))
+            // NOTIFY wakes it long before the 5 s poll.
+            let clock = ContinuousClock()
+            let start = clock.now
+            var status: String?
+            while clock.now - start < .seconds(20) {
+                status = try await Self.value(store, "SELECT status FROM $schema.rm_orders WHERE order_id = 'o2'")
+                if status == "fulfilled", try await store.checkpoints().values.allSatisfy({ $0 == Int64(Fixture.facts.count) }) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(status == "fulfilled")
+            #expect(clock.now - start < .seconds(5), "the projector waited for its poll instead of waking on NOTIFY")
+            following.cancel()
+            _ = try? await following.value
+            await projector.close()
             await store.close()
         }
     }
