@@ -10,17 +10,7 @@ final class FoldBox: Sendable {
     let state: Mutex<Projections>
     init(_ p: Projections) { state = Mutex(p) }
 
-    /// Decodes and applies one stored event; an undecodable one becomes an anomaly.
-    func apply(_ event: RecordedEvent) {
-        let ctx = FactContext(position: event.position, occurredAt: event.occurredAt)
-        do throws(FactError) {
-            let fact = try FactCatalogue.decode(event)
-            state.withLock { $0.apply(fact, ctx) }
-        } catch {
-            state.withLock { $0.skip(ctx, type: event.type, reason: error.description) }
-        }
-    }
-
+    /// Applies one scanned fact; an undecodable one becomes an anomaly.
     func apply(_ scanned: ScannedFact) {
         let ctx = FactContext(position: scanned.position, occurredAt: scanned.occurredAt)
         state.withLock { p in
