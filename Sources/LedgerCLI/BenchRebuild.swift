@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LedgerCore
 import LedgerDomain
+import LedgerReport
 import LedgerPostgres
 import LedgerScenarios
 import LedgerStore
@@ -77,7 +78,7 @@ struct BenchRebuild: AsyncParsableCommand {
             let copyRate = Double(head) / copySeconds
 
             print("ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
-            print(renderTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
+            print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["pure fold (\(grouped(Int64(fold.position))) typed facts in memory)", "\(grouped(Int64(foldRate))) ev/s",
                  "\(grouped(Int64(copyRate))) rows/s", String(format: "%.2fx", foldRate / copyRate)],
                 ["full rebuild, all read models (wall, child process)", String(format: "%.1f s = %@ ev/s", rebuildWall, grouped(Int64(Double(head) / rebuildWall))),
@@ -139,11 +140,7 @@ struct GeneratedEvents: Sequence, Sendable {
         return AnyIterator {
             guard i < count, let (fact, at) = gen.next() else { return nil }
             i += 1
-            var b = [UInt8](repeating: 0, count: 16)
-            var v = UInt64(i) ^ (seed << 40)
-            for k in 0..<8 { b[15 - k] = UInt8(truncatingIfNeeded: v); v >>= 8 }
-            b[6] = 0x40; b[8] = 0x80 | (b[8] & 0x3F)
-            let id = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            let id = UUID(high: seed, unique: UInt64(i))
             return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: "bench"))
         }
     }
@@ -178,7 +175,7 @@ struct BenchAudit: AsyncParsableCommand {
             let seconds = (ContinuousClock.now - t0).seconds
             guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
             print("ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
-            print(renderTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
+            print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["audit (fold + hash chain + rules + JSON report, child process)", String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),
                  String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))), String(format: "%.2fx the time", seconds / copySeconds)],
                 ["peak RSS of the audit", "\(child.peakRSSBytes / 1_048_576) MiB", "", ""],

@@ -101,41 +101,31 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
         try await body()
     } catch let error as ExitCode {
         throw error
-    } catch let error as LedgerError {
-        Diagnostics.say("error: \(error)")
-        switch error {
-        case .versionConflict, .idempotencyConflict: throw Exit.conflict
-        case .invalidEvent: throw Exit.invalidInput
-        case .migration: throw Exit.configuration
-        case .database(let e) where e.sqlState == "42P01" || e.sqlState == "3F000":
-            Diagnostics.say("hint: the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)")
-            throw Exit.configuration
-        case .database(let e): throw e.isConnectionFailure ? Exit.unavailable : Exit.internalError
-        }
-    } catch let error as PostgresError where error.sqlState == "42P01" || error.sqlState == "3F000" {
-        Diagnostics.say("error: \(error)\nhint: the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)")
-        throw Exit.configuration
-    } catch let error as PostgresError {
-        Diagnostics.say("error: \(error)")
-        throw error.isConnectionFailure ? Exit.unavailable : Exit.internalError
-    } catch let error as EmbeddedPostgres.Failure {
-        Diagnostics.say("error: \(error)")
-        throw Exit.configuration
-    } catch let error as ProjectorBusy {
-        Diagnostics.say("error: \(error)")
-        throw Exit.busy
-    } catch let error as RebuildRefused {
-        Diagnostics.say("error: \(error)")
-        throw Exit.usage
-    } catch let error as InputProblem {
-        Diagnostics.say("error: \(error)")
-        throw Exit.invalidInput
-    } catch let error as EventInputError {
-        Diagnostics.say("error: \(error); nothing was written")
-        throw Exit.invalidInput
     } catch {
-        Diagnostics.say("error: \(error)")
-        throw Exit.internalError
+        let (code, hint) = classify(error)
+        Diagnostics.say("error: \(error)" + (error is EventInputError ? "; nothing was written" : "") + (hint.map { "\nhint: \($0)" } ?? ""))
+        throw code
+    }
+}
+
+/// The documented exit code for an error, and what to do about it where that is not in the message.
+func classify(_ error: any Error) -> (code: ExitCode, hint: String?) {
+    switch error {
+    case let e as LedgerError:
+        switch e {
+        case .versionConflict, .idempotencyConflict: return (Exit.conflict, nil)
+        case .invalidEvent: return (Exit.invalidInput, nil)
+        case .migration: return (Exit.configuration, nil)
+        case .database(let p): return classify(p)
+        }
+    case let e as PostgresError where e.sqlState == "42P01" || e.sqlState == "3F000":
+        return (Exit.configuration, "the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)")
+    case let e as PostgresError: return (e.isConnectionFailure ? Exit.unavailable : Exit.internalError, nil)
+    case is EmbeddedPostgres.Failure: return (Exit.configuration, nil)
+    case is ProjectorBusy: return (Exit.busy, nil)
+    case is RebuildRefused: return (Exit.usage, nil)
+    case is InputProblem, is EventInputError: return (Exit.invalidInput, nil)
+    default: return (Exit.internalError, nil)
     }
 }
 

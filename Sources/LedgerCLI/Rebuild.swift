@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LedgerCore
 import LedgerDomain
+import LedgerReport
 import LedgerStore
 import Synchronization
 
@@ -159,8 +160,8 @@ struct Rebuild: AsyncParsableCommand {
     }
 
     static func table(_ r: RebuildReport) -> String {
-        let rate = r.foldSeconds > 0 ? Double(r.events) / r.foldSeconds : 0
-        var s = "rebuilt as of position \(grouped(r.position)): folded \(grouped(r.events)) events in \(String(format: "%.2f", r.foldSeconds)) s (\(grouped(Int64(rate))) ev/s), wrote in \(String(format: "%.2f", r.writeSeconds)) s\n"
+        let rate = r.foldSeconds > 0 ? Double(r.position) / r.foldSeconds : 0
+        var s = "rebuilt as of position \(grouped(r.position)): folded the log in \(String(format: "%.2f", r.foldSeconds)) s (\(grouped(Int64(rate))) ev/s), wrote in \(String(format: "%.2f", r.writeSeconds)) s\n"
         let header = ["table", "rows", "checksum"] + (r.swapped ? [] : ["live rows", "live checksum", "result"])
         var rows: [[String]] = []
         for t in r.tables {
@@ -170,7 +171,7 @@ struct Rebuild: AsyncParsableCommand {
             }
             rows.append(row)
         }
-        s += renderTable(header, rows)
+        s += textTable(header, rows)
         if r.swapped {
             s += "swapped in; checkpoints set to \(grouped(r.position))\n"
         } else {
@@ -197,28 +198,9 @@ struct Rebuild: AsyncParsableCommand {
             return .makeObject(m)
         }
         return JSONValue.makeObject([
-            ("position", .int(r.position)), ("events", .int(r.events)), ("swapped", .bool(r.swapped)),
+            ("position", .int(r.position)), ("swapped", .bool(r.swapped)),
             ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))), ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
-            ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)), ("peakRSSBytes", .int(peakRSSBytes())),
+            ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),
         ]).compactText + "\n"
     }
-}
-
-/// The process's peak resident set size (VmHWM), in bytes; 0 where /proc is missing.
-func peakRSSBytes() -> Int64 {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
-    let kb = line.split(separator: " ").compactMap { Int64($0) }.first ?? 0
-    return kb * 1024
-}
-
-/// A plain text table with aligned columns.
-func renderTable(_ header: [String], _ rows: [[String]]) -> String {
-    var widths = header.map(\.count)
-    for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
-    func line(_ cells: [String]) -> String {
-        cells.enumerated().map { i, c in c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }.joined(separator: "  ")
-            .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
-    }
-    return line(header) + line(widths.map { String(repeating: "-", count: $0) }) + rows.map(line).joined()
 }

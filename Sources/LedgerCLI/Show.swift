@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LedgerCore
 import LedgerDomain
+import LedgerReport
 import LedgerPostgres
 import LedgerStore
 
@@ -117,10 +118,10 @@ struct Show: AsyncParsableCommand {
             if rows.isEmpty { out += "  none\n\n"; continue }
             let columns = Self.summaryColumns[name] ?? []
             let body = rows.map { r in columns.map { Self.text(r[$0] ?? .null) } }
-            out += renderTable(columns, body).split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n") + "\n"
+            out += textTable(columns, body).split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n") + "\n"
         }
         out += "timeline (\(timeline.count) facts)\n"
-        out += renderTable(["position", "occurredAt", "type", "what"], timeline.map { e, s in [String(e.position), e.occurredAt.iso8601, e.type, s] })
+        out += textTable(["position", "occurredAt", "type", "what"], timeline.map { e, s in [String(e.position), e.occurredAt.iso8601, e.type, s] })
             .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
         return out
     }

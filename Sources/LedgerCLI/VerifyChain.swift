@@ -30,6 +30,3 @@ struct VerifyChain: AsyncParsableCommand {
     }
 }
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -28,14 +28,13 @@ public struct Projections: Sendable {
     public var tracksChanges: Bool
     public private(set) var changes = Changes()
 
+    /// Keys of the views changed since ``takeChanges()``. (Anomalies are append-only: a writer
+    /// keeps how many it has written and takes the rest.)
     public struct Changes: Sendable {
         public var orders: Set<String> = []
         public var transactions: Set<String> = []
         public var subscriptions: Set<String> = []
         public var users: Set<String> = []
-        public var anomalies = 0
-        public var products = false
-        public var isEmpty: Bool { orders.isEmpty && transactions.isEmpty && subscriptions.isEmpty && users.isEmpty && anomalies == 0 && !products }
     }
 
     public init(tracksChanges: Bool = false) { self.tracksChanges = tracksChanges }
@@ -68,8 +67,8 @@ public struct Projections: Sendable {
             defs.append(d)
             defs.sort { ($0.validFrom, $0.version) < ($1.validFrom, $1.version) }
             products[key] = defs
+            // What the transactions of this product owe may change (a rare fact: a scan is fine).
             if tracksChanges {
-                changes.products = true
                 for (id, t) in transactions where t.productId == d.storeProductId { changes.transactions.insert(id) }
             }
 
@@ -336,7 +335,6 @@ public struct Projections: Sendable {
 
     mutating func anomaly(_ p: Int64, _ kind: String, _ detail: String) {
         anomalies.append(Anomaly(position: p, kind: kind, detail: detail))
-        if tracksChanges { changes.anomalies += 1 }
     }
 
     mutating func updateOrder(_ id: String, _ p: Int64, _ body: (inout OrderView) -> Void) {

@@ -115,7 +115,7 @@ extension AuditReport {
     }
 }
 
-/// A plain text table with aligned columns.
+/// A plain text table with aligned columns (no trailing spaces).
 public func textTable(_ header: [String], _ rows: [[String]]) -> String {
     var widths = header.map(\.count)
     for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
@@ -125,6 +125,7 @@ public func textTable(_ header: [String], _ rows: [[String]]) -> String {
             out += c
             if i < cells.count - 1 { out += String(repeating: " ", count: widths[i] - c.count + 2) }
         }
+        while out.last == " " { out.removeLast() }
         return out + "\n"
     }
     return line(header) + line(widths.map { String(repeating: "-", count: $0) }) + rows.map(line).joined()

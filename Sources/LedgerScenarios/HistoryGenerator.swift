@@ -70,7 +70,7 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
         let price = Money(minorUnits: [600, 1800, 4500, 1200, 3000, 600][Self.catalogue.firstIndex(of: product)!], currency: Self.cny)
         let orderId = "o\(n)"
         let txId = "\(channel == .appstore ? "2000" : channel == .googleplay ? "GPA." : "4200")\(n)"
-        let token = UUID(uuid: uuidBytes(n))
+        let token = UUID(high: 0, unique: UInt64(n))
         var out: [(Fact, Timestamp)] = []
         out.append((.orderCreated(OrderCreated(orderId: orderId, userId: user, channel: channel, productId: product.storeProductId,
                                                price: price, accountToken: channel == .wechat ? orderId : token.lowercased)), tick()))
@@ -113,13 +113,5 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
             out.append((.entitlementRevoked(EntitlementRevoked(userId: user, channel: channel, transactionId: txId, reason: .refund)), tick()))
         }
         pending = out.reversed()
-    }
-
-    func uuidBytes(_ n: Int) -> uuid_t {
-        var b = [UInt8](repeating: 0, count: 16)
-        var v = UInt64(n)
-        for i in 0..<8 { b[15 - i] = UInt8(truncatingIfNeeded: v); v >>= 8 }
-        b[6] = 0x40; b[8] = 0x80
-        return (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
     }
 }

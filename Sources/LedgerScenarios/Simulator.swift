@@ -207,6 +207,19 @@ struct SimItem {
     var fact: Fact
 }
 
+extension UUID {
+    /// A version 4 UUID built from two numbers: `high` in the first 8 bytes, `unique` in the last 8
+    /// (version and variant bits set), so it is deterministic, and unique whenever `unique` is.
+    public init(high: UInt64, unique: UInt64) {
+        var b = [UInt8](repeating: 0, count: 16)
+        for i in 0..<8 { b[i] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(i))) }
+        for i in 0..<8 { b[15 - i] = UInt8(truncatingIfNeeded: unique >> (8 * UInt64(i))) }
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+}
+
 enum Sim {
     static let sec: Int64 = 1_000_000
     static let minute: Int64 = 60 * sec
@@ -216,14 +229,7 @@ enum Sim {
     static func digest(_ s: String) -> String { "sha256:" + SHA256.hash(Array(s.utf8)).hexString }
 
     /// A version 4 UUID whose last 8 bytes carry `unique` (so uniqueness never depends on chance).
-    static func uuid(_ random: UInt64, _ unique: UInt64) -> UUID {
-        var b = [UInt8](repeating: 0, count: 16)
-        for i in 0..<8 { b[i] = UInt8(truncatingIfNeeded: random >> (8 * UInt64(i))) }
-        for i in 0..<8 { b[15 - i] = UInt8(truncatingIfNeeded: unique >> (8 * UInt64(i))) }
-        b[6] = (b[6] & 0x0F) | 0x40
-        b[8] = (b[8] & 0x3F) | 0x80
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
-    }
+    static func uuid(_ random: UInt64, _ unique: UInt64) -> UUID { UUID(high: random, unique: unique) }
 
     static func source(_ fact: Fact) -> String {
         switch fact {

@@ -168,11 +168,12 @@ public final class EventStore: Sendable {
 
     // MARK: Verify
 
-    /// Re-hashes the whole log in position order (streaming) and compares with the stored hashes
-    /// and the head row. `progress` is called every 50,000 events with the count so far.
-    public func verifyChain(progress: @escaping @Sendable (Int64) -> Void = { _ in }) async throws -> ChainReport {
+    /// Re-hashes the log in position order (streaming), through `through` or the whole log, and
+    /// compares with the stored hashes; when it reaches the head, with the head row too (a removed or
+    /// edited tail shows there). `progress` is called every 50,000 events with the count so far.
+    public func verifyChain(through: Int64? = nil, progress: @escaping @Sendable (Int64) -> Void = { _ in }) async throws -> ChainReport {
         let verifier = LockedVerifier()
-        try await scan { event in
+        try await scan(through: through) { event in
             let n = verifier.consume(event)
             if n % 50_000 == 0 { progress(n) }
             return true
@@ -184,9 +185,12 @@ public final class EventStore: Sendable {
         let v = verifier.result
         var problem = v.firstProblem.map { $0.description }
         let headPosition = head.int64(0, 0) ?? -1
-        if problem == nil, headPosition != v.lastPosition {
-            problem = "the head says the log ends at position \(headPosition) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"
-        } else if problem == nil, let h = head.bytea(0, 1), v.lastPosition > 0, h != v.previous {
+        let end = through ?? headPosition
+        if problem == nil, end != v.lastPosition {
+            problem = through == nil
+                ? "the head says the log ends at position \(headPosition) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"
+                : "the log ends at position \(v.lastPosition) but should reach \(end) (events were removed)"
+        } else if problem == nil, end == headPosition, let h = head.bytea(0, 1), v.lastPosition > 0, h != v.previous {
             problem = "the head's hash differs from the last event's hash (position \(v.lastPosition))"
         }
         return ChainReport(verified: v.verified, lastPosition: v.lastPosition,
@@ -195,7 +199,7 @@ public final class EventStore: Sendable {
     }
 }
 
-/// The outcome of ``EventStore/verifyChain(progress:)``.
+/// The outcome of ``EventStore/verifyChain(through:progress:)``.
 public struct ChainReport: Sendable, Hashable {
     public var verified: Int64
     public var lastPosition: Int64

@@ -11,6 +11,17 @@ public struct ScannedFact: Sendable {
     public var occurredAt: Timestamp
     /// The decoded fact, or why it does not decode.
     public var fact: Result<Fact, FactError>
+
+    public init(position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, fact: Result<Fact, FactError>) {
+        self.position = position; self.type = type; self.schemaVersion = schemaVersion; self.occurredAt = occurredAt; self.fact = fact
+    }
+
+    /// A whole stored event, decoded.
+    public init(_ event: RecordedEvent) {
+        let fact: Result<Fact, FactError>
+        do throws(FactError) { fact = .success(try FactCatalogue.decode(event)) } catch { fact = .failure(error) }
+        self.init(position: event.position, type: event.type, schemaVersion: event.schemaVersion, occurredAt: event.occurredAt, fact: fact)
+    }
 }
 
 /// Decodes rows of `COPY (SELECT position, event_type, schema_version, <occurred µs>, payload::text)`.

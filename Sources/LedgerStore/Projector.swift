@@ -9,19 +9,19 @@ import Synchronization
 final class FoldBox: Sendable {
     let state: Mutex<Projections>
     init(_ p: Projections) { state = Mutex(p) }
+    func apply(_ scanned: ScannedFact) { state.withLock { $0.apply(scanned) } }
+    var value: Projections { state.withLock { $0 } }
+}
 
-    /// Applies one scanned fact; an undecodable one becomes an anomaly.
-    func apply(_ scanned: ScannedFact) {
+extension Projections {
+    /// Applies a stored fact; one that does not decode becomes an anomaly and the fold goes on.
+    mutating func apply(_ scanned: ScannedFact) {
         let ctx = FactContext(position: scanned.position, occurredAt: scanned.occurredAt)
-        state.withLock { p in
-            switch scanned.fact {
-            case .success(let fact): p.apply(fact, ctx)
-            case .failure(let error): p.skip(ctx, type: scanned.type, reason: error.description)
-            }
+        switch scanned.fact {
+        case .success(let fact): apply(fact, ctx)
+        case .failure(let error): skip(ctx, type: scanned.type, reason: error.description)
         }
     }
-
-    var value: Projections { state.withLock { $0 } }
 }
 
 /// A projector whose batch failed to commit cannot go on: start a new one.
@@ -67,7 +67,9 @@ extension EventStore {
     }
 
     /// Folds the log after `state`'s position through `through` (streamed, bounded memory).
-    public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil) async throws -> Projections {
+    /// `observe` sees every scanned fact too (on the connection's thread), for counts beside the fold.
+    public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil,
+                     observe: (@Sendable (ScannedFact) -> Void)? = nil) async throws -> Projections {
         let box = FoldBox(initial)
         let start = initial.position
         let total = through - start
@@ -75,6 +77,7 @@ extension EventStore {
         let counter = Atomic<Int64>(0)
         try await scanFacts(after: start, through: through) { scanned in
             box.apply(scanned)
+            observe?(scanned)
             let n = counter.add(1, ordering: .relaxed).newValue
             if n & 0x3FFF == 0 { progress?(n, total) }
         }
@@ -160,14 +163,7 @@ public actor Projector {
             let limit = next.map { Int(min(Int64(batchSize), $0 - position)) } ?? batchSize
             let page = try await store.readAll(after: position, limit: limit)
             if page.isEmpty { return applied }
-            for event in page {
-                let ctx = FactContext(position: event.position, occurredAt: event.occurredAt)
-                do throws(FactError) {
-                    state.apply(try FactCatalogue.decode(event), ctx)
-                } catch {
-                    state.skip(ctx, type: event.type, reason: error.description)
-                }
-            }
+            for event in page { state.apply(ScannedFact(event)) }
             let upto = page.last!.position
             do {
                 try await flush(upto: upto)
@@ -180,37 +176,23 @@ public actor Projector {
         }
     }
 
-    /// Catches up, then keeps tailing until the task is cancelled: wakes on the log's NOTIFY
-    /// (LISTEN on a connection of its own) and polls every `pollInterval` as a fallback.
+    /// Catches up, then keeps tailing until the task is cancelled: wakes on the log's NOTIFY and
+    /// polls every `pollInterval` as a fallback (the same signal a subscription waits on).
     public func follow(pollInterval: Duration = .seconds(1), onBatch: @Sendable (Int64, Int64) -> Void = { _, _ in }) async throws {
-        var listener: PostgresConnection?
-        do {
-            let l = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector-listen", logger: logger)
-            try await l.listen(store.configuration.channel)
-            listener = l
-        } catch {
-            logger.warning("projector: cannot LISTEN, polling instead", metadata: ["error": "\(error)"])
-        }
+        let signal = AppendSignal(store: store, pollInterval: pollInterval)
         do {
             while !Task.isCancelled {
+                await signal.arm()
                 let n = try await catchUp()
                 if n > 0 { onBatch(n, position); continue }
-                let deadline = ContinuousClock.now + pollInterval
-                waiting: while ContinuousClock.now < deadline, !Task.isCancelled {
-                    guard let l = listener else { try await Task.sleep(for: min(pollInterval, .milliseconds(250))); continue }
-                    do {
-                        if try await !l.waitForNotifications(timeoutMilliseconds: 100).isEmpty { break waiting }
-                    } catch {
-                        listener = nil
-                        await l.close()
-                    }
-                }
+                try await signal.wait()
             }
+        } catch is CancellationError {
         } catch {
-            await listener?.close()
+            await signal.close()
             throw error
         }
-        await listener?.close()
+        await signal.close()
     }
 
     func flush(upto: Int64) async throws {
@@ -241,48 +223,32 @@ enum ReadModelWriter {
     /// Replaces the rows of the changed keys (delete, then COPY).
     static func write(_ model: ReadModel, changes: Projections.Changes, newAnomalies: [Anomaly], from p: Projections,
                       schema: String, on conn: isolated PostgresConnection) throws {
-        var w = RowWriter()
+        func replace(_ table: String, _ keyColumn: String, _ keys: Set<String>, _ row: (String, inout RowWriter) -> Void) throws {
+            guard !keys.isEmpty else { return }
+            let sorted = keys.sorted()
+            _ = try conn.query("DELETE FROM \(schema).\(table) WHERE \(keyColumn) = ANY($1)", [.textArray(sorted)])
+            var w = RowWriter()
+            for k in sorted { row(k, &w) }
+            try conn.copyIn("COPY \(schema).\(table) FROM STDIN", chunks: [w.out])
+        }
         switch model {
         case .orders:
-            let keys = changes.orders.sorted()
-            guard !keys.isEmpty else { return }
-            _ = try conn.query("DELETE FROM \(schema).rm_orders WHERE order_id = ANY($1)", [.textArray(keys)])
-            for k in keys { if let o = p.orders[k] { p.orderRow(o, into: &w) } }
-            try conn.copyIn("COPY \(schema).rm_orders FROM STDIN", chunks: [w.out])
+            try replace("rm_orders", "order_id", changes.orders) { k, w in if let o = p.orders[k] { p.orderRow(o, into: &w) } }
         case .transactions:
-            // A product fact already marked the transactions of that product as changed.
-            let keys = changes.transactions
-            guard !keys.isEmpty else { return }
-            let sorted = keys.sorted()
-            _ = try conn.query("DELETE FROM \(schema).rm_transactions WHERE transaction_id = ANY($1)", [.textArray(sorted)])
-            for k in sorted { if let t = p.transactions[k] { p.transactionRow(t, into: &w) } }
-            try conn.copyIn("COPY \(schema).rm_transactions FROM STDIN", chunks: [w.out])
+            // A product fact marks the transactions of that product as changed.
+            try replace("rm_transactions", "transaction_id", changes.transactions) { k, w in
+                if let t = p.transactions[k] { p.transactionRow(t, into: &w) }
+            }
         case .subscriptions:
-            // A binding changes the user of a subscription's renewals: rewrite subscriptions whose
-            // transactions changed too.
-            var keys = changes.subscriptions
-            for id in changes.transactions {
-                if let t = p.transactions[id], let orig = t.originalTransactionId, let c = t.channel { keys.insert("\(c.rawValue):\(orig)") }
+            try replace("rm_subscriptions", "subscription_id", changes.subscriptions) { k, w in
+                if let s = p.subscriptions[k] { p.subscriptionRow(s, into: &w) }
             }
-            keys = keys.filter { p.subscriptions[$0] != nil }
-            guard !keys.isEmpty else { return }
-            let sorted = keys.sorted()
-            _ = try conn.query("DELETE FROM \(schema).rm_subscriptions WHERE subscription_id = ANY($1)", [.textArray(sorted)])
-            for k in sorted { if let s = p.subscriptions[k] { p.subscriptionRow(s, into: &w) } }
-            try conn.copyIn("COPY \(schema).rm_subscriptions FROM STDIN", chunks: [w.out])
         case .entitlements:
-            let keys = changes.users.sorted()
-            guard !keys.isEmpty else { return }
-            _ = try conn.query("DELETE FROM \(schema).rm_users WHERE user_id = ANY($1)", [.textArray(keys)])
-            _ = try conn.query("DELETE FROM \(schema).rm_entitlement_periods WHERE user_id = ANY($1)", [.textArray(keys)])
-            var periods = RowWriter()
-            for k in keys {
-                if let u = p.users[k] { p.userRow(u, into: &w); p.periodRows(u, into: &periods) }
-            }
-            try conn.copyIn("COPY \(schema).rm_users FROM STDIN", chunks: [w.out])
-            try conn.copyIn("COPY \(schema).rm_entitlement_periods FROM STDIN", chunks: [periods.out])
+            try replace("rm_users", "user_id", changes.users) { k, w in if let u = p.users[k] { p.userRow(u, into: &w) } }
+            try replace("rm_entitlement_periods", "user_id", changes.users) { k, w in if let u = p.users[k] { p.periodRows(u, into: &w) } }
         case .anomalies:
             guard !newAnomalies.isEmpty else { return }
+            var w = RowWriter()
             for a in newAnomalies { Projections.anomalyRow(a, into: &w) }
             try conn.copyIn("COPY \(schema).rm_anomalies FROM STDIN", chunks: [w.out])
         }

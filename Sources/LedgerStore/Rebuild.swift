@@ -37,8 +37,8 @@ public struct TableResult: Sendable, Hashable {
 }
 
 public struct RebuildReport: Sendable {
+    /// The position rebuilt to: every event through it was folded.
     public var position: Int64
-    public var events: Int64
     public var foldSeconds: Double
     public var writeSeconds: Double
     public var tables: [TableResult]
@@ -169,7 +169,7 @@ extension EventStore {
             try await swap(tables.map { ($0.name) }, models: options.models, position: target, schema: schema, conn)
         }
         let t2 = clock.now
-        return RebuildReport(position: target, events: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
+        return RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
                              tables: results, swapped: !options.verify, livePositions: live)
     }
 
@@ -252,5 +252,6 @@ extension EventStore {
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    /// The duration in seconds, as a floating-point number (for rates and reports).
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

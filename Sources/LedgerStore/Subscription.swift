@@ -37,26 +37,20 @@ public struct EventSubscription: AsyncSequence, Sendable {
 actor SubscriptionCursor {
     let store: EventStore
     let pageSize: Int
-    let pollInterval: Duration
     private(set) var position: Int64
     private var buffer: [RecordedEvent] = []
     private var bufferIndex = 0
-    private var listener: PostgresConnection?
+    private let signal: AppendSignal
 
     init(store: EventStore, after: Int64, pageSize: Int, pollInterval: Duration) {
         self.store = store
         self.position = after
         self.pageSize = pageSize
-        self.pollInterval = pollInterval
-    }
-
-    isolated deinit {
-        if let listener { Task { await listener.close() } }
+        self.signal = AppendSignal(store: store, pollInterval: pollInterval)
     }
 
     func next() async throws -> RecordedEvent? {
         while true {
-            try Task.checkCancellation()
             if bufferIndex < buffer.count {
                 let event = buffer[bufferIndex]
                 bufferIndex += 1
@@ -68,14 +62,33 @@ actor SubscriptionCursor {
                 return event
             }
             // Listen before reading, so that an append committed after the read wakes us.
-            await ensureListening()
+            await signal.arm()
             buffer = try await store.readAll(after: position, limit: pageSize)
             bufferIndex = 0
-            if buffer.isEmpty { try await waitForAppend() }
+            if buffer.isEmpty { try await signal.wait() }
         }
     }
+}
 
-    private func ensureListening() async {
+/// Waits for the log to grow: wakes on the appends' NOTIFY (LISTEN on a connection of its own) and
+/// falls back to polling every `pollInterval` if a notification is missed or the listener breaks.
+actor AppendSignal {
+    let store: EventStore
+    let pollInterval: Duration
+    private var listener: PostgresConnection?
+
+    init(store: EventStore, pollInterval: Duration) {
+        self.store = store
+        self.pollInterval = pollInterval
+    }
+
+    isolated deinit {
+        if let listener { Task { await listener.close() } }
+    }
+
+    /// Listens (again, if the listener broke). Call it before reading the log, so that an append
+    /// committed after the read wakes the next ``wait()``.
+    func arm() async {
         if let listener, await listener.isConnected { return }
         listener = nil
         do {
@@ -83,12 +96,12 @@ actor SubscriptionCursor {
             try await connection.listen(store.configuration.channel)
             listener = connection
         } catch {
-            store.logger.warning("subscription: cannot LISTEN, polling instead", metadata: ["error": "\(error)"])
+            store.logger.warning("cannot LISTEN, polling instead", metadata: ["error": "\(error)"])
         }
     }
 
     /// Returns on a notification, after `pollInterval`, or throws on cancellation.
-    private func waitForAppend() async throws {
+    func wait() async throws {
         let deadline = ContinuousClock.now + pollInterval
         while ContinuousClock.now < deadline {
             try Task.checkCancellation()
@@ -104,5 +117,10 @@ actor SubscriptionCursor {
                 return
             }
         }
+    }
+
+    func close() async {
+        await listener?.close()
+        listener = nil
     }
 }
