@@ -66,7 +66,8 @@ struct Show: AsyncParsableCommand {
             guard !s.isEmpty else { return nil }
             sections.append(("subscription", s))
             sections.append(("transactions", try await rows(store, "rm_transactions",
-                where: "channel || ':' || original_transaction_id = $1", order: "purchase_date, transaction_id")))
+                where: "original_transaction_id = substr($1, strpos($1, ':') + 1) AND channel || ':' || original_transaction_id = $1",
+                order: "purchase_date, transaction_id")))
         case .user:
             let u = try await rows(store, "rm_users", where: "user_id = $1", order: "user_id")
             guard !u.isEmpty else { return nil }
@@ -101,7 +102,6 @@ struct Show: AsyncParsableCommand {
         var out = ""
         for (name, rows) in sections {
             if name == kind.rawValue {
-                // PostgreSQL's column order (the JSON above is in jsonb key order).
                 let table = ["order": "rm_orders", "user": "rm_users", "subscription": "rm_subscriptions"][name]!
                 let keyColumn = ["order": "order_id", "user": "user_id", "subscription": "subscription_id"][name]!
                 // The column names in table order; the values from the JSON (arrays stay lists).
@@ -118,12 +118,16 @@ struct Show: AsyncParsableCommand {
             if rows.isEmpty { out += "  none\n\n"; continue }
             let columns = Self.summaryColumns[name] ?? []
             let body = rows.map { r in columns.map { Self.text(r[$0] ?? .null) } }
-            out += textTable(columns, body).split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n") + "\n"
+            out += Self.indented(textTable(columns, body)) + "\n"
         }
         out += "timeline (\(timeline.count) facts)\n"
-        out += textTable(["position", "occurredAt", "type", "what"], timeline.map { e, s in [String(e.position), e.occurredAt.iso8601, e.type, s] })
-            .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
+        out += Self.indented(textTable(["position", "occurredAt", "type", "what"], timeline.map { e, s in [String(e.position), e.occurredAt.iso8601, e.type, s] }))
         return out
+    }
+
+    /// Every non-empty line indented by two spaces.
+    static func indented(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
     }
 
     static let summaryColumns: [String: [String]] = [

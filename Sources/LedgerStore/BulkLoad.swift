@@ -17,7 +17,7 @@ extension EventStore {
             let n: Int64 = try await conn.withIsolation { conn in
                 let head = try conn.query("SELECT last_position FROM \(s).log_head")
                 guard head.int64(0, 0) == 0 else {
-                    throw LedgerError.migration("bulk load needs an empty ledger; schema \(configuration.schema) already holds events")
+                    throw LedgerError.migration("bulk load needs an empty ledger; schema \(configuration.schema) already holds events (drop the schema, or load into another one: `ledger bench rebuild --reload` or `--schema`)")
                 }
                 try conn.execute("SET session_replication_role = replica")
                 var versions: [String: Int64] = [:]

@@ -142,7 +142,7 @@ extension EventStore {
                         .replacingOccurrences(of: " ON \(schema).\(t.name) ", with: " ON \(schema).\(shadow) ")
                         .replacingOccurrences(of: " ON \(plainSchema).\(t.name) ", with: " ON \(schema).\(shadow) ")
                     guard sql.contains(" ON \(schema).\(shadow) ") else {
-                        throw LedgerError.migration("cannot rebuild index \(name) of \(t.name) on the shadow table: \(def)")
+                        throw LedgerError.migration("cannot rebuild index \(name) of \(t.name) on the shadow table (\(def)); nothing was swapped and the live tables are untouched: if this index was added by hand, drop it or name it after its table")
                     }
                     try conn.execute(sql)
                     if indexes.bool(i, 2) == true {

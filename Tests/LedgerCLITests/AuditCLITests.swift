@@ -48,6 +48,13 @@ struct ProjectionCLITests {
             #expect(rebuild.status == 0)
             #expect(try JSONValue.parse(rebuild.stdout)["swapped"] == .bool(true))
 
+            let sub = try await cli.run(["show", "subscription", "appstore:20000800001", "--json"])
+            #expect(sub.status == 0, "\(sub.stderr)")
+            guard case .array(let subTransactions)? = try JSONValue.parse(sub.stdout)["transactions"] else {
+                Issue.record("no transactions in \(sub.stdout.prefix(300))"); return
+            }
+            #expect(subTransactions.map { $0["transaction_id"]?.stringValue } == ["20000800001", "20000800003"])
+
             #expect(try await cli.run(["show", "order", "no-such-order"]).status == 1)
             #expect(try await cli.run(["rebuild", "nonsense"]).status == 64)
             #expect(try await cli.run(["rebuild", "--as-of", "yesterday"]).status == 64)
