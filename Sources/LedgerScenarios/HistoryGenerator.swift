@@ -18,7 +18,9 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 /// An endless, deterministic stream of clean purchase histories across App Store, Google Play and
 /// WeChat Pay, for benchmarks: orders, launches, client callbacks (sometimes re-delivered),
 /// verification, binding, grants, coin spends, subscription renewals, refunds with revocations.
-/// Memory stays bounded whatever the length: each purchase's facts are emitted together.
+/// Memory stays bounded whatever the length: each purchase's facts are emitted together. (The
+/// ``Simulator`` builds its whole history in memory to inject faults and sort users' timelines; this
+/// one streams, for logs of tens of millions of facts.)
 public struct HistoryGenerator: Sequence, IteratorProtocol {
     public let users: Int
     var rng: SplitMix64
