@@ -20,7 +20,7 @@ struct Ledger: AsyncParsableCommand {
             (try again later); 78 configuration (no server binaries, edited migration,
             schema not migrated).
             """,
-        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, Simulate.self, Sample.self, Bench.self]
+        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self]
     )
 }
 

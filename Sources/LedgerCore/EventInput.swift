@@ -31,7 +31,10 @@ public struct EventInputError: Error, Hashable, Sendable, CustomStringConvertibl
 public struct EventValidation: Sendable {
     /// Largest canonical payload accepted, in bytes.
     public var maximumPayloadBytes: Int
-    /// When false, a `type` outside ``FactCatalog/knownTypes`` is refused (catches typos).
+    /// The fact types of the catalogue (the domain module's supplies them); nil: any well-formed
+    /// type name.
+    public var knownTypes: Set<String>?
+    /// When false, a `type` outside ``knownTypes`` is refused (catches typos).
     public var allowUnknownTypes: Bool
     /// Checks a payload against its fact's schema (the domain module's catalogue supplies one);
     /// returns the problem, naming the field, or nil.
@@ -39,8 +42,10 @@ public struct EventValidation: Sendable {
 
     public static let defaultMaximumPayloadBytes = 64 * 1024
 
-    public init(maximumPayloadBytes: Int = EventValidation.defaultMaximumPayloadBytes, allowUnknownTypes: Bool = false) {
+    public init(maximumPayloadBytes: Int = EventValidation.defaultMaximumPayloadBytes, knownTypes: Set<String>? = nil,
+                allowUnknownTypes: Bool = false) {
         self.maximumPayloadBytes = maximumPayloadBytes
+        self.knownTypes = knownTypes
         self.allowUnknownTypes = allowUnknownTypes
     }
 
@@ -56,8 +61,8 @@ public struct EventValidation: Sendable {
         if !Self.isValidTypeName(e.type) {
             throw fail("type", "must be an UpperCamelCase name of at most 100 characters (got \"\(e.type.prefix(60))\")")
         }
-        if !allowUnknownTypes, !FactCatalog.knownTypes.contains(e.type) {
-            throw fail("type", "unknown fact type \"\(e.type)\"; known types: \(FactCatalog.knownTypes.sorted().joined(separator: ", ")) (pass --allow-unknown-types to store it anyway)")
+        if !allowUnknownTypes, let knownTypes, !knownTypes.contains(e.type) {
+            throw fail("type", "unknown fact type \"\(e.type)\"; known types: \(knownTypes.sorted().joined(separator: ", ")) (pass --allow-unknown-types to store it anyway)")
         }
         if !(1...1000).contains(e.schemaVersion) {
             throw fail("schemaVersion", "must be between 1 and 1000 (got \(e.schemaVersion))")

@@ -27,7 +27,7 @@ public struct ScannedFact: Sendable {
 /// Decodes rows of `COPY (SELECT position, event_type, schema_version, <occurred µs>, payload::text)`.
 struct FactRowDecoder {
     var payload: [UInt8] = []
-    static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalog.knownTypes.sorted().map { (Array($0.utf8), $0) }
+    static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalogue.typeNames.sorted().map { (Array($0.utf8), $0) }
 
     init() { payload.reserveCapacity(4096) }
 

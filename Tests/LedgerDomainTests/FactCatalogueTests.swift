@@ -51,10 +51,24 @@ struct FactCatalogueTests {
 
     @Test("catalogue: 22 types, PaymentVerified at version 2, the rest at 1")
     func catalogue() {
-        #expect(Set(FactCatalogue.currentVersions.keys) == FactCatalog.knownTypes)
+        #expect(Set(FactCatalogue.currentVersions.keys) == FactCatalogue.typeNames)
         #expect(FactCatalogue.currentVersions["PaymentVerified"] == 2)
         #expect(FactCatalogue.currentVersions.filter { $0.value != 1 }.count == 1)
         #expect(FactCatalogue.readableVersions.count == 23)
+    }
+
+    @Test("catalogue type names are all valid type names")
+    func catalogueTypeNames() {
+        #expect(FactCatalogue.typeNames.count == 22)
+        for type in FactCatalogue.typeNames { #expect(EventValidation.isValidTypeName(type), "\(type)") }
+    }
+
+    @Test("every catalogued fact type is accepted", arguments: FactCatalogue.typeNames.sorted())
+    func knownTypes(type: String) throws {
+        let line = #"{"stream":"s","type":"\#(type)","payload":{},"occurredAt":"2026-03-31T08:15:00Z"}"#
+        var validation = FactCatalogue.validation()
+        validation.payloadCheck = nil
+        #expect(try EventLineDecoder(validation: validation).decode(line, lineNumber: 1).type == type)
     }
 
     @Test("unknown type and unreadable versions are refused")

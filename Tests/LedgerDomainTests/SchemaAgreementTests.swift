@@ -211,6 +211,17 @@ func isAncestorOrSelf(_ ancestor: String, of path: String) -> Bool {
 
 @Suite("JSON Schemas agree with the Swift fact readers")
 struct SchemaAgreementTests {
+    @Test("the checked-in schemas are exactly what the fact declarations make (ledger schemas)")
+    func schemasAreGenerated() throws {
+        let files = FactSchemas.files()
+        #expect(files.count == FactVersion.all.count + 1)
+        for file in files {
+            let url = Fixtures.factsFolder.appendingPathComponent(file.name)
+            let stored = try String(contentsOf: url, encoding: .utf8)
+            #expect(stored == file.text, "\(file.name) is stale: run `ledger schemas --output schema/facts`")
+        }
+    }
+
     @Test("every readable (type, version) has a schema and samples, and no stray files exist")
     func filesMatchTheCatalogue() throws {
         let fm = FileManager.default

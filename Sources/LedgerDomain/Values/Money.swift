@@ -82,3 +82,44 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         return "\(sign)\(m / d).\(frac) \(currency.code)"
     }
 }
+
+extension Money: PayloadValue {
+    public static let schemaName = "money"
+
+    static let about = "An amount in integer minor units (600 CNY is 6.00 yuan). storeMilliunits, Apple's price in thousandths of "
+        + "the major unit, is optional and must equal amount exactly (not expressible here; see README)."
+
+    /// `{"amount": 600, "currency": "CNY", "storeMilliunits": 6000}`; milliunits, when given, must
+    /// equal the amount exactly. Only amount and currency are written back.
+    static let fields = FieldTable<Money>(Money(minorUnits: 0, currency: Currency.placeholder), [
+        .int("amount", \.minorUnits, min: 0, max: maximumMinorUnits, "Minor units (cents, fen, yen...)."),
+        .currency("currency", \.currency),
+        FactField("storeMilliunits", required: false,
+                  schema: .integer(min: 0, max: nil, "Apple's price in milliunits, when the store reported one; must equal amount."),
+                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
+                      guard let milli = try r.optionalInt("storeMilliunits", min: 0) else { return }
+                      guard let m = Money(milliunits: milli, currency: money.currency) else {
+                          throw r.fail("storeMilliunits", "\(milli) milliunits is not a whole number of \(money.currency.code) minor units")
+                      }
+                      guard m == money else { throw r.fail("storeMilliunits", "\(milli) milliunits is \(m), but amount says \(money)") }
+                  },
+                  write: { _, _ in }),
+    ])
+
+    /// The largest amount a payload may carry, in minor units.
+    public static let maximumMinorUnits: Int64 = 1_000_000_000_000
+
+    public static func read(_ r: inout PayloadReader) throws(FactError) -> Money { try fields.read(&r) }
+
+    public var json: JSONValue { Money.fields.write(self) }
+}
+
+extension Money {
+    /// The value a reader starts from before the money fields are read (never written).
+    static let blank = Money(minorUnits: 0, currency: .placeholder)
+}
+
+extension Currency {
+    /// The value a reader starts from before the currency field is read (never written).
+    static let placeholder = Currency("XXX") ?? Currency("USD")!
+}

@@ -168,6 +168,13 @@ public struct PayloadReader {
         return e
     }
 
+    public mutating func optionalChoice<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(FactError) -> E?
+    where E.RawValue == String {
+        guard raw(key) != nil else { return nil }
+        asked.removeLast()
+        return try choice(key, E.self)
+    }
+
     public mutating func open<E: OpenEnum>(_ key: String, _: E.Type) throws(FactError) -> E {
         E(raw: try string(key))
     }
@@ -193,37 +200,3 @@ public struct PayloadReader {
     }
 }
 
-/// Builds a payload object; nil values are left out.
-public struct PayloadWriter {
-    var members: [(String, JSONValue)] = []
-    public init() {}
-    public mutating func set(_ key: String, _ value: String?) { if let value { members.append((key, .string(value))) } }
-    public mutating func set(_ key: String, _ value: Int64?) { if let value { members.append((key, .int(value))) } }
-    public mutating func set(_ key: String, _ value: Int?) { if let value { members.append((key, .int(Int64(value)))) } }
-    public mutating func set(_ key: String, _ value: Bool?) { if let value { members.append((key, .bool(value))) } }
-    public mutating func set(_ key: String, _ value: Timestamp?) { if let value { members.append((key, .string(value.iso8601))) } }
-    public mutating func set(_ key: String, _ value: UUID?) { if let value { members.append((key, .string(value.lowercased))) } }
-    public mutating func set(_ key: String, _ value: JSONValue?) { if let value { members.append((key, value)) } }
-    public mutating func set<E: OpenEnum>(_ key: String, _ value: E?) { if let value { members.append((key, .string(value.raw))) } }
-    public mutating func set<E: RawRepresentable>(_ key: String, _ value: E?) where E.RawValue == String {
-        if let value { members.append((key, .string(value.rawValue))) }
-    }
-    public var value: JSONValue { .makeObject(members) }
-}
-
-/// A store enum whose unknown values are kept raw, never dropped or refused: Apple and Google add
-/// values without notice (Apple's own library keeps a `raw` twin of every enum).
-public protocol OpenEnum: Hashable, Sendable, CustomStringConvertible {
-    init(raw: String)
-    var raw: String { get }
-}
-
-extension OpenEnum {
-    public var description: String { raw }
-}
-
-
-public enum Channel: String, CaseIterable, Sendable, Hashable, Comparable {
-    case appstore, googleplay, wechat
-    public static func < (a: Channel, b: Channel) -> Bool { a.rawValue < b.rawValue }
-}

@@ -1,0 +1,148 @@
+import LedgerCore
+
+/// A fact's payload: a value whose fields are declared once, in ``fields``.
+public protocol FactBody: Hashable, Sendable {
+    static var fields: FieldTable<Self> { get }
+}
+
+/// The declarations of every fact type, one static per type, each in its domain area's folder
+/// (`Orders/OrderFacts.swift` declares ``orderCreated``...). ``FactCatalogue/types`` lists them.
+public enum FactTypes {}
+
+/// One fact type, declared once: its name, what it means, the stream it belongs in and its
+/// natural idempotency key (templates over its fields), its one-line summary, the ``Fact`` case
+/// it becomes, and the older schema versions it upcasts from.
+public struct FactType<Body: FactBody>: Sendable {
+    public let name: String
+    let about: String
+    let stream: KeyTemplate<Body>
+    let key: KeyTemplate<Body>?
+    let summary: @Sendable (Body) -> String
+    let wrap: @Sendable (Body) -> Fact
+    /// Versions 1, 2... before the current one: each read straight into the current shape.
+    let older: [OlderVersion<Body>]
+
+    /// - Parameters:
+    ///   - stream: e.g. `"order:<orderId>"`; `<field>` is the field's text.
+    ///   - key: e.g. `"order:<orderId>:created"`; an optional field that is absent makes no key,
+    ///     unless a fallback is given (`<channel|any>`).
+    init(_ name: String, _ about: String, stream: String, key: String?, older: [OlderVersion<Body>] = [],
+         wrap: @escaping @Sendable (Body) -> Fact, summary: @escaping @Sendable (Body) -> String) {
+        self.name = name; self.about = about
+        self.stream = KeyTemplate(stream); self.key = key.map { KeyTemplate($0) }
+        self.older = older; self.wrap = wrap; self.summary = summary
+    }
+
+    /// The schema version new facts of this type are written in.
+    public var version: Int32 { Int32(older.count + 1) }
+
+    func fields(version: Int32) -> FieldTable<Body> {
+        version <= older.count ? older[Int(version) - 1].fields : Body.fields
+    }
+}
+
+/// An older schema version of a fact type, read into the current shape (an upcast).
+struct OlderVersion<Body: Sendable>: Sendable {
+    let fields: FieldTable<Body>
+    let about: String
+}
+
+/// A stream name or idempotency key built from a fact's fields: `"<channel>:tx:<transactionId>"`.
+struct KeyTemplate<Body: FactBody>: Sendable {
+    enum Part: Sendable {
+        case literal(String)
+        case field(name: String, text: @Sendable (Body) -> String?, fallback: String?, optional: Bool)
+    }
+
+    let parts: [Part]
+
+    init(_ pattern: String) {
+        var parts: [Part] = []
+        var rest = Substring(pattern)
+        while let open = rest.firstIndex(of: "<") {
+            if open > rest.startIndex { parts.append(.literal(String(rest[..<open]))) }
+            guard let close = rest[open...].firstIndex(of: ">") else { preconditionFailure("unclosed < in \(pattern)") }
+            let spec = rest[rest.index(after: open)..<close].split(separator: "|", maxSplits: 1).map(String.init)
+            guard let field = Body.fields.field(named: spec[0]), let text = field.text else {
+                preconditionFailure("\(pattern) names \(spec[0]), which is no text field of \(Body.self)")
+            }
+            parts.append(.field(name: spec[0], text: text, fallback: spec.count > 1 ? spec[1] : nil, optional: !field.isRequired))
+            rest = rest[rest.index(after: close)...]
+        }
+        if !rest.isEmpty { parts.append(.literal(String(rest))) }
+        self.parts = parts
+    }
+
+    /// The text for `body`, or nil when a field it needs is absent and has no fallback.
+    func render(_ body: Body) -> String? {
+        var out = ""
+        for part in parts {
+            switch part {
+            case .literal(let s): out += s
+            case .field(_, let text, let fallback, _):
+                guard let t = text(body) ?? fallback else { return nil }
+                out += t
+            }
+        }
+        return out
+    }
+
+    /// How the published schema describes it: `revoke:<channel or any>:<transactionId>`, with
+    /// "when X is given, else none" for a key that needs an optional field.
+    var description: String {
+        var out = "", needs: [String] = []
+        for part in parts {
+            switch part {
+            case .literal(let s): out += s
+            case .field(let name, _, let fallback, let optional):
+                out += "<\(name)\(fallback.map { " or \($0)" } ?? "")>"
+                if optional && fallback == nil { needs.append(name) }
+            }
+        }
+        return needs.isEmpty ? out : out + " when \(needs.joined(separator: " and ")) is given, else none"
+    }
+}
+
+/// A fact type without its body's type: what the catalogue reads and publishes by name.
+public struct AnyFactType: Sendable {
+    public let name: String
+    /// The schema version new facts are written in; versions 1 to this one can be read.
+    public let version: Int32
+    let decode: @Sendable (inout PayloadReader, Int32) throws(FactError) -> Fact
+    let schema: @Sendable (Int32) -> JSONValue
+
+    init<Body>(_ t: FactType<Body>) {
+        name = t.name
+        version = t.version
+        decode = { (r: inout PayloadReader, version: Int32) throws(FactError) -> Fact in t.wrap(try t.fields(version: version).read(&r)) }
+        schema = { version in FactSchemas.schema(of: t, version: version) }
+    }
+}
+
+/// A fact's body with its type's declaration, so every question about a fact is answered by the
+/// declaration (see ``Fact/declared``).
+protocol DeclaredFact {
+    var typeName: String { get }
+    var schemaVersion: Int32 { get }
+    var payload: JSONValue { get }
+    var stream: String { get }
+    var idempotencyKey: String? { get }
+    var summary: String { get }
+}
+
+struct Declared<Body: FactBody>: DeclaredFact {
+    let type: FactType<Body>
+    let body: Body
+
+    init(_ type: FactType<Body>, _ body: Body) { self.type = type; self.body = body }
+
+    var typeName: String { type.name }
+    var schemaVersion: Int32 { type.version }
+    var payload: JSONValue { Body.fields.write(body) }
+    var stream: String {
+        guard let s = type.stream.render(body) else { preconditionFailure("\(type.name)'s stream names an optional field") }
+        return s
+    }
+    var idempotencyKey: String? { type.key?.render(body) }
+    var summary: String { type.summary(body) }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import LedgerCore
+
+// What the app and the stores say about a payment, and which order it is bound to.
+
+/// The app reported a store result. Re-delivered on every launch until finished: each report is a fact.
+public struct ClientCallbackReceived: FactBody {
+    public var channel: Channel
+    /// The signed-in user of the app that reported it.
+    public var userId: String
+    public var orderId: String?
+    public var transactionId: String?
+    public var productId: String
+    public var state: CallbackState
+    /// StoreKit 1 `applicationUsername` as the payment carried it (often nil after an interruption).
+    public var applicationUsername: String?
+    public var deviceId: String?
+    public var reportId: String?
+
+    public init(channel: Channel, userId: String, orderId: String? = nil, transactionId: String? = nil, productId: String,
+                state: CallbackState, applicationUsername: String? = nil, deviceId: String? = nil, reportId: String? = nil) {
+        self.channel = channel; self.userId = userId; self.orderId = orderId; self.transactionId = transactionId
+        self.productId = productId; self.state = state; self.applicationUsername = applicationUsername
+        self.deviceId = deviceId; self.reportId = reportId
+    }
+
+    public static let fields = FieldTable(ClientCallbackReceived(channel: .appstore, userId: "", productId: "", state: .purchased), [
+        .channel("channel", \.channel),
+        .text("userId", \.userId, "The signed-in user of the app that reported it."),
+        .optionalText("orderId", \.orderId),
+        .optionalText("transactionId", \.transactionId),
+        .text("productId", \.productId),
+        .open("state", \.state, "The store result the app saw."),
+        .optionalText("applicationUsername", \.applicationUsername, "StoreKit 1 applicationUsername as the payment carried it."),
+        .optionalText("deviceId", \.deviceId),
+        .optionalText("reportId", \.reportId, "The client's id for this report."),
+    ])
+}
+
+/// A verified server-to-server notification. A re-delivery is the same fact (same notificationId).
+public struct StoreNotificationReceived: FactBody {
+    public var channel: Channel
+    public var notificationId: String
+    public var type: NotificationType
+    public var subtype: NotificationType?
+    public var signedAt: Timestamp?
+    /// `signature-ok`, or why verification failed.
+    public var verification: String
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    /// WeChat `trade_state`.
+    public var tradeState: String?
+    /// WeChat `out_trade_no` (our order id).
+    public var outTradeNo: String?
+    /// `sha256:...` of the raw signed payload, so an auditor can re-verify.
+    public var rawDigest: String?
+
+    public init(channel: Channel, notificationId: String, type: NotificationType, subtype: NotificationType? = nil,
+                signedAt: Timestamp? = nil, verification: String = "signature-ok", transactionId: String? = nil,
+                originalTransactionId: String? = nil, tradeState: String? = nil, outTradeNo: String? = nil, rawDigest: String? = nil) {
+        self.channel = channel; self.notificationId = notificationId; self.type = type; self.subtype = subtype
+        self.signedAt = signedAt; self.verification = verification; self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId; self.tradeState = tradeState; self.outTradeNo = outTradeNo
+        self.rawDigest = rawDigest
+    }
+
+    public static let fields = FieldTable(StoreNotificationReceived(channel: .appstore, notificationId: "", type: NotificationType(raw: "")), [
+        .channel("channel", \.channel),
+        .text("notificationId", \.notificationId, "Apple notificationUUID, Pub/Sub messageId, WeChat id."),
+        .open("type", \.type, "The notification type, as the store sent it (Apple notificationType, Google notificationType, WeChat event_type)."),
+        .optionalOpen("subtype", \.subtype, "The notification subtype, as the store sent it (Apple subtype)."),
+        .optionalTimestamp("signedAt", \.signedAt),
+        .text("verification", \.verification, "signature-ok, or why verification failed."),
+        .optionalText("transactionId", \.transactionId),
+        .optionalText("originalTransactionId", \.originalTransactionId),
+        .optionalText("tradeState", \.tradeState, "WeChat trade_state."),
+        .optionalText("outTradeNo", \.outTradeNo, "WeChat out_trade_no (our order id)."),
+        .optionalText("rawDigest", \.rawDigest, "sha256:... of the raw signed payload."),
+    ])
+}
+
+public struct VerificationFailed: FactBody {
+    public var channel: Channel
+    public var transactionId: String
+    /// The store's status (Apple 21002, 21003...; Google HTTP status; WeChat error code as a number).
+    public var code: Int64
+    public var retryable: Bool
+    public var attempt: Int64
+
+    public init(channel: Channel, transactionId: String, code: Int64, retryable: Bool, attempt: Int64 = 1) {
+        self.channel = channel; self.transactionId = transactionId; self.code = code; self.retryable = retryable; self.attempt = attempt
+    }
+
+    public static let fields = FieldTable(VerificationFailed(channel: .appstore, transactionId: "", code: 0, retryable: false), [
+        .channel("channel", \.channel),
+        .text("transactionId", \.transactionId),
+        .int("code", \.code, "The store's status (Apple 21002, 21003...; Google HTTP status; WeChat error code as a number)."),
+        .bool("retryable", \.retryable),
+        .int("attempt", \.attempt, min: 1, max: 1000),
+    ])
+}
+
+/// The binding decision: which order and user a store transaction belongs to.
+public struct TransactionBound: FactBody {
+    public var channel: Channel
+    public var transactionId: String
+    public var orderId: String?
+    public var userId: String
+    public var method: BindingMethod
+
+    public init(channel: Channel, transactionId: String, orderId: String?, userId: String, method: BindingMethod) {
+        self.channel = channel; self.transactionId = transactionId; self.orderId = orderId; self.userId = userId; self.method = method
+    }
+
+    public static let fields = FieldTable(TransactionBound(channel: .appstore, transactionId: "", orderId: nil, userId: "", method: .manual), [
+        .channel("channel", \.channel),
+        .text("transactionId", \.transactionId),
+        .optionalText("orderId", \.orderId),
+        .text("userId", \.userId),
+        .choice("method", \.method, "How the binding was decided, in order of trust."),
+    ])
+}
+
+extension FactTypes {
+    public static let clientCallbackReceived = FactType<ClientCallbackReceived>(
+        "ClientCallbackReceived",
+        "The app reported a store result; the same transaction is reported again on every launch until finished, and each report is its own fact.",
+        stream: "client:<channel>:<userId>", key: "client:<channel>:report:<reportId>", wrap: Fact.clientCallbackReceived,
+        summary: { f in
+            "app of \(f.userId) reported \(f.state.raw) \(f.productId)" + (f.transactionId.map { " tx \($0)" } ?? "")
+                + (f.orderId.map { " order \($0)" } ?? "") + (f.applicationUsername.map { " applicationUsername \($0)" } ?? "")
+        })
+
+    public static let storeNotificationReceived = FactType<StoreNotificationReceived>(
+        "StoreNotificationReceived", "A verified server-to-server store notification; a re-delivery is the same fact.",
+        stream: "<channel>:notification:<notificationId>", key: "<channel>:notification:<notificationId>",
+        wrap: Fact.storeNotificationReceived,
+        summary: { f in
+            "\(f.channel.rawValue) notification \(f.notificationId) \(f.type.raw)" + (f.subtype.map { "/\($0.raw)" } ?? "")
+                + (f.transactionId.map { " tx \($0)" } ?? "")
+        })
+
+    public static let verificationFailed = FactType<VerificationFailed>(
+        "VerificationFailed", "The store rejected the transaction, or could not be reached.",
+        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:failed:<attempt>", wrap: Fact.verificationFailed,
+        summary: { "verification of tx \($0.transactionId) failed: code \($0.code)\($0.retryable ? " (retryable)" : "")" })
+
+    public static let transactionBound = FactType<TransactionBound>(
+        "TransactionBound", "Which order and user a store transaction belongs to, and how that was decided.",
+        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:bound", wrap: Fact.transactionBound,
+        summary: { "tx \($0.transactionId) bound to \($0.orderId.map { "order \($0)" } ?? "no order") of \($0.userId) by \($0.method.rawValue)" })
+}

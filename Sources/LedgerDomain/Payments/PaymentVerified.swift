@@ -1,0 +1,97 @@
+import Foundation
+import LedgerCore
+
+/// The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).
+///
+/// Version 2 carries `price` as an object in minor units; version 1 (the verifyReceipt era) carried
+/// Apple's `priceMilliunits` and `currency` flat and is upcast on read, converting exactly.
+public struct PaymentVerified: FactBody {
+    public var channel: Channel
+    public var transactionId: String
+    /// Apple originalTransactionId or Google purchaseToken; names the subscription.
+    public var originalTransactionId: String?
+    public var productId: String
+    public var quantity: Int64
+    public var purchaseDate: Timestamp
+    public var expiresDate: Timestamp?
+    public var environment: StoreEnvironment
+    public var ownership: Ownership
+    public var price: Money
+    public var appAccountToken: UUID?
+    public var rawDigest: String?
+
+    public init(channel: Channel, transactionId: String, originalTransactionId: String? = nil, productId: String, quantity: Int64 = 1,
+                purchaseDate: Timestamp, expiresDate: Timestamp? = nil, environment: StoreEnvironment = .production,
+                ownership: Ownership = .purchased, price: Money, appAccountToken: UUID? = nil, rawDigest: String? = nil) {
+        self.channel = channel; self.transactionId = transactionId; self.originalTransactionId = originalTransactionId
+        self.productId = productId; self.quantity = quantity; self.purchaseDate = purchaseDate; self.expiresDate = expiresDate
+        self.environment = environment; self.ownership = ownership; self.price = price
+        self.appAccountToken = appAccountToken; self.rawDigest = rawDigest
+    }
+
+    static let blank = PaymentVerified(channel: .appstore, transactionId: "", productId: "", purchaseDate: .blank, price: .blank)
+
+    /// The fields every version has.
+    static let common: [FactField<PaymentVerified>] = [
+        .channel("channel", \.channel),
+        .text("transactionId", \.transactionId),
+        .optionalText("originalTransactionId", \.originalTransactionId, "Apple originalTransactionId or Google purchaseToken; names the subscription."),
+        .text("productId", \.productId),
+        .int("quantity", \.quantity, min: 1, max: 10_000),
+        .timestamp("purchaseDate", \.purchaseDate),
+        .optionalTimestamp("expiresDate", \.expiresDate, "For subscriptions; must be after purchaseDate."),
+        .open("environment", \.environment, "The store environment."),
+        .optionalUUID("appAccountToken", \.appAccountToken, "The StoreKit 2 appAccountToken minted for the order."),
+        .optionalText("rawDigest", \.rawDigest, "sha256:... of the raw signed store payload, so an auditor can re-verify."),
+    ]
+
+    /// A subscription's expiry must come after its purchase.
+    static let check: @Sendable (inout PaymentVerified) -> FactError? = { f in
+        guard let e = f.expiresDate, e <= f.purchaseDate else { return nil }
+        return FactError(field: "expiresDate", message: "\(e.iso8601) is not after purchaseDate \(f.purchaseDate.iso8601)")
+    }
+
+    public static let fields = FieldTable(blank, common + [
+        .open("ownership", \.ownership, "Apple inAppOwnershipType."),
+        .object("price", \.price),
+    ], check: check)
+
+    /// Version 1: `priceMilliunits` and `currency`, converted exactly to minor units.
+    static let version1 = FieldTable(blank, common + [
+        .open("ownership", \.ownership, absent: .purchased, "Apple inAppOwnershipType; PURCHASED when absent."),
+        FactField("priceMilliunits", required: true,
+                  schema: .integer(min: 0, max: 1_000_000_000_000_000_000,
+                                   "Apple's price in thousandths of the major unit; must be a whole number of minor units of currency, at most 10^12 of them."),
+                  read: { (r: inout PayloadReader, f: inout PaymentVerified) throws(FactError) in
+                      f.price.minorUnits = try r.int("priceMilliunits", min: 0, max: 1_000_000_000_000_000_000)
+                  },
+                  write: { _, _ in }),
+        .currency("currency", \.price.currency),
+    ], check: { f in
+        // The milliunits read above become minor units once the currency is known.
+        let milli = f.price.minorUnits, currency = f.price.currency
+        guard let m = Money(milliunits: milli, currency: currency) else {
+            return FactError(field: "priceMilliunits", message: "\(milli) milliunits is not a whole number of \(currency.code) minor units")
+        }
+        // Version 2's `price.amount` bound: an upcast fact must re-encode as a valid version 2.
+        guard m.minorUnits <= Money.maximumMinorUnits else {
+            return FactError(field: "priceMilliunits", message: "\(milli) milliunits is \(m), over the limit of \(Money.maximumMinorUnits) minor units")
+        }
+        f.price = m
+        return check(&f)
+    })
+}
+
+extension FactTypes {
+    public static let paymentVerified = FactType<PaymentVerified>(
+        "PaymentVerified", "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).",
+        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:verified",
+        older: [OlderVersion(fields: PaymentVerified.version1,
+                             about: "The store confirmed a transaction (verifyReceipt era): price as Apple's flat priceMilliunits and currency. "
+                                + "Upcast on read to version 2, converting exactly; a price that is not a whole number of minor units is refused.")],
+        wrap: Fact.paymentVerified,
+        summary: { f in
+            "verified \(f.channel.rawValue) tx \(f.transactionId) \(f.productId) x\(f.quantity) \(f.price)"
+                + (f.expiresDate.map { " expires \($0.iso8601)" } ?? "")
+        })
+}

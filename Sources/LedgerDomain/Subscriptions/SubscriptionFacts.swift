@@ -1,0 +1,146 @@
+import LedgerCore
+
+// Renewals and the store's notices about a subscription (keyed by its original transaction id,
+// Google: its purchase token).
+
+public struct SubscriptionRenewed: FactBody {
+    public var channel: Channel
+    public var originalTransactionId: String
+    public var transactionId: String
+    public var productId: String
+    public var purchaseDate: Timestamp
+    public var expiresDate: Timestamp
+    public var price: Money?
+
+    public init(channel: Channel, originalTransactionId: String, transactionId: String, productId: String,
+                purchaseDate: Timestamp, expiresDate: Timestamp, price: Money? = nil) {
+        self.channel = channel; self.originalTransactionId = originalTransactionId; self.transactionId = transactionId
+        self.productId = productId; self.purchaseDate = purchaseDate; self.expiresDate = expiresDate; self.price = price
+    }
+
+    public static let fields = FieldTable(
+        SubscriptionRenewed(channel: .appstore, originalTransactionId: "", transactionId: "", productId: "", purchaseDate: .blank, expiresDate: .blank), [
+            .channel("channel", \.channel),
+            .text("originalTransactionId", \.originalTransactionId),
+            .text("transactionId", \.transactionId),
+            .text("productId", \.productId),
+            .timestamp("purchaseDate", \.purchaseDate),
+            .timestamp("expiresDate", \.expiresDate, "Must be after purchaseDate."),
+            .optionalObject("price", \.price),
+        ],
+        check: { f in
+            guard f.expiresDate <= f.purchaseDate else { return nil }
+            return FactError(field: "expiresDate", message: "\(f.expiresDate.iso8601) is not after purchaseDate \(f.purchaseDate.iso8601)")
+        })
+}
+
+/// A store notice about one subscription: the fields every such fact starts with.
+protocol SubscriptionNotice: FactBody {
+    var channel: Channel { get set }
+    var originalTransactionId: String { get set }
+    var notificationId: String { get set }
+}
+
+extension SubscriptionNotice {
+    static func noticeFields(_ rest: [FactField<Self>]) -> [FactField<Self>] {
+        [.channel("channel", \.channel),
+         .text("originalTransactionId", \.originalTransactionId, "Names the subscription."),
+         .text("notificationId", \.notificationId)] + rest
+    }
+}
+
+/// A billing problem: grace period (access kept) or billing retry / on hold (no access).
+public struct RenewalFailed: SubscriptionNotice {
+    public var channel: Channel
+    public var originalTransactionId: String
+    public var notificationId: String
+    public var gracePeriodExpiresAt: Timestamp?
+    public var inBillingRetry: Bool
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, gracePeriodExpiresAt: Timestamp? = nil, inBillingRetry: Bool) {
+        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId
+        self.gracePeriodExpiresAt = gracePeriodExpiresAt; self.inBillingRetry = inBillingRetry
+    }
+
+    public static let fields = FieldTable(RenewalFailed(channel: .appstore, originalTransactionId: "", notificationId: "", inBillingRetry: false),
+                                          noticeFields([.optionalTimestamp("gracePeriodExpiresAt", \.gracePeriodExpiresAt),
+                                                        .bool("inBillingRetry", \.inBillingRetry)]))
+}
+
+public struct AutoRenewChanged: SubscriptionNotice {
+    public var channel: Channel
+    public var originalTransactionId: String
+    public var notificationId: String
+    public var enabled: Bool
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, enabled: Bool) {
+        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId; self.enabled = enabled
+    }
+
+    public static let fields = FieldTable(AutoRenewChanged(channel: .appstore, originalTransactionId: "", notificationId: "", enabled: false),
+                                          noticeFields([.bool("enabled", \.enabled)]))
+}
+
+/// Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.
+public struct PlanChanged: SubscriptionNotice {
+    public var channel: Channel
+    public var originalTransactionId: String
+    public var notificationId: String
+    public var toProductId: String
+    public var effective: PlanChangeEffect
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, toProductId: String, effective: PlanChangeEffect) {
+        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId
+        self.toProductId = toProductId; self.effective = effective
+    }
+
+    public static let fields = FieldTable(
+        PlanChanged(channel: .appstore, originalTransactionId: "", notificationId: "", toProductId: "", effective: .immediate),
+        noticeFields([.text("toProductId", \.toProductId),
+                      .choice("effective", \.effective, "immediate for an upgrade, next-renewal for a downgrade or crossgrade.")]))
+}
+
+public struct SubscriptionExpired: SubscriptionNotice {
+    public var channel: Channel
+    public var originalTransactionId: String
+    public var notificationId: String
+    public var reason: ExpirationReason
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, reason: ExpirationReason) {
+        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId; self.reason = reason
+    }
+
+    public static let fields = FieldTable(SubscriptionExpired(channel: .appstore, originalTransactionId: "", notificationId: "", reason: .voluntary),
+                                          noticeFields([.open("reason", \.reason, "Why it expired.")]))
+}
+
+extension FactTypes {
+    public static let subscriptionRenewed = FactType<SubscriptionRenewed>(
+        "SubscriptionRenewed", "A new subscription period was charged.",
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:tx:<transactionId>:renewed", wrap: Fact.subscriptionRenewed,
+        summary: { "renewed \($0.originalTransactionId) with tx \($0.transactionId) until \($0.expiresDate.iso8601)" })
+
+    public static let renewalFailed = FactType<RenewalFailed>(
+        "RenewalFailed", "A billing problem: grace period (access kept) or billing retry / on hold (no access).",
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:renewal-failed",
+        wrap: Fact.renewalFailed,
+        summary: { f in
+            "renewal of \(f.originalTransactionId) failed" + (f.gracePeriodExpiresAt.map { ", grace until \($0.iso8601)" } ?? "")
+                + (f.inBillingRetry ? ", billing retry" : "")
+        })
+
+    public static let autoRenewChanged = FactType<AutoRenewChanged>(
+        "AutoRenewChanged", "Auto-renew was switched on or off.",
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:auto-renew",
+        wrap: Fact.autoRenewChanged, summary: { "auto-renew of \($0.originalTransactionId) \($0.enabled ? "on" : "off")" })
+
+    public static let planChanged = FactType<PlanChanged>(
+        "PlanChanged", "Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.",
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:plan",
+        wrap: Fact.planChanged, summary: { "\($0.originalTransactionId) changes to \($0.toProductId) (\($0.effective.rawValue))" })
+
+    public static let subscriptionExpired = FactType<SubscriptionExpired>(
+        "SubscriptionExpired", "The period ended without renewal.",
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:expired",
+        wrap: Fact.subscriptionExpired, summary: { "\($0.originalTransactionId) expired (\($0.reason.raw))" })
+}
