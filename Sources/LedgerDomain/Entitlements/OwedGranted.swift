@@ -41,17 +41,7 @@ extension Projections {
     /// Owed versus granted for one transaction.
     public func owedGranted(_ t: TransactionView) -> OwedGranted {
         let def = t.productId.flatMap { product(t.channel, $0, at: t.purchaseDate) }
-        var owedQuantity: Int64 = t.verified ? t.quantity : 0
-        if t.refundState == .refunded, let refunded = t.refundedAmount {
-            if let price = t.price, price.minorUnits > 0, refunded.minorUnits < price.minorUnits {
-                // A partial refund takes back whole units, rounded up.
-                let back = (refunded.minorUnits * t.quantity + price.minorUnits - 1) / price.minorUnits
-                owedQuantity = max(0, owedQuantity - back)
-            } else {
-                owedQuantity = 0
-            }
-        }
-        let owed = def.map { $0.entitlement.units(quantity: owedQuantity) }
+        let owed = def.map { $0.entitlement.units(quantity: t.quantityOwedAfterRefunds) }
         var granted: Int64 = 0, revoked: Int64 = 0
         var unit = owed?.unit
         for g in t.grants {

@@ -32,10 +32,10 @@ struct FactVersion: Sendable, Hashable, CustomTestStringConvertible {
 
 struct FixtureError: Error, CustomStringConvertible { var description: String }
 
-/// The checked-in schema folder, found from this file: three levels up is the package root.
+/// The checked-in schema folder, found from this file: four levels up is the package root.
 enum Fixtures {
     static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let factsFolder = packageRoot.appendingPathComponent("schema").appendingPathComponent("facts")
     static let samplesFolder = factsFolder.appendingPathComponent("samples")
     static let commonFile = "common.schema.json"

@@ -1,0 +1,54 @@
+import LedgerCore
+
+/// Entitlements and coins: what fulfilment granted and what users spent.
+extension Projections {
+    mutating func apply(_ f: EntitlementGranted, _ ctx: FactContext) {
+        let p = ctx.position
+        let anchor = transactions[f.transactionId]?.purchaseDate ?? ctx.occurredAt
+        updateTransaction(f.transactionId, p) { t in
+            if t.channel == nil { t.channel = f.channel }
+            t.grants.append(GrantRecord(grantId: f.grantId, userId: f.userId, orderId: f.orderId, entitlement: f.entitlement,
+                                        quantity: f.quantity, position: p, at: anchor))
+        }
+        updateUser(f.userId, p) { u in
+            Self.credit(&u, f.entitlement, quantity: f.quantity, anchor: anchor, grantId: f.grantId, sign: 1)
+            // A credit can bring a negative balance back to zero or above: no longer flagged.
+            Self.checkBalance(&u, p)
+        }
+        transactionChanged(f.transactionId)
+    }
+
+    mutating func apply(_ f: CoinsSpent, _ ctx: FactContext) {
+        let p = ctx.position
+        updateUser(f.userId, p) { u in
+            u.coinsSpent += f.amount
+            Self.checkBalance(&u, p)
+        }
+    }
+
+    static func credit(_ u: inout UserView, _ e: Entitlement, quantity: Int64, anchor: Timestamp, grantId: String, sign: Int64) {
+        switch e {
+        case .coins(let n):
+            if sign > 0 { u.coinsCredited += n * quantity } else { u.coinsClawedBack += n * quantity }
+        case .feature(let name):
+            u.features[name, default: 0] += sign
+        case .subscription, .period:
+            guard let name = e.periodEntitlement, let days = e.periodDays else { return }
+            if sign > 0 {
+                u.periodGrants.append(.init(entitlement: name, anchor: anchor, days: days * quantity, grantId: grantId))
+            } else if let i = u.periodGrants.firstIndex(where: { $0.grantId == grantId }) {
+                u.periodGrants.remove(at: i)
+            }
+        }
+    }
+
+    /// `cause`: the transaction of a clawback (nil for a spend).
+    static func checkBalance(_ u: inout UserView, _ p: Int64, cause: String? = nil) {
+        if u.coinBalance < 0 {
+            if u.negativeSince == nil { u.negativeSince = p; u.negativeCause = cause }
+        } else {
+            u.negativeSince = nil
+            u.negativeCause = nil
+        }
+    }
+}

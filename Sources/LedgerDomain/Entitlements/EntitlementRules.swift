@@ -1,0 +1,99 @@
+import LedgerCore
+
+/// The audit rules of entitlements: what fulfilment granted against what was paid for.
+extension Audit {
+    /// **grant-without-payment**: the transaction is not verified (no PaymentVerified and no
+    /// SubscriptionRenewed; it may have only VerificationFailed facts) and has at least one active
+    /// grant. No window. One finding per transaction: user and order of its first active grant
+    /// (order: the grant's, else the transaction's binding); positions: the active grants and the
+    /// failed verifications; amount: (the price, else the named order's price) x active grants.
+    static func grantWithoutPayment(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+        guard !t.verified, let first = active.first else { return }
+        let order = first.orderId ?? t.orderId
+        let price = t.price ?? c.orderPrice(order)
+        let failed = t.failedVerifications.map { "\($0.code)\($0.retryable ? " (retryable)" : "")" }
+        let why = failed.isEmpty ? "was never verified" : "only failed verification (\(failed.joined(separator: ", ")))"
+        c.add(.grantWithoutPayment, t.channel, user: first.userId, order: order, tx: t.transactionId,
+              active.map(\.position) + t.failedVerifications.map(\.position), times(price, active.count),
+              "Transaction \(t.transactionId) has \(active.count) active grant(s) (\(active.map(\.grantId).joined(separator: ", "))) but \(why).")
+    }
+
+    /// **double-grant**: a verified transaction with two or more active grants (to one user or
+    /// several, one order or several). No window. User: the owner, else the first grant's user;
+    /// order: the binding's; positions: the verification and the active grants; amount:
+    /// price x (active grants - 1).
+    static func doubleGrant(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+        guard t.verified, active.count > 1 else { return }
+        let desc = active.map { "\($0.grantId) to \($0.userId)" }.joined(separator: ", ")
+        c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
+              [t.verifiedPosition] + active.map(\.position), times(t.price, active.count - 1),
+              "Transaction \(t.transactionId) was paid once but has \(active.count) active grants (\(desc)).")
+    }
+
+    /// **missing-grant**: a verified payment or renewal that is owed something (owed units > 0;
+    /// for a product the catalogue does not know: not refunded; never after an Apple REVOKE of
+    /// it, which owes nothing), has no active grant, is not an
+    /// orphan payment (see ``orphanPayment``), and log time is past `verifiedAt` + the
+    /// missing-grant window. User and order: the owner and the binding's order; positions: the
+    /// verification, the bindings, and any grants and revocations (all taken back); amount: the
+    /// price less any refund.
+    static func missingGrant(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+        guard t.verified, active.isEmpty, !isOrphan(t), c.passed(t.verifiedAt, c.options.missingGrantWindow) else { return }
+        let og = c.p.owedGranted(t)
+        let owes = t.storeRevokedPosition == nil && (og.status == .unknownProduct ? t.refundState != .refunded : og.owedUnits > 0)
+        guard owes else { return }
+        let owed = og.unit.map { "\(og.owedUnits) \($0)" } ?? "product \(t.productId ?? "?") (not in the catalogue)"
+        c.add(.missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
+              [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position),
+              netPaid(t),
+              "\(t.isRenewal ? "Renewal" : "Payment") \(t.transactionId) verified at \(t.verifiedAt?.iso8601 ?? "?") owes \(owed) and has no active grant after the \(c.options.missingGrantWindow) window.")
+    }
+
+    /// **wrong-user**: an active grant to a user other than the transaction's owner (see
+    /// ``Audit/run(_:options:)``; with no owner, the user of the order the grant names; with
+    /// neither, no finding). One finding per (transaction, recipient): user: the recipient;
+    /// order: the binding's, else the grant's; positions: the proof of ownership (binding, the
+    /// original's binding, the token's order or the grant's order) and the grants; amount:
+    /// (price, else the order's price) x those grants.
+    static func wrongUser(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+        guard !active.isEmpty else { return }
+        let owner = c.owner(t)
+        var wrong: [String: (grants: [GrantRecord], owner: String, proof: Int64?)] = [:]
+        for g in active {
+            var expected = owner
+            if expected == nil, let oid = g.orderId, let o = c.p.orders[oid], let u = o.userId { expected = (u, o.positions.first) }
+            guard let e = expected, e.user != g.userId else { continue }
+            wrong[g.userId, default: ([], e.user, e.position)].grants.append(g)
+        }
+        for (user, w) in wrong {
+            let order = t.orderId ?? w.grants[0].orderId
+            c.add(.wrongUser, t.channel, user: user, order: order, tx: t.transactionId, [w.proof] + w.grants.map(\.position),
+                  times(t.price ?? c.orderPrice(order), w.grants.count),
+                  "Transaction \(t.transactionId) belongs to \(w.owner) but \(w.grants.count) grant(s) went to \(user).")
+        }
+    }
+
+    /// **negative-balance**: a user whose coin balance (credits - spends - clawbacks) is below
+    /// zero now. Positions: the fact that took it below zero (`negativeSince`). When that fact was
+    /// a clawback (EntitlementRevoked), the finding names its transaction, order and channel, and
+    /// the amount is the refunded amount (else the price) x min(deficit, coins clawed back there) /
+    /// coins clawed back, rounded up: the money returned for coins already spent. A spend: no
+    /// transaction, no amount.
+    static func negativeBalance(_ u: UserView, _ c: inout Context) {
+        guard u.coinBalance < 0, let since = u.negativeSince else { return }
+        let deficit = -u.coinBalance
+        var amount: Money?
+        let t = u.negativeCause.flatMap { c.p.transactions[$0] }
+        if let t, let money = t.refundedAmount ?? t.price {
+            let clawed = t.grants.filter { $0.revokedAt == since && $0.userId == u.userId }
+                .reduce(Int64(0)) { s, g in
+                    let units = g.entitlement.units(quantity: g.quantity)
+                    return s + (units.unit == "coins" ? units.count : 0)
+                }
+            if clawed > 0 { amount = prorate(money, min(deficit, clawed), clawed) }
+        }
+        let cause = t.map { "the clawback of transaction \($0.transactionId)" } ?? "a spend"
+        c.add(.negativeBalance, t?.channel, user: u.userId, order: t?.orderId, tx: t?.transactionId, [since], amount,
+              "User \(u.userId) has a coin balance of \(u.coinBalance), below zero since \(cause) at position \(since).")
+    }
+}

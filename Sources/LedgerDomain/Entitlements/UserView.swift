@@ -1,0 +1,77 @@
+import LedgerCore
+
+public struct GrantRecord: Hashable, Sendable {
+    public var grantId: String
+    public var userId: String
+    public var orderId: String?
+    public var entitlement: Entitlement
+    public var quantity: Int64
+    public var position: Int64
+    public var at: Timestamp
+    public var revokedAt: Int64?
+}
+
+/// Entitlement time of one kind (`vip`), stacked across every product that feeds it.
+public struct PeriodSummary: Hashable, Sendable {
+    public var entitlement: String
+    public var totalDays: Int64
+    public var startsAt: Timestamp
+    public var endsAt: Timestamp
+}
+
+/// What one user holds, from the grants, revocations and spends fulfilment recorded.
+public struct UserView: Hashable, Sendable {
+    public var userId: String
+    public var coinsCredited: Int64 = 0
+    public var coinsSpent: Int64 = 0
+    public var coinsClawedBack: Int64 = 0
+    /// Net count of active grants per non-consumable feature.
+    public var features: [String: Int64] = [:]
+    /// Active period grants: (entitlement, anchor, days, grant id).
+    public var periodGrants: [PeriodGrant] = []
+    /// Position of the fact that first took the balance below zero, while it is below zero.
+    public var negativeSince: Int64?
+    /// The transaction whose clawback (EntitlementRevoked) took the balance below zero at
+    /// `negativeSince`; nil when a CoinsSpent did.
+    public var negativeCause: String?
+    public var positions: [Int64] = []
+
+    public struct PeriodGrant: Hashable, Sendable {
+        public var entitlement: String
+        public var anchor: Timestamp
+        public var days: Int64
+        public var grantId: String
+    }
+
+    public init(userId: String) { self.userId = userId }
+
+    /// credits - spends - clawbacks. Kept negative when it is: flagged, never floored.
+    public var coinBalance: Int64 { coinsCredited - coinsSpent - coinsClawedBack }
+
+    public var ownedFeatures: [String] { features.filter { $0.value > 0 }.map(\.key).sorted() }
+
+    /// Periods stack (seed 004, 4.4): each grant extends the end by its days, from its anchor or
+    /// from the current end, whichever is later.
+    public var periods: [PeriodSummary] {
+        var byName: [String: PeriodSummary] = [:]
+        for g in periodGrants.sorted(by: { ($0.anchor, $0.grantId) < ($1.anchor, $1.grantId) }) {
+            let day: Int64 = 86_400_000_000
+            if var p = byName[g.entitlement] {
+                let start = max(p.endsAt, g.anchor)
+                p.endsAt = Timestamp(microsecondsSince1970: start.microseconds + g.days * day)
+                p.totalDays += g.days
+                byName[g.entitlement] = p
+            } else {
+                byName[g.entitlement] = PeriodSummary(entitlement: g.entitlement, totalDays: g.days, startsAt: g.anchor,
+                                                      endsAt: Timestamp(microsecondsSince1970: g.anchor.microseconds + g.days * day))
+            }
+        }
+        return byName.values.sorted { $0.entitlement < $1.entitlement }
+    }
+
+    /// Whole days of `entitlement` left at `time` (rounded down).
+    public func remainingDays(_ entitlement: String, at time: Timestamp) -> Int64 {
+        guard let p = periods.first(where: { $0.entitlement == entitlement }), p.endsAt > time else { return 0 }
+        return (p.endsAt.microseconds - time.microseconds) / 86_400_000_000
+    }
+}

@@ -1,0 +1,26 @@
+import LedgerCore
+
+/// The audit rules of orders: the product delivered, and orders left hanging.
+extension Audit {
+    /// **product-mismatch**: an order whose bound transaction (the first TransactionBound naming
+    /// it) was verified with a product other than the order's (`OrderView.productMismatch`). One
+    /// finding per order: user: the order's; positions: the order's first fact, the verification
+    /// and the binding; amount: the verified price (else the order's).
+    static func productMismatch(_ o: OrderView, _ c: inout Context) {
+        guard o.productMismatch, let txId = o.transactionId, let created = o.created else { return }
+        let t = c.p.transactions[txId]
+        let binding = t?.bindings.first(where: { $0.orderId == o.orderId })?.position
+        c.add(.productMismatch, created.channel, user: created.userId, order: o.orderId, tx: txId,
+              [o.positions.first, t?.verifiedPosition, binding], t?.price ?? created.price,
+              "Order \(o.orderId) was for \(created.productId) but its transaction \(txId) was verified as \(o.verifiedProductId ?? "?").")
+    }
+
+    /// **stale-order**: an order with a PaymentLaunched, not paid (no verified bound transaction),
+    /// not closed, and log time past its latest launch + the stale-order window. User: the
+    /// order's; positions: every fact of the order; amount: the order's price.
+    static func staleOrder(_ o: OrderView, _ c: inout Context) {
+        guard o.launchAttempts > 0, !o.paid, o.closeReason == nil, c.passed(o.launchedAt, c.options.staleOrderWindow) else { return }
+        c.add(.staleOrder, o.created?.channel, user: o.userId, order: o.orderId, tx: nil, o.positions, o.created?.price,
+              "Order \(o.orderId) was launched at \(o.launchedAt?.iso8601 ?? "?") and is neither paid nor closed after the \(c.options.staleOrderWindow) window.")
+    }
+}

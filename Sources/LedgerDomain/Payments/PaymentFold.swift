@@ -1,0 +1,76 @@
+import LedgerCore
+
+/// Payments: client reports, store notifications, verifications and bindings of store transactions.
+extension Projections {
+    mutating func apply(_ f: ClientCallbackReceived, _ ctx: FactContext) {
+        let p = ctx.position
+        touchUser(f.userId, p)
+        if let orderId = f.orderId {
+            updateOrder(orderId, p) { $0.lastCallbackState = f.state }
+        }
+        if let txId = f.transactionId {
+            updateTransaction(txId, p) { t in
+                if t.channel == nil { t.channel = f.channel }
+                t.reports.append((f.userId, f.orderId ?? f.applicationUsername, p))
+            }
+        }
+    }
+
+    /// A store notification: Google pauses and resumes subscriptions; Apple REVOKE takes a
+    /// purchase back. Other notifications are facts of their own (renewals, refunds...).
+    mutating func apply(_ f: StoreNotificationReceived, _ ctx: FactContext) {
+        pauseOrResume(f, ctx)
+        storeRevocation(f, ctx)
+    }
+
+    mutating func apply(_ f: PaymentVerified, _ ctx: FactContext) {
+        let p = ctx.position
+        let renewal = f.originalTransactionId.map { $0 != f.transactionId } ?? false
+        updateTransaction(f.transactionId, p) { t in
+            t.channel = f.channel
+            t.originalTransactionId = f.originalTransactionId
+            t.productId = f.productId
+            t.quantity = f.quantity
+            t.purchaseDate = f.purchaseDate
+            t.expiresDate = f.expiresDate
+            t.price = f.price
+            t.appAccountToken = f.appAccountToken?.lowercased
+            if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
+            t.isRenewal = t.isRenewal || renewal
+        }
+        if let orig = f.originalTransactionId, let expires = f.expiresDate {
+            addPeriod(f.channel, orig, transactionId: f.transactionId, productId: f.productId,
+                      purchase: f.purchaseDate, expires: expires, p)
+        }
+        transactionChanged(f.transactionId)
+    }
+
+    mutating func apply(_ f: VerificationFailed, _ ctx: FactContext) {
+        let p = ctx.position
+        updateTransaction(f.transactionId, p) { t in
+            if t.channel == nil { t.channel = f.channel }
+            t.failedVerifications.append((f.code, f.retryable, p))
+        }
+    }
+
+    mutating func apply(_ f: TransactionBound, _ ctx: FactContext) {
+        let p = ctx.position
+        if let orderId = f.orderId, orders[orderId]?.created == nil {
+            anomaly(p, "binding-to-unknown-order", "transaction \(f.transactionId) bound to order \(orderId), which has no OrderCreated yet")
+        }
+        updateTransaction(f.transactionId, p) { t in
+            if t.channel == nil { t.channel = f.channel }
+            t.bindings.append(BindingRecord(orderId: f.orderId, userId: f.userId, method: f.method, position: p))
+        }
+        touchUser(f.userId, p)
+        if let orderId = f.orderId {
+            updateOrder(orderId, p) { o in
+                if o.transactionId == nil { o.transactionId = f.transactionId; o.bindingMethod = f.method }
+            }
+        }
+        if let orig = transactions[f.transactionId]?.originalTransactionId, let c = transactions[f.transactionId]?.channel {
+            subscriptionUserChanged(c, orig)
+        }
+        transactionChanged(f.transactionId)
+    }
+}

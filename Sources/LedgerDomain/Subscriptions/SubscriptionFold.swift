@@ -1,0 +1,149 @@
+import LedgerCore
+
+/// Subscriptions: periods from verified purchases and renewals, billing problems, plan changes, expiry.
+extension Projections {
+    /// Google Play pauses (10) and restarts or recoveries (7, 1) of a subscription.
+    mutating func pauseOrResume(_ f: StoreNotificationReceived, _ ctx: FactContext) {
+        guard let orig = f.originalTransactionId, f.channel == .googleplay else { return }
+        let p = ctx.position
+        let code = f.type.raw
+        if code == "10" || code == "SUBSCRIPTION_PAUSED" {
+            updateSubscription(f.channel, orig, p) { $0.pausedAt = f.signedAt ?? $0.pausedAt ?? Timestamp(microsecondsSince1970: 0) }
+        } else if code == "7" || code == "1" || code == "SUBSCRIPTION_RESTARTED" || code == "SUBSCRIPTION_RECOVERED" {
+            updateSubscription(f.channel, orig, p) { $0.resumedAt = f.signedAt }
+        }
+    }
+
+    mutating func apply(_ f: SubscriptionRenewed, _ ctx: FactContext) {
+        let p = ctx.position
+        if subscriptions[Self.subscriptionKey(f.channel, f.originalTransactionId)] == nil && transactions[f.originalTransactionId] == nil {
+            anomaly(p, "renewal-for-unknown-subscription", "renewal \(f.transactionId) names subscription \(f.originalTransactionId), which no verified purchase started")
+        }
+        updateTransaction(f.transactionId, p) { t in
+            t.channel = f.channel
+            t.originalTransactionId = f.originalTransactionId
+            t.productId = f.productId
+            t.purchaseDate = f.purchaseDate
+            t.expiresDate = f.expiresDate
+            if let price = f.price { t.price = price }
+            if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
+            t.isRenewal = true
+        }
+        addPeriod(f.channel, f.originalTransactionId, transactionId: f.transactionId, productId: f.productId,
+                  purchase: f.purchaseDate, expires: f.expiresDate, p)
+        transactionChanged(f.transactionId)
+    }
+
+    mutating func apply(_ f: RenewalFailed, _ ctx: FactContext) {
+        let p = ctx.position
+        // Notifications arrive out of order: the latest failure by the store's clock stands.
+        updateSubscription(f.channel, f.originalTransactionId, p) { s in
+            if s.failure.map({ $0.at <= ctx.occurredAt }) ?? true {
+                s.failure = (ctx.occurredAt, f.gracePeriodExpiresAt, f.inBillingRetry)
+            }
+        }
+    }
+
+    mutating func apply(_ f: AutoRenewChanged, _ ctx: FactContext) {
+        let p = ctx.position
+        updateSubscription(f.channel, f.originalTransactionId, p) { $0.autoRenew = f.enabled }
+    }
+
+    mutating func apply(_ f: PlanChanged, _ ctx: FactContext) {
+        let p = ctx.position
+        updateSubscription(f.channel, f.originalTransactionId, p) { s in
+            let latest = s.periods.map(\.purchaseDate).max()
+            switch f.effective {
+            case .immediate:
+                // An upgrade takes effect at once: the period running at the change is upgraded
+                // away, whether its transaction arrived before or after this notification.
+                s.upgrades.append((at: ctx.occurredAt, toProductId: f.toProductId))
+                s.markUpgrades()
+                if latest.map({ $0 <= ctx.occurredAt }) ?? true {
+                    s.productId = f.toProductId
+                    s.pendingProductId = nil
+                }
+            case .nextRenewal:
+                // Pending until a period of the new product starts; it may have arrived already.
+                if !s.periods.contains(where: { $0.productId == f.toProductId && $0.purchaseDate >= ctx.occurredAt }) {
+                    s.pendingProductId = f.toProductId
+                }
+            }
+        }
+        if f.effective == .immediate { upgradesChanged(f.channel, f.originalTransactionId, p) }
+    }
+
+    mutating func apply(_ f: SubscriptionExpired, _ ctx: FactContext) {
+        let p = ctx.position
+        updateSubscription(f.channel, f.originalTransactionId, p) { s in
+            if s.expiry.map({ $0.at <= ctx.occurredAt }) ?? true { s.expiry = (ctx.occurredAt, f.reason) }
+        }
+    }
+
+    static func subscriptionKey(_ c: Channel, _ orig: String) -> String { "\(c.rawValue):\(orig)" }
+
+    mutating func addPeriod(_ c: Channel, _ orig: String, transactionId: String, productId: String,
+                            purchase: Timestamp, expires: Timestamp, _ p: Int64) {
+        let refunded = transactions[transactionId]?.refundState == .refunded
+        updateSubscription(c, orig, p) { s in
+            if let i = s.periods.firstIndex(where: { $0.transactionId == transactionId }) {
+                s.periods[i].expiresDate = max(s.periods[i].expiresDate, expires)
+            } else {
+                s.periods.append(.init(transactionId: transactionId, productId: productId, purchaseDate: purchase, expiresDate: expires))
+            }
+            // The product in force is the one of the latest purchase (a pending downgrade lands here).
+            if let latest = s.periods.max(by: { $0.purchaseDate < $1.purchaseDate }), latest.transactionId == transactionId {
+                s.productId = productId
+                if s.pendingProductId == productId { s.pendingProductId = nil }
+            }
+            if refunded, let i = s.periods.firstIndex(where: { $0.transactionId == transactionId }) {
+                s.periods[i].revoked = true
+            }
+            s.markUpgrades()
+        }
+        upgradesChanged(c, orig, p)
+        subscriptionUserChanged(c, orig)
+    }
+
+    /// Marks the transactions of upgraded periods.
+    mutating func upgradesChanged(_ c: Channel, _ orig: String, _ p: Int64) {
+        guard let s = subscriptions[Self.subscriptionKey(c, orig)] else { return }
+        for period in s.periods where period.upgraded && transactions[period.transactionId]?.upgraded != true {
+            updateTransaction(period.transactionId, p) { $0.upgraded = true }
+        }
+    }
+
+    /// Renewals belong to the user their original transaction is bound to.
+    mutating func subscriptionUserChanged(_ c: Channel, _ orig: String) {
+        guard let s = subscriptions[Self.subscriptionKey(c, orig)] else { return }
+        // The owner: the binding of the original transaction; Google names a subscription by its
+        // purchase token, which is no transaction id, so there it is the binding of the earliest
+        // purchase that has one.
+        let byPurchase = s.periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        var user = transactions[orig]?.bindings.first?.userId
+        if user == nil {
+            for period in byPurchase {
+                if let u = transactions[period.transactionId]?.bindings.first?.userId { user = u; break }
+            }
+        }
+        if c == .googleplay, let first = byPurchase.first?.transactionId {
+            // A Google renewal keeps the purchase token and gets a new order id: every period but
+            // the first purchase is a renewal.
+            for period in s.periods where transactions[period.transactionId]?.isRenewal != (period.transactionId != first) {
+                transactions[period.transactionId]?.isRenewal = period.transactionId != first
+                if tracksChanges { changes.transactions.insert(period.transactionId) }
+            }
+        }
+        let key = Self.subscriptionKey(c, orig)
+        if subscriptions[key]?.userId != user {
+            subscriptions[key]?.userId = user
+            if tracksChanges { changes.subscriptions.insert(key) }
+        }
+        for period in s.periods where period.transactionId != orig && transactions[period.transactionId]?.bindings.isEmpty != false {
+            if transactions[period.transactionId]?.subscriptionUserId != user {
+                transactions[period.transactionId]?.subscriptionUserId = user
+                if tracksChanges { changes.transactions.insert(period.transactionId) }
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import LedgerCore
+
+public enum SubscriptionStatus: Hashable, Sendable, CustomStringConvertible {
+    case active, grace, billingRetry, paused, expired(ExpirationReason), revoked
+    public var description: String {
+        switch self {
+        case .active: return "active"
+        case .grace: return "grace"
+        case .billingRetry: return "billing-retry"
+        case .paused: return "paused"
+        case .expired(let r): return "expired(\(r.raw))"
+        case .revoked: return "revoked"
+        }
+    }
+}
+
+/// A subscription, keyed by channel and original transaction id (Google: purchase token).
+public struct SubscriptionView: Hashable, Sendable {
+    public struct Period: Hashable, Sendable {
+        public var transactionId: String
+        public var productId: String
+        public var purchaseDate: Timestamp
+        public var expiresDate: Timestamp
+        public var revoked = false
+        public var upgraded = false
+    }
+
+    public var channel: Channel
+    public var originalTransactionId: String
+    public var periods: [Period] = []
+    public var productId: String?
+    /// A downgrade waiting for the next renewal.
+    public var pendingProductId: String?
+    public var autoRenew: Bool?
+    public var failure: (at: Timestamp, graceUntil: Timestamp?, billingRetry: Bool)?
+    public var expiry: (at: Timestamp, reason: ExpirationReason)?
+    public var pausedAt: Timestamp?
+    /// The user it belongs to: the binding of its original (or earliest bound) purchase.
+    public var userId: String?
+    public var resumedAt: Timestamp?
+    /// Immediate plan changes (upgrades), by the store's clock.
+    public var upgrades: [(at: Timestamp, toProductId: String)] = []
+    public var positions: [Int64] = []
+
+    /// A period is upgraded away when an upgrade to another product happened while it ran.
+    mutating func markUpgrades() {
+        for i in periods.indices where !periods[i].upgraded {
+            let period = periods[i]
+            if upgrades.contains(where: { $0.toProductId != period.productId && period.purchaseDate <= $0.at && $0.at < period.expiresDate }) {
+                periods[i].upgraded = true
+            }
+        }
+    }
+
+    public init(channel: Channel, originalTransactionId: String) {
+        self.channel = channel; self.originalTransactionId = originalTransactionId
+    }
+
+    public static func == (a: SubscriptionView, b: SubscriptionView) -> Bool { a.key == b.key && a.positions == b.positions }
+    public func hash(into h: inout Hasher) { h.combine(key); h.combine(positions) }
+
+    public var key: String { "\(channel.rawValue):\(originalTransactionId)" }
+
+    /// The latest expiresDate over the transactions that were neither revoked nor upgraded away:
+    /// recomputed from the facts, never taken from the latest message.
+    public var expiresAt: Timestamp? {
+        periods.filter { !$0.revoked && !$0.upgraded }.map(\.expiresDate).max()
+    }
+
+    var latestPurchase: Timestamp? { periods.filter { !$0.revoked }.map(\.purchaseDate).max() }
+
+    public var status: SubscriptionStatus {
+        if !periods.isEmpty && periods.allSatisfy(\.revoked) { return .revoked }
+        let latest = latestPurchase
+        if let e = expiry, latest.map({ $0 <= e.at }) ?? true { return .expired(e.reason) }
+        if let p = pausedAt, resumedAt.map({ $0 < p }) ?? true, latest.map({ $0 <= p }) ?? true { return .paused }
+        if let f = failure, latest.map({ $0 <= f.at }) ?? true { return f.graceUntil != nil ? .grace : .billingRetry }
+        return .active
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+import LedgerCore
+@testable import LedgerDomain
+import LedgerScenarios
+
+@Suite("Audit")
+struct AuditTests {
+    // MARK: scenarios
+
+    @Test("each scenario yields exactly its documented findings", arguments: Scenarios.all)
+    func scenarioFindings(_ s: Scenario) {
+        let found = Audit.run(s.projections()).map(\.kind.rawValue)
+        #expect(found.sorted() == s.expected.auditFindings.sorted(), "\(s)")
+    }
+
+    @Test("every scenario finding names its evidence")
+    func scenarioEvidence() {
+        for s in Scenarios.all {
+            for f in Audit.run(s.projections()) {
+                #expect(!f.positions.isEmpty && f.positions.allSatisfy { $0 >= 1 && $0 <= Int64(s.facts.count) }, "\(s): \(f)")
+                #expect(f.positions == f.positions.sorted())
+                #expect(!f.detail.isEmpty)
+            }
+        }
+    }
+
+    @Test("4: receipt-reused names the second account, the transaction and its price")
+    func scenario4() throws {
+        let s = Scenarios.scenario(4)
+        let f = try #require(Audit.run(s.projections()).first)
+        #expect(f.kind == .receiptReused && f.userId == "u04-erin" && f.transactionId == "20000400001" && f.orderId == nil)
+        #expect(f.channel == .appstore && f.amountAtRisk == cny(3000))
+        #expect(f.positions.last == Int64(s.facts.count))  // Erin's report, the last fact
+    }
+
+    @Test("5: one product-mismatch per swapped order")
+    func scenario5() {
+        let fs = Audit.run(Scenarios.scenario(5).projections())
+        #expect(fs.map(\.orderId) == ["o05-2", "o05-1"])
+        #expect(fs.map(\.transactionId) == ["20000500001", "20000500002"])
+        #expect(fs.map(\.amountAtRisk) == [cny(600), cny(3000)])  // the verified price
+    }
+
+    @Test("6: an orphan payment until bound after payment, never also missing-grant")
+    func scenario6() {
+        let s = Scenarios.scenario(6)
+        let c = s.checkpoints[0]
+        let atCheckpoint = Audit.run(s.projections(upTo: c.factCount))
+        #expect(atCheckpoint.map(\.kind) == [.orphanPayment])
+        #expect(atCheckpoint.first?.transactionId == "20000600001" && atCheckpoint.first?.userId == nil)
+        // Three hours later (log time) the app reports it, not yet bound: still only orphan-payment.
+        let report = s.facts.firstIndex { if case .clientCallbackReceived = $0.fact { return true } else { return false } }!
+        #expect(Audit.run(s.projections(upTo: report + 1)).map(\.kind) == [.orphanPayment])
+        #expect(Audit.run(s.projections()).isEmpty)
+    }
+
+    @Test("7: negative-balance names the user, the clawback that took it below zero, and the money for coins spent")
+    func scenario7() throws {
+        let s = Scenarios.scenario(7)
+        let f = try #require(Audit.run(s.projections()).first)
+        #expect(f.kind == .negativeBalance && f.userId == "u07-henry" && f.transactionId == "20000700001" && f.orderId == "o07-1")
+        #expect(f.positions == [Int64(s.facts.count)])  // the EntitlementRevoked
+        #expect(f.amountAtRisk == cny(2800))  // 280 of the 300 coins refunded were already spent: 28.00 of 30.00 CNY
+    }
+
+    @Test("11: verification failing is nothing yet; once it lands and is granted, nothing")
+    func scenario11() {
+        let s = Scenarios.scenario(11)
+        let verified = s.facts.firstIndex { if case .paymentVerified = $0.fact { return true } else { return false } }! + 1
+        for n in 1...s.facts.count {
+            // Between the verification and its binding (one second) it is an orphan: no window.
+            let expected: [FindingKind] = n == verified ? [.orphanPayment] : []
+            #expect(Audit.run(s.projections(upTo: n)).map(\.kind) == expected, "after \(n) facts")
+        }
+    }
+
+    // MARK: windows, as-of, determinism
+
+    @Test("windows are log time: long past by the wall clock is still inside; a future log is judged by its own clock")
+    func logTime() {
+        var past = History(start: Timestamp("2015-01-01T00:00:00Z")!)
+        past.order("o1", "u1", "coins_60"); past.launch("o1")  // stale by the wall clock
+        past.verify("t1", "coins_60"); past.bind("t1", nil, "u1", .manual)  // not granted
+        past.purchase(2); past.refund("t2", "rf2", cny(600))  // not revoked
+        #expect(past.kinds() == [])
+
+        var future = History(start: Timestamp("2099-01-01T00:00:00Z")!)
+        future.order("o1", "u1", "coins_60"); future.launch("o1")
+        future.order("o2", "u2", "coins_60"); future.verify("t2", "coins_60"); future.bind("t2", "o2", "u2")
+        future.wait(hours: 25)
+        #expect(future.kinds() == ["missing-grant", "stale-order"])
+    }
+
+    @Test("as of a position: the audit of a prefix is the audit of the truncated log; later findings are absent earlier")
+    func asOf() {
+        var h = History()
+        h.purchase(1)
+        h.order("o2", "u1", "coins_60"); h.launch("o2"); h.verify("t2", "coins_60"); h.bind("t2", "o2", "u1")
+        let bound = h.count
+        h.wait(minutes: 30)
+        let late = h.count
+        h.refund("t1", "rf1", cny(600))
+        h.wait(minutes: 30)
+        let all = h.count
+        for n in [bound, late, all] {
+            var truncated = h
+            truncated.facts = Array(h.facts.prefix(n))
+            #expect(h.audit(upTo: n) == truncated.audit())
+        }
+        #expect(h.kinds(upTo: bound) == [])
+        #expect(h.kinds(upTo: late) == ["missing-grant"])
+        #expect(h.kinds(upTo: all) == ["missing-grant", "refund-not-revoked"])
+    }
+
+    @Test("deterministic: the same log gives the same findings, in the same order")
+    func deterministic() {
+        var h = History()
+        h.purchase(1); h.grant("g1-again", "u1", "t1", coins60)
+        h.order("o2", "u2", "coins_60"); h.launch("o2")
+        h.verify("t3", "coins_300"); h.report("u3", "t3", "coins_300"); h.report("u4", "t3", "coins_300")
+        h.spend("s1", "u5", 10)
+        h.wait(hours: 30)
+        let a = h.audit(), b = h.audit(), c = Audit.run(h.fold())
+        #expect(a == b && b == c)
+        #expect(a == a.sorted())
+        #expect(Set(a.map(\.key)).count == a.count)
+        #expect(a.map(\.kind.rawValue) == ["double-grant", "negative-balance", "orphan-payment", "receipt-reused", "stale-order"])
+    }
+
+    @Test("a clean generated history yields nothing but clawback negative balances")
+    func generatedHistory() {
+        var p = Projections()
+        var position: Int64 = 0
+        for (fact, at) in HistoryGenerator(users: 500, seed: 7).prefix(50_000) {
+            position += 1
+            p.apply(fact, FactContext(position: position, occurredAt: at))
+        }
+        let fs = Audit.run(p)
+        #expect(Set(fs.map(\.kind)).isSubset(of: [.negativeBalance]), "\(Set(fs.map(\.kind)))")
+        #expect(fs == Audit.run(p))
+    }
+
+    /// `LEDGER_AUDIT_BENCH=10000000 swift test -c release -Xswiftc -enable-testing --filter auditBench`:
+    /// generate N facts, then time the fold and the audit separately.
+    @Test("bench: fold and audit a long generated history", .enabled(if: ProcessInfo.processInfo.environment["LEDGER_AUDIT_BENCH"] != nil))
+    func auditBench() {
+        let n = Int(ProcessInfo.processInfo.environment["LEDGER_AUDIT_BENCH"] ?? "") ?? 1_000_000
+        let clock = ContinuousClock()
+        var facts: [(Fact, Timestamp)] = []
+        facts.reserveCapacity(n)
+        let generate = clock.measure { facts.append(contentsOf: HistoryGenerator(users: max(1, n / 50), seed: 1).prefix(n)) }
+        var p = Projections()
+        let fold = clock.measure {
+            for (i, (fact, at)) in facts.enumerated() { p.apply(fact, FactContext(position: Int64(i + 1), occurredAt: at)) }
+        }
+        var count = 0
+        let audit = clock.measure { count = Audit.run(p).count }
+        print("audit bench: \(n) facts, generate \(generate), fold \(fold), audit \(audit), \(count) findings, \(p.transactions.count) transactions")
+    }
+}
