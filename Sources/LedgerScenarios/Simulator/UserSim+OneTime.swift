@@ -1,0 +1,357 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+
+extension UserSim {
+    // MARK: one-time purchases
+
+    enum AppleFlow { case storeKit2, username, usernameNil, interrupted, verifyRetry }
+
+    mutating func oneTime(_ start: Int64, _ d: ProductDefinition, fault: FindingKind?) {
+        var t = start
+        if d.entitlement == .feature("no_ads") { ownsNoAds = true }
+        // Sometimes a first attempt is abandoned: cancelled in the store sheet, closed by the user.
+        if chance(0.08) { t = abandonedAttempt(t, d) }
+        var flow: AppleFlow = pick([(.storeKit2, 45), (.username, 25), (.usernameNil, 12), (.interrupted, 8), (.verifyRetry, 10)])
+        if hasStaleOrder && (flow == .usernameNil || flow == .interrupted) { flow = .storeKit2 }
+        if fault == .productMismatch { flow = .username }
+
+        let o = orderId()
+        let tx: String
+        switch d.channel {
+        case .appstore: (t, tx) = appleOneTime(t, d, order: o, flow: flow, fault: fault)
+        case .googleplay: (t, tx) = googleOneTime(t, d, order: o, fault: fault)
+        case .wechat: (t, tx) = wechatOneTime(t, d, order: o, fault: fault)
+        }
+        if fault == nil { maybeRefund(t, d, tx: tx, order: o) }
+    }
+
+    /// An order created, launched, cancelled and closed. Returns the time after it.
+    mutating func abandonedAttempt(_ start: Int64, _ d: ProductDefinition) -> Int64 {
+        var t = start
+        let c = d.channel
+        let o = orderId()
+        createOrder(t, o, d, token: c == .wechat ? o : (c == .appstore && chance(0.5) ? nil : uuid().uuidString.lowercased()))
+        t += int(1...4) * Sim.sec
+        emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c, prepayId: c == .wechat ? "wx\(nn)\(next())" : nil)))
+        t += int(5...60) * Sim.sec
+        if c != .wechat { callback(t, c, tx: nil, product: d.storeProductId, state: .cancelled, order: o) }
+        t += int(10...60) * Sim.sec
+        close(t, o, chance(0.5) ? .userCancel : .timeout)
+        t += int(1...10) * Sim.minute
+        return t
+    }
+
+    /// One App Store purchase in the given StoreKit flow. Returns the time after it and the
+    /// transaction that was paid.
+    mutating func appleOneTime(_ start: Int64, _ d: ProductDefinition, order o: String, flow: AppleFlow,
+                               fault: FindingKind?) -> (Int64, String) {
+        var t = start
+        let c = d.channel
+        var tx: String
+        let v: PaymentVerified
+        let bound: TransactionBound?
+        let paidAt: Int64
+        let token = flow == .storeKit2 ? uuid() : nil
+        createOrder(t, o, d, token: token?.lowercased)
+        t += int(1...5) * Sim.sec; emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
+        paidAt = t + int(15...90) * Sim.sec
+        tx = appleTx()
+        // product-mismatch: the store charged another product than the order's (the app passed a stale order id).
+        let charged = fault == .productMismatch ? Simulator.def(.appstore, "com.sim.coins300") : d
+        switch flow {
+        case .storeKit2:
+            if chance(0.2) {
+                // Callback lost (app killed): the server learns from ONE_TIME_CHARGE; the next launch re-delivers.
+                t = paidAt + int(5...60) * Sim.sec
+                notify(t, c, appleNotificationId(), "ONE_TIME_CHARGE", tx: tx, original: tx)
+                t += int(1...3) * Sim.sec
+                v = verified(t, charged, tx: tx, purchased: paidAt, token: token)
+                t += int(1...3) * Sim.sec; bound = bind(t, v)
+                t += int(1...3) * Sim.sec
+                t = finish(t, charged, v, bound, fault: fault)
+                t += int(1...20) * Sim.hour
+                callback(t, c, tx: tx, product: charged.storeProductId, report: true)
+            } else {
+                t = paidAt + int(1...5) * Sim.sec
+                callback(t, c, tx: tx, product: charged.storeProductId, report: true)
+                if chance(0.15) { t += int(2...8) * Sim.sec; callback(t, c, tx: tx, product: charged.storeProductId, report: true) }
+                t += int(1...3) * Sim.sec
+                v = verified(t, charged, tx: tx, purchased: paidAt, token: token)
+                t += int(1...3) * Sim.sec; bound = bind(t, v)
+                t += int(1...3) * Sim.sec
+                t = finish(t, charged, v, bound, fault: fault)
+            }
+        case .username, .verifyRetry:
+            t = paidAt + int(1...5) * Sim.sec
+            callback(t, c, tx: tx, product: charged.storeProductId, order: o, username: o)
+            if flow == .verifyRetry {
+                t += int(1...3) * Sim.sec
+                emit(t, .verificationFailed(VerificationFailed(channel: c, transactionId: tx, code: 21005, retryable: true, attempt: 1)))
+                if chance(0.5) {
+                    t += int(30...90) * Sim.sec
+                    emit(t, .verificationFailed(VerificationFailed(channel: c, transactionId: tx, code: 21005, retryable: true, attempt: 2)))
+                }
+                t += int(2...6) * Sim.minute
+            } else {
+                t += int(1...3) * Sim.sec
+            }
+            v = verified(t, charged, tx: tx, purchased: paidAt)
+            t += int(1...3) * Sim.sec; bound = bind(t, v)
+            t += int(1...3) * Sim.sec
+            t = finish(t, charged, v, bound, fault: fault)
+            if chance(0.3) {
+                // finishTransaction did not get through: re-delivered at the next launch, username nil.
+                t += int(1...30) * Sim.hour
+                callback(t, c, tx: tx, product: charged.storeProductId)
+            }
+        case .usernameNil:
+            // Killed before reporting; the next launch re-delivers with applicationUsername nil.
+            t = paidAt + int(20...180) * Sim.minute
+            callback(t, c, tx: tx, product: d.storeProductId)
+            t += int(1...3) * Sim.sec
+            v = verified(t, d, tx: tx, purchased: paidAt)
+            t += int(1...3) * Sim.sec; bound = bind(t, v)
+            t += int(1...3) * Sim.sec
+            t = finish(t, d, v, bound, fault: fault)
+        case .interrupted:
+            // Terms not accepted: a failed transaction, then a new one without applicationUsername.
+            let failed = tx
+            t = paidAt
+            callback(t, c, tx: failed, product: d.storeProductId, state: .failed, order: o, username: o)
+            t += int(1...6) * Sim.minute
+            tx = appleTx()
+            let paid2 = t - int(5...30) * Sim.sec
+            callback(t, c, tx: tx, product: d.storeProductId)
+            t += int(1...3) * Sim.sec
+            v = verified(t, d, tx: tx, purchased: paid2)
+            t += int(1...3) * Sim.sec; bound = bind(t, v)
+            t += int(1...3) * Sim.sec
+            t = finish(t, d, v, bound, fault: fault)
+        }
+        if bound?.orderId != o { preconditionFailure("simulator: \(tx) bound to \(String(describing: bound)), expected \(o) (\(flow))") }
+        return (t, tx)
+    }
+
+    /// One Google Play one-time purchase. Returns the time after it and its order id.
+    mutating func googleOneTime(_ start: Int64, _ d: ProductDefinition, order o: String, fault: FindingKind?) -> (Int64, String) {
+        var t = start
+        let c = d.channel
+        let tx: String
+        let v: PaymentVerified
+        let bound: TransactionBound?
+        let paidAt: Int64
+        let token = uuid()
+        createOrder(t, o, d, token: token.lowercased)
+        t += int(1...5) * Sim.sec; emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
+        paidAt = t + int(15...90) * Sim.sec
+        tx = googleOrder()
+        t = paidAt + int(1...5) * Sim.sec
+        let lost = chance(0.15)
+        if !lost { callback(t, c, tx: tx, product: d.storeProductId, order: o, report: true) }
+        t += int(1...10) * Sim.sec
+        notify(t, c, googleMessageId(), "1", "ONE_TIME_PRODUCT_PURCHASED", tx: tx)
+        t += int(1...3) * Sim.sec
+        v = verified(t, d, tx: tx, purchased: paidAt, token: token)
+        t += int(1...3) * Sim.sec; bound = bind(t, v)
+        t += int(1...3) * Sim.sec
+        t = finish(t, d, v, bound, fault: fault)
+        if lost { t += int(1...20) * Sim.hour; callback(t, c, tx: tx, product: d.storeProductId, order: o, report: true) }
+        if bound?.orderId != o { preconditionFailure("simulator: google \(tx) not bound to \(o)") }
+        return (t, tx)
+    }
+
+    /// One WeChat Pay purchase. Returns the time after it and its transaction id.
+    mutating func wechatOneTime(_ start: Int64, _ d: ProductDefinition, order o: String, fault: FindingKind?) -> (Int64, String) {
+        var t = start
+        let c = d.channel
+        let tx: String
+        let v: PaymentVerified
+        let bound: TransactionBound?
+        let paidAt: Int64
+        createOrder(t, o, d, token: o)
+        t += int(1...3) * Sim.sec
+        emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c, prepayId: "wx\(nn)\(next())")))
+        paidAt = t + int(10...60) * Sim.sec
+        tx = wechatTx()
+        t = paidAt + int(1...4) * Sim.sec
+        callback(t, c, tx: nil, product: d.storeProductId, order: o)
+        let notificationLost = chance(0.2)
+        if !notificationLost {
+            t += int(1...5) * Sim.sec
+            notify(t, c, wechatNotificationId(), "TRANSACTION.SUCCESS", tx: tx, tradeState: "SUCCESS", outTradeNo: o)
+        } else {
+            // No notification yet: the active query (re-checked after 5 s) finds it paid.
+            t += 5 * Sim.sec
+        }
+        t += int(1...2) * Sim.sec
+        v = verified(t, d, tx: tx, purchased: paidAt)
+        t += Sim.sec; bound = bind(t, v, outTradeNo: o)
+        t += Sim.sec
+        t = finish(t, d, v, bound, fault: fault)
+        if notificationLost || chance(0.3) {
+            // The notification (again, under a new id) arrives late: nothing new to do.
+            t += int(10...300) * Sim.sec
+            notify(t, c, wechatNotificationId(), "TRANSACTION.SUCCESS", tx: tx, tradeState: "SUCCESS", outTradeNo: o)
+        }
+        if bound?.orderId != o { preconditionFailure("simulator: wechat \(tx) not bound to \(o)") }
+        return (t, tx)
+    }
+
+    /// Grants (or, under a fault, mis-grants) a bound one-time transaction and plays the fault's
+    /// follow-up. Returns the time after it.
+    mutating func finish(_ start: Int64, _ d: ProductDefinition, _ v: PaymentVerified, _ b: TransactionBound?, fault: FindingKind?) -> Int64 {
+        var t = start
+        let c = d.channel, tx = v.transactionId
+        let order = b?.orderId
+        switch fault {
+        case .missingGrant?:
+            // Fulfilment crashed after binding; nothing ever retried it.
+            expect(.missingGrant, c, tx: tx, order: order, user: uid)
+            return t
+        case .wrongUser?:
+            // The app had switched to the user's second account when fulfilment ran.
+            let other = "\(uid)-alt"
+            grant(t, d, tx: tx, order: order, user: other)
+            expect(.wrongUser, c, tx: tx, order: order, user: other)
+            return t
+        default:
+            grant(t, d, tx: tx, order: order)
+        }
+        switch fault {
+        case .doubleGrant?:
+            // Fulfilment timed out, was retried, and both attempts went through.
+            t += int(5...300) * Sim.sec
+            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-retry", userId: uid, channel: c, transactionId: tx,
+                                                           orderId: order, entitlement: d.entitlement)))
+            expect(.doubleGrant, c, tx: tx, order: order, user: uid)
+        case .refundNotRevoked?:
+            t += int(1...10) * Sim.day
+            refundFacts(t, d, tx: tx)
+            expect(.refundNotRevoked, c, tx: tx, order: order, user: uid)
+        case .revokedWithoutRefund?:
+            // A support script revoked it "for a refund" that never happened; the user complained and
+            // support granted it again (so nothing is missing, but the revocation stays unexplained).
+            t += int(1...10) * Sim.day
+            revoke(t, c, tx: tx, reason: chance(0.7) ? .refund : .revoke)
+            t += int(2...48) * Sim.hour
+            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-support", userId: uid, channel: c, transactionId: tx,
+                                                           orderId: order, entitlement: d.entitlement)))
+            expect(.revokedWithoutRefund, c, tx: tx, order: order, user: uid)
+        case .receiptReused?:
+            // Another account signed in on the same device posts the same receipt.
+            let other = "\(uid)-family"
+            t += int(1...48) * Sim.hour
+            callback(t, c, tx: tx, product: d.storeProductId, state: .restored, user: other, report: true)
+            // The audit names the first presentation that conflicts: the second account, no order.
+            expect(.receiptReused, c, tx: tx, order: nil, user: other)
+        case .productMismatch?:
+            expect(.productMismatch, c, tx: tx, order: order, user: uid)
+        case .negativeBalance?:
+            overspend = true
+        default:
+            break
+        }
+        return t
+    }
+
+    /// The store's refund facts for a one-time transaction (no revocation).
+    mutating func refundFacts(_ t: Int64, _ d: ProductDefinition, tx: String) {
+        let c = d.channel
+        switch c {
+        case .appstore: notify(t, c, appleNotificationId(), "REFUND", tx: tx, original: tx)
+        case .googleplay: notify(t, c, googleMessageId(), "VOIDED_PURCHASE", "1", tx: tx)
+        case .wechat: notify(t, c, wechatNotificationId(), "REFUND.SUCCESS", tx: tx, tradeState: "REFUND")
+        }
+        emit(t + Sim.sec, .refunded(Refunded(channel: c, transactionId: tx, refundId: "rf-\(tx)", amount: d.price ?? Money(minorUnits: 0, currency: Simulator.cny),
+                                             refundedAt: Timestamp(microsecondsSince1970: t - int(1...30) * Sim.minute),
+                                             reason: pick([("customer request", 3), ("accidental purchase", 2), ("other", 1)]))))
+    }
+
+    /// A clean purchase's refund story: sometimes a refund request (granted or declined), a refund
+    /// revoked within minutes, sometimes reversed later and granted again.
+    mutating func maybeRefund(_ start: Int64, _ d: ProductDefinition, tx: String, order: String) {
+        guard chance(0.06) else { return }
+        let c = d.channel
+        var t = start + int(1...12) * Sim.day + int(0...600) * Sim.minute
+        if c == .appstore && chance(0.4) {
+            let n = appleNotificationId()
+            notify(t, c, n, "CONSUMPTION_REQUEST", tx: tx, original: tx)
+            emit(t + Sim.sec, .refundRequested(RefundNotice(channel: c, transactionId: tx, notificationId: n)))
+            t += int(1...3) * Sim.day
+            if chance(0.4) {
+                let n2 = appleNotificationId()
+                notify(t, c, n2, "REFUND_DECLINED", tx: tx, original: tx)
+                emit(t + Sim.sec, .refundDeclined(RefundNotice(channel: c, transactionId: tx, notificationId: n2)))
+                return
+            }
+        }
+        refundFacts(t, d, tx: tx)
+        t += int(5...240) * Sim.sec
+        revoke(t, c, tx: tx, reason: .refund)
+        if c == .appstore && chance(0.3) {
+            t += int(1...6) * Sim.day
+            let n = appleNotificationId()
+            notify(t, c, n, "REFUND_REVERSED", tx: tx, original: tx)
+            emit(t + Sim.sec, .refundReversed(RefundNotice(channel: c, transactionId: tx, notificationId: n)))
+            t += int(5...240) * Sim.sec
+            grant(t, d, tx: tx, order: order)
+        }
+    }
+
+    // MARK: settings page, fake receipts, stale orders
+
+    /// Bought from the phone's settings page (a promoted in-app purchase): the server hears first,
+    /// nothing ties it to a user until the app opens and reports it; then an order is created after
+    /// payment. As a fault, the app never reports it: an orphan payment.
+    mutating func settingsPage(_ start: Int64, _ d: ProductDefinition, orphan: Bool) {
+        var t = start
+        let c = d.channel
+        let tx = appleTx()
+        notify(t, c, appleNotificationId(), "ONE_TIME_CHARGE", tx: tx, original: tx)
+        t += int(1...3) * Sim.sec
+        let v = verified(t, d, tx: tx, purchased: start - int(5...30) * Sim.sec)
+        t += Sim.sec
+        if bind(t, v) != nil { preconditionFailure("simulator: settings-page purchase \(tx) bound before any report") }
+        if orphan {
+            expect(.orphanPayment, c, tx: tx, order: nil, user: nil)
+            return
+        }
+        t += int(2...360) * Sim.minute
+        callback(t, c, tx: tx, product: d.storeProductId)
+        t += int(1...3) * Sim.sec
+        guard let b = bind(t, v), b.method == .createdAfterPayment else { preconditionFailure("simulator: \(tx) expected created-after-payment") }
+        t += int(1...3) * Sim.sec
+        grant(t, d, tx: tx, order: b.orderId)
+    }
+
+    /// A forged receipt (jailbroken device): the store rejects it (21003) but fulfilment trusted the
+    /// client's report and granted; the order-service's timeout closes the order later.
+    mutating func fakeReceipt(_ start: Int64) {
+        var t = start
+        let d = Simulator.def(.appstore, chance(0.5) ? "com.sim.coins300" : "com.sim.coins60")
+        let o = orderId()
+        createOrder(t, o, d, token: nil)
+        t += int(1...5) * Sim.sec; emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: d.channel)))
+        t += int(5...20) * Sim.sec
+        let tx = appleTx()
+        callback(t, d.channel, tx: tx, product: d.storeProductId, order: o, username: o)
+        t += int(1...3) * Sim.sec
+        emit(t, .verificationFailed(VerificationFailed(channel: d.channel, transactionId: tx, code: 21003, retryable: false, attempt: 1)))
+        t += int(1...3) * Sim.sec
+        grant(t, d, tx: tx, order: o)
+        expect(.grantWithoutPayment, d.channel, tx: tx, order: o, user: uid)
+        t += 30 * Sim.minute
+        close(t, o, .timeout)
+    }
+
+    /// Launched, never paid, and the order-service's timeout job never closed it.
+    mutating func staleOrder(_ start: Int64) {
+        let d = pick([(Simulator.def(.appstore, "com.sim.coins60"), 2), (Simulator.def(.googleplay, "coins_120"), 1), (Simulator.def(.wechat, "wx_coins_300"), 1)])
+        let o = orderId()
+        createOrder(start, o, d, token: d.channel == .wechat ? o : uuid().uuidString.lowercased())
+        emit(start + int(1...5) * Sim.sec, .paymentLaunched(PaymentLaunched(orderId: o, channel: d.channel, prepayId: d.channel == .wechat ? "wx\(nn)\(next())" : nil)))
+        hasStaleOrder = true
+        expect(.staleOrder, d.channel, tx: nil, order: o, user: uid)
+    }
+}
