@@ -49,7 +49,6 @@ extension UserSim {
         var t = start
         let c = d.channel
         var tx: String
-        let v: PaymentVerified
         let bound: TransactionBound?
         let paidAt: Int64
         let token = flow == .storeKit2 ? uuid() : nil
@@ -66,10 +65,7 @@ extension UserSim {
                 t = paidAt + int(5...60) * Sim.sec
                 notify(t, c, appleNotificationId(), "ONE_TIME_CHARGE", tx: tx, original: tx)
                 t += int(1...3) * Sim.sec
-                v = verified(t, charged, tx: tx, purchased: paidAt, token: token)
-                t += int(1...3) * Sim.sec; bound = bind(t, v)
-                t += int(1...3) * Sim.sec
-                t = finish(t, charged, v, bound, fault: fault)
+                (t, bound) = verifyBindGrant(t, charged, tx: tx, purchased: paidAt, token: token, fault: fault)
                 t += int(1...20) * Sim.hour
                 callback(t, c, tx: tx, product: charged.storeProductId, report: true)
             } else {
@@ -77,10 +73,7 @@ extension UserSim {
                 callback(t, c, tx: tx, product: charged.storeProductId, report: true)
                 if chance(0.15) { t += int(2...8) * Sim.sec; callback(t, c, tx: tx, product: charged.storeProductId, report: true) }
                 t += int(1...3) * Sim.sec
-                v = verified(t, charged, tx: tx, purchased: paidAt, token: token)
-                t += int(1...3) * Sim.sec; bound = bind(t, v)
-                t += int(1...3) * Sim.sec
-                t = finish(t, charged, v, bound, fault: fault)
+                (t, bound) = verifyBindGrant(t, charged, tx: tx, purchased: paidAt, token: token, fault: fault)
             }
         case .username, .verifyRetry:
             t = paidAt + int(1...5) * Sim.sec
@@ -96,10 +89,7 @@ extension UserSim {
             } else {
                 t += int(1...3) * Sim.sec
             }
-            v = verified(t, charged, tx: tx, purchased: paidAt)
-            t += int(1...3) * Sim.sec; bound = bind(t, v)
-            t += int(1...3) * Sim.sec
-            t = finish(t, charged, v, bound, fault: fault)
+            (t, bound) = verifyBindGrant(t, charged, tx: tx, purchased: paidAt, fault: fault)
             if chance(0.3) {
                 // finishTransaction did not get through: re-delivered at the next launch, username nil.
                 t += int(1...30) * Sim.hour
@@ -110,10 +100,7 @@ extension UserSim {
             t = paidAt + int(20...180) * Sim.minute
             callback(t, c, tx: tx, product: d.storeProductId)
             t += int(1...3) * Sim.sec
-            v = verified(t, d, tx: tx, purchased: paidAt)
-            t += int(1...3) * Sim.sec; bound = bind(t, v)
-            t += int(1...3) * Sim.sec
-            t = finish(t, d, v, bound, fault: fault)
+            (t, bound) = verifyBindGrant(t, d, tx: tx, purchased: paidAt, fault: fault)
         case .interrupted:
             // Terms not accepted: a failed transaction, then a new one without applicationUsername.
             let failed = tx
@@ -124,13 +111,22 @@ extension UserSim {
             let paid2 = t - int(5...30) * Sim.sec
             callback(t, c, tx: tx, product: d.storeProductId)
             t += int(1...3) * Sim.sec
-            v = verified(t, d, tx: tx, purchased: paid2)
-            t += int(1...3) * Sim.sec; bound = bind(t, v)
-            t += int(1...3) * Sim.sec
-            t = finish(t, d, v, bound, fault: fault)
+            (t, bound) = verifyBindGrant(t, d, tx: tx, purchased: paid2, fault: fault)
         }
         if bound?.orderId != o { preconditionFailure("simulator: \(tx) bound to \(String(describing: bound)), expected \(o) (\(flow))") }
         return (t, tx)
+    }
+
+    /// Verifies a paid one-time transaction at `start`, binds it and grants it (see ``finish``).
+    /// Returns the time after it and the binding.
+    mutating func verifyBindGrant(_ start: Int64, _ d: ProductDefinition, tx: String, purchased: Int64, token: UUID? = nil,
+                                  fault: FindingKind?) -> (Int64, TransactionBound?) {
+        var t = start
+        let v = verified(t, d, tx: tx, purchased: purchased, token: token)
+        t += int(1...3) * Sim.sec
+        let bound = bind(t, v)
+        t += int(1...3) * Sim.sec
+        return (finish(t, d, v, bound, fault: fault), bound)
     }
 
     /// One Google Play one-time purchase. Returns the time after it and its order id.
@@ -138,7 +134,6 @@ extension UserSim {
         var t = start
         let c = d.channel
         let tx: String
-        let v: PaymentVerified
         let bound: TransactionBound?
         let paidAt: Int64
         let token = uuid()
@@ -152,10 +147,7 @@ extension UserSim {
         t += int(1...10) * Sim.sec
         notify(t, c, googleMessageId(), "1", "ONE_TIME_PRODUCT_PURCHASED", tx: tx)
         t += int(1...3) * Sim.sec
-        v = verified(t, d, tx: tx, purchased: paidAt, token: token)
-        t += int(1...3) * Sim.sec; bound = bind(t, v)
-        t += int(1...3) * Sim.sec
-        t = finish(t, d, v, bound, fault: fault)
+        (t, bound) = verifyBindGrant(t, d, tx: tx, purchased: paidAt, token: token, fault: fault)
         if lost { t += int(1...20) * Sim.hour; callback(t, c, tx: tx, product: d.storeProductId, order: o, report: true) }
         if bound?.orderId != o { preconditionFailure("simulator: google \(tx) not bound to \(o)") }
         return (t, tx)
