@@ -418,7 +418,7 @@ public actor PostgresConnection {
                 guard let p = PQresultErrorField(res, Int32(code)) else { return nil }
                 return String(cString: p)
             }
-            let sqlState = field(UInt8(ascii: "C"))
+            let sqlState = field(UInt8(ascii: "C")).map { SQLState($0) }
             let primary = field(UInt8(ascii: "M")) ?? Self.trimmed(PQresultErrorMessage(res))
             let broken = PQstatus(conn) != CONNECTION_OK
             return PostgresError(

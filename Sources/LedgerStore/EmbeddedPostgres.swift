@@ -171,7 +171,7 @@ public struct EmbeddedPostgres: Sendable {
         if !exists {
             do {
                 try await conn.execute("CREATE DATABASE \(quoteIdentifier(database))")
-            } catch let error as PostgresError where error.sqlState == "42P04" || error.isUniqueViolation {
+            } catch let error as PostgresError where error.sqlState == .duplicateDatabase || error.isUniqueViolation {
                 // Created concurrently by another process.
             }
         }

@@ -25,52 +25,13 @@ enum EventRows {
         fields.reserveCapacity(12)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(256)
-        for (start, end) in fieldBounds(raw) {
-            if end - start == 2, raw[start] == 0x5C, raw[start + 1] == UInt8(ascii: "N") { fields.append(nil); continue }
+        for (start, end) in CopyText.fieldBounds(raw) {
+            if CopyText.isNull(raw, from: start, to: end) { fields.append(nil); continue }
             buffer.removeAll(keepingCapacity: true)
-            appendUnescaped(raw, from: start, to: end, into: &buffer)
+            CopyText.appendUnescaped(raw, from: start, to: end, into: &buffer)
             fields.append(String(decoding: buffer, as: UTF8.self))
         }
         return try decode(fields: fields)
-    }
-
-    /// Where each field of a COPY text row is (a raw tab always separates fields: tabs in data
-    /// are escaped), without the final newline.
-    static func fieldBounds(_ raw: UnsafeRawBufferPointer, limit: Int = .max) -> [(Int, Int)] {
-        var bounds: [(Int, Int)] = []
-        var start = 0
-        var end = raw.count
-        if end > 0, raw[end - 1] == 0x0A { end -= 1 }
-        var i = 0
-        while i < end, bounds.count < limit - 1 {
-            if raw[i] == 0x09 { bounds.append((start, i)); start = i + 1 }
-            i += 1
-        }
-        bounds.append((start, end))
-        return bounds
-    }
-
-    /// Undoes COPY text escaping (`\\`, `\n`, `\t`, ...) of `raw[from..<to]` onto `out`.
-    static func appendUnescaped(_ raw: UnsafeRawBufferPointer, from: Int, to: Int, into out: inout [UInt8]) {
-        var k = from
-        while k < to {
-            let b = raw[k]
-            if b == 0x5C, k + 1 < to {
-                switch raw[k + 1] {
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "v"): out.append(0x0B)
-                case let e: out.append(e)
-                }
-                k += 2
-                continue
-            }
-            out.append(b)
-            k += 1
-        }
     }
 
     /// Decodes one row selected with ``columns`` (text format).
@@ -104,32 +65,18 @@ enum EventRows {
                               idempotencyKey: String?, hash: [UInt8], into out: inout [UInt8]) {
         out.append(contentsOf: String(position).utf8); out.append(0x09)
         out.append(contentsOf: eventId.utf8); out.append(0x09)
-        appendCopyField(stream, into: &out); out.append(0x09)
+        CopyText.appendEscaped(stream, into: &out); out.append(0x09)
         out.append(contentsOf: String(version).utf8); out.append(0x09)
         out.append(contentsOf: type.utf8); out.append(0x09)
         out.append(contentsOf: String(schemaVersion).utf8); out.append(0x09)
-        appendCopyField(payloadText, into: &out); out.append(0x09)
-        appendCopyField(metadataText, into: &out); out.append(0x09)
+        CopyText.appendEscaped(payloadText, into: &out); out.append(0x09)
+        CopyText.appendEscaped(metadataText, into: &out); out.append(0x09)
         out.append(contentsOf: occurredAt.iso8601.utf8); out.append(0x09)
         out.append(contentsOf: recordedAt); out.append(0x09)
-        if let k = idempotencyKey { appendCopyField(k, into: &out) } else { out.append(0x5C); out.append(UInt8(ascii: "N")) }
+        if let k = idempotencyKey { CopyText.appendEscaped(k, into: &out) } else { CopyText.appendNull(into: &out) }
         out.append(0x09)
         out.append(0x5C); out.append(0x5C); out.append(UInt8(ascii: "x"))
         out.append(contentsOf: hash.hexString.utf8)
         out.append(0x0A)
-    }
-
-    /// Appends one field in COPY text format (escaping backslash, tab, newline, carriage return).
-    @inline(__always)
-    static func appendCopyField(_ s: String, into out: inout [UInt8]) {
-        for b in s.utf8 {
-            switch b {
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-            default: out.append(b)
-            }
-        }
     }
 }

@@ -45,7 +45,7 @@ struct FactRowDecoder {
     }
 
     mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
-        let bounds = EventRows.fieldBounds(raw, limit: 5)
+        let bounds = CopyText.fieldBounds(raw, limit: 5)
         guard bounds.count == 5,
               let position = Self.integer(raw, bounds[0].0, bounds[0].1),
               let version = Self.integer(raw, bounds[2].0, bounds[2].1),
@@ -58,7 +58,7 @@ struct FactRowDecoder {
             ?? String(decoding: typeBytes, as: UTF8.self)
         // COPY text escapes backslashes and control characters; undo that for the payload.
         payload.removeAll(keepingCapacity: true)
-        EventRows.appendUnescaped(raw, from: bounds[4].0, to: bounds[4].1, into: &payload)
+        CopyText.appendUnescaped(raw, from: bounds[4].0, to: bounds[4].1, into: &payload)
         let fact: Result<Fact, FactError>
         do throws(FactError) {
             let value: JSONValue

@@ -1,5 +1,6 @@
 import LedgerCore
 import LedgerDomain
+import LedgerPostgres
 
 /// The read models in PostgreSQL: which tables each projection owns and how a view becomes a row.
 public enum ReadModel: String, CaseIterable, Sendable, Comparable {
@@ -40,12 +41,12 @@ struct RowWriter {
         first = false
     }
 
-    mutating func null() { separate(); out.append(0x5C); out.append(UInt8(ascii: "N")) }
+    mutating func null() { separate(); CopyText.appendNull(into: &out) }
 
     mutating func field(_ s: String?) {
         guard let s else { return null() }
         separate()
-        EventRows.appendCopyField(s, into: &out)
+        CopyText.appendEscaped(s, into: &out)
     }
 
     /// Decimal digits, written straight into the row (no String in between).

@@ -64,7 +64,7 @@ struct LogIntegrityTests {
                 """
             }
             // A position gap (3 without 2), a version hole (2 without 1), a duplicate version.
-            for (sql, state) in [(insert(3, 1), "23503"), (insert(2, 2), "23503"), (insert(2, 0), "23505")] {
+            for (sql, state) in [(insert(3, 1), SQLState.foreignKeyViolation), (insert(2, 2), .foreignKeyViolation), (insert(2, 0), .uniqueViolation)] {
                 await #expect {
                     try await admin.execute(sql)
                 } throws: { ($0 as? PostgresError)?.sqlState == state }
