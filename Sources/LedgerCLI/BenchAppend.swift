@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import LedgerCore
 import LedgerPostgres
-import LedgerStore
+import LedgerLog
+import LedgerProjection
 
 /// `ledger bench append`: append throughput and latency beside a raw PostgreSQL baseline measured
 /// in the same run on the same row shape (plain INSERT / COPY into a table with no constraints).
@@ -45,7 +46,7 @@ struct BenchAppend: AsyncParsableCommand {
             let schema = "bench_\(tag)"
             let config = LedgerConfiguration(connectionString: url, schema: schema, validation: EventValidation(allowUnknownTypes: true),
                                              readConnections: 2)
-            _ = try await EventStore.migrate(config)
+            _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
             for g in without {
                 try await admin.execute("SET search_path TO \(quoteIdentifier(schema)); \(g.sql); RESET search_path")

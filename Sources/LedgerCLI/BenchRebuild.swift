@@ -5,7 +5,10 @@ import LedgerDomain
 import LedgerReport
 import LedgerPostgres
 import LedgerScenarios
-import LedgerStore
+import LedgerLog
+import LedgerProjection
+import LedgerBench
+import LedgerServer
 
 /// `ledger bench rebuild`: fold throughput, full rebuild time and peak memory on a large generated
 /// log, each beside reading the same log with raw `COPY ... TO STDOUT` in the same run.
@@ -101,7 +104,7 @@ struct BenchRebuild: AsyncParsableCommand {
         if head != Int64(events) {
             Diagnostics.say("bench: generating and loading \(grouped(Int64(events))) facts for \(grouped(Int64(users))) users into schema \(schema)")
             try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(schema)) CASCADE")
-            _ = try await EventStore.migrate(config)
+            _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             let store = try await EventStore.open(config)
             let t0 = ContinuousClock.now
             let bar = ProgressBar("load")

@@ -3,7 +3,9 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 import LedgerPostgres
-import LedgerStore
+import LedgerLog
+import LedgerProjection
+import LedgerServer
 
 @main
 struct Ledger: AsyncParsableCommand {
@@ -183,7 +185,7 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let config = try await connection.configuration()
-            let outcome = try await EventStore.migrate(config)
+            let outcome = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             for m in outcome.applied { Diagnostics.say("ledger: applied \(m.name)") }
             Diagnostics.say("ledger: schema \(config.schema) is up to date (\(outcome.applied.count) applied now, \(outcome.alreadyApplied) before)")
         }

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerLog
 import LedgerDomain
 import LedgerPostgres
 

@@ -2,7 +2,8 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 import LedgerPostgres
-@testable import LedgerStore
+import LedgerLog
+@testable import LedgerProjection
 import LedgerTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerLog
 import LedgerDomain
 import LedgerPostgres
 import Synchronization

@@ -3,24 +3,25 @@ import LedgerCore
 import LedgerPostgres
 
 /// The columns every read selects, in the order ``EventRows/decode(copyRow:)`` expects.
-enum EventRows {
-    static let columns = """
+package enum EventRows {
+    package static let columns = """
         position, event_id, stream_id, stream_version, event_type, schema_version, payload::text, \
         metadata::text, occurred_at, recorded_at, idempotency_key, hash
         """
 
-    static let insertColumns = """
+    package static let insertColumns = """
         position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, \
         occurred_at, recorded_at, idempotency_key, hash
         """
 
-    struct DecodeError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { "cannot decode a stored event: \(message)" }
+    package struct DecodeError: Error, CustomStringConvertible {
+        package var message: String
+        package init(message: String) { self.message = message }
+        package var description: String { "cannot decode a stored event: \(message)" }
     }
 
     /// Decodes one row of `COPY (SELECT columns ...) TO STDOUT` (text format, tab-separated).
-    static func decode(copyRow raw: UnsafeRawBufferPointer) throws -> RecordedEvent {
+    package static func decode(copyRow raw: UnsafeRawBufferPointer) throws -> RecordedEvent {
         var fields: [String?] = []
         fields.reserveCapacity(12)
         var buffer: [UInt8] = []
@@ -35,7 +36,7 @@ enum EventRows {
     }
 
     /// Decodes one row selected with ``columns`` (text format).
-    static func decode(fields f: [String?]) throws -> RecordedEvent {
+    package static func decode(fields f: [String?]) throws -> RecordedEvent {
         guard f.count == 12 else { throw DecodeError(message: "expected 12 columns, got \(f.count)") }
         guard let position = f[0].flatMap({ Int64($0) }),
               let eventId = f[1].flatMap({ UUID(uuidString: $0) }),
@@ -55,12 +56,12 @@ enum EventRows {
                              occurredAt: occurredAt, recordedAt: recordedAt, idempotencyKey: f[10], hash: hash)
     }
 
-    static func decode(_ result: QueryResult) throws -> [RecordedEvent] {
+    package static func decode(_ result: QueryResult) throws -> [RecordedEvent] {
         try result.rows.map { try decode(fields: $0) }
     }
 
     /// Appends one `events` row (``insertColumns``) in COPY text format.
-    static func appendCopyRow(position: Int64, eventId: String, stream: String, version: Int64, type: String, schemaVersion: Int32,
+    package static func appendCopyRow(position: Int64, eventId: String, stream: String, version: Int64, type: String, schemaVersion: Int32,
                               payloadText: String, metadataText: String, occurredAt: Timestamp, recordedAt: [UInt8],
                               idempotencyKey: String?, hash: [UInt8], into out: inout [UInt8]) {
         out.append(contentsOf: String(position).utf8); out.append(0x09)

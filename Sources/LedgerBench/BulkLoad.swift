@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerLog
 import LedgerPostgres
 
 extension EventStore {

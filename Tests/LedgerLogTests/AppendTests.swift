@@ -1,7 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
-@testable import LedgerStore
+@testable import LedgerLog
 import LedgerTesting
 import Testing
 

@@ -1,48 +1,4 @@
-import Foundation
-import LedgerCore
 import LedgerPostgres
-
-/// One versioned SQL file (`NNNN_name.sql`).
-public struct Migration: Sendable, Hashable {
-    public var version: Int
-    public var name: String
-    public var sql: String
-    /// SHA-256 of the file's bytes, recorded when applied.
-    public var checksum: String
-
-    public init(version: Int, name: String, sql: String) {
-        self.version = version
-        self.name = name
-        self.sql = sql
-        self.checksum = SHA256.hash(Array(sql.utf8)).hexString
-    }
-
-    /// The migrations shipped with this build (`schema/migrations`).
-    public static func bundled() throws -> [Migration] {
-        guard let url = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {
-            throw LedgerError.migration("the Migrations resource is missing from this build")
-        }
-        return try load(directory: url)
-    }
-
-    public static func load(directory: URL) throws -> [Migration] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }
-        var out: [Migration] = []
-        for file in names {
-            let stem = String(file.dropLast(4))
-            guard let underscore = stem.firstIndex(of: "_"), let version = Int(stem[..<underscore]) else {
-                throw LedgerError.migration("\(file): migration files are named NNNN_description.sql")
-            }
-            let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
-            out.append(Migration(version: version, name: stem, sql: sql))
-        }
-        out.sort { $0.version < $1.version }
-        for (a, b) in zip(out, out.dropFirst()) where a.version == b.version {
-            throw LedgerError.migration("\(a.name) and \(b.name) share version \(a.version)")
-        }
-        return out
-    }
-}
 
 /// Applies migrations to one schema: each in its own transaction, serialized across processes by
 /// an advisory lock, recorded with a checksum; an edited applied file is refused.

@@ -72,12 +72,12 @@ actor SubscriptionCursor {
 
 /// Waits for the log to grow: wakes on the appends' NOTIFY (LISTEN on a connection of its own) and
 /// falls back to polling every `pollInterval` if a notification is missed or the listener breaks.
-actor AppendSignal {
+package actor AppendSignal {
     let store: EventStore
     let pollInterval: Duration
     private var listener: PostgresConnection?
 
-    init(store: EventStore, pollInterval: Duration) {
+    package init(store: EventStore, pollInterval: Duration) {
         self.store = store
         self.pollInterval = pollInterval
     }
@@ -88,7 +88,7 @@ actor AppendSignal {
 
     /// Listens (again, if the listener broke). Call it before reading the log, so that an append
     /// committed after the read wakes the next ``wait()``.
-    func arm() async {
+    package func arm() async {
         if let listener, await listener.isConnected { return }
         listener = nil
         do {
@@ -101,7 +101,7 @@ actor AppendSignal {
     }
 
     /// Returns on a notification, after `pollInterval`, or throws on cancellation.
-    func wait() async throws {
+    package func wait() async throws {
         let deadline = ContinuousClock.now + pollInterval
         while ContinuousClock.now < deadline {
             try Task.checkCancellation()
@@ -119,7 +119,7 @@ actor AppendSignal {
         }
     }
 
-    func close() async {
+    package func close() async {
         await listener?.close()
         listener = nil
     }

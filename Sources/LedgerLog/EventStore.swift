@@ -1,45 +1,16 @@
 import Foundation
 import LedgerCore
-import LedgerDomain
 import LedgerPostgres
 import Logging
 import Synchronization
 
-/// How to reach the log.
-public struct LedgerConfiguration: Sendable {
-    /// A libpq URL or keyword string.
-    public var connectionString: String
-    /// The PostgreSQL schema holding the log (one ledger per schema).
-    public var schema: String
-    /// Checks applied to every appended event.
-    public var validation: EventValidation
-    /// Connections lent to readers.
-    public var readConnections: Int
-    /// At most this many events are committed together by one group commit.
-    public var maximumGroupEvents: Int
-    /// How long an append keeps trying to reconnect after the server went away.
-    public var reconnectTimeout: Duration
-
-    public init(connectionString: String, schema: String = "ledger", validation: EventValidation = FactCatalogue.validation(),
-                readConnections: Int = 4, maximumGroupEvents: Int = 10_000, reconnectTimeout: Duration = .seconds(30)) {
-        self.connectionString = connectionString
-        self.schema = schema
-        self.validation = validation
-        self.readConnections = readConnections
-        self.maximumGroupEvents = maximumGroupEvents
-        self.reconnectTimeout = reconnectTimeout
-    }
-
-    /// The NOTIFY channel appends signal on.
-    public var channel: String { "ledger_events_" + schema }
-}
-
 /// The event log: append (idempotent, atomic per batch, group-committed), read, tail, verify.
 public final class EventStore: Sendable {
     public let configuration: LedgerConfiguration
-    let pool: ConnectionPool
+    /// Connections for reads, shared with the modules built on the log (projections, benchmarks).
+    package let pool: ConnectionPool
     private let coordinator: AppendCoordinator
-    let logger: Logger
+    package let logger: Logger
 
     private init(configuration: LedgerConfiguration, writer: PostgresConnection, logger: Logger) {
         self.configuration = configuration
@@ -55,11 +26,13 @@ public final class EventStore: Sendable {
         return EventStore(configuration: configuration, writer: writer, logger: logger)
     }
 
-    /// Applies this build's migrations to the configured schema.
+    /// Applies migrations to the configured schema: `migrations`, or the event log's own
+    /// (``Migration/eventLog()``). A ledger with read models passes them too, combined with
+    /// ``Migration/combining(_:)``: the migrator refuses a schema holding migrations it was not given.
     public static func migrate(_ configuration: LedgerConfiguration, migrations: [Migration]? = nil) async throws -> Migrator.Outcome {
         let connection = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-migrate")
         do {
-            let outcome = try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.bundled()).run(on: connection)
+            let outcome = try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.eventLog()).run(on: connection)
             await connection.close()
             return outcome
         } catch {
@@ -214,102 +187,4 @@ private final class LockedVerifier: Sendable {
     private let state = Mutex(ChainVerifier())
     func consume(_ e: RecordedEvent) -> Int64 { state.withLock { $0.consume(e); return $0.verified } }
     var result: ChainVerifier { state.withLock { $0 } }
-}
-
-/// Serializes appends onto one writer connection and commits concurrent requests together.
-actor AppendCoordinator {
-    private let configuration: LedgerConfiguration
-    private let connection: PostgresConnection
-    private let logger: Logger
-    private var pending: [(request: [PreparedEvent], continuation: CheckedContinuation<[AppendedEvent], any Error>)] = []
-    private var flushing = false
-
-    init(configuration: LedgerConfiguration, connection: PostgresConnection, logger: Logger) {
-        self.configuration = configuration
-        self.connection = connection
-        self.logger = logger
-    }
-
-    func close() async { await connection.close() }
-
-    func backendPID() async -> Int32 { await connection.backendPID }
-
-    func submit(_ request: [PreparedEvent]) async throws -> [AppendedEvent] {
-        try await withCheckedThrowingContinuation { continuation in
-            pending.append((request, continuation))
-            if !flushing {
-                flushing = true
-                Task { await self.flush() }
-            }
-        }
-    }
-
-    private func flush() async {
-        while !pending.isEmpty {
-            var take = 0
-            var events = 0
-            while take < pending.count, take == 0 || events + pending[take].request.count <= configuration.maximumGroupEvents {
-                events += pending[take].request.count
-                take += 1
-            }
-            let group = Array(pending.prefix(take))
-            pending.removeFirst(take)
-            let outcomes = await run(group.map(\.request))
-            for (entry, outcome) in zip(group, outcomes) {
-                entry.continuation.resume(with: outcome)
-            }
-        }
-        flushing = false
-    }
-
-    /// Runs one group; on a server error with several requests, runs each alone so that one
-    /// request's failure never fails another's.
-    private func run(_ requests: [[PreparedEvent]]) async -> [Result<[AppendedEvent], any Error>] {
-        do {
-            return try await runWithReconnect(requests).map { $0.mapError { $0 as any Error } }
-        } catch let error as PostgresError where requests.count > 1 && !error.isConnectionFailure {
-            var out: [Result<[AppendedEvent], any Error>] = []
-            for r in requests { out.append(contentsOf: await run([r])) }
-            return out
-        } catch let error as PostgresError {
-            return requests.map { _ in .failure(LedgerError.database(error)) }
-        } catch {
-            return requests.map { _ in .failure(error) }
-        }
-    }
-
-    private func runWithReconnect(_ requests: [[PreparedEvent]]) async throws -> [Result<[AppendedEvent], LedgerError>] {
-        let deadline = ContinuousClock.now + configuration.reconnectTimeout
-        let schema = configuration.schema
-        let channel = configuration.channel
-        var delay = Duration.milliseconds(50)
-        while true {
-            do {
-                return try await connection.withIsolation { conn in
-                    do {
-                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: false, on: conn)
-                    } catch let error as PostgresError
-                        where error.isUniqueViolation && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") {
-                        // A retry of stored events: decide again, knowing what is stored.
-                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
-                    } catch is AppendTransaction.LookUpStoredAndRetry {
-                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
-                    }
-                }
-            } catch let error as PostgresError where error.isConnectionFailure {
-                // The outcome of an interrupted COMMIT is unknown; re-running is safe because
-                // stored events are recognized by id and key and returned, never written twice.
-                guard ContinuousClock.now < deadline else { throw error }
-                logger.warning("append: connection lost, reconnecting", metadata: ["error": "\(error.message)"])
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(1))
-                do { try await connection.reconnect() } catch { continue }
-            } catch let error as PostgresError where error.isRetryableTransactionFailure {
-                // Serialization failure or deadlock: nothing was written; try again, within the same deadline.
-                guard ContinuousClock.now < deadline else { throw error }
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(1))
-            }
-        }
-    }
 }

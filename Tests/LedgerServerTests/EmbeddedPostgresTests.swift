@@ -1,7 +1,8 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
-@testable import LedgerStore
+import LedgerLog
+@testable import LedgerServer
 import LedgerTesting
 import Testing
 
