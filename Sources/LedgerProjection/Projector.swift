@@ -25,22 +25,8 @@ extension Projections {
     }
 }
 
-/// A projector whose batch failed to commit cannot go on: start a new one.
-public struct ProjectorFailed: Error, CustomStringConvertible {
-    public var description: String
-}
-
 /// Progress of a long fold: events done out of the total, for a progress bar.
 public typealias FoldProgress = @Sendable (_ done: Int64, _ total: Int64) -> Void
-
-/// Why a projector or rebuild could not start.
-public struct ProjectorBusy: Error, CustomStringConvertible {
-    public var holderPID: Int32?
-    public var description: String {
-        "another projector or rebuild is running on this ledger" + (holderPID.map { " (PostgreSQL backend pid \($0))" } ?? "")
-            + "; only one may write the read models at a time. Stop it, or wait for it to finish."
-    }
-}
 
 extension EventStore {
     /// The advisory lock that lets one projector (or rebuild) write the read models.

@@ -17,11 +17,6 @@ public struct RebuildOptions: Sendable {
     }
 }
 
-/// A rebuild that was asked something it cannot do.
-public struct RebuildRefused: Error, CustomStringConvertible {
-    public var description: String
-}
-
 /// One table, rebuilt, and (with verify) compared with the live one.
 public struct TableResult: Sendable, Hashable {
     public var table: String
