@@ -131,24 +131,6 @@ struct BenchRebuild: AsyncParsableCommand {
     }
 }
 
-/// The generator's facts as events to append, with deterministic ids.
-struct GeneratedEvents: Sequence, Sendable {
-    let count: Int
-    let users: Int
-    let seed: UInt64
-
-    func makeIterator() -> AnyIterator<NewEvent> {
-        var gen = HistoryGenerator(users: users, seed: seed)
-        var i = 0
-        return AnyIterator {
-            guard i < count, let (fact, at) = gen.next() else { return nil }
-            i += 1
-            let id = UUID(high: seed, unique: UInt64(i))
-            return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: "bench"))
-        }
-    }
-}
-
 /// `ledger bench audit`: the whole audit (fold, hash chain, rules, JSON report) of a large generated
 /// log, in a child process, beside raw `COPY ... TO STDOUT` of the same rows in the same run.
 struct BenchAudit: AsyncParsableCommand {

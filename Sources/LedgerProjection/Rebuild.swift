@@ -246,8 +246,3 @@ extension EventStore {
         return (count, lines)
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a floating-point number (for rates and reports).
-    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
