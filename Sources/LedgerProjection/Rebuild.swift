@@ -108,44 +108,7 @@ extension EventStore {
         for t in tables {
             let shadow = t.name + "_rebuild"
             let rows: Int64 = try await conn.withIsolation { conn in
-                try conn.execute("DROP TABLE IF EXISTS \(schema).\(shadow)")
-                // Columns, defaults and checks now; the indexes after the rows are in (building an
-                // index once is far cheaper than maintaining it row by row).
-                try conn.execute("CREATE TABLE \(schema).\(shadow) (LIKE \(schema).\(t.name) INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)")
-                let indexes = try conn.query("""
-                    SELECT c.relname, pg_get_indexdef(i.indexrelid), i.indisprimary
-                    FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
-                    JOIN pg_namespace n ON n.oid = t.relnamespace
-                    WHERE n.nspname = $1 AND t.relname = $2 ORDER BY c.relname
-                    """, [.text(plainSchema), .text(t.name)])
-                let copied: Int64
-                let sql = "COPY \(schema).\(shadow) FROM STDIN"
-                switch t.name {
-                case "rm_orders": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.orders.values) { state.orderRow($0, into: &$1) }))
-                case "rm_transactions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.transactions.values) { state.transactionRow($0, into: &$1) }))
-                case "rm_subscriptions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.subscriptions.values) { state.subscriptionRow($0, into: &$1) }))
-                case "rm_users": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.userRow($0, into: &$1) }))
-                case "rm_entitlement_periods": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.periodRows($0, into: &$1) }))
-                case "rm_anomalies": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.anomalies) { Projections.anomalyRow($0, into: &$1) }))
-                default: copied = 0
-                }
-                for i in 0..<indexes.count {
-                    guard let name = indexes.string(i, 0), let def = indexes.string(i, 1) else { continue }
-                    let shadowIndex = name.hasPrefix(t.name) ? shadow + name.dropFirst(t.name.count) : shadow + "_" + name
-                    let sql = def
-                        .replacingOccurrences(of: "INDEX \(quoteIdentifier(name)) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
-                        .replacingOccurrences(of: "INDEX \(name) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
-                        .replacingOccurrences(of: " ON \(schema).\(t.name) ", with: " ON \(schema).\(shadow) ")
-                        .replacingOccurrences(of: " ON \(plainSchema).\(t.name) ", with: " ON \(schema).\(shadow) ")
-                    guard sql.contains(" ON \(schema).\(shadow) ") else {
-                        throw LedgerError.migration("cannot rebuild index \(name) of \(t.name) on the shadow table (\(def)); nothing was swapped and the live tables are untouched: if this index was added by hand, drop it or name it after its table")
-                    }
-                    try conn.execute(sql)
-                    if indexes.bool(i, 2) == true {
-                        try conn.execute("ALTER TABLE \(schema).\(shadow) ADD CONSTRAINT \(quoteIdentifier(shadowIndex)) PRIMARY KEY USING INDEX \(quoteIdentifier(shadowIndex))")
-                    }
-                }
-                return copied
+                try Self.fillShadow(shadow, of: t.name, from: state, schema: plainSchema, on: conn)
             }
             var result = TableResult(table: t.name, rows: rows, checksum: try await Self.checksum(schema, shadow, conn).checksum,
                                      differences: [], differingRows: 0)
@@ -167,6 +130,58 @@ extension EventStore {
         let t2 = clock.now
         return RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
                              tables: results, swapped: !options.verify, livePositions: live)
+    }
+
+    /// Creates the shadow table `shadow` of `table`, fills it from the fold, then gives it the
+    /// live table's indexes.
+    static func fillShadow(_ shadow: String, of table: String, from state: Projections, schema plainSchema: String,
+                           on conn: isolated PostgresConnection) throws -> Int64 {
+        let schema = quoteIdentifier(plainSchema)
+        try conn.execute("DROP TABLE IF EXISTS \(schema).\(shadow)")
+        // Columns, defaults and checks now; the indexes after the rows are in (building an
+        // index once is far cheaper than maintaining it row by row).
+        try conn.execute("CREATE TABLE \(schema).\(shadow) (LIKE \(schema).\(table) INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)")
+        let indexes = try conn.query("""
+            SELECT c.relname, pg_get_indexdef(i.indexrelid), i.indisprimary
+            FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+            JOIN pg_namespace n ON n.oid = t.relnamespace
+            WHERE n.nspname = $1 AND t.relname = $2 ORDER BY c.relname
+            """, [.text(plainSchema), .text(table)])
+        let copied: Int64
+        let sql = "COPY \(schema).\(shadow) FROM STDIN"
+        switch table {
+        case "rm_orders": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.orders.values) { state.orderRow($0, into: &$1) }))
+        case "rm_transactions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.transactions.values) { state.transactionRow($0, into: &$1) }))
+        case "rm_subscriptions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.subscriptions.values) { state.subscriptionRow($0, into: &$1) }))
+        case "rm_users": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.userRow($0, into: &$1) }))
+        case "rm_entitlement_periods": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.periodRows($0, into: &$1) }))
+        case "rm_anomalies": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.anomalies) { Projections.anomalyRow($0, into: &$1) }))
+        default: copied = 0
+        }
+        try copyIndexes(indexes, of: table, to: shadow, schema: plainSchema, on: conn)
+        return copied
+    }
+
+    /// Recreates `indexes` (name, definition, primary) of `table` on its shadow table.
+    static func copyIndexes(_ indexes: QueryResult, of table: String, to shadow: String, schema plainSchema: String,
+                            on conn: isolated PostgresConnection) throws {
+        let schema = quoteIdentifier(plainSchema)
+        for i in 0..<indexes.count {
+            guard let name = indexes.string(i, 0), let def = indexes.string(i, 1) else { continue }
+            let shadowIndex = name.hasPrefix(table) ? shadow + name.dropFirst(table.count) : shadow + "_" + name
+            let sql = def
+                .replacingOccurrences(of: "INDEX \(quoteIdentifier(name)) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
+                .replacingOccurrences(of: "INDEX \(name) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
+                .replacingOccurrences(of: " ON \(schema).\(table) ", with: " ON \(schema).\(shadow) ")
+                .replacingOccurrences(of: " ON \(plainSchema).\(table) ", with: " ON \(schema).\(shadow) ")
+            guard sql.contains(" ON \(schema).\(shadow) ") else {
+                throw LedgerError.migration("cannot rebuild index \(name) of \(table) on the shadow table (\(def)); nothing was swapped and the live tables are untouched: if this index was added by hand, drop it or name it after its table")
+            }
+            try conn.execute(sql)
+            if indexes.bool(i, 2) == true {
+                try conn.execute("ALTER TABLE \(schema).\(shadow) ADD CONSTRAINT \(quoteIdentifier(shadowIndex)) PRIMARY KEY USING INDEX \(quoteIdentifier(shadowIndex))")
+            }
+        }
     }
 
     /// Replaces the live tables by the shadow ones and sets the checkpoints, in one transaction:
