@@ -43,6 +43,14 @@ extension EventStore {
         }
     }
 
+    /// Releases the projector lock and closes `conn`. The lock is released by a statement, not left
+    /// to the server's end of the session, which comes a moment after the close: a projector or
+    /// rebuild started right after this one would otherwise find the lock still held.
+    func closeReleasingProjectorLock(_ conn: PostgresConnection) async {
+        _ = try? await conn.query("SELECT pg_advisory_unlock_all()")
+        await conn.close()
+    }
+
     /// The position of the last event recorded at or before `time` (the log as it stood then).
     public func position(asOf time: Timestamp) async throws -> Int64 {
         let s = quoteIdentifier(configuration.schema)
@@ -114,7 +122,7 @@ public actor Projector {
             state.tracksChanges = true
             return Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps)
         } catch {
-            await conn.close()
+            await store.closeReleasingProjectorLock(conn)
             throw error
         }
     }
@@ -131,7 +139,7 @@ public actor Projector {
     }
 
     public func close() async {
-        await connection.close()
+        await store.closeReleasingProjectorLock(connection)
     }
 
     /// Applies every event appended so far; returns how many were applied.

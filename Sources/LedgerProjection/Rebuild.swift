@@ -68,10 +68,10 @@ extension EventStore {
         let conn = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
         do {
             let report = try await rebuild(options, on: conn, progress: progress)
-            await conn.close()
+            await closeReleasingProjectorLock(conn)
             return report
         } catch {
-            await conn.close()
+            await closeReleasingProjectorLock(conn)
             throw error
         }
     }
