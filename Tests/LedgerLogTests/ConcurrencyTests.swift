@@ -35,32 +35,7 @@ struct ConcurrencyTests {
             // is cancelled (time limit), or a failure would leave it tailing forever.
             defer { tail.cancel() }
 
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in 0..<8 {
-                    let store = stores[writer % 2]
-                    group.addTask {
-                        var rng = SplitMix(seed: UInt64(writer) + 1)
-                        let end = ContinuousClock.now + duration
-                        var n = 0
-                        while ContinuousClock.now < end {
-                            n += 1
-                            let size = 1 + rng.below(3)
-                            let batch = (0..<size).map { _ in
-                                testEvent(stream: streams[rng.below(streams.count)], payload: .makeObject([("writer", .int(Int64(writer))), ("n", .int(Int64(n)))]))
-                            }
-                            let result = try await store.append(batch)
-                            acknowledged.withLock { acks in for a in result { acks[a.eventId] = a } }
-                            // Now and then, retry the same batch: it must come back with the same positions.
-                            if rng.below(10) == 0 {
-                                let again = try await store.append(batch)
-                                #expect(again.map(\.position) == result.map(\.position))
-                                #expect(again.allSatisfy { $0.alreadyStored })
-                            }
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
+            try await Self.runWriters(stores: stores, streams: streams, duration: duration, acknowledged: acknowledged)
             // A last event tells the tail where to stop.
             let last = try await reader.append([sentinel])
             acknowledged.withLock { $0[last[0].eventId] = last[0] }
@@ -92,6 +67,38 @@ struct ConcurrencyTests {
             await admin.close()
             for store in stores { await store.close() }
             await reader.close()
+        }
+    }
+
+    /// 8 writers on `stores` append batches of 1-3 events to `streams` for `duration`, now and then
+    /// retrying a batch, and record what was acknowledged.
+    static func runWriters(stores: [EventStore], streams: [String], duration: Duration,
+                           acknowledged: Locked<[UUID: AppendedEvent]>) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                let store = stores[writer % 2]
+                group.addTask {
+                    var rng = SplitMix(seed: UInt64(writer) + 1)
+                    let end = ContinuousClock.now + duration
+                    var n = 0
+                    while ContinuousClock.now < end {
+                        n += 1
+                        let size = 1 + rng.below(3)
+                        let batch = (0..<size).map { _ in
+                            testEvent(stream: streams[rng.below(streams.count)], payload: .makeObject([("writer", .int(Int64(writer))), ("n", .int(Int64(n)))]))
+                        }
+                        let result = try await store.append(batch)
+                        acknowledged.withLock { acks in for a in result { acks[a.eventId] = a } }
+                        // Now and then, retry the same batch: it must come back with the same positions.
+                        if rng.below(10) == 0 {
+                            let again = try await store.append(batch)
+                            #expect(again.map(\.position) == result.map(\.position))
+                            #expect(again.allSatisfy { $0.alreadyStored })
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
         }
     }
 
