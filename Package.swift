@@ -11,7 +11,9 @@ let package = Package(
     products: [
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
         .library(name: "LedgerDomain", targets: ["LedgerDomain"]),
-        .library(name: "LedgerStore", targets: ["LedgerStore"]),
+        .library(name: "LedgerLog", targets: ["LedgerLog"]),
+        .library(name: "LedgerProjection", targets: ["LedgerProjection"]),
+        .library(name: "LedgerServer", targets: ["LedgerServer"]),
         .executable(name: "ledger", targets: ["LedgerCLI"]),
     ],
     dependencies: [
@@ -39,23 +41,40 @@ let package = Package(
         .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The twelve scenarios of domain.md section 8 as deterministic fact sequences with expected outcomes.
         .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
-        // The event log over PostgreSQL: migrations, append, read, subscribe, verify, embedded server.
+        // The event log over PostgreSQL: append (a pure plan, a thin executor), read, subscribe,
+        // verify, and the migrator with the log's migration. Knows no facts and no projections.
         .target(
-            name: "LedgerStore",
-            dependencies: ["LedgerCore", "LedgerDomain", "LedgerPostgres", .product(name: "Logging", package: "swift-log")],
+            name: "LedgerLog",
+            dependencies: ["LedgerCore", "LedgerPostgres", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Migrations")],
+            swiftSettings: strict
+        ),
+        // The read models over the log: projector, rebuild, fact scan, audit run, and their migrations.
+        .target(
+            name: "LedgerProjection",
+            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerPostgres", .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("Migrations")],
+            swiftSettings: strict
+        ),
+        // A private PostgreSQL cluster under a local folder, and the child-process runner it uses.
+        .target(name: "LedgerServer", dependencies: ["LedgerCore", "LedgerPostgres"], swiftSettings: strict),
+        // What `ledger bench` measures with: the bulk loader and the benchmark workloads. Not a product.
+        .target(
+            name: "LedgerBench",
+            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres"],
             swiftSettings: strict
         ),
         // Test helpers: a private PostgreSQL and one fresh schema per test.
         .target(
             name: "LedgerTesting",
-            dependencies: ["LedgerStore", "LedgerPostgres", "LedgerCore"],
+            dependencies: ["LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerCore"],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
-                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerStore", "LedgerPostgres",
+                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerLog", "LedgerProjection", "LedgerServer",
+                "LedgerBench", "LedgerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -63,14 +82,30 @@ let package = Package(
         ),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
         .testTarget(name: "LedgerDomainTests", dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios"], swiftSettings: strict),
+        // No PostgreSQL: the append plan, the COPY text codec, the row writers, migration loading.
         .testTarget(
-            name: "LedgerStoreTests",
-            dependencies: ["LedgerStore", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres", "LedgerTesting"],
+            name: "LedgerUnitTests",
+            dependencies: ["LedgerLog", "LedgerProjection", "LedgerPostgres", "LedgerCore", "LedgerDomain"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LedgerLogTests",
+            dependencies: ["LedgerLog", "LedgerProjection", "LedgerCore", "LedgerPostgres", "LedgerTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LedgerProjectionTests",
+            dependencies: ["LedgerProjection", "LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres", "LedgerTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LedgerServerTests",
+            dependencies: ["LedgerServer", "LedgerLog", "LedgerCore", "LedgerTesting"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "LedgerCLITests",
-            dependencies: ["LedgerStore", "LedgerPostgres", "LedgerTesting", "LedgerCore"],
+            dependencies: ["LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerTesting", "LedgerCore"],
             swiftSettings: strict
         ),
     ],

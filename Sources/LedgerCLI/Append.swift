@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import LedgerCore
 import LedgerDomain
-import LedgerStore
+import LedgerLog
+import LedgerProjection
 
 struct Append: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

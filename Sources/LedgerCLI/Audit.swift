@@ -3,7 +3,8 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 import LedgerReport
-import LedgerStore
+import LedgerLog
+import LedgerProjection
 
 extension FindingKind: ExpressibleByArgument {}
 extension Severity: ExpressibleByArgument {}

@@ -5,7 +5,10 @@ import LedgerDomain
 import LedgerReport
 import LedgerPostgres
 import LedgerScenarios
-import LedgerStore
+import LedgerLog
+import LedgerProjection
+import LedgerBench
+import LedgerServer
 
 /// `ledger bench rebuild`: fold throughput, full rebuild time and peak memory on a large generated
 /// log, each beside reading the same log with raw `COPY ... TO STDOUT` in the same run.
@@ -101,7 +104,7 @@ struct BenchRebuild: AsyncParsableCommand {
         if head != Int64(events) {
             Diagnostics.say("bench: generating and loading \(grouped(Int64(events))) facts for \(grouped(Int64(users))) users into schema \(schema)")
             try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(schema)) CASCADE")
-            _ = try await EventStore.migrate(config)
+            _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             let store = try await EventStore.open(config)
             let t0 = ContinuousClock.now
             let bar = ProgressBar("load")
@@ -125,24 +128,6 @@ struct BenchRebuild: AsyncParsableCommand {
             try conn.copyOut("COPY (SELECT position, event_id, stream_id, stream_version, event_type, schema_version, payload::text, metadata::text, occurred_at, recorded_at, idempotency_key, hash FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT") { _ in rows += 1 }
         }
         return (ContinuousClock.now - t0).seconds
-    }
-}
-
-/// The generator's facts as events to append, with deterministic ids.
-struct GeneratedEvents: Sequence, Sendable {
-    let count: Int
-    let users: Int
-    let seed: UInt64
-
-    func makeIterator() -> AnyIterator<NewEvent> {
-        var gen = HistoryGenerator(users: users, seed: seed)
-        var i = 0
-        return AnyIterator {
-            guard i < count, let (fact, at) = gen.next() else { return nil }
-            i += 1
-            let id = UUID(high: seed, unique: UInt64(i))
-            return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: "bench"))
-        }
     }
 }
 

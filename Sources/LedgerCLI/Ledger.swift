@@ -3,7 +3,9 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 import LedgerPostgres
-import LedgerStore
+import LedgerLog
+import LedgerProjection
+import LedgerServer
 
 @main
 struct Ledger: AsyncParsableCommand {
@@ -110,23 +112,47 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
 
 /// The documented exit code for an error, and what to do about it where that is not in the message.
 func classify(_ error: any Error) -> (code: ExitCode, hint: String?) {
+    let entry = Exit.byErrorCode[errorCode(error)]
+    return (entry?.exit ?? Exit.internalError, entry?.hint)
+}
+
+/// The ledger error code of any error a command may meet.
+func errorCode(_ error: any Error) -> LedgerError.Code {
     switch error {
-    case let e as LedgerError:
-        switch e {
-        case .versionConflict, .idempotencyConflict: return (Exit.conflict, nil)
-        case .invalidEvent: return (Exit.invalidInput, nil)
-        case .migration: return (Exit.configuration, nil)
-        case .database(let p): return classify(p)
-        }
-    case let e as PostgresError where e.sqlState == "42P01" || e.sqlState == "3F000":
-        return (Exit.configuration, "the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)")
-    case let e as PostgresError: return (e.isConnectionFailure ? Exit.unavailable : Exit.internalError, nil)
-    case is EmbeddedPostgres.Failure: return (Exit.configuration, nil)
-    case is ProjectorBusy: return (Exit.busy, nil)
-    case is RebuildRefused: return (Exit.usage, nil)
-    case is InputProblem, is EventInputError: return (Exit.invalidInput, nil)
-    default: return (Exit.internalError, nil)
+    case let e as any LedgerCodedError: return e.code
+    case let e as PostgresError: return LedgerError.Code(e)
+    case is EmbeddedPostgres.Failure: return .embeddedServer
+    case is InputProblem, is EventInputError: return .invalidInput
+    default: return .internalError
     }
+}
+
+extension LedgerError.Code {
+    /// The embedded server could not be set up (no server binaries, an unreachable folder).
+    static let embeddedServer = LedgerError.Code("embedded-server")
+    /// Input the command cannot use (a file, an option value).
+    static let invalidInput = LedgerError.Code("invalid-input")
+    /// Anything else.
+    static let internalError = LedgerError.Code("internal")
+}
+
+extension Exit {
+    /// Every error code's exit status, and a hint where the message does not say what to do.
+    static let byErrorCode: [LedgerError.Code: (exit: ExitCode, hint: String?)] = [
+        .versionConflict: (conflict, nil),
+        .idempotencyConflict: (conflict, nil),
+        .invalidEvent: (invalidInput, nil),
+        .invalidInput: (invalidInput, nil),
+        .rebuildRefused: (usage, nil),
+        .databaseUnavailable: (unavailable, nil),
+        .database: (internalError, nil),
+        .projectorFailed: (internalError, nil),
+        .internalError: (internalError, nil),
+        .projectorBusy: (busy, nil),
+        .migration: (configuration, nil),
+        .schemaNotMigrated: (configuration, "the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)"),
+        .embeddedServer: (configuration, nil),
+    ]
 }
 
 struct DB: AsyncParsableCommand {
@@ -183,7 +209,7 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let config = try await connection.configuration()
-            let outcome = try await EventStore.migrate(config)
+            let outcome = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             for m in outcome.applied { Diagnostics.say("ledger: applied \(m.name)") }
             Diagnostics.say("ledger: schema \(config.schema) is up to date (\(outcome.applied.count) applied now, \(outcome.alreadyApplied) before)")
         }

@@ -3,7 +3,8 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 import LedgerReport
-import LedgerStore
+import LedgerLog
+import LedgerProjection
 import Synchronization
 
 /// A progress bar on stderr: events done, events/s and ETA. Silent when stderr is not a terminal.

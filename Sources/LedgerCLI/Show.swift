@@ -4,7 +4,8 @@ import LedgerCore
 import LedgerDomain
 import LedgerReport
 import LedgerPostgres
-import LedgerStore
+import LedgerLog
+import LedgerProjection
 
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

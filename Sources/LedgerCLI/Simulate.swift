@@ -4,7 +4,8 @@ import LedgerCore
 import LedgerDomain
 import LedgerPostgres
 import LedgerScenarios
-import LedgerStore
+import LedgerLog
+import LedgerProjection
 
 extension FaultSpec: ExpressibleByArgument {
     public init?(argument: String) {

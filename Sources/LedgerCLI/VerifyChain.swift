@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import LedgerCore
-import LedgerStore
+import LedgerLog
+import LedgerProjection
 
 struct VerifyChain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

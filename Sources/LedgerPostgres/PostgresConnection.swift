@@ -110,7 +110,7 @@ public actor PostgresConnection {
         try body(self)
     }
 
-    private func connected() throws -> OpaquePointer {
+    func connected() throws -> OpaquePointer {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(kind: .connection, message: "connection to \(redactedConnectionString) is closed or broken")
         }
@@ -212,119 +212,6 @@ public actor PostgresConnection {
         return results
     }
 
-    // MARK: - COPY
-
-    /// Runs `COPY ... FROM STDIN` and sends `chunks` (rows in the COPY's format). Returns rows copied.
-    @discardableResult
-    public func copyIn<S: Sequence>(_ sql: String, chunks: S) throws -> Int where S.Element == [UInt8] {
-        let conn = try connected()
-        guard let start = PQexec(conn, sql) else { throw connectionFailure(conn, sql) }
-        let status = PQresultStatus(start)
-        if status != PGRES_COPY_IN {
-            defer { PQclear(start) }
-            try check(start, conn, sql)
-            throw PostgresError(kind: .protocolViolation, message: "expected COPY IN state", statement: Self.firstLine(sql))
-        }
-        PQclear(start)
-        var sendError: String?
-        for chunk in chunks where !chunk.isEmpty {
-            let ok = chunk.withUnsafeBufferPointer { buf in
-                buf.withMemoryRebound(to: CChar.self) { PQputCopyData(conn, $0.baseAddress, Int32($0.count)) }
-            }
-            if ok != 1 { sendError = Self.trimmed(PQerrorMessage(conn)); break }
-        }
-        if PQputCopyEnd(conn, sendError) != 1 { throw connectionFailure(conn, sql) }
-        var copied = 0
-        var failure: (any Error)?
-        while let res = PQgetResult(conn) {
-            if let error = errorIfFailed(res, conn, sql), failure == nil { failure = error }
-            if let n = Int(String(cString: PQcmdTuples(res))) { copied = n }
-            PQclear(res)
-        }
-        if let failure { throw failure }
-        if let sendError { throw PostgresError(kind: .connection, message: sendError, statement: Self.firstLine(sql)) }
-        return copied
-    }
-
-    /// Runs `COPY ... TO STDOUT` and hands each row (in the COPY's format, with its newline) to
-    /// `onRow` as it arrives: memory stays bounded whatever the size of the result.
-    public func copyOut(_ sql: String, _ onRow: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let conn = try connected()
-        guard let start = PQexec(conn, sql) else { throw connectionFailure(conn, sql) }
-        if PQresultStatus(start) != PGRES_COPY_OUT {
-            defer { PQclear(start) }
-            try check(start, conn, sql)
-            throw PostgresError(kind: .protocolViolation, message: "expected COPY OUT state", statement: Self.firstLine(sql))
-        }
-        PQclear(start)
-        var callbackError: (any Error)?
-        while true {
-            var buffer: UnsafeMutablePointer<CChar>?
-            let n = PQgetCopyData(conn, &buffer, 0)
-            if n > 0, let buffer {
-                defer { PQfreemem(buffer) }
-                if callbackError == nil {
-                    do { try onRow(UnsafeRawBufferPointer(start: buffer, count: Int(n))) } catch {
-                        callbackError = error
-                        // Stop the server from sending more: cancel and drain.
-                        if let cancel = PQgetCancel(conn) {
-                            var err = [CChar](repeating: 0, count: 256)
-                            _ = PQcancel(cancel, &err, 256)
-                            PQfreeCancel(cancel)
-                        }
-                    }
-                }
-                continue
-            }
-            if n == -1 { break }
-            throw connectionFailure(conn, sql)
-        }
-        var failure: (any Error)?
-        while let res = PQgetResult(conn) {
-            if let error = errorIfFailed(res, conn, sql), failure == nil { failure = error }
-            PQclear(res)
-        }
-        if let callbackError { throw callbackError }
-        if let failure { throw failure }
-    }
-
-    // MARK: - LISTEN / NOTIFY
-
-    /// `LISTEN` on a channel (quoted as an identifier).
-    public func listen(_ channel: String) throws {
-        try execute("LISTEN \(quoteIdentifier(channel))")
-    }
-
-    /// Waits up to `timeoutMilliseconds` for notifications and returns those that arrived (maybe none).
-    public func waitForNotifications(timeoutMilliseconds: Int32) throws -> [PostgresNotification] {
-        let conn = try connected()
-        var received = drainNotifications(conn)
-        if !received.isEmpty { return received }
-        var pfd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, timeoutMilliseconds)
-        if ready < 0, errno != EINTR {
-            throw PostgresError(kind: .connection, message: "poll failed on the notification socket (errno \(errno))")
-        }
-        if ready > 0 {
-            guard PQconsumeInput(conn) == 1 else { throw connectionFailure(conn, "LISTEN") }
-            received = drainNotifications(conn)
-        }
-        return received
-    }
-
-    private func drainNotifications(_ conn: OpaquePointer) -> [PostgresNotification] {
-        _ = PQconsumeInput(conn)
-        var out: [PostgresNotification] = []
-        while let n = PQnotifies(conn) {
-            out.append(PostgresNotification(
-                channel: String(cString: n.pointee.relname),
-                payload: String(cString: n.pointee.extra),
-                backendPID: n.pointee.be_pid))
-            PQfreemem(n)
-        }
-        return out
-    }
-
     // MARK: - Helpers
 
     /// The name of `sql` prepared with these parameters' types, preparing it on first use.
@@ -405,11 +292,11 @@ public actor PostgresConnection {
         return QueryResult(columns: columns, rows: rows, affectedRows: affected)
     }
 
-    private func check(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) throws {
+    func check(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) throws {
         if let error = errorIfFailed(res, conn, sql) { throw error }
     }
 
-    private func errorIfFailed(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) -> PostgresError? {
+    func errorIfFailed(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) -> PostgresError? {
         switch PQresultStatus(res) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_SINGLE_TUPLE, PGRES_PIPELINE_SYNC:
             return nil
@@ -418,7 +305,7 @@ public actor PostgresConnection {
                 guard let p = PQresultErrorField(res, Int32(code)) else { return nil }
                 return String(cString: p)
             }
-            let sqlState = field(UInt8(ascii: "C"))
+            let sqlState = field(UInt8(ascii: "C")).map { SQLState($0) }
             let primary = field(UInt8(ascii: "M")) ?? Self.trimmed(PQresultErrorMessage(res))
             let broken = PQstatus(conn) != CONNECTION_OK
             return PostgresError(
@@ -432,7 +319,7 @@ public actor PostgresConnection {
         }
     }
 
-    private func connectionFailure(_ conn: OpaquePointer, _ sql: String) -> PostgresError {
+    func connectionFailure(_ conn: OpaquePointer, _ sql: String) -> PostgresError {
         let message = Self.trimmed(PQerrorMessage(conn))
         return PostgresError(
             kind: PQstatus(conn) == CONNECTION_OK ? .protocolViolation : .connection,

@@ -1,7 +1,9 @@
 /// An error from PostgreSQL or from libpq, carrying what an operator needs to act on it:
 /// the SQLSTATE, the constraint that fired, the server's message, detail and hint.
 ///
-/// Its `description` never contains a password or a parameter value.
+/// Its `description` never contains a password, a parameter value or row values: the DETAIL of an
+/// integrity constraint violation (class 23, e.g. `Key (idempotency_key)=(...) already exists`)
+/// quotes the row, so it stays in ``detail`` and is left out of the description.
 public struct PostgresError: Error, CustomStringConvertible, Sendable {
     /// What kind of failure this was.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -18,17 +20,19 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     public var kind: Kind
-    /// Five-character SQLSTATE, when the server sent one.
-    public var sqlState: String?
+    /// The SQLSTATE, when the server sent one.
+    public var sqlState: SQLState?
     /// The constraint named by the server (unique, check, foreign key...), when any.
     public var constraint: String?
     public var message: String
+    /// The server's DETAIL; for constraint violations it quotes row values, so read it only where
+    /// they may be shown.
     public var detail: String?
     public var hint: String?
     /// The statement's first line (never its parameters), to say which statement failed.
     public var statement: String?
 
-    public init(kind: Kind, sqlState: String? = nil, constraint: String? = nil, message: String,
+    public init(kind: Kind, sqlState: SQLState? = nil, constraint: String? = nil, message: String,
                 detail: String? = nil, hint: String? = nil, statement: String? = nil) {
         self.kind = kind
         self.sqlState = sqlState
@@ -40,14 +44,21 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     /// 23505: a unique constraint fired.
-    public var isUniqueViolation: Bool { sqlState == "23505" }
+    public var isUniqueViolation: Bool { sqlState == .uniqueViolation }
     /// 40001 / 40P01: the transaction can be retried as a whole.
-    public var isRetryableTransactionFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
+    public var isRetryableTransactionFailure: Bool {
+        switch sqlState {
+        case .serializationFailure?, .deadlockDetected?: return true
+        default: return false
+        }
+    }
     /// The connection is gone (class 08, admin shutdown 57P01-57P03, or libpq reported it).
     public var isConnectionFailure: Bool {
         if kind == .connection { return true }
-        guard let s = sqlState else { return false }
-        return s.hasPrefix("08") || s == "57P01" || s == "57P02" || s == "57P03"
+        switch sqlState {
+        case (SQLState.Class.connectionException)?, .adminShutdown?, .crashShutdown?, .cannotConnectNow?: return true
+        default: return false
+        }
     }
 
     public var description: String {
@@ -55,7 +66,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         if let sqlState { parts[0] += " \(sqlState)" }
         parts.append(message)
         if let constraint { parts.append("constraint \(constraint)") }
-        if let detail { parts.append("detail: \(detail)") }
+        if let detail, sqlState?.class != .integrityConstraintViolation { parts.append("detail: \(detail)") }
         if let hint { parts.append("hint: \(hint)") }
         if let statement { parts.append("in: \(statement)") }
         return parts.joined(separator: "; ")

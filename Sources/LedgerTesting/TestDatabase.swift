@@ -1,7 +1,9 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
-import LedgerStore
+import LedgerLog
+import LedgerProjection
+import LedgerServer
 import Synchronization
 
 /// A Mutex in a class, so concurrent test tasks can share state.
@@ -58,7 +60,7 @@ public enum TestDatabase {
         let url = try await url()
         let name = "t_" + label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20) + "_" + UUID().uuidString.prefix(8).lowercased()
         let config = LedgerConfiguration(connectionString: url, schema: String(name), validation: EventValidation(allowUnknownTypes: true))
-        if migrate { _ = try await EventStore.migrate(config) }
+        if migrate { _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels()) }
         do {
             let value = try await body(config)
             try await drop(config)

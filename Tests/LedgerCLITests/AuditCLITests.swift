@@ -1,7 +1,9 @@
 import Foundation
 import LedgerCore
 import LedgerPostgres
-import LedgerStore
+import LedgerLog
+import LedgerProjection
+import LedgerServer
 import LedgerTesting
 import Testing
 

@@ -1,0 +1,4 @@
+extension Duration {
+    /// The duration in seconds, as a floating-point number (for rates and reports).
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

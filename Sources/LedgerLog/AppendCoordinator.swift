@@ -1,0 +1,100 @@
+import LedgerPostgres
+import Logging
+
+/// Serializes appends onto one writer connection and commits concurrent requests together.
+actor AppendCoordinator {
+    private let configuration: LedgerConfiguration
+    private let connection: PostgresConnection
+    private let logger: Logger
+    private var pending: [(request: [PreparedEvent], continuation: CheckedContinuation<[AppendedEvent], any Error>)] = []
+    private var flushing = false
+
+    init(configuration: LedgerConfiguration, connection: PostgresConnection, logger: Logger) {
+        self.configuration = configuration
+        self.connection = connection
+        self.logger = logger
+    }
+
+    func close() async { await connection.close() }
+
+    func backendPID() async -> Int32 { await connection.backendPID }
+
+    func submit(_ request: [PreparedEvent]) async throws -> [AppendedEvent] {
+        try await withCheckedThrowingContinuation { continuation in
+            pending.append((request, continuation))
+            if !flushing {
+                flushing = true
+                Task { await self.flush() }
+            }
+        }
+    }
+
+    private func flush() async {
+        while !pending.isEmpty {
+            var take = 0
+            var events = 0
+            while take < pending.count, take == 0 || events + pending[take].request.count <= configuration.maximumGroupEvents {
+                events += pending[take].request.count
+                take += 1
+            }
+            let group = Array(pending.prefix(take))
+            pending.removeFirst(take)
+            let outcomes = await run(group.map(\.request))
+            for (entry, outcome) in zip(group, outcomes) {
+                entry.continuation.resume(with: outcome)
+            }
+        }
+        flushing = false
+    }
+
+    /// Runs one group; on a server error with several requests, runs each alone so that one
+    /// request's failure never fails another's.
+    private func run(_ requests: [[PreparedEvent]]) async -> [Result<[AppendedEvent], any Error>] {
+        do {
+            return try await runWithReconnect(requests).map { $0.mapError { $0 as any Error } }
+        } catch let error as PostgresError where requests.count > 1 && !error.isConnectionFailure {
+            var out: [Result<[AppendedEvent], any Error>] = []
+            for r in requests { out.append(contentsOf: await run([r])) }
+            return out
+        } catch let error as PostgresError {
+            return requests.map { _ in .failure(LedgerError.database(error)) }
+        } catch {
+            return requests.map { _ in .failure(error) }
+        }
+    }
+
+    private func runWithReconnect(_ requests: [[PreparedEvent]]) async throws -> [Result<[AppendedEvent], LedgerError>] {
+        let deadline = ContinuousClock.now + configuration.reconnectTimeout
+        let schema = configuration.schema
+        let channel = configuration.channel
+        var delay = Duration.milliseconds(50)
+        while true {
+            do {
+                return try await connection.withIsolation { conn in
+                    do {
+                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: false, on: conn)
+                    } catch let error as PostgresError
+                        where error.isUniqueViolation && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") {
+                        // A retry of stored events: decide again, knowing what is stored.
+                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
+                    } catch is AppendTransaction.LookUpStoredAndRetry {
+                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
+                    }
+                }
+            } catch let error as PostgresError where error.isConnectionFailure {
+                // The outcome of an interrupted COMMIT is unknown; re-running is safe because
+                // stored events are recognized by id and key and returned, never written twice.
+                guard ContinuousClock.now < deadline else { throw error }
+                logger.warning("append: connection lost, reconnecting", metadata: ["error": "\(error.message)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
+                do { try await connection.reconnect() } catch { continue }
+            } catch let error as PostgresError where error.isRetryableTransactionFailure {
+                // Serialization failure or deadlock: nothing was written; try again, within the same deadline.
+                guard ContinuousClock.now < deadline else { throw error }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import Logging
+import Synchronization
+
+/// The event log: append (idempotent, atomic per batch, group-committed), read, tail, verify.
+public final class EventStore: Sendable {
+    public let configuration: LedgerConfiguration
+    /// Connections for reads, shared with the modules built on the log (projections, benchmarks).
+    package let pool: ConnectionPool
+    private let coordinator: AppendCoordinator
+    package let logger: Logger
+
+    private init(configuration: LedgerConfiguration, writer: PostgresConnection, logger: Logger) {
+        self.configuration = configuration
+        self.pool = ConnectionPool(connectionString: configuration.connectionString,
+                                   maximumConnections: configuration.readConnections, logger: logger)
+        self.coordinator = AppendCoordinator(configuration: configuration, connection: writer, logger: logger)
+        self.logger = logger
+    }
+
+    /// Connects (the writer connection at once, readers on demand). Run ``migrate(_:logger:)`` first.
+    public static func open(_ configuration: LedgerConfiguration, logger: Logger = Logger(label: "ledger")) async throws -> EventStore {
+        let writer = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-writer", logger: logger)
+        return EventStore(configuration: configuration, writer: writer, logger: logger)
+    }
+
+    /// Applies migrations to the configured schema: `migrations`, or the event log's own
+    /// (``Migration/eventLog()``). A ledger with read models passes them too, combined with
+    /// ``Migration/combining(_:)``: the migrator refuses a schema holding migrations it was not given.
+    public static func migrate(_ configuration: LedgerConfiguration, migrations: [Migration]? = nil) async throws -> Migrator.Outcome {
+        let connection = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-migrate")
+        do {
+            let outcome = try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.eventLog()).run(on: connection)
+            await connection.close()
+            return outcome
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// The writer connection's server process id (diagnostics, tests).
+    public func writerBackendPID() async -> Int32 { await coordinator.backendPID() }
+
+    public func close() async {
+        await coordinator.close()
+        await pool.shutdown()
+    }
+
+    // MARK: Append
+
+    /// Appends a batch atomically: every event is stored, or none is.
+    ///
+    /// - An event whose id (or idempotency key) is already stored with the same content is not
+    ///   stored again: its original position comes back with `alreadyStored = true`.
+    /// - Throws ``LedgerError/idempotencyConflict(key:eventId:storedPosition:reason:)`` when the
+    ///   content differs, ``LedgerError/versionConflict(stream:expected:actual:eventId:)`` when a
+    ///   stream is not at the expected version, ``LedgerError/invalidEvent(_:)`` before anything
+    ///   is sent, and ``LedgerError/database(_:)`` when the database fails.
+    ///
+    /// Concurrent calls are committed together (group commit); each keeps its own all-or-nothing
+    /// outcome.
+    public func append(_ events: [NewEvent]) async throws -> [AppendedEvent] {
+        if events.isEmpty { return [] }
+        var prepared: [PreparedEvent] = []
+        prepared.reserveCapacity(events.count)
+        for (i, e) in events.enumerated() {
+            let p = PreparedEvent(e)
+            do { try configuration.validation.validate(e, canonicalPayloadBytes: p.payloadText.utf8.count) } catch {
+                var error = error
+                if events.count > 1, error.line == nil { error.message = "(batch item \(i + 1)) " + error.message }
+                throw LedgerError.invalidEvent(error)
+            }
+            prepared.append(p)
+        }
+        return try await coordinator.submit(prepared)
+    }
+
+    // MARK: Read
+
+    /// The last committed position (0 for an empty log).
+    public func headPosition() async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        return try await pool.withConnection { conn in
+            try await conn.query("SELECT last_position FROM \(s).log_head").int64(0, 0) ?? 0
+        }
+    }
+
+    /// Events of one stream, from `version` on, in version order.
+    public func readStream(_ stream: String, fromVersion version: Int64 = 0, limit: Int = 1000) async throws -> [RecordedEvent] {
+        let s = quoteIdentifier(configuration.schema)
+        let result = try await pool.withConnection { conn in
+            try await conn.query("""
+                SELECT \(EventRows.columns) FROM \(s).events
+                WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version LIMIT $3
+                """, [.text(stream), .int8(version), .int8(Int64(limit))])
+        }
+        return try EventRows.decode(result)
+    }
+
+    /// One page of the global log: events with `position > after`, in order.
+    public func readAll(after: Int64, limit: Int = 1000) async throws -> [RecordedEvent] {
+        let s = quoteIdentifier(configuration.schema)
+        let result = try await pool.withConnection { conn in
+            try await conn.query("""
+                SELECT \(EventRows.columns) FROM \(s).events
+                WHERE position > $1 ORDER BY position LIMIT $2
+                """, [.int8(after), .int8(Int64(limit))])
+        }
+        return try EventRows.decode(result)
+    }
+
+    /// Streams the global log from `after` (exclusive) up to `through` (inclusive, or the head)
+    /// with `COPY ... TO STDOUT`: rows are handed to `body` as PostgreSQL sends them, so memory stays
+    /// bounded. `body` runs on the connection's own thread; return false from it to stop early.
+    @discardableResult
+    public func scan(after: Int64 = 0, through: Int64? = nil, stream: String? = nil,
+                     _ body: @escaping @Sendable (RecordedEvent) throws -> Bool) async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        var conditions = ["position > \(after)"]
+        if let through { conditions.append("position <= \(through)") }
+        if let stream { conditions.append("stream_id = \(quoteLiteral(stream))") }
+        let sql = "COPY (SELECT \(EventRows.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
+        return try await pool.withConnection { conn in
+            try await conn.withIsolation { conn in
+                var count: Int64 = 0
+                do {
+                    try conn.copyOut(sql) { row in
+                        count += 1
+                        if try !body(try EventRows.decode(copyRow: row)) { throw StopScan() }
+                    }
+                } catch is StopScan {}
+                return count
+            }
+        }
+    }
+
+    struct StopScan: Error {}
+
+    // MARK: Verify
+
+    /// Re-hashes the log in position order (streaming), through `through` or the whole log, and
+    /// compares with the stored hashes; when it reaches the head, with the head row too (a removed or
+    /// edited tail shows there). `progress` is called every 50,000 events with the count so far.
+    public func verifyChain(through: Int64? = nil, progress: @escaping @Sendable (Int64) -> Void = { _ in }) async throws -> ChainReport {
+        let verifier = LockedVerifier()
+        try await scan(through: through) { event in
+            let n = verifier.consume(event)
+            if n % 50_000 == 0 { progress(n) }
+            return true
+        }
+        let s = quoteIdentifier(configuration.schema)
+        let head = try await pool.withConnection { conn in
+            try await conn.query("SELECT last_position, last_hash FROM \(s).log_head")
+        }
+        let v = verifier.result
+        var problem = v.firstProblem.map { $0.description }
+        let headPosition = head.int64(0, 0) ?? -1
+        let end = through ?? headPosition
+        if problem == nil, end != v.lastPosition {
+            problem = through == nil
+                ? "the head says the log ends at position \(headPosition) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"
+                : "the log ends at position \(v.lastPosition) but should reach \(end) (events were removed)"
+        } else if problem == nil, end == headPosition, let h = head.bytea(0, 1), v.lastPosition > 0, h != v.previous {
+            problem = "the head's hash differs from the last event's hash (position \(v.lastPosition))"
+        }
+        return ChainReport(verified: v.verified, lastPosition: v.lastPosition,
+                           firstBrokenPosition: v.firstProblem?.position ?? (problem != nil ? v.lastPosition : nil),
+                           problem: problem)
+    }
+}
+
+/// The outcome of ``EventStore/verifyChain(through:progress:)``.
+public struct ChainReport: Sendable, Hashable {
+    public var verified: Int64
+    public var lastPosition: Int64
+    /// The first position that does not verify, if any.
+    public var firstBrokenPosition: Int64?
+    public var problem: String?
+    public var isIntact: Bool { problem == nil }
+}
+
+/// A ChainVerifier fed from the connection's thread and read afterwards.
+private final class LockedVerifier: Sendable {
+    private let state = Mutex(ChainVerifier())
+    func consume(_ e: RecordedEvent) -> Int64 { state.withLock { $0.consume(e); return $0.verified } }
+    var result: ChainVerifier { state.withLock { $0 } }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import LedgerCore
+import LedgerLog
+import LedgerDomain
+import LedgerPostgres
+import Synchronization
+
+/// Facts per day (by occurredAt, UTC), for the report's charts.
+public struct DailyActivity: Hashable, Sendable {
+    public var day: String
+    /// PaymentVerified and SubscriptionRenewed facts.
+    public var payments: Int64 = 0
+    public var grants: Int64 = 0
+    public var refunds: Int64 = 0
+    public var revocations: Int64 = 0
+    public init(day: String) { self.day = day }
+}
+
+/// One audit pass over the log: the findings as of a position, with what the report needs.
+public struct AuditRun: Sendable {
+    public var position: Int64
+    /// The log time the windows were measured against (the latest occurredAt replayed).
+    public var logTime: Timestamp?
+    public var events: Int64
+    public var findings: [Finding]
+    public var daily: [DailyActivity]
+    /// Transactions verified, by channel (the denominator of the summary).
+    public var verifiedByChannel: [Channel: Int64]
+}
+
+/// Facts per day, counted beside the fold (on the connection's thread).
+final class DailyCounter: Sendable {
+    private let state = Mutex<(days: [Int64: DailyActivity], events: Int64)>(([:], 0))
+
+    func count(_ scanned: ScannedFact) {
+        let micros = scanned.occurredAt.microseconds
+        let dayNumber = micros >= 0 ? micros / 86_400_000_000 : (micros + 1) / 86_400_000_000 - 1
+        state.withLock { s in
+            s.events += 1
+            var d = s.days[dayNumber] ?? DailyActivity(day: String(scanned.occurredAt.iso8601.prefix(10)))
+            switch scanned.type {
+            case "PaymentVerified", "SubscriptionRenewed": d.payments += 1
+            case "EntitlementGranted": d.grants += 1
+            case "Refunded": d.refunds += 1
+            case "EntitlementRevoked": d.revocations += 1
+            default: break
+            }
+            s.days[dayNumber] = d
+        }
+    }
+
+    var result: (days: [DailyActivity], events: Int64) {
+        state.withLock { s in (s.days.keys.sorted().map { s.days[$0]! }, s.events) }
+    }
+}
+
+extension EventStore {
+    /// Replays the log through `through` (the head when nil): the fold, the hash chain and the
+    /// daily counts, reading the log twice at once on two connections (the facts for the fold,
+    /// the whole rows for the chain). A broken chain becomes a chain-broken finding at the first
+    /// position that does not verify, and the rest of the log is still audited.
+    public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), progress: FoldProgress? = nil) async throws -> AuditRun {
+        let head = try await headPosition()
+        let target = min(through ?? head, head)
+        let daily = DailyCounter()
+        async let chainCheck = verifyChain(through: target)
+        let fold = try await self.fold(through: target, progress: progress, observe: daily.count)
+        let chain = try await chainCheck
+        var findings = Audit.run(fold, options: options)
+        if let problem = chain.problem {
+            let position = chain.firstBrokenPosition ?? chain.lastPosition
+            findings.append(Finding(kind: .chainBroken, positions: [position],
+                                    detail: "the hash chain does not verify at position \(position): \(problem)"))
+            findings.sort()
+        }
+        var verified: [Channel: Int64] = [:]
+        for t in fold.transactions.values where t.verified { if let c = t.channel { verified[c, default: 0] += 1 } }
+        let counted = daily.result
+        return AuditRun(position: target, logTime: fold.logTime, events: counted.events, findings: findings,
+                        daily: counted.days, verifiedByChannel: verified)
+    }
+}

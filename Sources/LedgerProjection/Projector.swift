@@ -1,0 +1,271 @@
+import Foundation
+import LedgerCore
+import LedgerLog
+import LedgerDomain
+import LedgerPostgres
+import Logging
+import Synchronization
+
+/// The fold state shared with the scan callback (which runs on the connection's own thread).
+final class FoldBox: Sendable {
+    let state: Mutex<Projections>
+    init(_ p: Projections) { state = Mutex(p) }
+    func apply(_ scanned: ScannedFact) { state.withLock { $0.apply(scanned) } }
+    var value: Projections { state.withLock { $0 } }
+}
+
+extension Projections {
+    /// Applies a stored fact; one that does not decode becomes an anomaly and the fold goes on.
+    mutating func apply(_ scanned: ScannedFact) {
+        let ctx = FactContext(position: scanned.position, occurredAt: scanned.occurredAt)
+        switch scanned.fact {
+        case .success(let fact): apply(fact, ctx)
+        case .failure(let error): skip(ctx, type: scanned.type, reason: error.description)
+        }
+    }
+}
+
+/// Progress of a long fold: events done out of the total, for a progress bar.
+public typealias FoldProgress = @Sendable (_ done: Int64, _ total: Int64) -> Void
+
+extension EventStore {
+    /// The advisory lock that lets one projector (or rebuild) write the read models.
+    var projectorLockKey: String { "ledger-projector:" + configuration.schema }
+
+    func takeProjectorLock(_ conn: PostgresConnection) async throws {
+        let got = try await conn.query("SELECT pg_try_advisory_lock(hashtext($1))", [.text(projectorLockKey)])
+        if got.bool(0, 0) != true {
+            let holder = try? await conn.query("""
+                SELECT l.pid FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+                  AND l.objid = (hashtext($1)::bigint & 4294967295)::oid LIMIT 1
+                """, [.text(projectorLockKey)])
+            throw ProjectorBusy(holderPID: holder.flatMap { $0.count > 0 ? $0.int64(0, 0).map(Int32.init) : nil })
+        }
+    }
+
+    /// Releases the projector lock and closes `conn`. The lock is released by a statement, not left
+    /// to the server's end of the session, which comes a moment after the close: a projector or
+    /// rebuild started right after this one would otherwise find the lock still held.
+    func closeReleasingProjectorLock(_ conn: PostgresConnection) async {
+        _ = try? await conn.query("SELECT pg_advisory_unlock_all()")
+        await conn.close()
+    }
+
+    /// The position of the last event recorded at or before `time` (the log as it stood then).
+    public func position(asOf time: Timestamp) async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query("SELECT coalesce(max(position), 0) FROM \(s).events WHERE recorded_at <= $1",
+                                 [.timestamptz(microsecondsSince1970: time.microseconds)])
+        }
+        return r.int64(0, 0) ?? 0
+    }
+
+    /// Folds the log after `state`'s position through `through` (streamed, bounded memory).
+    /// `observe` sees every scanned fact too (on the connection's thread), for counts beside the fold.
+    public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil,
+                     observe: (@Sendable (ScannedFact) -> Void)? = nil) async throws -> Projections {
+        let box = FoldBox(initial)
+        let start = initial.position
+        let total = through - start
+        guard total > 0 else { return initial }
+        let counter = Atomic<Int64>(0)
+        try await scanFacts(after: start, through: through) { scanned in
+            box.apply(scanned)
+            observe?(scanned)
+            let n = counter.add(1, ordering: .relaxed).newValue
+            if n & 0x3FFF == 0 { progress?(n, total) }
+        }
+        progress?(counter.load(ordering: .relaxed), total)
+        return box.value
+    }
+
+    /// The checkpoint of each read model (0 when it never ran).
+    public func checkpoints() async throws -> [ReadModel: Int64] {
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query("SELECT projection, position FROM \(s).projection_checkpoints")
+        }
+        var out: [ReadModel: Int64] = [:]
+        for m in ReadModel.allCases { out[m] = 0 }
+        for i in 0..<r.count {
+            if let name = r.string(i, 0), let m = ReadModel(rawValue: name) { out[m] = r.int64(i, 1) ?? 0 }
+        }
+        return out
+    }
+}
+
+/// Keeps the read models current: folds the log and writes each batch's changed rows together with
+/// the checkpoint in one transaction, so after a crash it resumes exactly where the tables are.
+/// One instance per ledger (advisory lock).
+public actor Projector {
+    let store: EventStore
+    let connection: PostgresConnection
+    let logger: Logger
+    var state: Projections
+    var checkpoints: [ReadModel: Int64] = [:]
+    var anomaliesWritten = 0
+    /// Set when a batch failed to commit: the fold is then ahead of the tables, so this projector
+    /// refuses to go on (a new one restores its state from the tables).
+    var failure: String?
+    public private(set) var position: Int64 = 0
+
+    /// Takes the projector lock (failing with ``ProjectorBusy`` if another holds it) and restores
+    /// the fold state up to the oldest checkpoint.
+    public static func start(_ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil) async throws -> Projector {
+        let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
+        do {
+            try await store.takeProjectorLock(conn)
+            let cps = try await store.checkpoints()
+            let low = cps.values.min() ?? 0
+            var state = try await store.fold(through: low, progress: progress)
+            state.tracksChanges = true
+            return Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps)
+        } catch {
+            await store.closeReleasingProjectorLock(conn)
+            throw error
+        }
+    }
+
+    init(store: EventStore, connection: PostgresConnection, logger: Logger, state: Projections, checkpoints: [ReadModel: Int64]) {
+        self.store = store
+        self.connection = connection
+        self.logger = logger
+        self.state = state
+        self.checkpoints = checkpoints
+        self.position = state.position
+        // Anomalies up to the oldest checkpoint are in the table already.
+        self.anomaliesWritten = state.anomalies.count
+    }
+
+    public func close() async {
+        await store.closeReleasingProjectorLock(connection)
+    }
+
+    /// Applies every event appended so far; returns how many were applied.
+    @discardableResult
+    public func catchUp(batchSize: Int = 5000) async throws -> Int64 {
+        if let failure {
+            throw ProjectorFailed(description: "an earlier batch failed to commit (\(failure)); its facts are in this projector's memory but not in the tables: start a new projector, which resumes from the tables")
+        }
+        var applied: Int64 = 0
+        while true {
+            // While some read models are ahead of others (after a partial rebuild), go one event
+            // at a time up to the highest checkpoint so that no model is written twice for a fact.
+            // A batch may not cross a position where some model's checkpoint sits: the models
+            // behind it must be written for the facts after it, and only those.
+            let next = checkpoints.values.filter { $0 > position }.min()
+            let limit = next.map { Int(min(Int64(batchSize), $0 - position)) } ?? batchSize
+            let page = try await store.readAll(after: position, limit: limit)
+            if page.isEmpty { return applied }
+            for event in page { state.apply(ScannedFact(event)) }
+            let upto = page.last!.position
+            do {
+                try await flush(upto: upto)
+            } catch {
+                failure = "\(error)"
+                throw error
+            }
+            position = upto
+            applied += Int64(page.count)
+        }
+    }
+
+    /// Catches up, then keeps tailing until the task is cancelled: wakes on the log's NOTIFY and
+    /// polls every `pollInterval` as a fallback (the same signal a subscription waits on).
+    public func follow(pollInterval: Duration = .seconds(1), onBatch: @Sendable (Int64, Int64) -> Void = { _, _ in }) async throws {
+        let signal = AppendSignal(store: store, pollInterval: pollInterval)
+        do {
+            while !Task.isCancelled {
+                await signal.arm()
+                let n = try await catchUp()
+                if n > 0 { onBatch(n, position); continue }
+                try await signal.wait()
+            }
+        } catch is CancellationError {
+        } catch {
+            await signal.close()
+            throw error
+        }
+        await signal.close()
+    }
+
+    func flush(upto: Int64) async throws {
+        let changes = state.takeChanges()
+        let behind = ReadModel.allCases.filter { (checkpoints[$0] ?? 0) < upto }
+        if behind.isEmpty { return }
+        let snapshot = state
+        let schema = quoteIdentifier(store.configuration.schema)
+        let newAnomalies = Array(snapshot.anomalies[min(anomaliesWritten, snapshot.anomalies.count)...])
+        try await connection.withIsolation { conn in
+            try conn.transaction { conn in
+                for model in behind {
+                    try ReadModelWriter.write(model, changes: changes, newAnomalies: newAnomalies, from: snapshot, schema: schema, on: conn)
+                    _ = try conn.query("""
+                        INSERT INTO \(schema).projection_checkpoints (projection, position) VALUES ($1, $2)
+                        ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = clock_timestamp()
+                        """, [.text(model.rawValue), .int8(upto)], prepared: true)
+                }
+            }
+        }
+        anomaliesWritten = snapshot.anomalies.count
+        for m in behind { checkpoints[m] = upto }
+    }
+}
+
+/// Turns views into rows and writes them.
+enum ReadModelWriter {
+    /// Replaces the rows of the changed keys (delete, then COPY).
+    static func write(_ model: ReadModel, changes: Projections.Changes, newAnomalies: [Anomaly], from p: Projections,
+                      schema: String, on conn: isolated PostgresConnection) throws {
+        func replace(_ table: String, _ keyColumn: String, _ keys: Set<String>, _ row: (String, inout RowWriter) -> Void) throws {
+            guard !keys.isEmpty else { return }
+            let sorted = keys.sorted()
+            _ = try conn.query("DELETE FROM \(schema).\(table) WHERE \(keyColumn) = ANY($1)", [.textArray(sorted)])
+            var w = RowWriter()
+            for k in sorted { row(k, &w) }
+            try conn.copyIn("COPY \(schema).\(table) FROM STDIN", chunks: [w.out])
+        }
+        switch model {
+        case .orders:
+            try replace("rm_orders", "order_id", changes.orders) { k, w in if let o = p.orders[k] { p.orderRow(o, into: &w) } }
+        case .transactions:
+            // A product fact marks the transactions of that product as changed.
+            try replace("rm_transactions", "transaction_id", changes.transactions) { k, w in
+                if let t = p.transactions[k] { p.transactionRow(t, into: &w) }
+            }
+        case .subscriptions:
+            try replace("rm_subscriptions", "subscription_id", changes.subscriptions) { k, w in
+                if let s = p.subscriptions[k] { p.subscriptionRow(s, into: &w) }
+            }
+        case .entitlements:
+            try replace("rm_users", "user_id", changes.users) { k, w in if let u = p.users[k] { p.userRow(u, into: &w) } }
+            try replace("rm_entitlement_periods", "user_id", changes.users) { k, w in if let u = p.users[k] { p.periodRows(u, into: &w) } }
+        case .anomalies:
+            guard !newAnomalies.isEmpty else { return }
+            var w = RowWriter()
+            for a in newAnomalies { Projections.anomalyRow(a, into: &w) }
+            try conn.copyIn("COPY \(schema).rm_anomalies FROM STDIN", chunks: [w.out])
+        }
+    }
+}
+
+extension EventStore {
+    /// Runs a read-only query on a pooled connection (`$schema` in `sql` is replaced by the quoted
+    /// ledger schema). For the read models; the log itself is read with `readAll`/`scan`.
+    public func queryReadModels(_ sql: String, _ parameters: [PostgresValue] = []) async throws -> QueryResult {
+        let text = sql.replacingOccurrences(of: "$schema", with: quoteIdentifier(configuration.schema))
+        return try await pool.withConnection { conn in try await conn.query(text, parameters) }
+    }
+
+    /// The events at these positions, in position order.
+    public func events(at positions: [Int64]) async throws -> [RecordedEvent] {
+        guard !positions.isEmpty else { return [] }
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query("SELECT \(EventRows.columns) FROM \(s).events WHERE position = ANY($1) ORDER BY position",
+                                 [.int8Array(positions)])
+        }
+        return try EventRows.decode(r)
+    }
+}

@@ -1,0 +1,263 @@
+import Foundation
+import LedgerCore
+import LedgerLog
+import LedgerDomain
+import LedgerPostgres
+
+/// What `ledger rebuild` does.
+public struct RebuildOptions: Sendable {
+    public var models: [ReadModel]
+    /// Rebuild as of this position (default: the head, or with `verify` the live checkpoint).
+    public var through: Int64?
+    /// Compare with the live tables instead of swapping.
+    public var verify: Bool
+
+    public init(models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false) {
+        self.models = models; self.through = through; self.verify = verify
+    }
+}
+
+/// One table, rebuilt, and (with verify) compared with the live one.
+public struct TableResult: Sendable, Hashable {
+    public var table: String
+    public var rows: Int64
+    /// Order-independent: the sum of a 64-bit digest of every row, with the row count.
+    public var checksum: String
+    public var liveRows: Int64?
+    public var liveChecksum: String?
+    /// A readable line per differing row (at most 10).
+    public var differences: [String]
+    public var differingRows: Int64
+
+    public var matches: Bool { liveChecksum == nil || (liveChecksum == checksum && differingRows == 0) }
+}
+
+public struct RebuildReport: Sendable {
+    /// The position rebuilt to: every event through it was folded.
+    public var position: Int64
+    public var foldSeconds: Double
+    public var writeSeconds: Double
+    public var tables: [TableResult]
+    public var swapped: Bool
+    public var livePositions: [ReadModel: Int64]
+    public var hasDifferences: Bool { tables.contains { !$0.matches } }
+}
+
+/// Rows produced lazily, about 1 MiB a chunk, so a rebuild never holds a table's text in memory.
+struct RowChunks<Element>: Sequence, IteratorProtocol {
+    var base: AnyIterator<Element>
+    let write: (Element, inout RowWriter) -> Void
+
+    init<S: Sequence>(_ s: S, _ write: @escaping (Element, inout RowWriter) -> Void) where S.Element == Element {
+        var it = s.makeIterator()
+        base = AnyIterator { it.next() }
+        self.write = write
+    }
+
+    mutating func next() -> [UInt8]? {
+        var w = RowWriter()
+        while w.out.count < 1 << 20, let e = base.next() { write(e, &w) }
+        return w.out.isEmpty ? nil : w.out
+    }
+}
+
+extension EventStore {
+    /// Folds the log into shadow tables, then swaps them in atomically (or, with `verify`,
+    /// compares them with the live tables and drops them). Live tables keep serving meanwhile.
+    public func rebuild(_ options: RebuildOptions, progress: FoldProgress? = nil) async throws -> RebuildReport {
+        let conn = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
+        do {
+            let report = try await rebuild(options, on: conn, progress: progress)
+            await closeReleasingProjectorLock(conn)
+            return report
+        } catch {
+            await closeReleasingProjectorLock(conn)
+            throw error
+        }
+    }
+
+    private func rebuild(_ options: RebuildOptions, on conn: PostgresConnection, progress: FoldProgress?) async throws -> RebuildReport {
+        try await takeProjectorLock(conn)
+        let live = try await checkpoints()
+        let target: Int64
+        if options.verify, options.through != nil {
+            throw RebuildRefused(description: "--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
+        }
+        if let t = options.through {
+            target = min(t, try await headPosition())
+        } else if options.verify {
+            // Compare like with like: the rebuilt tables at the position the live ones are at.
+            let positions = Set(options.models.map { live[$0] ?? 0 })
+            guard positions.count <= 1 else {
+                throw RebuildRefused(description: "the live read models are at different positions (" + options.models.map { "\($0.rawValue) \(live[$0] ?? 0)" }.joined(separator: ", ")
+                                     + "); run `ledger project` so they agree, or verify one model at a time")
+            }
+            target = positions.first ?? 0
+        } else {
+            target = try await headPosition()
+        }
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let state = try await fold(through: target, progress: progress)
+        let t1 = clock.now
+        let schema = quoteIdentifier(configuration.schema)
+        let tables = options.models.flatMap { m in m.tables.map { (model: m, name: $0.name, key: $0.key) } }
+
+        var results: [TableResult] = []
+        let plainSchema = configuration.schema
+        for t in tables {
+            let shadow = t.name + "_rebuild"
+            let rows: Int64 = try await conn.withIsolation { conn in
+                try Self.fillShadow(shadow, of: t.name, from: state, schema: plainSchema, on: conn)
+            }
+            var result = TableResult(table: t.name, rows: rows, checksum: try await Self.checksum(schema, shadow, conn).checksum,
+                                     differences: [], differingRows: 0)
+            if options.verify {
+                let l = try await Self.checksum(schema, t.name, conn)
+                result.liveRows = l.rows
+                result.liveChecksum = l.checksum
+                (result.differingRows, result.differences) = try await Self.differences(schema, live: t.name, rebuilt: shadow, key: t.key, conn)
+            }
+            results.append(result)
+        }
+        if options.verify {
+            try await conn.withIsolation { conn in
+                for t in tables { try conn.execute("DROP TABLE IF EXISTS \(schema).\(t.name)_rebuild") }
+            }
+        } else {
+            try await swap(tables.map { ($0.name) }, models: options.models, position: target, schema: schema, conn)
+        }
+        let t2 = clock.now
+        return RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
+                             tables: results, swapped: !options.verify, livePositions: live)
+    }
+
+    /// Creates the shadow table `shadow` of `table`, fills it from the fold, then gives it the
+    /// live table's indexes.
+    static func fillShadow(_ shadow: String, of table: String, from state: Projections, schema plainSchema: String,
+                           on conn: isolated PostgresConnection) throws -> Int64 {
+        let schema = quoteIdentifier(plainSchema)
+        try conn.execute("DROP TABLE IF EXISTS \(schema).\(shadow)")
+        // Columns, defaults and checks now; the indexes after the rows are in (building an
+        // index once is far cheaper than maintaining it row by row).
+        try conn.execute("CREATE TABLE \(schema).\(shadow) (LIKE \(schema).\(table) INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)")
+        let indexes = try conn.query("""
+            SELECT c.relname, pg_get_indexdef(i.indexrelid), i.indisprimary
+            FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+            JOIN pg_namespace n ON n.oid = t.relnamespace
+            WHERE n.nspname = $1 AND t.relname = $2 ORDER BY c.relname
+            """, [.text(plainSchema), .text(table)])
+        let copied: Int64
+        let sql = "COPY \(schema).\(shadow) FROM STDIN"
+        switch table {
+        case "rm_orders": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.orders.values) { state.orderRow($0, into: &$1) }))
+        case "rm_transactions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.transactions.values) { state.transactionRow($0, into: &$1) }))
+        case "rm_subscriptions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.subscriptions.values) { state.subscriptionRow($0, into: &$1) }))
+        case "rm_users": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.userRow($0, into: &$1) }))
+        case "rm_entitlement_periods": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.periodRows($0, into: &$1) }))
+        case "rm_anomalies": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.anomalies) { Projections.anomalyRow($0, into: &$1) }))
+        default: copied = 0
+        }
+        try copyIndexes(indexes, of: table, to: shadow, schema: plainSchema, on: conn)
+        return copied
+    }
+
+    /// Recreates `indexes` (name, definition, primary) of `table` on its shadow table.
+    static func copyIndexes(_ indexes: QueryResult, of table: String, to shadow: String, schema plainSchema: String,
+                            on conn: isolated PostgresConnection) throws {
+        let schema = quoteIdentifier(plainSchema)
+        for i in 0..<indexes.count {
+            guard let name = indexes.string(i, 0), let def = indexes.string(i, 1) else { continue }
+            let shadowIndex = name.hasPrefix(table) ? shadow + name.dropFirst(table.count) : shadow + "_" + name
+            let sql = def
+                .replacingOccurrences(of: "INDEX \(quoteIdentifier(name)) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
+                .replacingOccurrences(of: "INDEX \(name) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
+                .replacingOccurrences(of: " ON \(schema).\(table) ", with: " ON \(schema).\(shadow) ")
+                .replacingOccurrences(of: " ON \(plainSchema).\(table) ", with: " ON \(schema).\(shadow) ")
+            guard sql.contains(" ON \(schema).\(shadow) ") else {
+                throw LedgerError.migration("cannot rebuild index \(name) of \(table) on the shadow table (\(def)); nothing was swapped and the live tables are untouched: if this index was added by hand, drop it or name it after its table")
+            }
+            try conn.execute(sql)
+            if indexes.bool(i, 2) == true {
+                try conn.execute("ALTER TABLE \(schema).\(shadow) ADD CONSTRAINT \(quoteIdentifier(shadowIndex)) PRIMARY KEY USING INDEX \(quoteIdentifier(shadowIndex))")
+            }
+        }
+    }
+
+    /// Replaces the live tables by the shadow ones and sets the checkpoints, in one transaction:
+    /// readers see the old tables or the new ones, never a half-built one.
+    private func swap(_ tables: [String], models: [ReadModel], position: Int64, schema: String, _ conn: PostgresConnection) async throws {
+        let plainSchema = configuration.schema
+        try await conn.withIsolation { conn in
+            try conn.transaction { conn in
+                try conn.execute("SET LOCAL lock_timeout = '30s'")
+                for t in tables {
+                    try conn.execute("DROP TABLE \(schema).\(t)")
+                    try conn.execute("ALTER TABLE \(schema).\(t)_rebuild RENAME TO \(t)")
+                    let idx = try conn.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2",
+                                             [.text(plainSchema), .text(t)])
+                    for i in 0..<idx.count {
+                        guard let name = idx.string(i, 0), name.hasPrefix(t + "_rebuild") else { continue }
+                        let newName = t + name.dropFirst(t.count + "_rebuild".count)
+                        try conn.execute("ALTER INDEX \(schema).\(quoteIdentifier(name)) RENAME TO \(quoteIdentifier(newName))")
+                    }
+                    try conn.execute("GRANT SELECT ON \(schema).\(t) TO ledger_reader")
+                }
+                for m in models {
+                    _ = try conn.query("""
+                        INSERT INTO \(schema).projection_checkpoints (projection, position) VALUES ($1, $2)
+                        ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = clock_timestamp()
+                        """, [.text(m.rawValue), .int8(position)])
+                }
+            }
+        }
+    }
+
+    static func checksum(_ schema: String, _ table: String, _ conn: PostgresConnection) async throws -> (rows: Int64, checksum: String) {
+        let r = try await conn.query("""
+            SELECT count(*), left(md5(coalesce(sum(('x' || left(md5(t::text), 16))::bit(64)::bigint::numeric), 0)::text), 16)
+            FROM \(schema).\(table) t
+            """)
+        let rows = r.int64(0, 0) ?? 0
+        return (rows, "\(rows):\(r.string(0, 1) ?? "")")
+    }
+
+    /// Rows that differ between two tables, by key, each described column by column.
+    static func differences(_ schema: String, live: String, rebuilt: String, key: [String], _ conn: PostgresConnection) async throws -> (Int64, [String]) {
+        let keyList = key.joined(separator: ", ")
+        let diff = """
+            (SELECT * FROM \(schema).\(rebuilt) EXCEPT SELECT * FROM \(schema).\(live))
+            UNION ALL (SELECT * FROM \(schema).\(live) EXCEPT SELECT * FROM \(schema).\(rebuilt))
+            """
+        let count = try await conn.query("SELECT count(DISTINCT (\(keyList))) FROM (\(diff)) d").int64(0, 0) ?? 0
+        guard count > 0 else { return (0, []) }
+        let keyText = key.count == 1 ? "d.\(key[0])::text" : "concat_ws('/', " + key.map { "d.\($0)" }.joined(separator: ", ") + ")"
+        let join = key.map { "x.\($0) = k.\($0)" }.joined(separator: " AND ")
+        let r = try await conn.query("""
+            WITH k AS (SELECT DISTINCT \(key.map { "d.\($0)" }.joined(separator: ", ")), \(keyText) AS label FROM (\(diff)) d ORDER BY label LIMIT 10)
+            SELECT k.label,
+                   (SELECT row_to_json(x)::text FROM \(schema).\(live) x WHERE \(join)),
+                   (SELECT row_to_json(x)::text FROM \(schema).\(rebuilt) x WHERE \(join))
+            FROM k ORDER BY k.label
+            """)
+        var lines: [String] = []
+        for i in 0..<r.count {
+            let label = r.string(i, 0) ?? "?"
+            let l = r.string(i, 1).flatMap { try? JSONValue.parse($0) }
+            let b = r.string(i, 2).flatMap { try? JSONValue.parse($0) }
+            switch (l, b) {
+            case (nil, _): lines.append("\(label): only in the rebuilt table")
+            case (_, nil): lines.append("\(label): only in the live table")
+            case (.object(let lm)?, .object(let bm)?):
+                var cols: [String] = []
+                for m in bm {
+                    let lv = lm.first { $0.key == m.key }?.value
+                    if lv != m.value { cols.append("\(m.key) live=\(lv?.compactText ?? "null") rebuilt=\(m.value.compactText)") }
+                }
+                lines.append("\(label): " + cols.joined(separator: "; "))
+            default: lines.append("\(label): differs")
+            }
+        }
+        return (count, lines)
+    }
+}

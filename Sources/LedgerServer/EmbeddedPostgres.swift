@@ -1,0 +1,263 @@
+import Foundation
+import LedgerPostgres
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private PostgreSQL cluster under a local folder (default `./.ledger`, or `LEDGER_HOME`),
+/// started with the installed server binaries and reached on a Unix socket only (no TCP port).
+///
+/// PostgreSQL refuses to run as root: when run by root, the server runs as the `postgres` user
+/// (created by Debian's `postgresql` package) and the data folder is owned by it.
+public struct EmbeddedPostgres: Sendable {
+    public enum Failure: Error, CustomStringConvertible {
+        case noServerBinaries(searched: [String])
+        case command(String, status: Int32, output: String)
+        case setup(String)
+
+        public var description: String {
+            switch self {
+            case .noServerBinaries(let searched):
+                return "no PostgreSQL server binaries found (looked in \(searched.joined(separator: ", ")) and PATH); install them with `apt-get install -y postgresql`, or set LEDGER_DATABASE_URL to an existing database"
+            case .command(let cmd, let status, let output):
+                return "`\(cmd)` failed with status \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))"
+            case .setup(let message):
+                return message
+            }
+        }
+    }
+
+    public enum Status: Sendable, Equatable {
+        case notInitialized
+        case stopped
+        case running
+    }
+
+    /// The folder holding `postgres/` (data), `run/` (socket), `postgres.log` and `lock`.
+    public let root: URL
+    public let port = 5432
+    public let database = "ledger"
+    public let user = "ledger"
+
+    public init(root: URL) {
+        self.root = root.standardizedFileURL
+    }
+
+    /// `LEDGER_HOME`, or `.ledger` in the current directory. As root, when the `postgres` user could
+    /// not reach that folder (a parent without o+x, such as /root), a folder under /var/tmp named after it.
+    public static func defaultRoot() -> URL {
+        if let home = ProcessInfo.processInfo.environment["LEDGER_HOME"], !home.isEmpty {
+            return URL(fileURLWithPath: home)
+        }
+        return defaultRoot(in: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+    }
+
+    /// `.ledger` in `directory`, or its /var/tmp stand-in when root's server user could not reach it.
+    public static func defaultRoot(in directory: URL) -> URL {
+        let local = directory.appendingPathComponent(".ledger")
+        if isRoot, !othersCanTraverse(local.deletingLastPathComponent()) {
+            return URL(fileURLWithPath: "/var/tmp/ledger-\(LedgerCoreDigest.short(local.path))")
+        }
+        return local
+    }
+
+    /// True when every folder from `/` to `url` lets other users search it (o+x).
+    static func othersCanTraverse(_ url: URL) -> Bool {
+        var path = url.standardizedFileURL
+        while true {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path.path),
+                  let mode = attributes[.posixPermissions] as? Int else { return false }
+            if mode & 0o001 == 0 { return false }
+            if path.path == "/" { return true }
+            path = path.deletingLastPathComponent()
+        }
+    }
+
+    var dataDirectory: URL { root.appendingPathComponent("postgres") }
+    var logFile: URL { root.appendingPathComponent("postgres.log") }
+
+    /// The socket folder; a short one under /tmp when the path would exceed the 107-byte socket limit.
+    var socketDirectory: URL {
+        let candidate = root.appendingPathComponent("run")
+        if candidate.path.utf8.count + 20 < 100 { return candidate }
+        let digest = LedgerCoreDigest.short(root.path)
+        return URL(fileURLWithPath: "/tmp/ledger-\(digest)")
+    }
+
+    /// The libpq URL of the embedded database.
+    public var url: String {
+        let host = socketDirectory.path.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? socketDirectory.path
+        return "postgresql:///\(database)?host=\(host)&port=\(port)&user=\(user)"
+    }
+
+    static var isRoot: Bool { geteuid() == 0 }
+
+    // MARK: Commands
+
+    public func status() throws -> Status {
+        guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) else { return .notInitialized }
+        let bin = try Self.binDirectory()
+        let result = try run([bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "status"], asServerUser: true)
+        return result.status == 0 ? .running : .stopped
+    }
+
+    /// Initializes (first time) and starts the cluster unless it runs already; creates the database.
+    /// Returns the URL. Safe to call from several processes at once.
+    @discardableResult
+    public func start(log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
+        let db = self
+        try await ChildProcess.onOwnThread { try db.startBlocking(log: log) }
+        try await createDatabaseIfMissing()
+        return url
+    }
+
+    public func stop() async throws {
+        let db = self
+        try await ChildProcess.onOwnThread { try db.stopBlocking() }
+    }
+
+    func startBlocking(log: (String) -> Void) throws {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try withLock {
+            let bin = try Self.binDirectory()
+            if try status() == .running { return }
+            try prepareFolders()
+            if try status() == .notInitialized {
+                log("initializing a private PostgreSQL cluster in \(dataDirectory.path)")
+                let r = try run([bin.appendingPathComponent("initdb").path, "-D", dataDirectory.path, "-U", user, "-A", "trust",
+                                 "-E", "UTF8", "--no-locale"], asServerUser: true)
+                guard r.status == 0 else { throw Failure.command("initdb", status: r.status, output: r.output) }
+                let settings = """
+
+                    # ledger: private cluster, Unix socket only
+                    listen_addresses = ''
+                    unix_socket_directories = '\(socketDirectory.path)'
+                    port = \(port)
+                    max_connections = 200
+                    shared_buffers = 256MB
+                    max_wal_size = 2GB
+
+                    """
+                let conf = try FileHandle(forWritingTo: dataDirectory.appendingPathComponent("postgresql.conf"))
+                try conf.seekToEnd()
+                try conf.write(contentsOf: Data(settings.utf8))
+                try conf.close()
+            }
+            log("starting PostgreSQL (\(bin.path)) on \(socketDirectory.path)")
+            let r = try run([bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60",
+                             "-o", "-c unix_socket_directories='\(socketDirectory.path)'", "start"], asServerUser: true)
+            guard r.status == 0 else {
+                let tail = (try? String(contentsOf: logFile, encoding: .utf8))?.split(separator: "\n").suffix(5).joined(separator: "\n") ?? ""
+                throw Failure.command("pg_ctl start", status: r.status, output: r.output + "\n" + tail)
+            }
+        }
+    }
+
+    func stopBlocking() throws {
+        try withLock {
+            guard try status() == .running else { return }
+            let bin = try Self.binDirectory()
+            let r = try run([bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "-m", "fast", "-w", "stop"], asServerUser: true)
+            guard r.status == 0 else { throw Failure.command("pg_ctl stop", status: r.status, output: r.output) }
+        }
+    }
+
+    private func createDatabaseIfMissing() async throws {
+        let adminURL = url.replacingOccurrences(of: "postgresql:///\(database)?", with: "postgresql:///postgres?")
+        let conn = try await PostgresConnection.connect(adminURL, applicationName: "ledger-db")
+        defer { Task { await conn.close() } }
+        let exists = try await conn.query("SELECT 1 FROM pg_database WHERE datname = $1", [.text(database)]).count > 0
+        if !exists {
+            do {
+                try await conn.execute("CREATE DATABASE \(quoteIdentifier(database))")
+            } catch let error as PostgresError where error.sqlState == .duplicateDatabase || error.isUniqueViolation {
+                // Created concurrently by another process.
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Newest `/usr/lib/postgresql/N/bin`, else the folder of `pg_ctl` on PATH, else `LEDGER_PG_BIN`.
+    public static func binDirectory() throws -> URL {
+        let env = ProcessInfo.processInfo.environment
+        if let explicit = env["LEDGER_PG_BIN"], !explicit.isEmpty {
+            let dir = URL(fileURLWithPath: explicit)
+            guard FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("pg_ctl").path) else {
+                throw Failure.noServerBinaries(searched: ["LEDGER_PG_BIN=\(explicit)"])
+            }
+            return dir
+        }
+        let base = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).compactMap(Int.init).sorted(by: >)
+        for v in versions {
+            let dir = URL(fileURLWithPath: "\(base)/\(v)/bin")
+            if FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("pg_ctl").path),
+               FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("initdb").path) { return dir }
+        }
+        for dir in (env["PATH"] ?? "").split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(dir))
+            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("initdb").path) {
+                let resolved = candidate.appendingPathComponent("initdb").resolvingSymlinksInPath().deletingLastPathComponent()
+                return resolved
+            }
+        }
+        throw Failure.noServerBinaries(searched: ["\(base)/*/bin"])
+    }
+
+    private func prepareFolders() throws {
+        let fm = FileManager.default
+        try fm.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
+        guard Self.isRoot else { return }
+        guard getpwnam("postgres") != nil else {
+            throw Failure.setup("running as root, but there is no `postgres` user to run the server as (PostgreSQL refuses root); install Debian's postgresql package or run as a normal user")
+        }
+        // The server user must reach the folder; if it cannot (e.g. under /root), say so.
+        let probe = try run(["/bin/sh", "-c", "test -x '\(root.path)'"], asServerUser: true)
+        guard probe.status == 0 else {
+            throw Failure.setup("the postgres user cannot reach \(root.path); set LEDGER_HOME to a folder it can reach (e.g. /var/tmp/ledger)")
+        }
+        for dir in [root, socketDirectory] {
+            let r = try run(["/bin/chown", "postgres:postgres", dir.path], asServerUser: false)
+            guard r.status == 0 else { throw Failure.command("chown", status: r.status, output: r.output) }
+        }
+        if fm.fileExists(atPath: dataDirectory.path) {
+            _ = try run(["/bin/chown", "-R", "postgres:postgres", dataDirectory.path], asServerUser: false)
+        }
+    }
+
+    /// Runs a command (as `postgres` when we are root and `asServerUser`), blocking this thread;
+    /// output is stdout followed by stderr.
+    func run(_ arguments: [String], asServerUser: Bool) throws -> (status: Int32, output: String) {
+        var args = arguments
+        if asServerUser, Self.isRoot {
+            if FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") {
+                args = ["/usr/sbin/runuser", "-u", "postgres", "--"] + args
+            } else {
+                args = ["/bin/su", "-s", "/bin/sh", "postgres", "-c", args.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")]
+            }
+        }
+        let result = try ChildProcess.runBlocking(args[0], Array(args.dropFirst()))
+        return (result.status, result.stdout + result.stderr)
+    }
+
+    /// Holds an exclusive lock on `<root>/lock` while `body` runs (start/stop from several processes).
+    private func withLock<T>(_ body: () throws -> T) throws -> T {
+        let path = root.appendingPathComponent("lock").path
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o666) // not inherited by the server pg_ctl starts
+        guard fd >= 0 else { throw Failure.setup("cannot open lock file \(path) (errno \(errno))") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno != EINTR { throw Failure.setup("cannot lock \(path) (errno \(errno))") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}
+
+import LedgerCore
+
+enum LedgerCoreDigest {
+    static func short(_ s: String) -> String { String(SHA256.hash(Array(s.utf8)).hexString.prefix(12)) }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerLog
+import LedgerTesting
+import Synchronization
+import Testing
+
+@Suite("Concurrency", .timeLimit(.minutes(2)))
+struct ConcurrencyTests {
+    /// 8 writers (on two stores, i.e. two writer connections competing for the head lock, each with
+    /// group commit) append to overlapping streams for several seconds while a subscriber tails the log.
+    @Test func concurrentWritersAndATailingReader() async throws {
+        try await TestDatabase.withSchema("concurrency") { config in
+            let stores = [try await EventStore.open(config), try await EventStore.open(config)]
+            let reader = try await EventStore.open(config)
+            let acknowledged = Locked<[UUID: AppendedEvent]>([:])
+            let duration = Duration.seconds(4)
+            let streams = (0..<6).map { "order:\($0)" }
+
+            // The tail runs until it reads a last event appended once the writers stop. It stops on
+            // that event's id, known before the append: stopping on its position, published only
+            // after the append returned, raced with a tail that read the event first and then
+            // waited forever for one more.
+            let sentinel = testEvent(stream: "sentinel")
+            let tail = Task { () throws -> [RecordedEvent] in
+                var seen: [RecordedEvent] = []
+                for try await event in reader.subscribe(after: 0, pageSize: 200, pollInterval: .milliseconds(200)) {
+                    seen.append(event)
+                    if event.eventId == sentinel.eventId { break }
+                }
+                return seen
+            }
+            // An unstructured task is not cancelled with the test: cancel it when the test ends or
+            // is cancelled (time limit), or a failure would leave it tailing forever.
+            defer { tail.cancel() }
+
+            try await Self.runWriters(stores: stores, streams: streams, duration: duration, acknowledged: acknowledged)
+            // A last event tells the tail where to stop.
+            let last = try await reader.append([sentinel])
+            acknowledged.withLock { $0[last[0].eventId] = last[0] }
+            let acks = acknowledged.withLock { $0 }
+            let head = try await reader.headPosition()
+            let seen = try await withTaskCancellationHandler { try await tail.value } onCancel: { tail.cancel() }
+
+            #expect(acks.count > 100, "the writers should have appended plenty (got \(acks.count))")
+            // Every acknowledged event is stored exactly once, at the acknowledged position.
+            #expect(head == Int64(acks.count))
+            let admin = try await TestDatabase.admin(config)
+            let s = quoteIdentifier(config.schema)
+            let stored = try await admin.query("SELECT event_id, position, stream_id, stream_version FROM \(s).events ORDER BY position")
+            #expect(stored.count == acks.count)
+            var versions: [String: [Int64]] = [:]
+            for r in 0..<stored.count {
+                let id = UUID(uuidString: stored.string(r, 0)!)!
+                #expect(acks[id]?.position == stored.int64(r, 1))
+                versions[stored.string(r, 2)!, default: []].append(stored.int64(r, 3)!)
+            }
+            // Versions per stream are contiguous from 0.
+            for (stream, v) in versions {
+                #expect(v.sorted() == Array(0..<Int64(v.count)), "stream \(stream)")
+            }
+            // The reader saw every event exactly once, in global order.
+            #expect(seen.map(\.position) == Array(1...head))
+            #expect(Set(seen.map(\.eventId)) == Set(acks.keys))
+            #expect(try await reader.verifyChain().isIntact)
+            await admin.close()
+            for store in stores { await store.close() }
+            await reader.close()
+        }
+    }
+
+    /// 8 writers on `stores` append batches of 1-3 events to `streams` for `duration`, now and then
+    /// retrying a batch, and record what was acknowledged.
+    static func runWriters(stores: [EventStore], streams: [String], duration: Duration,
+                           acknowledged: Locked<[UUID: AppendedEvent]>) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                let store = stores[writer % 2]
+                group.addTask {
+                    var rng = SplitMix(seed: UInt64(writer) + 1)
+                    let end = ContinuousClock.now + duration
+                    var n = 0
+                    while ContinuousClock.now < end {
+                        n += 1
+                        let size = 1 + rng.below(3)
+                        let batch = (0..<size).map { _ in
+                            testEvent(stream: streams[rng.below(streams.count)], payload: .makeObject([("writer", .int(Int64(writer))), ("n", .int(Int64(n)))]))
+                        }
+                        let result = try await store.append(batch)
+                        acknowledged.withLock { acks in for a in result { acks[a.eventId] = a } }
+                        // Now and then, retry the same batch: it must come back with the same positions.
+                        if rng.below(10) == 0 {
+                            let again = try await store.append(batch)
+                            #expect(again.map(\.position) == result.map(\.position))
+                            #expect(again.allSatisfy { $0.alreadyStored })
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func appendReconnectsAfterTheServerDropsTheConnection() async throws {
+        try await TestDatabase.withSchema("reconnect") { config in
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            let first = try await store.append([testEvent(stream: "s", key: "k1")])
+            // Kill the writer's backend, as a server restart would.
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
+            try await admin.query("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE application_name = 'ledger-writer' AND pid <> pg_backend_pid()
+                  AND pid = $1
+                """, [.int4(await store.writerBackendPID())])
+            let second = try await store.append([testEvent(stream: "s", key: "k2")])
+            #expect(first[0].position == 1)
+            #expect(second[0].position == 2 && second[0].version == 1)
+            #expect(try await store.headPosition() == 2)
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    @Test func subscriptionResumesFromAGivenPosition() async throws {
+        try await TestDatabase.withSchema("resume") { config in
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append((0..<5).map { _ in testEvent(stream: "s") })
+            var iterator = store.subscribe(after: 3, pollInterval: .milliseconds(100)).makeAsyncIterator()
+            #expect(try await iterator.next()?.position == 4)
+            #expect(try await iterator.next()?.position == 5)
+            // Appended after the subscriber caught up: NOTIFY (or the poll) wakes it.
+            Task { _ = try await store.append([testEvent(stream: "s")]) }
+            #expect(try await iterator.next()?.position == 6)
+        }
+    }
+}

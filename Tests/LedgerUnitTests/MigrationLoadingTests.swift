@@ -1,0 +1,61 @@
+import Foundation
+import LedgerCore
+import LedgerLog
+import LedgerProjection
+import Testing
+
+/// Migration files: names, order, checksums, and the sets of the log and the read models.
+@Suite("Migration loading")
+struct MigrationLoadingTests {
+    /// A fresh folder holding `files` (name: contents), removed after `body`.
+    static func withFolder<T>(_ files: [String: String], _ body: (URL) throws -> T) throws -> T {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-migrations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (name, text) in files { try Data(text.utf8).write(to: dir.appendingPathComponent(name)) }
+        return try body(dir)
+    }
+
+    @Test func filesLoadInVersionOrderWithTheirChecksums() throws {
+        let files = ["0010_later.sql": "SELECT 10;\n", "0002_second.sql": "SELECT 2;\n", "0001_first.sql": "SELECT 1;\n", "README.md": "not SQL"]
+        let loaded = try Self.withFolder(files) { try Migration.load(directory: $0) }
+        #expect(loaded.map(\.version) == [1, 2, 10])
+        #expect(loaded.map(\.name) == ["0001_first", "0002_second", "0010_later"])
+        #expect(loaded.map(\.sql) == ["SELECT 1;\n", "SELECT 2;\n", "SELECT 10;\n"])
+        #expect(loaded[0].checksum == SHA256.hash(Array("SELECT 1;\n".utf8)).hexString)
+    }
+
+    @Test(arguments: [
+        (["first.sql": ""], "migration files are named NNNN_description.sql"),
+        (["v1_first.sql": ""], "migration files are named NNNN_description.sql"),
+        (["0001_a.sql": "", "0001_b.sql": ""], "0001_a and 0001_b share version 1"),
+    ])
+    func badFolderIsRefused(_ files: [String: String], _ problem: String) throws {
+        #expect {
+            _ = try Self.withFolder(files) { try Migration.load(directory: $0) }
+        } throws: { error in
+            guard case .migration(let message)? = error as? LedgerError else { return false }
+            return message.contains(problem)
+        }
+    }
+
+    @Test func setsCombineInVersionOrder() throws {
+        let m = { (v: Int) in Migration(version: v, name: String(format: "%04d_m", v), sql: "SELECT \(v);") }
+        #expect(try Migration.combining([[m(3), m(4)], [m(1), m(2)]]).map(\.version) == [1, 2, 3, 4])
+        #expect(throws: LedgerError.self) { try Migration.combining([[m(1), m(2)], [m(2)]]) }
+    }
+
+    /// The shipped files, as existing databases recorded them: a changed byte is refused by every
+    /// ledger already migrated, so a change goes in a new file.
+    @Test func shippedMigrationsAreUnchanged() throws {
+        let log = try Migration.eventLog()
+        let readModels = try Migration.readModels()
+        #expect(log.map(\.name) == ["0001_event_log"])
+        #expect(readModels.map(\.name) == ["0002_read_models", "0003_read_model_indexes"])
+        #expect(try Migration.eventLogAndReadModels().map(\.checksum) == [
+            "3ed56e4da7db371675105890b9ee119cd666855f12db83822fdf90bde26e3831",
+            "124ab217f22bd1c1946fe0aa2c04c697cdaeef2e83c29afef6e578e4fde2e900",
+            "b35837ea722dcf3eea5a061817fa6cf2037b962546d2c64b2c19fe0a44992ba9",
+        ])
+    }
+}

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0001_event_log.sql

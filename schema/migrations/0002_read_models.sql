@@ -1,0 +1,1 @@
+../../Sources/LedgerProjection/Migrations/0002_read_models.sql

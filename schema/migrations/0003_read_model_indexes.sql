@@ -1,0 +1,1 @@
+../../Sources/LedgerProjection/Migrations/0003_read_model_indexes.sql
