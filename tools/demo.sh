@@ -27,7 +27,7 @@ step "read the global log from position 8"
 "$ledger" read --from 8 --limit 2
 step "verify the hash chain"
 "$ledger" verify-chain
-step "append the twelve scenarios of domain.md section 8 (ledger sample | ledger append), then their re-deliveries"
+step "append the twelve release scenarios (ledger sample | ledger append), then their re-deliveries"
 "$ledger" sample | "$ledger" append > /dev/null
 "$ledger" sample --redeliveries | "$ledger" append > /dev/null
 step "run the projector (read models: orders, transactions, subscriptions, entitlements, anomalies)"
@@ -38,7 +38,7 @@ step "rebuild and swap in atomically"
 "$ledger" rebuild all
 step "show a user: coin balance and the facts behind it"
 "$ledger" show user u_1001
-step "show the user of scenario 8: a VIP month that renews and a VIP quarter, stacked (seed 004, 4.4)"
+step "show the user of scenario 8: a VIP month that renews and a VIP quarter, stacked"
 "$ledger" show user u08-ivan
 
 reports="reports"
@@ -62,4 +62,4 @@ else
   echo "(install chromium to check the HTML in a headless browser: tools/ensure-deps.sh chromium)" >&2
 fi
 echo
-echo "HTML report: $(pwd)/$reports/audit.html"
+echo "HTML report: $reports/audit.html (open it in a browser)"

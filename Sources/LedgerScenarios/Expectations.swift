@@ -76,7 +76,7 @@ public struct Expectation: Hashable, Sendable {
     public var subscriptions: [String: SubscriptionExpectation] = [:]
     /// The kinds of `Projections.anomalies`, in log order (usually none).
     public var anomalyKinds: [String] = []
-    /// What the audit (domain.md section 6) must report over the whole log, by finding kind.
+    /// What the audit must report over the whole log, by finding kind.
     /// Not checked by the fold; documented here for the audit and end-to-end tests.
     public var auditFindings: [String] = []
 

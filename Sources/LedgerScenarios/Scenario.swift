@@ -2,7 +2,7 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 
-/// One of the scenarios every release must get right (domain.md section 8), as data: the facts in
+/// One of the scenarios every release must get right (docs/domain.md), as data: the facts in
 /// log order with fixed ids and times, the facts that arrive again (which the log stores once), and
 /// the documented outcome at the end and at named moments along the way.
 ///
@@ -83,7 +83,7 @@ public enum Scenarios {
     /// `day0` plus whole days: the moments the stacking rule is stated at.
     public static func day(_ n: Int64) -> Timestamp { day0.adding(days: n) }
 
-    /// The twelve scenarios of domain.md section 8, in order.
+    /// The twelve release scenarios, in order.
     public static let all: [Scenario] = [
         callbackLost, usernameNil, interruptedPurchase, receiptReused, swappedReceipts, orphanFromSettings,
         refundAfterSpend, vipStacking, renewalFoundByPoll, wechatDuplicates, verificationRetry, refundReversed,

@@ -119,7 +119,7 @@ struct AppendTests {
     @Test func invalidEventIsRefusedBeforeAnythingIsWritten() async throws {
         try await TestDatabase.withSchema("invalid") { config in
             var config = config
-            config.validation = EventValidation(maximumPayloadBytes: 100, allowUnknownTypes: false)
+            config.validation = EventValidation(maximumPayloadBytes: 100, knownTypes: ["PaymentVerified"], allowUnknownTypes: false)
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
             let big = testEvent(stream: "s", payload: .makeObject([("blob", .string(String(repeating: "x", count: 200)))]))

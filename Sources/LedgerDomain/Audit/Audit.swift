@@ -1,10 +1,10 @@
 import LedgerCore
 
-/// The audit of domain.md section 6 over the projections (chain-broken is the store's).
+/// The audit (docs/domain.md) over the projections (chain-broken is the store's).
 public enum Audit {}
 
 extension Audit {
-    /// Every finding of domain.md section 6 except chain-broken, from the fold of a log (or of a
+    /// Every audit finding except chain-broken, from the fold of a log (or of a
     /// prefix of it: the report "as of" that position). Pure and deterministic: sorted, and at most
     /// one finding per ``Finding/key``. O(orders + transactions + users); no wall clock.
     ///

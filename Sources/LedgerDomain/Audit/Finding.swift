@@ -1,6 +1,6 @@
 import LedgerCore
 
-/// The audit findings of domain.md section 6.
+/// The audit findings (docs/domain.md, the audit).
 public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
     case doubleGrant = "double-grant"
     case missingGrant = "missing-grant"

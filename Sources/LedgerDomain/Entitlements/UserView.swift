@@ -50,7 +50,7 @@ public struct UserView: Hashable, Sendable {
 
     public var ownedFeatures: [String] { features.filter { $0.value > 0 }.map(\.key).sorted() }
 
-    /// Periods stack (seed 004, 4.4): each grant extends the end by its days, from its anchor or
+    /// Periods stack (docs/domain.md, entitlements): each grant extends the end by its days, from its anchor or
     /// from the current end, whichever is later.
     public var periods: [PeriodSummary] {
         var byName: [String: PeriodSummary] = [:]

@@ -30,7 +30,7 @@ public struct OrderView: Hashable, Sendable {
     public init(orderId: String) { self.orderId = orderId }
 
     public var userId: String? { created?.userId }
-    /// The verified product differs from the ordered one (seed 003: the wrong item was delivered).
+    /// The verified product differs from the ordered one.
     public var productMismatch: Bool {
         guard let v = verifiedProductId, let o = created?.productId else { return false }
         return v != o

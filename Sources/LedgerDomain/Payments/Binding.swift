@@ -22,13 +22,13 @@ public enum BindingDecision: Hashable, Sendable {
     /// Bound to an existing order: append this `TransactionBound`.
     case bound(TransactionBound)
     /// The user is known but has no order for it (a purchase from the phone's settings page):
-    /// create an order after payment, then append this `TransactionBound` (seed 003's rule).
+    /// create an order after payment, then append this `TransactionBound`.
     case createOrderAfterPayment(TransactionBound)
     /// Nothing ties it to a user: an orphan payment until someone binds it by hand.
     case unbound(reason: String)
 }
 
-/// Binding a store transaction to an order (domain.md section 4), in order of trust:
+/// Binding a store transaction to an order (docs/domain.md, binding), in order of trust:
 /// appAccountToken (or WeChat out_trade_no) > applicationUsername > the one open order of that user
 /// for that product (sku fallback) > an order created after payment > manual.
 public enum Binding {

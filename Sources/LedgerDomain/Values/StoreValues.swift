@@ -89,7 +89,7 @@ public struct CloseReason: OpenEnum {
     public static let known: [CloseReason] = [.timeout, .userCancel, .storeClosed]
 }
 
-/// How a store transaction was tied to an order (domain.md section 4), in order of trust.
+/// How a store transaction was tied to an order (docs/domain.md, binding), in order of trust.
 public enum BindingMethod: String, CaseIterable, Sendable, Hashable {
     case appAccountToken
     case applicationUsername

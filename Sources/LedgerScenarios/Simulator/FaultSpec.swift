@@ -2,7 +2,7 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 
-/// Which audit findings (domain.md section 6) to inject into a simulated history, and how often:
+/// Which audit findings to inject into a simulated history, and how often:
 /// a rate is the probability that one purchase carries that fault. At most one fault per purchase.
 ///
 /// Text form: `none`, `all=0.01`, `double-grant=0.02,missing-grant=0.01` (later entries override
