@@ -25,11 +25,7 @@ struct AuditCommand: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Option(name: .customLong("as-of"), help: "Replay the log as it stood at this time (RFC 3339, by recordedAt).")
-    var asOf: String?
-
-    @Option(name: .customLong("to-position"), help: "Replay the log through this position.")
-    var toPosition: Int64?
+    @OptionGroup var replay: ReplayOptions
 
     @Option(help: "Keep findings with evidence recorded at or after this time (the whole history is still replayed).")
     var from: String?
@@ -75,10 +71,7 @@ struct AuditCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        if asOf != nil && toPosition != nil { throw ValidationError("give --as-of or --to-position, not both") }
-        if let toPosition, toPosition < 0 { throw ValidationError("--to-position must be >= 0") }
-        if let asOf {
-            guard let t = Timestamp(asOf) else { throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z") }
+        if let asOf = replay.asOf, let t = Timestamp(asOf) {
             let now = Timestamp(microsecondsSince1970: Int64(Date().timeIntervalSince1970 * 1_000_000))
             if t > now { throw ValidationError("--as-of \(asOf) is in the future: the log can only be replayed as of a moment that has passed") }
         }
@@ -109,8 +102,7 @@ struct AuditCommand: AsyncParsableCommand {
             let store = try await EventStore.open(try await connection.configuration())
             let report: AuditReport
             do {
-                var through = toPosition
-                if let asOf, let t = Timestamp(asOf) { through = try await store.position(asOf: t) }
+                let through = try await replay.through(store)
                 let bar = ProgressBar("audit")
                 let run = try await store.audit(through: through, options: options, progress: bar.update)
                 bar.finish()
@@ -121,7 +113,7 @@ struct AuditCommand: AsyncParsableCommand {
                 }
                 if let user { findings = findings.filter { $0.userId == user } }
                 if !kinds.isEmpty { findings = findings.filter { kinds.contains($0.kind) } }
-                let scope = AuditReport.Scope(position: run.position, logTime: run.logTime, events: run.events, asOf: asOf, from: from,
+                let scope = AuditReport.Scope(position: run.position, logTime: run.logTime, events: run.events, asOf: replay.asOf, from: from,
                                               user: user, kinds: kinds.sorted(), options: options)
                 var r = AuditReport(scope: scope, findings: findings,
                                     daily: run.daily.map { .init(day: $0.day, payments: $0.payments, grants: $0.grants, refunds: $0.refunds, revocations: $0.revocations) },

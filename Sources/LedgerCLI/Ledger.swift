@@ -46,6 +46,29 @@ enum Diagnostics {
     static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 }
 
+/// Where a replay of the log stops: the head, a position, or a moment (`audit`, `rebuild`).
+struct ReplayOptions: ParsableArguments {
+    @Option(name: .customLong("to-position"), help: "Replay the log through this position (inclusive).")
+    var toPosition: Int64?
+
+    @Option(name: .customLong("as-of"), help: "Replay the log as it stood at this time (RFC 3339, by the database clock recordedAt).")
+    var asOf: String?
+
+    var isSet: Bool { toPosition != nil || asOf != nil }
+
+    func validate() throws {
+        if toPosition != nil && asOf != nil { throw ValidationError("give --to-position or --as-of, not both") }
+        if let toPosition, toPosition < 0 { throw ValidationError("--to-position must be >= 0") }
+        if let asOf, Timestamp(asOf) == nil { throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z") }
+    }
+
+    /// The last position to replay; nil: the head.
+    func through(_ store: EventStore) async throws -> Int64? {
+        guard let asOf, let t = Timestamp(asOf) else { return toPosition }
+        return try await store.position(asOf: t)
+    }
+}
+
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("database-url"), help: "libpq URL or keyword string (default: $LEDGER_DATABASE_URL, else the embedded server).")
     var databaseURL: String?

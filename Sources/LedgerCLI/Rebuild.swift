@@ -114,11 +114,7 @@ struct Rebuild: AsyncParsableCommand {
     @Argument(help: "The read model to rebuild, or all.")
     var name: String = "all"
 
-    @Option(name: .customLong("to-position"), help: "Rebuild as of this log position (inclusive).")
-    var toPosition: Int64?
-
-    @Option(name: .customLong("as-of"), help: "Rebuild as the log stood at this time (RFC 3339, by the database clock recordedAt).")
-    var asOf: String?
+    @OptionGroup var replay: ReplayOptions
 
     @Flag(help: "Compare the rebuilt tables with the live ones instead of swapping; exit 1 on a difference.")
     var verify = false
@@ -130,12 +126,9 @@ struct Rebuild: AsyncParsableCommand {
         if name != "all" && ReadModel(rawValue: name) == nil {
             throw ValidationError("unknown read model '\(name)'; expected one of: all, \(ReadModel.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        if toPosition != nil && asOf != nil { throw ValidationError("give --to-position or --as-of, not both") }
-        if verify && (toPosition != nil || asOf != nil) {
+        if verify && replay.isSet {
             throw ValidationError("--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
         }
-        if let toPosition, toPosition < 0 { throw ValidationError("--to-position must be >= 0") }
-        if let asOf, Timestamp(asOf) == nil { throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z") }
     }
 
     func run() async throws {
@@ -143,8 +136,7 @@ struct Rebuild: AsyncParsableCommand {
         try await runReportingErrors {
             let store = try await EventStore.open(try await connection.configuration())
             do {
-                var through = toPosition
-                if let asOf, let t = Timestamp(asOf) { through = try await store.position(asOf: t) }
+                let through = try await replay.through(store)
                 let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]
                 let bar = ProgressBar("rebuild")
                 let report = try await store.rebuild(RebuildOptions(models: models, through: through, verify: verify), progress: bar.update)
