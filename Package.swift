@@ -19,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // libpq, as the system provides it (Debian: libpq-dev).
@@ -81,7 +82,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
-        .testTarget(name: "LedgerDomainTests", dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios"], swiftSettings: strict),
+        .testTarget(
+            name: "LedgerDomainTests",
+            dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
         // No PostgreSQL: the append plan, the COPY text codec, the row writers, migration loading.
         .testTarget(
             name: "LedgerUnitTests",

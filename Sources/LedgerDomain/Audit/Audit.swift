@@ -124,7 +124,7 @@ extension Audit {
     }
 
     static func times(_ m: Money?, _ n: Int) -> Money? {
-        m.map { Money(minorUnits: $0.minorUnits * Int64(n), currency: $0.currency) }
+        m.map { Money(minorUnits: $0.minorUnits.multipliedSaturated(by: Int64(n)), currency: $0.currency) }
     }
 
     /// `m * num / den`, rounded up, without overflow (num <= den).

@@ -21,7 +21,7 @@ extension Projections {
     mutating func apply(_ f: CoinsSpent, _ ctx: FactContext) {
         let p = ctx.position
         updateUser(f.userId, p) { u in
-            u.coinsSpent += f.amount
+            u.coinsSpent = u.coinsSpent.addingSaturated(f.amount)
             Self.checkBalance(&u, p)
         }
     }
@@ -29,13 +29,14 @@ extension Projections {
     static func credit(_ u: inout UserView, _ e: Entitlement, quantity: Int64, anchor: Timestamp, grantId: String, sign: Int64) {
         switch e {
         case .coins(let n):
-            if sign > 0 { u.coinsCredited += n * quantity } else { u.coinsClawedBack += n * quantity }
+            let coins = n.multipliedSaturated(by: quantity)
+            if sign > 0 { u.coinsCredited = u.coinsCredited.addingSaturated(coins) } else { u.coinsClawedBack = u.coinsClawedBack.addingSaturated(coins) }
         case .feature(let name):
             u.features[name, default: 0] += sign
         case .subscription, .period:
             guard let name = e.periodEntitlement, let days = e.periodDays else { return }
             if sign > 0 {
-                u.periodGrants.append(.init(entitlement: name, anchor: anchor, days: days * quantity, grantId: grantId))
+                u.periodGrants.append(.init(entitlement: name, anchor: anchor, days: days.multipliedSaturated(by: quantity), grantId: grantId))
             } else if let i = u.periodGrants.firstIndex(where: { $0.grantId == grantId }) {
                 u.periodGrants.remove(at: i)
             }

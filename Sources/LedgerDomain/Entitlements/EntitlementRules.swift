@@ -81,7 +81,7 @@ extension Audit {
     /// transaction, no amount.
     static func negativeBalance(_ u: UserView, _ c: inout Context) {
         guard u.coinBalance < 0, let since = u.negativeSince else { return }
-        let deficit = -u.coinBalance
+        let deficit = u.coinBalance == .min ? .max : -u.coinBalance
         var amount: Money?
         let t = u.negativeCause.flatMap { c.p.transactions[$0] }
         if let t, let money = t.refundedAmount ?? t.price {

@@ -22,17 +22,17 @@ public struct OwedGranted: Hashable, Sendable {
     public var revokedUnits: Int64
     public var status: Status
 
-    public var netUnits: Int64 { grantedUnits - revokedUnits }
+    public var netUnits: Int64 { grantedUnits.subtractingSaturated(revokedUnits) }
 }
 
 extension Entitlement {
     /// What a grant or an owed entitlement is counted in, and how many of them.
     public func units(quantity: Int64) -> (unit: String, count: Int64) {
         switch self {
-        case .coins(let n): return ("coins", n * quantity)
+        case .coins(let n): return ("coins", n.multipliedSaturated(by: quantity))
         case .feature(let f): return ("feature:\(f)", quantity)
-        case .subscription(let e, _, let d, _): return ("days:\(e)", d * quantity)
-        case .period(let e, let d): return ("days:\(e)", d * quantity)
+        case .subscription(let e, _, let d, _): return ("days:\(e)", d.multipliedSaturated(by: quantity))
+        case .period(let e, let d): return ("days:\(e)", d.multipliedSaturated(by: quantity))
         }
     }
 }
@@ -47,11 +47,11 @@ extension Projections {
         for g in t.grants {
             let u = g.entitlement.units(quantity: g.quantity)
             if unit == nil { unit = u.unit }
-            granted += u.count
-            if g.revokedAt != nil { revoked += u.count }
+            granted = granted.addingSaturated(u.count)
+            if g.revokedAt != nil { revoked = revoked.addingSaturated(u.count) }
         }
         let owedUnits = owed?.count ?? 0
-        let net = granted - revoked
+        let net = granted.subtractingSaturated(revoked)
         let status: OwedGranted.Status
         if t.verified && def == nil { status = .unknownProduct }
         else if net < owedUnits { status = .missing }

@@ -46,7 +46,7 @@ public struct UserView: Hashable, Sendable {
     public init(userId: String) { self.userId = userId }
 
     /// credits - spends - clawbacks. Kept negative when it is: flagged, never floored.
-    public var coinBalance: Int64 { coinsCredited - coinsSpent - coinsClawedBack }
+    public var coinBalance: Int64 { coinsCredited.subtractingSaturated(coinsSpent).subtractingSaturated(coinsClawedBack) }
 
     public var ownedFeatures: [String] { features.filter { $0.value > 0 }.map(\.key).sorted() }
 
@@ -55,15 +55,13 @@ public struct UserView: Hashable, Sendable {
     public var periods: [PeriodSummary] {
         var byName: [String: PeriodSummary] = [:]
         for g in periodGrants.sorted(by: { ($0.anchor, $0.grantId) < ($1.anchor, $1.grantId) }) {
-            let day: Int64 = 86_400_000_000
             if var p = byName[g.entitlement] {
-                let start = max(p.endsAt, g.anchor)
-                p.endsAt = Timestamp(microsecondsSince1970: start.microseconds + g.days * day)
-                p.totalDays += g.days
+                p.endsAt = max(p.endsAt, g.anchor).addingDaysSaturated(g.days)
+                p.totalDays = p.totalDays.addingSaturated(g.days)
                 byName[g.entitlement] = p
             } else {
                 byName[g.entitlement] = PeriodSummary(entitlement: g.entitlement, totalDays: g.days, startsAt: g.anchor,
-                                                      endsAt: Timestamp(microsecondsSince1970: g.anchor.microseconds + g.days * day))
+                                                      endsAt: g.anchor.addingDaysSaturated(g.days))
             }
         }
         return byName.values.sorted { $0.entitlement < $1.entitlement }
@@ -72,6 +70,6 @@ public struct UserView: Hashable, Sendable {
     /// Whole days of `entitlement` left at `time` (rounded down).
     public func remainingDays(_ entitlement: String, at time: Timestamp) -> Int64 {
         guard let p = periods.first(where: { $0.entitlement == entitlement }), p.endsAt > time else { return 0 }
-        return (p.endsAt.microseconds - time.microseconds) / 86_400_000_000
+        return p.endsAt.microseconds.subtractingSaturated(time.microseconds) / 86_400_000_000
     }
 }

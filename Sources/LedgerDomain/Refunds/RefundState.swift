@@ -19,7 +19,8 @@ extension TransactionView {
         // currencies, and the choice does not depend on dictionary order.
         guard refundState == .refunded, let first = refunds.sorted(by: { $0.key < $1.key }).first?.value else { return nil }
         let currency = price?.currency ?? first.currency
-        return Money(minorUnits: refunds.values.filter { $0.currency == currency }.reduce(0) { $0 + $1.minorUnits }, currency: currency)
+        return Money(minorUnits: refunds.values.filter { $0.currency == currency }.reduce(0) { $0.addingSaturated($1.minorUnits) },
+                     currency: currency)
     }
 
     /// How many units the buyer is still owed once refunds are taken into account: none when
@@ -28,7 +29,7 @@ extension TransactionView {
         let bought: Int64 = verified ? quantity : 0
         guard refundState == .refunded, let refunded = refundedAmount else { return bought }
         guard let price, price.minorUnits > 0, refunded.minorUnits < price.minorUnits else { return 0 }
-        let back = (refunded.minorUnits * quantity + price.minorUnits - 1) / price.minorUnits
+        let back = refunded.minorUnits.multipliedSaturated(by: quantity).addingSaturated(price.minorUnits - 1) / price.minorUnits
         return max(0, bought - back)
     }
 }
