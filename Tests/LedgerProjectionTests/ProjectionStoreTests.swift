@@ -258,4 +258,26 @@ struct ProjectionStoreTests {
             await store.close()
         }
     }
+
+    @Test("the longest accepted period, granted the most times, is projected and rebuilt (the end held at 9999-12-31)")
+    func extremeGrantIsProjected() async throws {
+        try await TestDatabase.withSchema("extreme") { config in
+            let store = try await Self.open(config)
+            let grant = Fact.entitlementGranted(EntitlementGranted(grantId: "g1", userId: "u1", transactionId: "t1",
+                                                                   entitlement: .period(entitlement: "vip", days: 36_600), quantity: 2_918))
+            let coins = Fact.entitlementGranted(EntitlementGranted(grantId: "g2", userId: "u1", transactionId: "t2",
+                                                                   entitlement: .coins(1_000_000_000), quantity: 10_000))
+            _ = try await store.append([grant.newEvent(occurredAt: Fixture.t("2026-01-01T00:00:00Z")),
+                                        coins.newEvent(occurredAt: Fixture.t("2026-01-01T00:00:01Z"))])
+            let projector = try await Projector.start(store)
+            #expect(try await projector.catchUp() == 2)
+            await projector.close()
+            #expect(try await Self.value(store, "SELECT total_days || ' ' || ends_at::text FROM $schema.rm_entitlement_periods WHERE user_id = 'u1'")
+                == "106798800 9999-12-31 23:59:59+00")
+            #expect(try await Self.value(store, "SELECT coin_balance FROM $schema.rm_users WHERE user_id = 'u1'") == "10000000000000")
+            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            #expect(!verify.hasDifferences)
+            await store.close()
+        }
+    }
 }
