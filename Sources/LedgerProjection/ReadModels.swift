@@ -128,7 +128,7 @@ extension Projections {
         w.field(t.productId); w.field(t.quantity); w.field(t.purchaseDate); w.field(t.expiresDate)
         w.field(t.price?.minorUnits); w.field(t.price?.currency.code); w.field(t.verifiedPosition); w.field(Int64(t.failedVerifications.count))
         w.field(t.isRenewal); w.field(t.bindings.first?.method.rawValue)
-        w.texts(t.bindings.map(\.userId)); w.texts(t.reports.map(\.userId))
+        w.texts(t.bindings.map(\.userId)); w.texts(t.reports.compactMap(\.userId))
         w.field(t.refundState.rawValue); w.field(t.refundedAmount?.minorUnits); w.field(t.upgraded)
         w.field(og.unit); w.field(og.owedUnits); w.field(og.grantedUnits); w.field(og.revokedUnits); w.field(og.status.rawValue)
         w.field(t.positions.last ?? 0); w.positions(t.positions)

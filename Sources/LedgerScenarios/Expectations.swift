@@ -111,7 +111,7 @@ public struct Expectation: Hashable, Sendable {
             check("transaction \(id) revokedUnits", og.revokedUnits, e.revokedUnits)
             check("transaction \(id) status", og.status, e.status)
             check("transaction \(id) grants", t.grants.count, e.grants)
-            if let r = e.reportedBy { check("transaction \(id) reportedBy", Set(t.reports.map(\.userId)).sorted(), r) }
+            if let r = e.reportedBy { check("transaction \(id) reportedBy", Set(t.reports.compactMap(\.userId)).sorted(), r) }
         }
         for (id, e) in users.sorted(by: { $0.key < $1.key }) {
             guard let u = p.users[id] else { out.append("user \(id): absent"); continue }

@@ -95,6 +95,10 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
         if case .subscription(let e, _, let d, _) = product.entitlement { granted = .period(entitlement: e, days: d) } else { granted = product.entitlement }
         out.append((.entitlementGranted(EntitlementGranted(grantId: "g\(n)", userId: user, channel: channel, transactionId: txId, orderId: orderId,
                                                            entitlement: granted)), tick()))
+        if channel == .googleplay {
+            let at = tick()
+            out.append((.purchaseAcknowledged(PurchaseAcknowledged(channel: channel, transactionId: txId, acknowledgedAt: at)), at))
+        }
         if case .coins(let c) = product.entitlement, rng.next() % 2 == 0 {
             out.append((.coinsSpent(CoinsSpent(spendId: "s\(n)", userId: user, amount: 1 + Int64(rng.next() % UInt64(c)))), tick()))
         }

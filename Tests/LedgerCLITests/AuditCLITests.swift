@@ -182,7 +182,7 @@ struct AuditCLITests {
             let before = try JSONValue.parse(try await cli.run(["audit", "--format", "json"]).stdout)
             let admin = try await TestDatabase.admin(config)
             try await admin.execute("SET session_replication_role = replica")
-            try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{quantity}', '2') WHERE position = 6")
+            try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{orderId}', '\"ord_tampered\"') WHERE position = 6")
             await admin.close()
             let r = try await cli.run(["audit", "--format", "json", "--fail-on", "critical"])
             #expect(r.status == 1)

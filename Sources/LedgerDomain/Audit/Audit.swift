@@ -44,8 +44,8 @@ extension Audit {
             guard let d = defs.first else { continue }
             c.catalogue[d.channel, default: [:]][d.storeProductId] = defs
         }
-        for t in p.transactions.values {
-            // Fast path: the common clean transaction allocates nothing (no grant list, no
+        for t in p.transactions.values where !t.isSandbox {
+            // Sandbox purchases are shown apart and judged by no rule. Fast path: the common clean transaction allocates nothing (no grant list, no
             // owed-versus-granted unless a rule needs it).
             var activeCount = 0
             for g in t.grants where g.revokedAt == nil { activeCount += 1 }
@@ -59,6 +59,7 @@ extension Audit {
             orphanPayment(t, &c)
             receiptReused(t, &c)
             subscriptionDrift(t, active, &c)
+            unacknowledgedPurchase(t, &c)
         }
         for o in p.orders.values {
             productMismatch(o, &c)
@@ -95,7 +96,8 @@ extension Audit {
 
         /// The owner of `t` (see ``Audit/run(_:options:)``) without the per-grant order fallback,
         /// and the position that proves it.
-        mutating func owner(_ t: TransactionView) -> (user: String, position: Int64?)? {
+        mutating func owner(_ t: TransactionView, at position: Int64 = .max) -> (user: String, position: Int64?)? {
+            if let m = t.transfers.last(where: { $0.position < position }) { return (m.toUserId, m.position) }
             if let b = t.bindings.first { return (b.userId, b.position) }
             if let u = t.subscriptionUserId {
                 return (u, t.originalTransactionId.flatMap { p.transactions[$0]?.bindings.first?.position })
@@ -134,6 +136,25 @@ extension Audit {
         let (q, r) = UInt64(den).dividingFullWidth(product)
         let v = Int64(q) + (r == 0 ? 0 : 1)
         return Money(minorUnits: m.minorUnits < 0 ? -v : v, currency: m.currency)
+    }
+
+    /// `units * num / den` rounded down, for `0 <= num <= den`: a share never larger than `units`.
+    public static func share(_ units: Int64, _ num: Int64, _ den: Int64) -> Int64 {
+        guard den > 0, num > 0, units > 0 else { return 0 }
+        guard num < den else { return units }
+        let product = units.magnitude.multipliedFullWidth(by: UInt64(num))
+        return Int64(UInt64(den).dividingFullWidth(product).quotient)
+    }
+
+    /// `m * num / den`, rounded up, for any `num >= 0` (an excess may be several prices); held at
+    /// `Int64.max` instead of overflowing.
+    static func scaled(_ m: Money, _ num: Int64, _ den: Int64) -> Money {
+        guard den > 0, num > 0, m.minorUnits > 0 else { return Money(minorUnits: 0, currency: m.currency) }
+        let product = m.minorUnits.magnitude.multipliedFullWidth(by: UInt64(num))
+        guard product.high < UInt64(den) else { return Money(minorUnits: .max, currency: m.currency) }
+        let (q, r) = UInt64(den).dividingFullWidth(product)
+        let v = q.addingReportingOverflow(r == 0 ? 0 : 1)
+        return Money(minorUnits: v.overflow || v.partialValue > UInt64(Int64.max) ? .max : Int64(v.partialValue), currency: m.currency)
     }
 
     /// The money the buyer paid and kept: the price less what was refunded (same currency).

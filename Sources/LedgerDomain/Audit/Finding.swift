@@ -14,6 +14,7 @@ public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
     case staleOrder = "stale-order"
     case subscriptionDrift = "subscription-drift"
     case negativeBalance = "negative-balance"
+    case unacknowledgedPurchase = "unacknowledged-purchase"
     case chainBroken = "chain-broken"
 
     public static func < (a: FindingKind, b: FindingKind) -> Bool { a.rawValue < b.rawValue }
@@ -22,7 +23,7 @@ public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
     public var defaultSeverity: Severity {
         switch self {
         case .doubleGrant, .grantWithoutPayment, .wrongUser, .chainBroken: return .critical
-        case .missingGrant, .refundNotRevoked, .productMismatch, .receiptReused: return .error
+        case .missingGrant, .refundNotRevoked, .productMismatch, .receiptReused, .unacknowledgedPurchase: return .error
         case .revokedWithoutRefund, .orphanPayment, .subscriptionDrift, .negativeBalance: return .warning
         case .staleOrder: return .info
         }
@@ -78,9 +79,12 @@ public struct AuditOptions: Sendable, Hashable {
     public var refundWindow: Duration
     /// A launched order must be paid or closed within this (default 24 hours).
     public var staleOrderWindow: Duration
+    /// A Google purchase must be acknowledged within this (default 3 days, after which Google refunds it).
+    public var acknowledgementWindow: Duration
 
     public init(missingGrantWindow: Duration = .seconds(600), refundWindow: Duration = .seconds(600),
-                staleOrderWindow: Duration = .seconds(86_400)) {
+                staleOrderWindow: Duration = .seconds(86_400), acknowledgementWindow: Duration = .seconds(3 * 86_400)) {
         self.missingGrantWindow = missingGrantWindow; self.refundWindow = refundWindow; self.staleOrderWindow = staleOrderWindow
+        self.acknowledgementWindow = acknowledgementWindow
     }
 }

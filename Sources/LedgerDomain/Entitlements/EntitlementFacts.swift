@@ -2,31 +2,69 @@ import LedgerCore
 
 // What fulfilment gave, and the coins users spent.
 
-/// What fulfilment actually gave. For periods, `entitlement` is the period granted.
+/// Why something was granted: a purchase, or a policy (no store transaction behind it).
+public struct GrantReason: OpenEnum {
+    public let raw: String
+    public init(raw: String) { self.raw = raw }
+    public static let purchase = GrantReason(raw: "purchase")
+    public static let goodwill = GrantReason(raw: "goodwill")
+    public static let compensation = GrantReason(raw: "compensation")
+    public static let promotion = GrantReason(raw: "promotion")
+    public static let migration = GrantReason(raw: "migration")
+    public static let known: [GrantReason] = [.purchase, .goodwill, .compensation, .promotion, .migration]
+}
+
+/// What fulfilment actually gave. For periods, `entitlement` is the period granted. A grant
+/// without a store transaction says why (goodwill, compensation, promotion, migration) and who
+/// authorized it: it is not a grant without payment, and finance sees it in its own section.
 public struct EntitlementGranted: FactBody {
     public var grantId: String
     public var userId: String
     public var channel: Channel?
-    public var transactionId: String
+    public var transactionId: String?
     public var orderId: String?
     public var entitlement: Entitlement
     public var quantity: Int64
+    /// Why: a purchase when absent.
+    public var reason: GrantReason?
+    /// Who authorized a grant without a transaction.
+    public var authorizedBy: String?
 
-    public init(grantId: String, userId: String, channel: Channel? = nil, transactionId: String, orderId: String? = nil,
-                entitlement: Entitlement, quantity: Int64 = 1) {
+    public init(grantId: String, userId: String, channel: Channel? = nil, transactionId: String?, orderId: String? = nil,
+                entitlement: Entitlement, quantity: Int64 = 1, reason: GrantReason? = nil, authorizedBy: String? = nil) {
         self.grantId = grantId; self.userId = userId; self.channel = channel; self.transactionId = transactionId
-        self.orderId = orderId; self.entitlement = entitlement; self.quantity = quantity
+        self.orderId = orderId; self.entitlement = entitlement; self.quantity = quantity; self.reason = reason; self.authorizedBy = authorizedBy
     }
 
-    public static let fields = FieldTable(EntitlementGranted(grantId: "", userId: "", transactionId: "", entitlement: .coins(1)), [
+    /// A grant by policy (goodwill, compensation...): it says why and who authorized it. A grant
+    /// without a transaction that does neither is judged as a grant without payment.
+    public var isPolicyGrant: Bool { (reason.map { $0 != .purchase } ?? false) && authorizedBy != nil }
+
+    /// The transaction it is counted against: its own, or for a grant without one that is no
+    /// policy grant, a stand-in named by the grant (never verified, so the audit flags it).
+    var countedTransaction: String { transactionId ?? "grant:\(grantId)" }
+
+    public static let fields = FieldTable(EntitlementGranted(grantId: "", userId: "", transactionId: nil, entitlement: .coins(1)), [
         .text("grantId", \.grantId),
         .text("userId", \.userId),
         .optionalChannel("channel", \.channel),
-        .text("transactionId", \.transactionId),
+        .optionalText("transactionId", \.transactionId, "The store transaction paid for it; absent for a grant by policy."),
         .optionalText("orderId", \.orderId),
         .object("entitlement", \.entitlement),
         .int("quantity", \.quantity, min: 1, max: 10_000),
+        .optionalOpen("reason", \.reason, "Why: purchase when absent. A grant by policy (goodwill, compensation, promotion, migration) with authorizedBy is counted against no transaction; a grant without a transaction and without both is a grant without payment."),
+        .optionalText("authorizedBy", \.authorizedBy, "Who authorized a grant by policy."),
     ])
+
+    /// Version 1: every grant named its transaction.
+    static let version1 = FieldTable(fields.blank, fields.removing(["reason", "authorizedBy"]).fields.map {
+        $0.name == "transactionId" ? .text("transactionId", \.requiredTransactionId) : $0
+    })
+
+    var requiredTransactionId: String {
+        get { transactionId ?? "" }
+        set { transactionId = newValue }
+    }
 }
 
 public struct CoinsSpent: FactBody {
@@ -49,9 +87,16 @@ public struct CoinsSpent: FactBody {
 
 extension FactTypes {
     public static let entitlementGranted = FactType<EntitlementGranted>(
-        "EntitlementGranted", "What fulfilment actually gave the user; for periods, entitlement is the period granted.",
-        stream: "user:<userId>", key: "grant:<grantId>", wrap: Fact.entitlementGranted,
-        summary: { "granted \($0.entitlement) x\($0.quantity) to \($0.userId) for tx \($0.transactionId) (grant \($0.grantId))" })
+        "EntitlementGranted", "What fulfilment actually gave the user; for periods, entitlement is the period granted. "
+            + "A grant without a store transaction says why (goodwill, compensation, promotion, migration) and who authorized it.",
+        stream: "user:<userId>", key: "grant:<grantId>",
+        older: [OlderVersion(fields: EntitlementGranted.version1,
+                             about: "What fulfilment actually gave the user; for periods, entitlement is the period granted.")],
+        wrap: Fact.entitlementGranted,
+        summary: { f in
+            "granted \(f.entitlement) x\(f.quantity) to \(f.userId) "
+                + (f.transactionId.map { "for tx \($0)" } ?? "as \(f.reason?.raw ?? "?") by \(f.authorizedBy ?? "?")") + " (grant \(f.grantId))"
+        })
 
     public static let coinsSpent = FactType<CoinsSpent>(
         "CoinsSpent", "The user consumed coins.", stream: "user:<userId>", key: "spend:<spendId>", wrap: Fact.coinsSpent,

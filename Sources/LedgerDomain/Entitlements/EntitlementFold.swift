@@ -4,8 +4,10 @@ import LedgerCore
 extension Projections {
     mutating func apply(_ f: EntitlementGranted, _ ctx: FactContext) {
         let p = ctx.position
-        let anchor = transactions[f.transactionId]?.purchaseDate ?? ctx.occurredAt
-        updateTransaction(f.transactionId, p) { t in
+        guard !f.isPolicyGrant else { return grantByPolicy(f, ctx) }
+        let txId = f.countedTransaction
+        let anchor = transactions[txId]?.purchaseDate ?? ctx.occurredAt
+        updateTransaction(txId, p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.grants.append(GrantRecord(grantId: f.grantId, userId: f.userId, orderId: f.orderId, entitlement: f.entitlement,
                                         quantity: f.quantity, position: p, at: anchor))
@@ -15,7 +17,18 @@ extension Projections {
             // A credit can bring a negative balance back to zero or above: no longer flagged.
             Self.checkBalance(&u, p)
         }
-        transactionChanged(f.transactionId)
+        transactionChanged(txId)
+    }
+
+    /// A grant by policy: credited to the user, counted against no transaction, listed for finance.
+    mutating func grantByPolicy(_ f: EntitlementGranted, _ ctx: FactContext) {
+        let g = GrantRecord(grantId: f.grantId, userId: f.userId, orderId: f.orderId, entitlement: f.entitlement,
+                            quantity: f.quantity, position: ctx.position, at: ctx.occurredAt)
+        policyGrants[f.grantId] = PolicyGrant(grant: g, reason: f.reason ?? .purchase, authorizedBy: f.authorizedBy, transactionId: f.transactionId)
+        updateUser(f.userId, ctx.position) { u in
+            Self.credit(&u, f.entitlement, quantity: f.quantity, anchor: ctx.occurredAt, grantId: f.grantId, sign: 1)
+            Self.checkBalance(&u, ctx.position)
+        }
     }
 
     mutating func apply(_ f: CoinsSpent, _ ctx: FactContext) {

@@ -23,11 +23,27 @@ extension Audit {
     /// order: the binding's; positions: the verification and the active grants; amount:
     /// price x (active grants - 1).
     static func doubleGrant(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
-        guard t.verified, active.count > 1 else { return }
+        guard t.verified, !active.isEmpty else { return }
+        guard active.count > 1 else { return overGrant(t, active[0], &c) }
         let desc = active.map { "\($0.grantId) to \($0.userId)" }.joined(separator: ", ")
         c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition] + active.map(\.position), times(t.price, active.count - 1),
+              [t.verifiedPosition] + active.map(\.position), times(t.revenue, active.count - 1),
               "Transaction \(t.transactionId) was paid once but has \(active.count) active grants (\(desc)).")
+    }
+
+    /// **double-grant** (an over-grant): a verified transaction of a coin or feature product, not
+    /// refunded, voided or revoked by the store, whose one active grant gives more units than the
+    /// transaction owes (120 coins for a 60-coin product). Positions: the verification and the
+    /// grant; amount: the revenue x excess / owed units, rounded up.
+    static func overGrant(_ t: TransactionView, _ g: GrantRecord, _ c: inout Context) {
+        guard t.refunds.isEmpty, t.voidedQuantity == nil, t.storeRevokedPosition == nil,
+              let e = c.entitlement(t), e.periodEntitlement == nil else { return }
+        let owed = t.owedUnits(of: e), got = (unit: g.units.unit, count: g.unitsLeft)
+        guard got.unit == owed.unit, owed.count > 0, got.count > owed.count else { return }
+        let excess = got.count - owed.count
+        c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
+              [t.verifiedPosition, g.position], t.revenue.map { scaled($0, excess, owed.count) },
+              "Transaction \(t.transactionId) paid for \(owed.count) \(owed.unit) but grant \(g.grantId) gave \(got.count): \(excess) too many.")
     }
 
     /// **missing-grant**: a verified payment or renewal that is owed something (owed units > 0;
@@ -39,28 +55,30 @@ extension Audit {
     /// price less any refund.
     static func missingGrant(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
         guard t.verified, active.isEmpty, !isOrphan(t), c.passed(t.verifiedAt, c.options.missingGrantWindow) else { return }
+        // One root cause, one finding: a revocation with nothing behind it is revoked-without-refund's.
+        guard !revokedWithoutRefundApplies(t) else { return }
         let og = c.p.owedGranted(t)
         let owes = t.storeRevokedPosition == nil && (og.status == .unknownProduct ? t.refundState != .refunded : og.owedUnits > 0)
         guard owes else { return }
         let owed = og.unit.map { "\(og.owedUnits) \($0)" } ?? "product \(t.productId ?? "?") (not in the catalogue)"
         c.add(.missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
               [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position),
-              netPaid(t),
+              t.revenue == nil ? nil : netPaid(t),
               "\(t.isRenewal ? "Renewal" : "Payment") \(t.transactionId) verified at \(t.verifiedAt?.iso8601 ?? "?") owes \(owed) and has no active grant after the \(c.options.missingGrantWindow) window.")
     }
 
-    /// **wrong-user**: an active grant to a user other than the transaction's owner (see
-    /// ``Audit/run(_:options:)``; with no owner, the user of the order the grant names; with
+    /// **wrong-user**: an active grant to a user other than the transaction's owner when it was
+    /// granted (the user of the last TransactionTransferred before it, else as ``Audit/run(_:options:)`` says; with no owner, the user of the order the grant names; with
     /// neither, no finding). One finding per (transaction, recipient): user: the recipient;
     /// order: the binding's, else the grant's; positions: the proof of ownership (binding, the
     /// original's binding, the token's order or the grant's order) and the grants; amount:
     /// (price, else the order's price) x those grants.
     static func wrongUser(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
         guard !active.isEmpty else { return }
-        let owner = c.owner(t)
         var wrong: [String: (grants: [GrantRecord], owner: String, proof: Int64?)] = [:]
         for g in active {
-            var expected = owner
+            // The owner when the grant was made: a move to another user counts from its position.
+            var expected = c.owner(t, at: g.position)
             if expected == nil, let oid = g.orderId, let o = c.p.orders[oid], let u = o.userId { expected = (u, o.positions.first) }
             guard let e = expected, e.user != g.userId else { continue }
             wrong[g.userId, default: ([], e.user, e.position)].grants.append(g)
@@ -68,7 +86,7 @@ extension Audit {
         for (user, w) in wrong {
             let order = t.orderId ?? w.grants[0].orderId
             c.add(.wrongUser, t.channel, user: user, order: order, tx: t.transactionId, [w.proof] + w.grants.map(\.position),
-                  times(t.price ?? c.orderPrice(order), w.grants.count),
+                  times(t.price == nil ? c.orderPrice(order) : t.revenue, w.grants.count),
                   "Transaction \(t.transactionId) belongs to \(w.owner) but \(w.grants.count) grant(s) went to \(user).")
         }
     }

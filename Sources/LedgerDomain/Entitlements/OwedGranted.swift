@@ -41,14 +41,14 @@ extension Projections {
     /// Owed versus granted for one transaction.
     public func owedGranted(_ t: TransactionView) -> OwedGranted {
         let def = t.productId.flatMap { product(t.channel, $0, at: t.purchaseDate) }
-        let owed = def.map { $0.entitlement.units(quantity: t.quantityOwedAfterRefunds) }
+        let owed = def.map { t.owedUnits(of: $0.entitlement) }.map { (unit: $0.unit, count: t.unitsOwedAfterRefunds($0.count)) }
         var granted: Int64 = 0, revoked: Int64 = 0
         var unit = owed?.unit
         for g in t.grants {
-            let u = g.entitlement.units(quantity: g.quantity)
+            let u = g.units
             if unit == nil { unit = u.unit }
             granted = granted.addingSaturated(u.count)
-            if g.revokedAt != nil { revoked = revoked.addingSaturated(u.count) }
+            revoked = revoked.addingSaturated(g.revokedAt != nil ? u.count : min(g.revokedUnits, u.count))
         }
         let owedUnits = owed?.count ?? 0
         let net = granted.subtractingSaturated(revoked)

@@ -8,7 +8,24 @@ public struct GrantRecord: Hashable, Sendable {
     public var quantity: Int64
     public var position: Int64
     public var at: Timestamp
+    /// The position of the revocation that took it back whole (or its last part).
     public var revokedAt: Int64?
+    /// Units taken back by partial revocations.
+    public var revokedUnits: Int64 = 0
+
+    /// What it gave, counted in its unit (coins, days of an entitlement, a feature).
+    public var units: (unit: String, count: Int64) { entitlement.units(quantity: quantity) }
+    /// The units it still gives: none once revoked whole.
+    public var unitsLeft: Int64 { revokedAt == nil ? max(0, units.count.subtractingSaturated(revokedUnits)) : 0 }
+}
+
+/// A grant without a store transaction (goodwill, compensation, promotion, migration), or with
+/// one but for another reason than the purchase: shown to finance in its own section.
+public struct PolicyGrant: Hashable, Sendable {
+    public var grant: GrantRecord
+    public var reason: GrantReason
+    public var authorizedBy: String?
+    public var transactionId: String?
 }
 
 /// Entitlement time of one kind (`vip`), stacked across every product that feeds it.

@@ -26,6 +26,9 @@ public enum Fact: Hashable, Sendable {
     case refunded(Refunded)
     case refundReversed(RefundNotice)
     case orderClosed(OrderClosed)
+    case transactionTransferred(TransactionTransferred)
+    case purchaseAcknowledged(PurchaseAcknowledged)
+    case purchaseVoided(PurchaseVoided)
 
     /// The body with its type's declaration: the one place a case meets its ``FactType``.
     var declared: any DeclaredFact {
@@ -52,6 +55,9 @@ public enum Fact: Hashable, Sendable {
         case .refunded(let b): return Declared(FactTypes.refunded, b)
         case .refundReversed(let b): return Declared(FactTypes.refundReversed, b)
         case .orderClosed(let b): return Declared(FactTypes.orderClosed, b)
+        case .transactionTransferred(let b): return Declared(FactTypes.transactionTransferred, b)
+        case .purchaseAcknowledged(let b): return Declared(FactTypes.purchaseAcknowledged, b)
+        case .purchaseVoided(let b): return Declared(FactTypes.purchaseVoided, b)
         }
     }
 

@@ -8,11 +8,12 @@ public enum FactCatalogue {
         AnyFactType(FactTypes.orderCreated), AnyFactType(FactTypes.paymentLaunched), AnyFactType(FactTypes.orderClosed),
         AnyFactType(FactTypes.clientCallbackReceived), AnyFactType(FactTypes.storeNotificationReceived),
         AnyFactType(FactTypes.paymentVerified), AnyFactType(FactTypes.verificationFailed), AnyFactType(FactTypes.transactionBound),
+        AnyFactType(FactTypes.transactionTransferred), AnyFactType(FactTypes.purchaseAcknowledged),
         AnyFactType(FactTypes.entitlementGranted), AnyFactType(FactTypes.coinsSpent),
         AnyFactType(FactTypes.subscriptionRenewed), AnyFactType(FactTypes.renewalFailed), AnyFactType(FactTypes.autoRenewChanged),
         AnyFactType(FactTypes.planChanged), AnyFactType(FactTypes.subscriptionExpired),
         AnyFactType(FactTypes.refundRequested), AnyFactType(FactTypes.refundDeclined), AnyFactType(FactTypes.refunded),
-        AnyFactType(FactTypes.refundReversed), AnyFactType(FactTypes.entitlementRevoked),
+        AnyFactType(FactTypes.refundReversed), AnyFactType(FactTypes.entitlementRevoked), AnyFactType(FactTypes.purchaseVoided),
     ]
 
     static let byName: [String: AnyFactType] = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0) })

@@ -153,11 +153,20 @@ extension FactField {
         required(name, kp, .ref("currency", doc), get: { r, k throws(FactError) in try r.currency(k) }, put: { $0.set($1, $2.code) })
     }
 
-    /// One of a closed set of values.
-    public static func choice<E: RawRepresentable & CaseIterable & Sendable>(_ name: String, _ kp: FieldPath<Root, E>, _ doc: String? = nil) -> FactField
-    where E.RawValue == String {
-        required(name, kp, .closed(E.allCases.map(\.rawValue), doc), get: { r, k throws(FactError) in try r.choice(k, E.self) },
-                 put: { $0.set($1, $2) }, text: { $0.rawValue })
+    /// One of a closed set of values (`allowed`: a subset, for a version that knew fewer).
+    public static func choice<E: RawRepresentable & CaseIterable & Sendable>(_ name: String, _ kp: FieldPath<Root, E>, _ doc: String? = nil,
+                                                                         allowed: [E]? = nil) -> FactField
+    where E.RawValue == String, E: Equatable {
+        let values = allowed ?? Array(E.allCases)
+        return required(name, kp, .closed(values.map(\.rawValue), doc),
+                        get: { r, k throws(FactError) in
+                            let e = try r.choice(k, E.self)
+                            guard values.contains(e) else {
+                                throw r.fail(k, "must be one of \(values.map(\.rawValue).joined(separator: ", ")) (got \"\(e.rawValue)\")")
+                            }
+                            return e
+                        },
+                        put: { $0.set($1, $2) }, text: { $0.rawValue })
     }
 
     /// A store enum: unknown values are kept raw.
@@ -233,6 +242,11 @@ public struct FieldTable<Root: Sendable>: Sendable {
     }
 
     public func field(named name: String) -> FactField<Root>? { fields.first { $0.name == name } }
+
+    /// The same table without some fields (an older version, before they were added).
+    func removing(_ names: Set<String>) -> FieldTable {
+        FieldTable(blank, fields.filter { !names.contains($0.name) }, check: check)
+    }
 
     /// The JSON Schema of the object: properties, required ones, and no others.
     var schema: [(String, JSONValue)] {

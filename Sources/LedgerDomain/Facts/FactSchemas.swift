@@ -19,7 +19,8 @@ public enum FactSchemas {
 
     static func schema<Body>(of t: FactType<Body>, version: Int32) -> JSONValue {
         let about = version < t.version ? t.older[Int(version) - 1].about : t.about
-        let key = t.key?.description ?? "none"
+        let key = t.keys.isEmpty ? "none"
+            : t.keys.enumerated().map { $1.describe(last: $0 == t.keys.count - 1) }.joined(separator: "; otherwise ")
         return .ordered([
             ("$schema", .string("https://json-schema.org/draft/2020-12/schema")),
             ("$id", .string("\(base)\(t.name).v\(version).schema.json")),

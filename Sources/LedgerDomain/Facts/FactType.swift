@@ -16,7 +16,8 @@ public struct FactType<Body: FactBody>: Sendable {
     public let name: String
     let about: String
     let stream: KeyTemplate<Body>
-    let key: KeyTemplate<Body>?
+    /// The natural idempotency key: the first template whose fields are present.
+    let keys: [KeyTemplate<Body>]
     let summary: @Sendable (Body) -> String
     let wrap: @Sendable (Body) -> Fact
     /// Versions 1, 2... before the current one: each read straight into the current shape.
@@ -26,10 +27,10 @@ public struct FactType<Body: FactBody>: Sendable {
     ///   - stream: e.g. `"order:<orderId>"`; `<field>` is the field's text.
     ///   - key: e.g. `"order:<orderId>:created"`; an optional field that is absent makes no key,
     ///     unless a fallback is given (`<channel|any>`).
-    init(_ name: String, _ about: String, stream: String, key: String?, older: [OlderVersion<Body>] = [],
+    init(_ name: String, _ about: String, stream: String, key: String?, orKeys: [String] = [], older: [OlderVersion<Body>] = [],
          wrap: @escaping @Sendable (Body) -> Fact, summary: @escaping @Sendable (Body) -> String) {
         self.name = name; self.about = about
-        self.stream = KeyTemplate(stream); self.key = key.map { KeyTemplate($0) }
+        self.stream = KeyTemplate(stream); self.keys = (key.map { [$0] } ?? []).map { KeyTemplate($0) } + orKeys.map { KeyTemplate($0) }
         self.older = older; self.wrap = wrap; self.summary = summary
     }
 
@@ -47,6 +48,15 @@ struct OlderVersion<Body: Sendable>: Sendable {
     let about: String
 }
 
+extension OlderVersion where Body: FactBody {
+    /// A version that had the current fields but for `added` ones (optional: absent reads as nil).
+    static func without(_ added: Set<String>, _ about: String) -> OlderVersion {
+        precondition(added.allSatisfy { name in Body.fields.fields.contains { $0.name == name && !$0.isRequired } },
+                     "\(Body.self): only optional fields can be new in a later version")
+        return OlderVersion(fields: Body.fields.removing(added), about: about)
+    }
+}
+
 /// A stream name or idempotency key built from a fact's fields: `"<channel>:tx:<transactionId>"`.
 struct KeyTemplate<Body: FactBody>: Sendable {
     enum Part: Sendable {
@@ -55,6 +65,11 @@ struct KeyTemplate<Body: FactBody>: Sendable {
     }
 
     let parts: [Part]
+
+    /// Whether it renders for every value (names no optional field without a fallback).
+    var isTotal: Bool {
+        parts.allSatisfy { if case .field(_, _, let fallback, let optional) = $0 { return !optional || fallback != nil } else { return true } }
+    }
 
     init(_ pattern: String) {
         var parts: [Part] = []
@@ -88,8 +103,11 @@ struct KeyTemplate<Body: FactBody>: Sendable {
     }
 
     /// How the published schema describes it: `revoke:<channel or any>:<transactionId>`, with
-    /// "when X is given, else none" for a key that needs an optional field.
-    var description: String {
+    /// "when X is given" for a key that needs an optional field (", else none" when no other
+    /// template follows).
+    var description: String { describe(last: true) }
+
+    func describe(last: Bool) -> String {
         var out = "", needs: [String] = []
         for part in parts {
             switch part {
@@ -99,7 +117,8 @@ struct KeyTemplate<Body: FactBody>: Sendable {
                 if optional && fallback == nil { needs.append(name) }
             }
         }
-        return needs.isEmpty ? out : out + " when \(needs.joined(separator: " and ")) is given, else none"
+        guard !needs.isEmpty else { return out }
+        return out + " when \(needs.joined(separator: " and ")) \(needs.count > 1 ? "are" : "is") given" + (last ? ", else none" : "")
     }
 }
 
@@ -143,6 +162,9 @@ struct Declared<Body: FactBody>: DeclaredFact {
         guard let s = type.stream.render(body) else { preconditionFailure("\(type.name)'s stream names an optional field") }
         return s
     }
-    var idempotencyKey: String? { type.key?.render(body) }
+    var idempotencyKey: String? {
+        for k in type.keys { if let key = k.render(body) { return key } }
+        return nil
+    }
     var summary: String { type.summary(body) }
 }

@@ -29,7 +29,7 @@ public enum BindingDecision: Hashable, Sendable {
 }
 
 /// Binding a store transaction to an order (docs/domain.md, binding), in order of trust:
-/// appAccountToken (or WeChat out_trade_no) > applicationUsername > the one open order of that user
+/// appAccountToken (or WeChat out_trade_no) > Google obfuscatedExternalAccountId > applicationUsername > the one open order of that user
 /// for that product (sku fallback) > an order created after payment > manual.
 public enum Binding {
     /// - Parameters:
@@ -43,10 +43,13 @@ public enum Binding {
         func bound(_ o: OrderCandidate, _ m: BindingMethod) -> BindingDecision {
             .bound(TransactionBound(channel: t.channel, transactionId: t.transactionId, orderId: o.orderId, userId: o.userId, method: m))
         }
-        let token = t.appAccountToken?.lowercased ?? outTradeNo
-        if let token, let o = orders.first(where: { $0.channel == t.channel && ($0.accountToken?.lowercased() == token.lowercased() || $0.orderId == token) }) {
-            return bound(o, .appAccountToken)
+        func minted(_ token: String?) -> OrderCandidate? {
+            guard let token else { return nil }
+            return orders.first { $0.channel == t.channel && ($0.accountToken?.lowercased() == token.lowercased() || $0.orderId == token) }
         }
+        if let o = minted(t.appAccountToken?.lowercased ?? outTradeNo) { return bound(o, .appAccountToken) }
+        // Google's obfuscatedExternalAccountId, set by the app at purchase: as strong as a token.
+        if let o = minted(t.obfuscatedAccountId) { return bound(o, .obfuscatedAccountId) }
         for c in callbacks where c.state == .purchased || c.state == .restored {
             for hint in [c.applicationUsername, c.orderId].compactMap({ $0 }) {
                 if let o = orders.first(where: { $0.orderId == hint && $0.channel == t.channel }) {
@@ -54,7 +57,7 @@ public enum Binding {
                 }
             }
         }
-        let users = Set(callbacks.map(\.userId)).sorted()
+        let users = Set(callbacks.compactMap(\.userId)).sorted()
         // The sku fallback and an order after payment trust the one user who reported it: a
         // transaction reported by two users is bound by token or hint, or by hand.
         if let user = users.first, users.count == 1 {

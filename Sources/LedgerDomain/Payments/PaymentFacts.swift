@@ -4,10 +4,10 @@ import LedgerCore
 // What the app and the stores say about a payment, and which order it is bound to.
 
 /// The app reported a store result. Re-delivered on every launch until finished: each report is a fact.
-public struct ClientCallbackReceived: FactBody {
+public struct ClientCallbackReceived: StoreAppFact {
     public var channel: Channel
-    /// The signed-in user of the app that reported it.
-    public var userId: String
+    /// The signed-in user of the app that reported it; nil when the app was signed out.
+    public var userId: String?
     public var orderId: String?
     public var transactionId: String?
     public var productId: String
@@ -16,17 +16,20 @@ public struct ClientCallbackReceived: FactBody {
     public var applicationUsername: String?
     public var deviceId: String?
     public var reportId: String?
+    public var app: String?
+    public var merchant: String?
 
-    public init(channel: Channel, userId: String, orderId: String? = nil, transactionId: String? = nil, productId: String,
-                state: CallbackState, applicationUsername: String? = nil, deviceId: String? = nil, reportId: String? = nil) {
+    public init(channel: Channel, userId: String?, orderId: String? = nil, transactionId: String? = nil, productId: String,
+                state: CallbackState, applicationUsername: String? = nil, deviceId: String? = nil, reportId: String? = nil,
+                app: String? = nil, merchant: String? = nil) {
         self.channel = channel; self.userId = userId; self.orderId = orderId; self.transactionId = transactionId
         self.productId = productId; self.state = state; self.applicationUsername = applicationUsername
-        self.deviceId = deviceId; self.reportId = reportId
+        self.deviceId = deviceId; self.reportId = reportId; self.app = app; self.merchant = merchant
     }
 
-    public static let fields = FieldTable(ClientCallbackReceived(channel: .appstore, userId: "", productId: "", state: .purchased), [
+    public static let fields = FieldTable(ClientCallbackReceived(channel: .appstore, userId: nil, productId: "", state: .purchased), [
         .channel("channel", \.channel),
-        .text("userId", \.userId, "The signed-in user of the app that reported it."),
+        .optionalText("userId", \.userId, "The signed-in user of the app that reported it; absent when the app was signed out."),
         .optionalText("orderId", \.orderId),
         .optionalText("transactionId", \.transactionId),
         .text("productId", \.productId),
@@ -34,11 +37,21 @@ public struct ClientCallbackReceived: FactBody {
         .optionalText("applicationUsername", \.applicationUsername, "StoreKit 1 applicationUsername as the payment carried it."),
         .optionalText("deviceId", \.deviceId),
         .optionalText("reportId", \.reportId, "The client's id for this report."),
-    ])
+    ] + appFields)
+
+    /// Version 1: the user was required and there was no app.
+    static let version1 = FieldTable(ClientCallbackReceived(channel: .appstore, userId: nil, productId: "", state: .purchased),
+                                     fields.removing(appFieldNames).fields.map { $0.name == "userId" ? .text("userId", \.signedInUser, "The signed-in user of the app that reported it.") : $0 })
+
+    /// The user as version 1 required it (written back as `userId`).
+    var signedInUser: String {
+        get { userId ?? "" }
+        set { userId = newValue }
+    }
 }
 
 /// A verified server-to-server notification. A re-delivery is the same fact (same notificationId).
-public struct StoreNotificationReceived: FactBody {
+public struct StoreNotificationReceived: StoreAppFact {
     public var channel: Channel
     public var notificationId: String
     public var type: NotificationType
@@ -54,14 +67,17 @@ public struct StoreNotificationReceived: FactBody {
     public var outTradeNo: String?
     /// `sha256:...` of the raw signed payload, so an auditor can re-verify.
     public var rawDigest: String?
+    public var app: String?
+    public var merchant: String?
 
     public init(channel: Channel, notificationId: String, type: NotificationType, subtype: NotificationType? = nil,
                 signedAt: Timestamp? = nil, verification: String = "signature-ok", transactionId: String? = nil,
-                originalTransactionId: String? = nil, tradeState: String? = nil, outTradeNo: String? = nil, rawDigest: String? = nil) {
+                originalTransactionId: String? = nil, tradeState: String? = nil, outTradeNo: String? = nil, rawDigest: String? = nil,
+                app: String? = nil, merchant: String? = nil) {
         self.channel = channel; self.notificationId = notificationId; self.type = type; self.subtype = subtype
         self.signedAt = signedAt; self.verification = verification; self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId; self.tradeState = tradeState; self.outTradeNo = outTradeNo
-        self.rawDigest = rawDigest
+        self.rawDigest = rawDigest; self.app = app; self.merchant = merchant
     }
 
     public static let fields = FieldTable(StoreNotificationReceived(channel: .appstore, notificationId: "", type: NotificationType(raw: "")), [
@@ -76,19 +92,22 @@ public struct StoreNotificationReceived: FactBody {
         .optionalText("tradeState", \.tradeState, "WeChat trade_state."),
         .optionalText("outTradeNo", \.outTradeNo, "WeChat out_trade_no (our order id)."),
         .optionalText("rawDigest", \.rawDigest, "sha256:... of the raw signed payload."),
-    ])
+    ] + appFields)
 }
 
-public struct VerificationFailed: FactBody {
+public struct VerificationFailed: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
     /// The store's status (Apple 21002, 21003...; Google HTTP status; WeChat error code as a number).
     public var code: Int64
     public var retryable: Bool
     public var attempt: Int64
+    public var app: String?
+    public var merchant: String?
 
-    public init(channel: Channel, transactionId: String, code: Int64, retryable: Bool, attempt: Int64 = 1) {
+    public init(channel: Channel, transactionId: String, code: Int64, retryable: Bool, attempt: Int64 = 1, app: String? = nil, merchant: String? = nil) {
         self.channel = channel; self.transactionId = transactionId; self.code = code; self.retryable = retryable; self.attempt = attempt
+        self.app = app; self.merchant = merchant
     }
 
     public static let fields = FieldTable(VerificationFailed(channel: .appstore, transactionId: "", code: 0, retryable: false), [
@@ -97,19 +116,23 @@ public struct VerificationFailed: FactBody {
         .int("code", \.code, "The store's status (Apple 21002, 21003...; Google HTTP status; WeChat error code as a number)."),
         .bool("retryable", \.retryable),
         .int("attempt", \.attempt, min: 1, max: 1000),
-    ])
+    ] + appFields)
 }
 
 /// The binding decision: which order and user a store transaction belongs to.
-public struct TransactionBound: FactBody {
+public struct TransactionBound: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
     public var orderId: String?
     public var userId: String
     public var method: BindingMethod
+    public var app: String?
+    public var merchant: String?
 
-    public init(channel: Channel, transactionId: String, orderId: String?, userId: String, method: BindingMethod) {
+    public init(channel: Channel, transactionId: String, orderId: String?, userId: String, method: BindingMethod,
+                app: String? = nil, merchant: String? = nil) {
         self.channel = channel; self.transactionId = transactionId; self.orderId = orderId; self.userId = userId; self.method = method
+        self.app = app; self.merchant = merchant
     }
 
     public static let fields = FieldTable(TransactionBound(channel: .appstore, transactionId: "", orderId: nil, userId: "", method: .manual), [
@@ -118,22 +141,32 @@ public struct TransactionBound: FactBody {
         .optionalText("orderId", \.orderId),
         .text("userId", \.userId),
         .choice("method", \.method, "How the binding was decided, in order of trust."),
-    ])
+    ] + appFields)
+
+    /// Version 1: no app, and no obfuscatedExternalAccountId method.
+    static let version1 = FieldTable(fields.blank, fields.removing(appFieldNames).fields.map {
+        $0.name == "method" ? .choice("method", \.method, "How the binding was decided, in order of trust.",
+                                      allowed: BindingMethod.allCases.filter { $0 != .obfuscatedAccountId }) : $0
+    })
 }
 
 extension FactTypes {
+    static let callbackAboutV1 = "The app reported a store result; the same transaction is reported again on every launch until finished, and each report is its own fact."
+
     public static let clientCallbackReceived = FactType<ClientCallbackReceived>(
-        "ClientCallbackReceived",
-        "The app reported a store result; the same transaction is reported again on every launch until finished, and each report is its own fact.",
-        stream: "client:<channel>:<userId>", key: "client:<channel>:report:<reportId>", wrap: Fact.clientCallbackReceived,
+        "ClientCallbackReceived", callbackAboutV1 + " The app may be signed out (no userId).",
+        stream: "client:<channel>:<userId|signed-out>", key: "client:<channel>:report:<reportId>",
+        older: [OlderVersion(fields: ClientCallbackReceived.version1, about: callbackAboutV1)],
+        wrap: Fact.clientCallbackReceived,
         summary: { f in
-            "app of \(f.userId) reported \(f.state.raw) \(f.productId)" + (f.transactionId.map { " tx \($0)" } ?? "")
+            "app of \(f.userId ?? "a signed-out user") reported \(f.state.raw) \(f.productId)" + (f.transactionId.map { " tx \($0)" } ?? "")
                 + (f.orderId.map { " order \($0)" } ?? "") + (f.applicationUsername.map { " applicationUsername \($0)" } ?? "")
         })
 
     public static let storeNotificationReceived = FactType<StoreNotificationReceived>(
         "StoreNotificationReceived", "A verified server-to-server store notification; a re-delivery is the same fact.",
         stream: "<channel>:notification:<notificationId>", key: "<channel>:notification:<notificationId>",
+        older: [.without(appFieldNames, "A verified server-to-server store notification; a re-delivery is the same fact.")],
         wrap: Fact.storeNotificationReceived,
         summary: { f in
             "\(f.channel.rawValue) notification \(f.notificationId) \(f.type.raw)" + (f.subtype.map { "/\($0.raw)" } ?? "")
@@ -142,11 +175,14 @@ extension FactTypes {
 
     public static let verificationFailed = FactType<VerificationFailed>(
         "VerificationFailed", "The store rejected the transaction, or could not be reached.",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:failed:<attempt>", wrap: Fact.verificationFailed,
+        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:failed:<attempt>",
+        older: [.without(appFieldNames, "The store rejected the transaction, or could not be reached.")], wrap: Fact.verificationFailed,
         summary: { "verification of tx \($0.transactionId) failed: code \($0.code)\($0.retryable ? " (retryable)" : "")" })
 
     public static let transactionBound = FactType<TransactionBound>(
         "TransactionBound", "Which order and user a store transaction belongs to, and how that was decided.",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:bound", wrap: Fact.transactionBound,
+        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:bound",
+        older: [OlderVersion(fields: TransactionBound.version1, about: "Which order and user a store transaction belongs to, and how that was decided.")],
+        wrap: Fact.transactionBound,
         summary: { "tx \($0.transactionId) bound to \($0.orderId.map { "order \($0)" } ?? "no order") of \($0.userId) by \($0.method.rawValue)" })
 }

@@ -4,7 +4,7 @@ import LedgerCore
 extension Projections {
     mutating func apply(_ f: ClientCallbackReceived, _ ctx: FactContext) {
         let p = ctx.position
-        touchUser(f.userId, p)
+        if let user = f.userId { touchUser(user, p) }
         if let orderId = f.orderId {
             updateOrder(orderId, p) { $0.lastCallbackState = f.state }
         }
@@ -35,14 +35,37 @@ extension Projections {
             t.expiresDate = f.expiresDate
             t.price = f.price
             t.appAccountToken = f.appAccountToken?.lowercased
+            t.environment = f.environment
+            t.ownership = f.ownership
+            if let app = f.app { t.app = app }
             if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
             t.isRenewal = t.isRenewal || renewal
         }
         if let orig = f.originalTransactionId, let expires = f.expiresDate {
+            if let old = f.linkedPurchaseToken, old != orig { supersede(f.channel, old, by: orig, at: f.purchaseDate, p) }
             addPeriod(f.channel, orig, transactionId: f.transactionId, productId: f.productId,
                       purchase: f.purchaseDate, expires: expires, p)
         }
         transactionChanged(f.transactionId)
+    }
+
+    /// The transaction moves to another user from here on.
+    mutating func apply(_ f: TransactionTransferred, _ ctx: FactContext) {
+        updateTransaction(f.transactionId, ctx.position) { t in
+            if t.channel == nil { t.channel = f.channel }
+            t.transfers.append(TransferRecord(fromUserId: f.fromUserId, toUserId: f.toUserId, orderId: f.orderId, method: f.method,
+                                              position: ctx.position))
+        }
+        touchUser(f.toUserId, ctx.position)
+        if let t = transactions[f.transactionId], let orig = t.originalTransactionId, let c = t.channel { subscriptionUserChanged(c, orig) }
+        transactionChanged(f.transactionId)
+    }
+
+    mutating func apply(_ f: PurchaseAcknowledged, _ ctx: FactContext) {
+        updateTransaction(f.transactionId, ctx.position) { t in
+            if t.channel == nil { t.channel = f.channel }
+            if t.acknowledgedAt.map({ f.acknowledgedAt < $0 }) ?? true { t.acknowledgedAt = f.acknowledgedAt }
+        }
     }
 
     mutating func apply(_ f: VerificationFailed, _ ctx: FactContext) {

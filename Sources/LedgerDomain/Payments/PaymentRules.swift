@@ -1,47 +1,70 @@
 import LedgerCore
 
-/// The audit rules of payments and binding: every payment bound to one order and one user.
+/// The audit rules of payments and binding: every payment bound to one order and one user, and
+/// Google purchases acknowledged.
 extension Audit {
-    /// A verified transaction that is not a renewal and has no TransactionBound.
-    static func isOrphan(_ t: TransactionView) -> Bool { t.verified && !t.isRenewal && t.bindings.isEmpty }
+    /// A verified transaction that is not a renewal, has no TransactionBound and no move to a user,
+    /// and belongs to no subscription's user (a Google purchase token linked to a bound one is not
+    /// an orphan).
+    static func isOrphan(_ t: TransactionView) -> Bool {
+        t.verified && !t.isRenewal && t.bindings.isEmpty && t.transfers.isEmpty && t.subscriptionUserId == nil
+    }
 
-    /// **orphan-payment**: a verified transaction that is not a renewal (renewals belong to their
-    /// subscription's user and need no binding of their own) and has no TransactionBound. No
-    /// window: it is an orphan until bound. User and order: none (that is the finding); positions:
-    /// the verification and the client reports; amount: the price.
+    /// **orphan-payment**: a verified transaction that is an orphan (see ``isOrphan(_:)``; renewals
+    /// belong to their subscription's user and need no binding of their own). No window: it is an
+    /// orphan until bound. User and order: none (that is the finding); positions: the verification
+    /// and the client reports; amount: the revenue.
     static func orphanPayment(_ t: TransactionView, _ c: inout Context) {
         guard isOrphan(t) else { return }
-        let reporters = Set(t.reports.map(\.userId)).sorted()
-        let hint = reporters.isEmpty ? "no client report" : "reported by \(reporters.joined(separator: ", "))"
-        c.add(.orphanPayment, t.channel, user: nil, order: nil, tx: t.transactionId, [t.verifiedPosition] + t.reports.map(\.position), t.price,
+        let reporters = Set(t.reports.compactMap(\.userId)).sorted()
+        let hint = reporters.isEmpty ? "no signed-in client report" : "reported by \(reporters.joined(separator: ", "))"
+        c.add(.orphanPayment, t.channel, user: nil, order: nil, tx: t.transactionId, [t.verifiedPosition] + t.reports.map(\.position), t.revenue,
               "Transaction \(t.transactionId) (\(t.productId ?? "?")) was paid but is bound to no order and no user (\(hint)).")
     }
 
-    /// **receipt-reused**: the presentations of a transaction (client reports: the signed-in user
-    /// and `orderId ?? applicationUsername`; TransactionBound: user and order) name more than one
-    /// user, or more than one (non-nil) order. Verified or not, granted or not. The rightful
-    /// presentation is the first binding (else the first presentation, with the first order any
-    /// presentation names); the finding names the first presentation, in log order, whose user
-    /// differs from it or whose non-nil order differs from its order (user and that order, nil if
-    /// it named none). Positions: every presentation; amount: the price.
+    /// **receipt-reused**: the presentations of a transaction (client reports: the signed-in user,
+    /// none for a signed-out app, and `orderId ?? applicationUsername`; TransactionBound: user and
+    /// order) name more than one user, or more than one (non-nil) order, beyond those a
+    /// TransactionTransferred moved it between (a move is not a reuse). Verified or not, granted or
+    /// not. The rightful presentation is the first binding (else the first presentation, with the
+    /// first order any presentation names); the finding names the first presentation, in log order,
+    /// whose user is neither the rightful one nor one the transaction moved to or from, or whose
+    /// non-nil order is neither the rightful one nor a move's. Positions: every presentation;
+    /// amount: the revenue.
     static func receiptReused(_ t: TransactionView, _ c: inout Context) {
         guard t.reports.count + t.bindings.count > 1 else { return }
-        if let b = t.bindings.first, let bound = b.orderId {
-            // Fast path: every presentation names the first binding's user and no other order:
-            // no conflict, nothing to allocate.
-            let agree = t.reports.allSatisfy { $0.userId == b.userId && ($0.orderId == nil || $0.orderId == bound) }
+        if let b = t.bindings.first, let bound = b.orderId, t.transfers.isEmpty {
+            // Fast path: every presentation names the first binding's user (or none) and no other
+            // order: no conflict, nothing to allocate.
+            let agree = t.reports.allSatisfy { ($0.userId == nil || $0.userId == b.userId) && ($0.orderId == nil || $0.orderId == bound) }
                 && t.bindings.allSatisfy { $0.userId == b.userId && ($0.orderId == nil || $0.orderId == bound) }
             if agree { return }
         }
         var shown = t.reports.map { (user: $0.userId, order: $0.orderId, position: $0.position) }
-        shown += t.bindings.map { (user: $0.userId, order: $0.orderId, position: $0.position) }
+        shown += t.bindings.map { (user: Optional($0.userId), order: $0.orderId, position: $0.position) }
         shown.sort { $0.position < $1.position }
-        let ownerUser = t.bindings.first?.userId ?? shown[0].user
+        guard let ownerUser = t.bindings.first?.userId ?? shown.first(where: { $0.user != nil })?.user else { return }
         let ownerOrder = t.bindings.first?.orderId ?? shown.first(where: { $0.order != nil })?.order
-        guard let conflict = shown.first(where: { $0.user != ownerUser || ($0.order != nil && ownerOrder != nil && $0.order != ownerOrder) })
-        else { return }
-        let users = Set(shown.map(\.user)).sorted(), orders = Set(shown.compactMap(\.order)).sorted()
-        c.add(.receiptReused, t.channel, user: conflict.user, order: conflict.order, tx: t.transactionId, shown.map(\.position), t.price,
+        let movedUsers = Set(t.transfers.flatMap { [$0.toUserId] + ($0.fromUserId.map { [$0] } ?? []) })
+        let movedOrders = Set(t.transfers.compactMap(\.orderId))
+        func rightful(_ user: String?) -> Bool { user == nil || user == ownerUser || movedUsers.contains(user!) }
+        func rightfulOrder(_ order: String?) -> Bool { order == nil || ownerOrder == nil || order == ownerOrder || movedOrders.contains(order!) }
+        guard let conflict = shown.first(where: { !rightful($0.user) || !rightfulOrder($0.order) }) else { return }
+        let users = Set(shown.compactMap(\.user)).sorted(), orders = Set(shown.compactMap(\.order)).sorted()
+        c.add(.receiptReused, t.channel, user: conflict.user, order: conflict.order, tx: t.transactionId, shown.map(\.position), t.revenue,
               "Transaction \(t.transactionId) of \(ownerUser)\(ownerOrder.map { " (order \($0))" } ?? "") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))].")
+    }
+
+    /// **unacknowledged-purchase**: a verified Google Play purchase (not a renewal, not revoked by
+    /// the store) with no PurchaseAcknowledged, and log time past `verifiedAt` + the acknowledgement
+    /// window (3 days: Google refunds a purchase left unacknowledged that long). User and order:
+    /// the owner and the binding's order; positions: the verification and the bindings; amount: the
+    /// revenue, which Google will return to the buyer.
+    static func unacknowledgedPurchase(_ t: TransactionView, _ c: inout Context) {
+        guard t.channel == .googleplay, t.verified, !t.isRenewal, t.acknowledgedAt == nil, t.storeRevokedPosition == nil,
+              c.passed(t.verifiedAt, c.options.acknowledgementWindow) else { return }
+        c.add(.unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
+              [t.verifiedPosition] + t.bindings.map(\.position), t.revenue,
+              "Google purchase \(t.transactionId) verified at \(t.verifiedAt?.iso8601 ?? "?") was not acknowledged within \(c.options.acknowledgementWindow): Google refunds it.")
     }
 }

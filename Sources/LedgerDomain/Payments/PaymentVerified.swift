@@ -3,9 +3,10 @@ import LedgerCore
 
 /// The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).
 ///
-/// Version 2 carries `price` as an object in minor units; version 1 (the verifyReceipt era) carried
-/// Apple's `priceMilliunits` and `currency` flat and is upcast on read, converting exactly.
-public struct PaymentVerified: FactBody {
+/// Version 3 adds the app, Google's linked purchase token and obfuscated account id, and the
+/// offer; version 2 carries `price` as an object in minor units; version 1 (the verifyReceipt era)
+/// carried Apple's `priceMilliunits` and `currency` flat and is upcast on read, converting exactly.
+public struct PaymentVerified: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
     /// Apple originalTransactionId or Google purchaseToken; names the subscription.
@@ -19,15 +20,30 @@ public struct PaymentVerified: FactBody {
     public var price: Money
     public var appAccountToken: UUID?
     public var rawDigest: String?
+    public var app: String?
+    public var merchant: String?
+    /// Google: the purchase token this one replaces (upgrade, downgrade, resubscribe).
+    public var linkedPurchaseToken: String?
+    /// Google `obfuscatedExternalAccountId`, set by the app at purchase (a binding as strong as a token).
+    public var obfuscatedAccountId: String?
+    /// The offer that priced this period (Apple offerType/offerIdentifier, Google offerId).
+    public var offer: String?
 
     public init(channel: Channel, transactionId: String, originalTransactionId: String? = nil, productId: String, quantity: Int64 = 1,
                 purchaseDate: Timestamp, expiresDate: Timestamp? = nil, environment: StoreEnvironment = .production,
-                ownership: Ownership = .purchased, price: Money, appAccountToken: UUID? = nil, rawDigest: String? = nil) {
+                ownership: Ownership = .purchased, price: Money, appAccountToken: UUID? = nil, rawDigest: String? = nil,
+                app: String? = nil, merchant: String? = nil, linkedPurchaseToken: String? = nil, obfuscatedAccountId: String? = nil,
+                offer: String? = nil) {
         self.channel = channel; self.transactionId = transactionId; self.originalTransactionId = originalTransactionId
         self.productId = productId; self.quantity = quantity; self.purchaseDate = purchaseDate; self.expiresDate = expiresDate
         self.environment = environment; self.ownership = ownership; self.price = price
-        self.appAccountToken = appAccountToken; self.rawDigest = rawDigest
+        self.appAccountToken = appAccountToken; self.rawDigest = rawDigest; self.app = app; self.merchant = merchant
+        self.linkedPurchaseToken = linkedPurchaseToken; self.obfuscatedAccountId = obfuscatedAccountId; self.offer = offer
     }
+
+    /// Whether it counts as revenue and money at risk: sandbox and Xcode purchases are recorded
+    /// and shown apart; a family-shared copy is owed its entitlement but paid nothing itself.
+    public var isRevenue: Bool { environment == .production && ownership != .familyShared }
 
     static let blank = PaymentVerified(channel: .appstore, transactionId: "", productId: "", purchaseDate: .blank, price: .blank)
 
@@ -54,7 +70,12 @@ public struct PaymentVerified: FactBody {
     public static let fields = FieldTable(blank, common + [
         .open("ownership", \.ownership, "Apple inAppOwnershipType."),
         .object("price", \.price),
-    ], check: check)
+        .optionalText("linkedPurchaseToken", \.linkedPurchaseToken, "Google: the purchase token this one replaces (upgrade, downgrade, resubscribe)."),
+        .optionalText("obfuscatedAccountId", \.obfuscatedAccountId, "Google obfuscatedExternalAccountId, set by the app at purchase."),
+        .optionalText("offer", \.offer, "The offer that priced this period (Apple offerType and offerIdentifier, Google offerId)."),
+    ] + appFields, check: check)
+
+    static let newInVersion3: Set<String> = appFieldNames.union(["linkedPurchaseToken", "obfuscatedAccountId", "offer"])
 
     /// Version 1: `priceMilliunits` and `currency`, converted exactly to minor units.
     static let version1 = FieldTable(blank, common + [
@@ -88,7 +109,8 @@ extension FactTypes {
         stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:verified",
         older: [OlderVersion(fields: PaymentVerified.version1,
                              about: "The store confirmed a transaction (verifyReceipt era): price as Apple's flat priceMilliunits and currency. "
-                                + "Upcast on read to version 2, converting exactly; a price that is not a whole number of minor units is refused.")],
+                                + "Upcast on read to version 2, converting exactly; a price that is not a whole number of minor units is refused."),
+                 .without(PaymentVerified.newInVersion3, "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).")],
         wrap: Fact.paymentVerified,
         summary: { f in
             "verified \(f.channel.rawValue) tx \(f.transactionId) \(f.productId) x\(f.quantity) \(f.price)"

@@ -1,5 +1,14 @@
 import LedgerCore
 
+/// A move of a transaction to another user.
+public struct TransferRecord: Hashable, Sendable {
+    public var fromUserId: String?
+    public var toUserId: String
+    public var orderId: String?
+    public var method: TransferMethod
+    public var position: Int64
+}
+
 public struct BindingRecord: Hashable, Sendable {
     public var orderId: String?
     public var userId: String
@@ -25,21 +34,35 @@ public struct TransactionView: Hashable, Sendable {
     public var failedVerifications: [(code: Int64, retryable: Bool, position: Int64)] = []
     public var isRenewal = false
     public var bindings: [BindingRecord] = []
-    /// Users and orders named by client reports of this transaction.
-    public var reports: [(userId: String, orderId: String?, position: Int64)] = []
-    public var refunds: [String: Money] = [:]
-    public var refundState: RefundState = .none
+    /// Users and orders named by client reports of this transaction (no user: a signed-out app).
+    public var reports: [(userId: String?, orderId: String?, position: Int64)] = []
+    /// Refunds that returned money, by the store's dates (see ``standingRefunds``).
+    public var refunds: [RefundRecord] = []
+    public var reversals: [ReversalRecord] = []
+    /// What refund requests and declines said, before any refund.
+    public var noticeState: RefundState = .none
     public var refundPositions: [Int64] = []
-    /// Position and `occurredAt` of the latest Refunded fact (the refund-not-revoked window runs from it).
-    public var refundedPosition: Int64?
-    public var refundedAt: Timestamp?
-    /// Position and `occurredAt` of the latest verified Apple REVOKE notification naming this
-    /// transaction (family sharing withdrawn): like a full refund, the grant must be taken back.
+    /// Position and `occurredAt` of the latest store revocation naming this transaction (Apple
+    /// REVOKE, Google SUBSCRIPTION_REVOKED, a voided purchase): like a full refund, the grant must
+    /// be taken back.
     public var storeRevokedPosition: Int64?
     public var storeRevokedAt: Timestamp?
+    /// A partial void (Google refundType 2): the quantity voided, and the position of the void.
+    public var voidedQuantity: Int64?
+    public var voidedPosition: Int64?
+    public var voidedAt: Timestamp?
+    /// Moves to other users, in log order: the last one names the owner.
+    public var transfers: [TransferRecord] = []
+    /// Google: when the purchase was acknowledged.
+    public var acknowledgedAt: Timestamp?
+    public var environment: StoreEnvironment = .production
+    public var ownership: Ownership = .purchased
+    public var app: String?
     public var grants: [GrantRecord] = []
     public var revocations: [RevocationRecord] = []
     public var upgraded = false
+    /// When an immediate upgrade ended its period.
+    public var upgradedAt: Timestamp?
     public var positions: [Int64] = []
     /// The user of the subscription this renewal belongs to (renewals need no binding of their own).
     public var subscriptionUserId: String?
@@ -50,8 +73,12 @@ public struct TransactionView: Hashable, Sendable {
     public func hash(into h: inout Hasher) { h.combine(transactionId); h.combine(positions) }
 
     public var verified: Bool { verifiedPosition != nil }
-    /// The user it belongs to: its first binding, else its subscription's user.
-    public var userId: String? { bindings.first?.userId ?? subscriptionUserId }
-    public var orderId: String? { bindings.first?.orderId }
+    /// The user it belongs to: the last move's, else its first binding's, else its subscription's user.
+    public var userId: String? { transfers.last?.toUserId ?? bindings.first?.userId ?? subscriptionUserId }
+    public var orderId: String? { transfers.last(where: { $0.orderId != nil })?.orderId ?? bindings.first?.orderId }
+    /// Sandbox, Xcode and local testing purchases are shown apart: no revenue, no money at risk, no finding.
+    public var isSandbox: Bool { environment != .production }
+    /// Money the purchase itself brought: none for a sandbox purchase or a family-shared copy.
+    public var revenue: Money? { isSandbox || ownership == .familyShared ? nil : price }
     public var activeGrants: [GrantRecord] { grants.filter { $0.revokedAt == nil } }
 }

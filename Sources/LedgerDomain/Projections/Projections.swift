@@ -19,6 +19,8 @@ public struct Projections: Sendable {
     public internal(set) var subscriptions: [String: SubscriptionView] = [:]
     public internal(set) var users: [String: UserView] = [:]
     public internal(set) var anomalies: [Anomaly] = []
+    /// Grants by policy (goodwill, compensation, promotion, migration), by grant id.
+    public internal(set) var policyGrants: [String: PolicyGrant] = [:]
     /// The last position applied.
     public internal(set) var position: Int64 = 0
     /// The latest `occurredAt` applied: the log's clock.
@@ -74,6 +76,9 @@ public struct Projections: Sendable {
         case .refundDeclined(let f): refundNotice(f, ctx.position, state: .declined)
         case .refunded(let f): apply(f, ctx)
         case .refundReversed(let f): reverseRefund(f, ctx)
+        case .transactionTransferred(let f): apply(f, ctx)
+        case .purchaseAcknowledged(let f): apply(f, ctx)
+        case .purchaseVoided(let f): apply(f, ctx)
         }
     }
 

@@ -1,67 +1,85 @@
 import LedgerCore
 
-/// Refunds and revocations: money returned, its reversal, the store's notices, and what fulfilment took back.
+/// Refunds and revocations: money returned, its reversal, the store's revocations and voids, and
+/// what fulfilment took back. Refunds and reversals apply in the store's order, not the log's.
 extension Projections {
-    /// Apple REVOKE (family sharing withdrawn): the store took the purchase back.
+    /// Apple REVOKE (family sharing withdrawn) of a transaction, or Google SUBSCRIPTION_REVOKED (12)
+    /// of a subscription's current period: the store took the purchase back.
     mutating func storeRevocation(_ f: StoreNotificationReceived, _ ctx: FactContext) {
-        guard f.channel == .appstore, f.type.raw == "REVOKE", f.verification == "signature-ok", let txId = f.transactionId else { return }
+        guard f.verification == "signature-ok" else { return }
+        let code = f.type.raw
+        var txId: String?
+        if f.channel == .appstore, code == "REVOKE" {
+            txId = f.transactionId
+        } else if f.channel == .googleplay, code == "12" || code == "SUBSCRIPTION_REVOKED" {
+            txId = f.transactionId ?? f.originalTransactionId.flatMap { currentPeriod(f.channel, $0, at: f.signedAt ?? ctx.occurredAt) }
+        }
+        guard let txId else { return }
         updateTransaction(txId, ctx.position) { t in
             if t.channel == nil { t.channel = f.channel }
             t.storeRevokedPosition = ctx.position
             t.storeRevokedAt = ctx.occurredAt
         }
+        setRevoked(txId, true)
+        transactionChanged(txId)
     }
 
-    mutating func apply(_ f: EntitlementRevoked, _ ctx: FactContext) {
-        let p = ctx.position
-        var taken: [GrantRecord] = []
-        updateTransaction(f.transactionId, p) { t in
-            for i in t.grants.indices where t.grants[i].revokedAt == nil && t.grants[i].userId == f.userId
-                && (f.grantId == nil || t.grants[i].grantId == f.grantId) {
-                t.grants[i].revokedAt = p
-                taken.append(t.grants[i])
+    /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
+    mutating func apply(_ f: PurchaseVoided, _ ctx: FactContext) {
+        updateTransaction(f.transactionId, ctx.position) { t in
+            if t.channel == nil { t.channel = f.channel }
+            if let q = f.voidedQuantity, q < t.quantity {
+                t.voidedQuantity = q
+                t.voidedPosition = ctx.position
+                t.voidedAt = ctx.occurredAt
+            } else {
+                t.storeRevokedPosition = ctx.position
+                t.storeRevokedAt = ctx.occurredAt
             }
-            t.revocations.append(RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count))
         }
-        if taken.isEmpty {
-            anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(f.transactionId) to revoke (\(f.reason.raw))")
-        }
-        updateUser(f.userId, p) { u in
-            for g in taken { Self.credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1) }
-            Self.checkBalance(&u, p, cause: f.transactionId)
-        }
+        if transactions[f.transactionId]?.storeRevokedPosition == ctx.position { setRevoked(f.transactionId, true) }
         transactionChanged(f.transactionId)
     }
 
     mutating func apply(_ f: Refunded, _ ctx: FactContext) {
         let p = ctx.position
+        guard f.returnedMoney else {
+            // WeChat PROCESSING, ABNORMAL, CLOSED: no money returned (yet); kept as evidence only.
+            updateTransaction(f.transactionId, p) { t in
+                if t.channel == nil { t.channel = f.channel }
+                t.refundPositions.append(p)
+            }
+            return
+        }
         if transactions[f.transactionId]?.verified != true {
             anomaly(p, "refund-for-unknown-transaction", "refund \(f.refundId) of \(f.amount) names transaction \(f.transactionId), which was never verified")
         }
         updateTransaction(f.transactionId, p) { t in
             if t.channel == nil { t.channel = f.channel }
-            t.refunds[f.refundId] = f.amount
-            t.refundState = .refunded
+            t.refunds.removeAll { $0.refundId == f.refundId }
+            t.refunds.append(RefundRecord(refundId: f.refundId, amount: f.amount, refundedAt: f.refundedAt, position: p, loggedAt: ctx.occurredAt))
             t.refundPositions.append(p)
-            t.refundedPosition = p
-            t.refundedAt = ctx.occurredAt
         }
-        setRevoked(f.transactionId, true)
-        transactionChanged(f.transactionId)
+        refundsChanged(f.transactionId)
     }
 
     mutating func reverseRefund(_ f: RefundNotice, _ ctx: FactContext) {
         let p = ctx.position
-        if transactions[f.transactionId]?.refundState != .refunded {
+        if transactions[f.transactionId]?.refunds.isEmpty ?? true {
             anomaly(p, "reversal-without-refund", "refund reversal for transaction \(f.transactionId), which has no refund")
         }
         updateTransaction(f.transactionId, p) { t in
             if t.channel == nil { t.channel = f.channel }
-            if t.refundState == .refunded { t.refundState = .reversed }
+            t.reversals.append(ReversalRecord(refundId: f.refundId, at: f.signedAt ?? ctx.occurredAt, position: p))
             t.refundPositions.append(p)
         }
-        setRevoked(f.transactionId, false)
-        transactionChanged(f.transactionId)
+        refundsChanged(f.transactionId)
+    }
+
+    /// A refund or reversal changed what stands: the subscription period and the order follow.
+    mutating func refundsChanged(_ txId: String) {
+        setRevoked(txId, transactions[txId]?.refundState == .refunded || transactions[txId]?.storeRevokedPosition != nil)
+        transactionChanged(txId)
     }
 
     mutating func setRevoked(_ txId: String, _ revoked: Bool) {
@@ -76,8 +94,75 @@ extension Projections {
     mutating func refundNotice(_ f: RefundNotice, _ p: Int64, state: RefundState) {
         updateTransaction(f.transactionId, p) { t in
             if t.channel == nil { t.channel = f.channel }
-            if t.refundState == .none || t.refundState == .requested { t.refundState = state }
+            if t.noticeState == .none || t.noticeState == .requested { t.noticeState = state }
             t.refundPositions.append(p)
+        }
+    }
+}
+
+extension Projections {
+    /// Fulfilment took back whole grants of a transaction (or the grant it names), or `units` of them.
+    mutating func apply(_ f: EntitlementRevoked, _ ctx: FactContext) {
+        let p = ctx.position
+        guard let txId = f.transactionId ?? f.grantId.flatMap({ id in policyGrants[id] == nil ? "grant:\(id)" : nil }) else {
+            return revokePolicyGrant(f, ctx)
+        }
+        var taken: [(grant: GrantRecord, units: Int64?)] = []
+        updateTransaction(txId, p) { t in
+            var left = f.units
+            for i in t.grants.indices where t.grants[i].revokedAt == nil && t.grants[i].userId == f.userId
+                && (f.grantId == nil || t.grants[i].grantId == f.grantId) {
+                guard let want = left else {
+                    t.grants[i].revokedAt = p
+                    taken.append((t.grants[i], nil))
+                    continue
+                }
+                guard want > 0 else { break }
+                let part = min(want, t.grants[i].unitsLeft)
+                t.grants[i].revokedUnits = t.grants[i].revokedUnits.addingSaturated(part)
+                if t.grants[i].unitsLeft == 0 { t.grants[i].revokedAt = p }
+                taken.append((t.grants[i], part))
+                left = want - part
+            }
+            t.revocations.append(RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count, units: f.units))
+        }
+        if taken.isEmpty {
+            anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(txId) to revoke (\(f.reason.raw))")
+        }
+        updateUser(f.userId, p) { u in
+            for (g, units) in taken { Self.takeBack(&u, g, units: units) }
+            Self.checkBalance(&u, p, cause: txId)
+        }
+        transactionChanged(txId)
+    }
+
+    /// A grant without a transaction, named by its grant id.
+    mutating func revokePolicyGrant(_ f: EntitlementRevoked, _ ctx: FactContext) {
+        guard let id = f.grantId, var pg = policyGrants[id], pg.grant.revokedAt == nil, pg.grant.userId == f.userId else {
+            anomaly(ctx.position, "revocation-without-grant", "user \(f.userId) had no active grant \(f.grantId ?? "?") to revoke (\(f.reason.raw))")
+            return
+        }
+        let part = f.units.map { min($0, pg.grant.unitsLeft) }
+        if let part { pg.grant.revokedUnits = pg.grant.revokedUnits.addingSaturated(part) }
+        if part == nil || pg.grant.unitsLeft == 0 { pg.grant.revokedAt = ctx.position }
+        policyGrants[id] = pg
+        updateUser(f.userId, ctx.position) { u in
+            Self.takeBack(&u, pg.grant, units: part)
+            Self.checkBalance(&u, ctx.position)
+        }
+    }
+
+    /// The user's side of a revocation: `units` of the grant, or all of it.
+    static func takeBack(_ u: inout UserView, _ g: GrantRecord, units: Int64?) {
+        guard let units else { return credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1) }
+        switch g.entitlement {
+        case .coins: u.coinsClawedBack = u.coinsClawedBack.addingSaturated(units)
+        case .feature: if g.revokedAt != nil { credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1) }
+        case .subscription, .period:
+            if let i = u.periodGrants.firstIndex(where: { $0.grantId == g.grantId }) {
+                u.periodGrants[i].days = u.periodGrants[i].days.subtractingSaturated(units)
+                if u.periodGrants[i].days <= 0 { u.periodGrants.remove(at: i) }
+            }
         }
     }
 }

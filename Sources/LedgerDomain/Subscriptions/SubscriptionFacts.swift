@@ -3,7 +3,7 @@ import LedgerCore
 // Renewals and the store's notices about a subscription (keyed by its original transaction id,
 // Google: its purchase token).
 
-public struct SubscriptionRenewed: FactBody {
+public struct SubscriptionRenewed: StoreAppFact {
     public var channel: Channel
     public var originalTransactionId: String
     public var transactionId: String
@@ -12,8 +12,12 @@ public struct SubscriptionRenewed: FactBody {
     public var expiresDate: Timestamp
     public var price: Money?
 
+    public var app: String?
+    public var merchant: String?
+
     public init(channel: Channel, originalTransactionId: String, transactionId: String, productId: String,
-                purchaseDate: Timestamp, expiresDate: Timestamp, price: Money? = nil) {
+                purchaseDate: Timestamp, expiresDate: Timestamp, price: Money? = nil, app: String? = nil, merchant: String? = nil) {
+        self.app = app; self.merchant = merchant
         self.channel = channel; self.originalTransactionId = originalTransactionId; self.transactionId = transactionId
         self.productId = productId; self.purchaseDate = purchaseDate; self.expiresDate = expiresDate; self.price = price
     }
@@ -27,7 +31,7 @@ public struct SubscriptionRenewed: FactBody {
             .timestamp("purchaseDate", \.purchaseDate),
             .timestamp("expiresDate", \.expiresDate, "Must be after purchaseDate."),
             .optionalObject("price", \.price),
-        ],
+        ] + appFields,
         check: { f in
             guard f.expiresDate <= f.purchaseDate else { return nil }
             return FactError(field: "expiresDate", message: "\(f.expiresDate.iso8601) is not after purchaseDate \(f.purchaseDate.iso8601)")
@@ -35,7 +39,7 @@ public struct SubscriptionRenewed: FactBody {
 }
 
 /// A store notice about one subscription: the fields every such fact starts with.
-protocol SubscriptionNotice: FactBody {
+protocol SubscriptionNotice: StoreAppFact {
     var channel: Channel { get set }
     var originalTransactionId: String { get set }
     var notificationId: String { get set }
@@ -45,7 +49,7 @@ extension SubscriptionNotice {
     static func noticeFields(_ rest: [FactField<Self>]) -> [FactField<Self>] {
         [.channel("channel", \.channel),
          .text("originalTransactionId", \.originalTransactionId, "Names the subscription."),
-         .text("notificationId", \.notificationId)] + rest
+         .text("notificationId", \.notificationId)] + rest + appFields
     }
 }
 
@@ -57,7 +61,11 @@ public struct RenewalFailed: SubscriptionNotice {
     public var gracePeriodExpiresAt: Timestamp?
     public var inBillingRetry: Bool
 
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, gracePeriodExpiresAt: Timestamp? = nil, inBillingRetry: Bool) {
+    public var app: String?
+    public var merchant: String?
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, gracePeriodExpiresAt: Timestamp? = nil, inBillingRetry: Bool, app: String? = nil, merchant: String? = nil) {
+        self.app = app; self.merchant = merchant
         self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId
         self.gracePeriodExpiresAt = gracePeriodExpiresAt; self.inBillingRetry = inBillingRetry
     }
@@ -73,7 +81,11 @@ public struct AutoRenewChanged: SubscriptionNotice {
     public var notificationId: String
     public var enabled: Bool
 
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, enabled: Bool) {
+    public var app: String?
+    public var merchant: String?
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, enabled: Bool, app: String? = nil, merchant: String? = nil) {
+        self.app = app; self.merchant = merchant
         self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId; self.enabled = enabled
     }
 
@@ -89,7 +101,11 @@ public struct PlanChanged: SubscriptionNotice {
     public var toProductId: String
     public var effective: PlanChangeEffect
 
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, toProductId: String, effective: PlanChangeEffect) {
+    public var app: String?
+    public var merchant: String?
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, toProductId: String, effective: PlanChangeEffect, app: String? = nil, merchant: String? = nil) {
+        self.app = app; self.merchant = merchant
         self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId
         self.toProductId = toProductId; self.effective = effective
     }
@@ -106,7 +122,11 @@ public struct SubscriptionExpired: SubscriptionNotice {
     public var notificationId: String
     public var reason: ExpirationReason
 
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, reason: ExpirationReason) {
+    public var app: String?
+    public var merchant: String?
+
+    public init(channel: Channel, originalTransactionId: String, notificationId: String, reason: ExpirationReason, app: String? = nil, merchant: String? = nil) {
+        self.app = app; self.merchant = merchant
         self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId; self.reason = reason
     }
 
@@ -117,12 +137,14 @@ public struct SubscriptionExpired: SubscriptionNotice {
 extension FactTypes {
     public static let subscriptionRenewed = FactType<SubscriptionRenewed>(
         "SubscriptionRenewed", "A new subscription period was charged.",
-        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:tx:<transactionId>:renewed", wrap: Fact.subscriptionRenewed,
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:tx:<transactionId>:renewed",
+        older: [.without(appFieldNames, "A new subscription period was charged.")], wrap: Fact.subscriptionRenewed,
         summary: { "renewed \($0.originalTransactionId) with tx \($0.transactionId) until \($0.expiresDate.iso8601)" })
 
     public static let renewalFailed = FactType<RenewalFailed>(
         "RenewalFailed", "A billing problem: grace period (access kept) or billing retry / on hold (no access).",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:renewal-failed",
+        older: [.without(appFieldNames, "A billing problem: grace period (access kept) or billing retry / on hold (no access).")],
         wrap: Fact.renewalFailed,
         summary: { f in
             "renewal of \(f.originalTransactionId) failed" + (f.gracePeriodExpiresAt.map { ", grace until \($0.iso8601)" } ?? "")
@@ -132,15 +154,18 @@ extension FactTypes {
     public static let autoRenewChanged = FactType<AutoRenewChanged>(
         "AutoRenewChanged", "Auto-renew was switched on or off.",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:auto-renew",
+        older: [.without(appFieldNames, "Auto-renew was switched on or off.")],
         wrap: Fact.autoRenewChanged, summary: { "auto-renew of \($0.originalTransactionId) \($0.enabled ? "on" : "off")" })
 
     public static let planChanged = FactType<PlanChanged>(
         "PlanChanged", "Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:plan",
+        older: [.without(appFieldNames, "Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.")],
         wrap: Fact.planChanged, summary: { "\($0.originalTransactionId) changes to \($0.toProductId) (\($0.effective.rawValue))" })
 
     public static let subscriptionExpired = FactType<SubscriptionExpired>(
         "SubscriptionExpired", "The period ended without renewal.",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:expired",
+        older: [.without(appFieldNames, "The period ended without renewal.")],
         wrap: Fact.subscriptionExpired, summary: { "\($0.originalTransactionId) expired (\($0.reason.raw))" })
 }

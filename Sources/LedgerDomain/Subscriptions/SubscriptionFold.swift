@@ -2,6 +2,18 @@ import LedgerCore
 
 /// Subscriptions: periods from verified purchases and renewals, billing problems, plan changes, expiry.
 extension Projections {
+    /// Google: `old` was replaced by `new` at `at`; it ends there, and its user carries over.
+    mutating func supersede(_ c: Channel, _ old: String, by new: String, at: Timestamp, _ p: Int64) {
+        updateSubscription(c, old, p) { $0.superseded = (at, new) }
+        updateSubscription(c, new, p) { $0.linkedFrom = old }
+    }
+
+    /// The transaction of the period running at `at` (the latest one started by then).
+    func currentPeriod(_ c: Channel, _ orig: String, at: Timestamp) -> String? {
+        subscriptions[Self.subscriptionKey(c, orig)]?.periods.filter { !$0.revoked && $0.purchaseDate <= at }
+            .max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }?.transactionId
+    }
+
     /// Google Play pauses (10) and restarts or recoveries (7, 1) of a subscription.
     mutating func pauseOrResume(_ f: StoreNotificationReceived, _ ctx: FactContext) {
         guard let orig = f.originalTransactionId, f.channel == .googleplay else { return }
@@ -109,7 +121,7 @@ extension Projections {
     mutating func upgradesChanged(_ c: Channel, _ orig: String, _ p: Int64) {
         guard let s = subscriptions[Self.subscriptionKey(c, orig)] else { return }
         for period in s.periods where period.upgraded && transactions[period.transactionId]?.upgraded != true {
-            updateTransaction(period.transactionId, p) { $0.upgraded = true }
+            updateTransaction(period.transactionId, p) { $0.upgraded = true; $0.upgradedAt = period.upgradedAt }
         }
     }
 
@@ -120,12 +132,14 @@ extension Projections {
         // purchase token, which is no transaction id, so there it is the binding of the earliest
         // purchase that has one.
         let byPurchase = s.periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
-        var user = transactions[orig]?.bindings.first?.userId
+        var user = transactions[orig]?.userId
         if user == nil {
             for period in byPurchase {
-                if let u = transactions[period.transactionId]?.bindings.first?.userId { user = u; break }
+                if let u = transactions[period.transactionId].flatMap({ $0.transfers.last?.toUserId ?? $0.bindings.first?.userId }) { user = u; break }
             }
         }
+        // A linked purchase token carries the binding of the token it replaced.
+        if user == nil, let old = s.linkedFrom { user = subscriptions[Self.subscriptionKey(c, old)]?.userId }
         if c == .googleplay, let first = byPurchase.first?.transactionId {
             // A Google renewal keeps the purchase token and gets a new order id: every period but
             // the first purchase is a renewal.

@@ -4,21 +4,24 @@ import LedgerCore
 extension Audit {
     /// **subscription-drift**: a verified transaction of a subscription or period product (the
     /// catalogue gives days of an entitlement), not refunded and not store-revoked, with exactly
-    /// one active grant whose (unit, units) differs from what is owed (e.g. 7 days of vip for a
-    /// 30-day month, or days of another entitlement). No grant is missing-grant, two or more is
+    /// one active grant whose (unit, units left after partial revocations) differs from what is
+    /// owed: the period the store signed, `[purchaseDate, expiresDate)` in whole days, ended early by
+    /// an immediate upgrade (the catalogue's days only when the store gave no expiry); e.g. 7 days of
+    /// vip for a 30-day month, the old plan's full month kept after an upgrade, or days of another
+    /// entitlement. No grant is missing-grant, two or more is
     /// double-grant. No window. User: the owner, else the grantee; positions: the verification and
     /// the grant; amount: price x |granted - owed| / owed days, rounded up (the whole price when the
     /// unit differs or more than twice is granted).
     static func subscriptionDrift(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
         guard t.verified, active.count == 1, t.refundState != .refunded, t.storeRevokedPosition == nil,
               let e = c.entitlement(t), e.periodEntitlement != nil else { return }
-        let owed = e.units(quantity: t.quantity)
-        let g = active[0], got = g.entitlement.units(quantity: g.quantity)
+        let owed = t.owedUnits(of: e)
+        let g = active[0], got = (unit: g.units.unit, count: g.unitsLeft)
         guard got != owed else { return }
         let amount: Money?
-        if got.unit == owed.unit, let price = t.price {
-            amount = prorate(price, abs(got.count - owed.count), owed.count)
-        } else { amount = t.price }
+        if got.unit == owed.unit, let revenue = t.revenue {
+            amount = prorate(revenue, abs(got.count - owed.count), owed.count)
+        } else { amount = t.revenue }
         c.add(.subscriptionDrift, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
               [t.verifiedPosition, g.position], amount,
               "Transaction \(t.transactionId) (\(t.productId ?? "?")) paid for \(owed.count) \(owed.unit) but grant \(g.grantId) gave \(got.count) \(got.unit).")

@@ -23,6 +23,8 @@ public struct SubscriptionView: Hashable, Sendable {
         public var expiresDate: Timestamp
         public var revoked = false
         public var upgraded = false
+        /// When an immediate upgrade ended it: time after this is not owed for its transaction.
+        public var upgradedAt: Timestamp?
     }
 
     public var channel: Channel
@@ -40,14 +42,19 @@ public struct SubscriptionView: Hashable, Sendable {
     public var resumedAt: Timestamp?
     /// Immediate plan changes (upgrades), by the store's clock.
     public var upgrades: [(at: Timestamp, toProductId: String)] = []
+    /// Google: the purchase token this subscription replaced (its user carries over).
+    public var linkedFrom: String?
+    /// Google: replaced by another purchase token (upgrade, downgrade, resubscribe) at this time.
+    public var superseded: (at: Timestamp, by: String)?
     public var positions: [Int64] = []
 
     /// A period is upgraded away when an upgrade to another product happened while it ran.
     mutating func markUpgrades() {
         for i in periods.indices where !periods[i].upgraded {
             let period = periods[i]
-            if upgrades.contains(where: { $0.toProductId != period.productId && period.purchaseDate <= $0.at && $0.at < period.expiresDate }) {
+            if let u = upgrades.first(where: { $0.toProductId != period.productId && period.purchaseDate <= $0.at && $0.at < period.expiresDate }) {
                 periods[i].upgraded = true
+                periods[i].upgradedAt = u.at
             }
         }
     }
@@ -64,17 +71,39 @@ public struct SubscriptionView: Hashable, Sendable {
     /// The latest expiresDate over the transactions that were neither revoked nor upgraded away:
     /// recomputed from the facts, never taken from the latest message.
     public var expiresAt: Timestamp? {
-        periods.filter { !$0.revoked && !$0.upgraded }.map(\.expiresDate).max()
+        let latest = periods.filter { !$0.revoked && !$0.upgraded }.map(\.expiresDate).max()
+        guard let s = superseded else { return latest }
+        return latest.map { min($0, s.at) }
     }
 
     var latestPurchase: Timestamp? { periods.filter { !$0.revoked }.map(\.purchaseDate).max() }
 
     public var status: SubscriptionStatus {
         if !periods.isEmpty && periods.allSatisfy(\.revoked) { return .revoked }
+        if superseded != nil { return .expired(.superseded) }
         let latest = latestPurchase
         if let e = expiry, latest.map({ $0 <= e.at }) ?? true { return .expired(e.reason) }
         if let p = pausedAt, resumedAt.map({ $0 < p }) ?? true, latest.map({ $0 <= p }) ?? true { return .paused }
         if let f = failure, latest.map({ $0 <= f.at }) ?? true { return f.graceUntil != nil ? .grace : .billingRetry }
         return .active
+    }
+}
+
+extension TransactionView {
+    /// The period the store signed for this transaction, in whole days (rounded to the nearest):
+    /// `[purchaseDate, expiresDate)`, ended early by an immediate upgrade. Intro and pay-up-front
+    /// offers, offer codes and extensions change it; nil when the store gave no expiry.
+    public var signedDays: Int64? {
+        guard let start = purchaseDate, let end = upgradedAt ?? expiresDate, end > start else { return nil }
+        let day: Int64 = 86_400_000_000
+        return end.microseconds.subtractingSaturated(start.microseconds).addingSaturated(day / 2) / day
+    }
+
+    /// What the transaction owes of `entitlement` before refunds: a period product owes the period
+    /// the store signed (the catalogue's nominal period only when the store gave none).
+    public func owedUnits(of entitlement: Entitlement) -> (unit: String, count: Int64) {
+        let nominal = entitlement.units(quantity: quantity)
+        guard entitlement.periodEntitlement != nil, let days = signedDays else { return nominal }
+        return (nominal.unit, days.multipliedSaturated(by: quantity))
     }
 }

@@ -67,7 +67,9 @@ public struct RevocationReason: OpenEnum {
     public static let familyRevoke = RevocationReason(raw: "family-revoke")
     public static let chargeback = RevocationReason(raw: "chargeback")
     public static let support = RevocationReason(raw: "support")
-    public static let known: [RevocationReason] = [.refund, .revoke, .familyRevoke, .chargeback, .support]
+    /// The unused part of a period ended early by an immediate upgrade (the store refunds it pro rata).
+    public static let upgrade = RevocationReason(raw: "upgrade")
+    public static let known: [RevocationReason] = [.refund, .revoke, .familyRevoke, .chargeback, .support, .upgrade]
 }
 
 public struct ExpirationReason: OpenEnum {
@@ -77,6 +79,8 @@ public struct ExpirationReason: OpenEnum {
     public static let billingRetry = ExpirationReason(raw: "billing-retry")
     public static let priceIncrease = ExpirationReason(raw: "price-increase")
     public static let productNotForSale = ExpirationReason(raw: "product-not-for-sale")
+    /// Google: replaced by another purchase token (never sent by a store: the ledger's own reading).
+    public static let superseded = ExpirationReason(raw: "superseded")
     public static let known: [ExpirationReason] = [.voluntary, .billingRetry, .priceIncrease, .productNotForSale]
 }
 
@@ -92,6 +96,8 @@ public struct CloseReason: OpenEnum {
 /// How a store transaction was tied to an order (docs/domain.md, binding), in order of trust.
 public enum BindingMethod: String, CaseIterable, Sendable, Hashable {
     case appAccountToken
+    /// Google Play `obfuscatedExternalAccountId`: set by the app at purchase, as strong as a token.
+    case obfuscatedAccountId = "obfuscatedExternalAccountId"
     case applicationUsername
     case skuFallback = "sku-fallback"
     case createdAfterPayment = "created-after-payment"

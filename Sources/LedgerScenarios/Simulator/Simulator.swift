@@ -13,7 +13,7 @@ import LedgerDomain
 /// grants follow the catalogue.
 ///
 /// With `FaultSpec.none` the audit must find nothing; each injected fault produces exactly one
-/// finding, listed in `groundTruth`. The log ends two days after the last purchase activity, so
+/// finding, listed in `groundTruth`. The log ends four days after the last purchase activity, so
 /// every window has passed (stale orders are injected on purpose only).
 public struct Simulator: Sendable {
     public let users: Int
@@ -83,7 +83,7 @@ public struct Simulator: Sendable {
         items.sort { ($0.t, $0.user, $0.seq) < ($1.t, $1.user, $1.seq) }
         // Trailing log time: two days after the last activity (every window has passed), marked by
         // an App Store TEST notification.
-        let end = max(horizon, items.last?.t ?? horizon) + 2 * Sim.day
+        let end = max(horizon, items.last?.t ?? horizon) + 4 * Sim.day
         let testId = "00000000-7e57-4000-8000-" + Script.pad(Int(seed % 1_000_000_000_000), 12)
         items.append(SimItem(t: end, user: Int.max, seq: 0, fact: .storeNotificationReceived(StoreNotificationReceived(
             channel: .appstore, notificationId: testId, type: NotificationType(raw: "TEST"),

@@ -129,6 +129,18 @@ extension UserSim {
         return (finish(t, d, v, bound, fault: fault), bound)
     }
 
+    /// The backend acknowledges a Google purchase a few seconds after granting it; as a fault, it
+    /// never does (Google refunds it after three days). Returns the time after it.
+    mutating func acknowledge(_ start: Int64, _ c: Channel, tx: String, order: String?, fault: FindingKind?) -> Int64 {
+        guard fault != .unacknowledgedPurchase else {
+            expect(.unacknowledgedPurchase, c, tx: tx, order: order, user: uid)
+            return start
+        }
+        let t = start + int(1...3) * Sim.sec
+        emit(t, .purchaseAcknowledged(PurchaseAcknowledged(channel: c, transactionId: tx, acknowledgedAt: Timestamp(microsecondsSince1970: t))))
+        return t
+    }
+
     /// One Google Play one-time purchase. Returns the time after it and its order id.
     mutating func googleOneTime(_ start: Int64, _ d: ProductDefinition, order o: String, fault: FindingKind?) -> (Int64, String) {
         var t = start
@@ -148,6 +160,7 @@ extension UserSim {
         notify(t, c, googleMessageId(), "1", "ONE_TIME_PRODUCT_PURCHASED", tx: tx)
         t += int(1...3) * Sim.sec
         (t, bound) = verifyBindGrant(t, d, tx: tx, purchased: paidAt, token: token, fault: fault)
+        t = acknowledge(t, c, tx: tx, order: o, fault: fault)
         if lost { t += int(1...20) * Sim.hour; callback(t, c, tx: tx, product: d.storeProductId, order: o, report: true) }
         if bound?.orderId != o { preconditionFailure("simulator: google \(tx) not bound to \(o)") }
         return (t, tx)
@@ -271,7 +284,7 @@ extension UserSim {
             notify(t, c, n, "CONSUMPTION_REQUEST", tx: tx, original: tx)
             emit(t + Sim.sec, .refundRequested(RefundNotice(channel: c, transactionId: tx, notificationId: n)))
             t += int(1...3) * Sim.day
-            if chance(0.4) {
+            if chance(0.5) {
                 let n2 = appleNotificationId()
                 notify(t, c, n2, "REFUND_DECLINED", tx: tx, original: tx)
                 emit(t + Sim.sec, .refundDeclined(RefundNotice(channel: c, transactionId: tx, notificationId: n2)))

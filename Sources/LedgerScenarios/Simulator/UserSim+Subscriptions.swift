@@ -39,6 +39,7 @@ extension UserSim {
         } else {
             grant(t, d, tx: tx, order: o)
         }
+        if c == .googleplay { t = acknowledge(t, c, tx: tx, order: o, fault: nil) }
         renewals(c, d, original: original, firstTx: tx, expires: expires)
     }
 
@@ -48,6 +49,8 @@ extension UserSim {
         var k = 0
         var upgraded = false
         let periodDays = d.entitlement.periodDays ?? 7
+        // The period running now: its transaction and purchase time (an upgrade takes back its unused days).
+        var current = (tx: firstTx, purchase: first - periodDays * Sim.day)
         while expires <= horizon {
             k += 1
             var purchase = expires
@@ -63,10 +66,12 @@ extension UserSim {
                 // Upgrade to the plus plan: immediate, a new transaction and a new period from now.
                 upgraded = true
                 d = Simulator.def(c, "com.sim.vip.week.plus")
-                expires = upgrade(before: expires, c, to: d, original: original, firstTx: firstTx)
+                expires = upgrade(before: expires, c, to: d, original: original, firstTx: firstTx, running: current, runningDays: periodDays)
                 continue
             }
-            expires = renew(c, d, original: original, firstTx: firstTx, period: k, expires: expires, purchase: purchase, periodDays: periodDays)
+            let rtx: String
+            (expires, rtx) = renew(c, d, original: original, firstTx: firstTx, period: k, expires: expires, purchase: purchase, periodDays: periodDays)
+            current = (rtx, purchase)
         }
     }
 
@@ -121,7 +126,7 @@ extension UserSim {
     /// Period `k` renewed at `purchase` (the notification lost sometimes, found by the server's
     /// poll): the renewal, its notice and its grant. Returns the new expiry.
     mutating func renew(_ c: Channel, _ d: ProductDefinition, original: String, firstTx: String, period k: Int,
-                        expires: Int64, purchase: Int64, periodDays: Int64) -> Int64 {
+                        expires: Int64, purchase: Int64, periodDays: Int64) -> (Int64, String) {
         let rtx = c == .appstore ? appleTx() : "\(firstTx)..\(k - 1)"
         let rexp = purchase + periodDays * Sim.day
         let price = d.price
@@ -147,7 +152,7 @@ extension UserSim {
             t += int(2...10) * Sim.sec
             emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: rtx, entitlement: grantDays)))
         }
-        return rexp
+        return (rexp, rtx)
     }
 
     mutating func renewalNotice(_ t: Int64, _ c: Channel, _ tx: String, _ original: String, recovered: Bool) {
@@ -161,7 +166,10 @@ extension UserSim {
     /// The user upgrades to the plus plan during a period: Apple charges the new plan at once (a new
     /// transaction of the same subscription, prorating the old one) and the old period is upgraded
     /// away. Returns the new period's expiry.
-    mutating func upgrade(before expires: Int64, _ c: Channel, to d: ProductDefinition, original: String, firstTx: String) -> Int64 {
+    /// An immediate upgrade: the running period ends at the change (Apple refunds its unused part),
+    /// so fulfilment takes back its unused days; the new plan starts a period at once.
+    mutating func upgrade(before expires: Int64, _ c: Channel, to d: ProductDefinition, original: String, firstTx: String,
+                          running: (tx: String, purchase: Int64), runningDays: Int64) -> Int64 {
         let periodDays = d.entitlement.periodDays ?? 7
         var t = expires - int(1...(periodDays * 24 - 1)) * Sim.hour
         let tx = appleTx()
@@ -169,8 +177,14 @@ extension UserSim {
         callback(t, c, tx: tx, product: d.storeProductId, report: true)
         t += int(1...5) * Sim.sec
         notify(t, c, n, "DID_CHANGE_RENEWAL_PREF", "UPGRADE", tx: tx, original: original)
-        emit(t + Sim.sec, .planChanged(PlanChanged(channel: c, originalTransactionId: original, notificationId: n, toProductId: d.storeProductId,
-                                                   effective: .immediate)))
+        let changedAt = t + Sim.sec
+        emit(changedAt, .planChanged(PlanChanged(channel: c, originalTransactionId: original, notificationId: n, toProductId: d.storeProductId,
+                                                 effective: .immediate)))
+        let used = (changedAt - running.purchase + Sim.day / 2) / Sim.day
+        if runningDays > used {
+            emit(changedAt + 2 * Sim.sec, .entitlementRevoked(EntitlementRevoked(
+                userId: uid, channel: c, transactionId: running.tx, reason: .upgrade, units: runningDays - used, revocationId: "rv\(nn)-\(next())")))
+        }
         t += int(2...5) * Sim.sec
         let purchase = t - int(5...20) * Sim.sec
         let rexp = purchase + periodDays * Sim.day

@@ -204,6 +204,7 @@ struct UserSim {
         case .grantWithoutPayment?: fakeReceipt(t)
         case .subscriptionDrift?: subscription(t, channel: chance(0.7) ? .appstore : .googleplay, fault: .subscriptionDrift)
         case .productMismatch?: oneTime(t, Simulator.def(.appstore, "com.sim.coins60"), fault: .productMismatch)
+        case .unacknowledgedPurchase?: oneTime(t, Simulator.def(.googleplay, "coins_120"), fault: .unacknowledgedPurchase)
         case let f?:
             var options = [(Simulator.def(.appstore, "com.sim.coins60"), 4), (Simulator.def(.appstore, "com.sim.coins300"), 2),
                            (Simulator.def(.googleplay, "coins_120"), 2)]
@@ -244,7 +245,7 @@ struct UserSim {
         // Coins granted per transaction to this user, and when each transaction's coins are clawed back.
         var revokeTimes: [(t: Int64, tx: String)] = []
         for it in all {
-            if case .entitlementRevoked(let r) = it.fact, r.userId == uid { revokeTimes.append((it.t, r.transactionId)) }
+            if case .entitlementRevoked(let r) = it.fact, r.userId == uid, let tx = r.transactionId { revokeTimes.append((it.t, tx)) }
         }
         var active: [String: Int64] = [:]
         var balance: Int64 = 0
@@ -270,10 +271,11 @@ struct UserSim {
             }
             switch it.fact {
             case .entitlementGranted(let g) where g.userId == uid:
-                if case .coins(let n) = g.entitlement { active[g.transactionId, default: 0] += n * g.quantity; balance += n * g.quantity }
+                if case .coins(let n) = g.entitlement { active[g.transactionId ?? g.grantId, default: 0] += n * g.quantity; balance += n * g.quantity }
             case .entitlementRevoked(let r) where r.userId == uid:
-                balance -= active[r.transactionId] ?? 0
-                active[r.transactionId] = 0
+                let key = r.transactionId ?? r.grantId ?? ""
+                balance -= active[key] ?? 0
+                active[key] = 0
             default: break
             }
             out.append(it)

@@ -49,17 +49,17 @@ struct FactCatalogueTests {
         }
     }
 
-    @Test("catalogue: 22 types, PaymentVerified at version 2, the rest at 1")
+    @Test("catalogue: 25 types; PaymentVerified at version 3, 15 others at version 2 (the app and the rules of real store traffic), the rest at 1")
     func catalogue() {
         #expect(Set(FactCatalogue.currentVersions.keys) == FactCatalogue.typeNames)
-        #expect(FactCatalogue.currentVersions["PaymentVerified"] == 2)
-        #expect(FactCatalogue.currentVersions.filter { $0.value != 1 }.count == 1)
-        #expect(FactCatalogue.readableVersions.count == 23)
+        #expect(FactCatalogue.currentVersions["PaymentVerified"] == 3)
+        #expect(FactCatalogue.currentVersions.filter { $0.value != 1 }.count == 16)
+        #expect(FactCatalogue.readableVersions.count == 42)
     }
 
     @Test("catalogue type names are all valid type names")
     func catalogueTypeNames() {
-        #expect(FactCatalogue.typeNames.count == 22)
+        #expect(FactCatalogue.typeNames.count == 25)
         for type in FactCatalogue.typeNames { #expect(EventValidation.isValidTypeName(type), "\(type)") }
     }
 
@@ -74,14 +74,14 @@ struct FactCatalogueTests {
     @Test("unknown type and unreadable versions are refused")
     func unknownTypeOrVersion() throws {
         #expect(try refusal("PaymentVerifed", 1, "{}")?.field == "type")
-        #expect(try refusal("PaymentVerified", 3, v2())?.field == "schemaVersion")
+        #expect(try refusal("PaymentVerified", 4, v2())?.field == "schemaVersion")
         #expect(try refusal("OrderClosed", 0, #"{"orderId":"o","reason":"timeout"}"#)?.field == "schemaVersion")
         #expect(try refusal("OrderClosed", 1, "[]")?.field == "")
     }
 
     // MARK: PaymentVerified version 1 upcast
 
-    @Test("v1 6000 CNY milliunits upcast to 600 fen, written as version 2")
+    @Test("v1 6000 CNY milliunits upcast to 600 fen, written as the current version")
     func upcastCNY() throws {
         let fact = try decode("PaymentVerified", 1, v1Price(6000, "CNY"))
         guard case .paymentVerified(let pv) = fact else { Issue.record("not PaymentVerified"); return }
@@ -90,8 +90,9 @@ struct FactCatalogueTests {
         #expect(pv.price.description == "6.00 CNY")
         #expect(fact.payload["price"] == .makeObject([("amount", .int(600)), ("currency", .string("CNY"))]))
         #expect(fact.payload["priceMilliunits"] == nil)
-        #expect(fact.newEvent(occurredAt: Timestamp("2026-03-31T08:15:41Z")!).schemaVersion == 2)
+        #expect(fact.newEvent(occurredAt: Timestamp("2026-03-31T08:15:41Z")!).schemaVersion == 3)
         #expect(try decode("PaymentVerified", 2, fact.payload.canonicalText) == fact)
+        #expect(try decode("PaymentVerified", 3, fact.payload.canonicalText) == fact)
     }
 
     @Test("v1 1234 JPY milliunits is not a whole yen: refused naming priceMilliunits")
@@ -267,7 +268,7 @@ struct FactCatalogueTests {
         #expect(try problem(v2().replacingOccurrences(of: #""quantity":1"#, with: #""quantity":0"#))?.field == "payload.quantity")
         #expect(try problem(v1Price(6000, "CNY"), version: 1) == nil)
         #expect(try problem(v1Price(1234, "JPY"), version: 1)?.field == "payload.priceMilliunits")
-        #expect(try problem(v2(), version: 3)?.field == "payload.schemaVersion")
+        #expect(try problem(v2(), version: 4)?.field == "payload.schemaVersion")
         // Unknown types are left to allowUnknownTypes, not to the payload check.
         var open = FactCatalogue.validation(allowUnknownTypes: true)
         #expect(open.allowUnknownTypes)

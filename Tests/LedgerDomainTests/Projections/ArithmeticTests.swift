@@ -67,7 +67,7 @@ struct ExtremeHistory {
 private func foldAndReadEverything(_ facts: [(Fact, Timestamp)]) -> (Projections, [Finding]) {
     var p = Projections()
     for (i, (f, at)) in facts.enumerated() { p.apply(f, FactContext(position: Int64(i + 1), occurredAt: at)) }
-    for t in p.transactions.values { _ = p.owedGranted(t); _ = t.refundedAmount; _ = t.quantityOwedAfterRefunds }
+    for t in p.transactions.values { _ = p.owedGranted(t); _ = t.refundedAmount; _ = t.unitsOwedAfterRefunds(.max) }
     for u in p.users.values {
         _ = u.coinBalance
         for period in u.periods { _ = u.remainingDays(period.entitlement, at: Timestamp("2026-01-01T00:00:00Z")!) }

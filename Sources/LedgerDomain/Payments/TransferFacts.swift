@@ -1,0 +1,88 @@
+import LedgerCore
+
+// A transaction moved to another user, and Google's acknowledgement of a purchase.
+
+/// How a transaction came to move to another user.
+public struct TransferMethod: OpenEnum {
+    public let raw: String
+    public init(raw: String) { self.raw = raw }
+    /// The buyer restored the purchase while signed in to another account.
+    public static let restore = TransferMethod(raw: "restore")
+    /// Support corrected a wrong binding.
+    public static let supportCorrection = TransferMethod(raw: "support-correction")
+    public static let known: [TransferMethod] = [.restore, .supportCorrection]
+}
+
+/// A store transaction moves to another user (a restore to a new account, a support correction).
+/// From its position on, the new owner holds the transaction: grants to them are not wrong-user,
+/// and the move is not a reused receipt.
+public struct TransactionTransferred: StoreAppFact {
+    public var channel: Channel
+    public var transactionId: String
+    public var transferId: String
+    public var fromUserId: String?
+    public var toUserId: String
+    /// The order the transaction now belongs to, when there is one.
+    public var orderId: String?
+    public var method: TransferMethod
+    public var reason: String
+    /// Who decided it (a support agent, an automated restore).
+    public var authorizedBy: String?
+    public var app: String?
+    public var merchant: String?
+
+    public init(channel: Channel, transactionId: String, transferId: String, fromUserId: String? = nil, toUserId: String,
+                orderId: String? = nil, method: TransferMethod, reason: String, authorizedBy: String? = nil,
+                app: String? = nil, merchant: String? = nil) {
+        self.channel = channel; self.transactionId = transactionId; self.transferId = transferId; self.fromUserId = fromUserId
+        self.toUserId = toUserId; self.orderId = orderId; self.method = method; self.reason = reason
+        self.authorizedBy = authorizedBy; self.app = app; self.merchant = merchant
+    }
+
+    public static let fields = FieldTable(
+        TransactionTransferred(channel: .appstore, transactionId: "", transferId: "", toUserId: "", method: .restore, reason: ""), [
+            .channel("channel", \.channel),
+            .text("transactionId", \.transactionId),
+            .text("transferId", \.transferId, "Our id for this move."),
+            .optionalText("fromUserId", \.fromUserId, "The user who held it before, as the mover saw it."),
+            .text("toUserId", \.toUserId, "The user who holds it from now on."),
+            .optionalText("orderId", \.orderId, "The order it belongs to from now on."),
+            .open("method", \.method, "How it came to move."),
+            .text("reason", \.reason, "Why, in words an auditor can check."),
+            .optionalText("authorizedBy", \.authorizedBy, "Who decided it."),
+        ] + appFields)
+}
+
+/// Google Play: the purchase was acknowledged. Google refunds a purchase left unacknowledged for
+/// three days, so an acknowledgement missing after that is a finding.
+public struct PurchaseAcknowledged: StoreAppFact {
+    public var channel: Channel
+    public var transactionId: String
+    public var acknowledgedAt: Timestamp
+    public var app: String?
+    public var merchant: String?
+
+    public init(channel: Channel, transactionId: String, acknowledgedAt: Timestamp, app: String? = nil, merchant: String? = nil) {
+        self.channel = channel; self.transactionId = transactionId; self.acknowledgedAt = acknowledgedAt
+        self.app = app; self.merchant = merchant
+    }
+
+    public static let fields = FieldTable(PurchaseAcknowledged(channel: .googleplay, transactionId: "", acknowledgedAt: .blank), [
+        .channel("channel", \.channel),
+        .text("transactionId", \.transactionId, "The Google order id of the purchase."),
+        .timestamp("acknowledgedAt", \.acknowledgedAt),
+    ] + appFields)
+}
+
+extension FactTypes {
+    public static let transactionTransferred = FactType<TransactionTransferred>(
+        "TransactionTransferred", "A store transaction moved to another user (a restore to a new account, a support correction).",
+        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:transfer:<transferId>",
+        wrap: Fact.transactionTransferred,
+        summary: { "tx \($0.transactionId) moved to \($0.toUserId) by \($0.method.raw): \($0.reason)" })
+
+    public static let purchaseAcknowledged = FactType<PurchaseAcknowledged>(
+        "PurchaseAcknowledged", "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).",
+        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:acknowledged",
+        wrap: Fact.purchaseAcknowledged, summary: { "tx \($0.transactionId) acknowledged at \($0.acknowledgedAt.iso8601)" })
+}
