@@ -83,10 +83,14 @@ public enum Scenarios {
     /// `day0` plus whole days: the moments the stacking rule is stated at.
     public static func day(_ n: Int64) -> Timestamp { day0.adding(days: n) }
 
-    /// The twelve release scenarios, in order.
+    /// The release scenarios, in order: the twelve of the field reports, then the rules of real store traffic.
     public static let all: [Scenario] = [
         callbackLost, usernameNil, interruptedPurchase, receiptReused, swappedReceipts, orphanFromSettings,
         refundAfterSpend, vipStacking, renewalFoundByPoll, wechatDuplicates, verificationRetry, refundReversed,
+        // The rules of real store traffic.
+        refundAfterItsReversal, wechatPartialRefund, overGrant, googleVoidedPurchase, grantsByPolicy, revocationWithoutRefund,
+        upgradeKeepsOldPeriod, googleLinkedToken, introOfferPaidUpFront, sandboxAndFamilySharing, restoreToNewAccount,
+        signedOutCallback, unacknowledgedPurchase,
     ]
 
     public static func scenario(_ number: Int) -> Scenario { all[number - 1] }

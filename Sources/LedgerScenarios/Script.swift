@@ -38,6 +38,8 @@ struct Script {
     /// An App Store transaction id (numeric, as Apple's are).
     func tx(_ k: Int) -> String { "2000\(nn)0000\(k)" }
     /// A WeChat Pay transaction_id.
+    /// A Google Play order id.
+    func gpa(_ k: Int) -> String { "GPA.33\(nn)-0000-0000-0000\(k)" }
     func wxTx(_ k: Int) -> String { "4200\(nn)2026030100\(k)" }
     func token(_ k: Int) -> UUID { UUID(uuidString: "a0000000-00\(nn)-4000-8000-\(Script.pad(k, 12))")! }
 
@@ -110,11 +112,12 @@ struct Script {
 
     @discardableResult
     mutating func verify(_ tx: String, product: String, channel: Channel = .appstore, original: String? = nil, purchased: Timestamp? = nil,
-                         expires: Timestamp? = nil, token: UUID? = nil) -> Int {
+                         expires: Timestamp? = nil, token: UUID? = nil, with details: (inout PaymentVerified) -> Void = { _ in }) -> Int {
         let price = Catalogue.definition(product, channel)?.price ?? Money(minorUnits: 0, currency: Catalogue.cny)
-        let f = PaymentVerified(channel: channel, transactionId: tx, originalTransactionId: original, productId: product,
+        var f = PaymentVerified(channel: channel, transactionId: tx, originalTransactionId: original, productId: product,
                                 purchaseDate: purchased ?? now, expiresDate: expires, price: price, appAccountToken: token,
                                 rawDigest: "sha256:" + SHA256.hash(Array("\(channel.rawValue):tx:\(tx)".utf8)).hexString)
+        details(&f)
         verified[tx] = f
         if let original, original != tx, let u = subscriptionUser[original] { subscriptionUser[tx] = u }
         return add(.paymentVerified(f))
@@ -156,15 +159,16 @@ struct Script {
 
     /// Fulfilment grants what the verified product gives, to the bound user (a renewal: to its
     /// subscription's user).
-    mutating func grant(_ tx: String) {
+    /// (`entitlement`, `quantity`, `user`: what fulfilment gave instead, for a scenario of a mistake.)
+    mutating func grant(_ tx: String, entitlement: Entitlement? = nil, quantity: Int64? = nil, to user: String? = nil) {
         guard let t = verified[tx], let def = Catalogue.definition(t.productId, t.channel) else {
             preconditionFailure("scenario \(number): grant \(tx) before it is verified")
         }
         let b = bindings[tx]
-        guard let userId = b?.userId ?? subscriptionUser[tx] else { preconditionFailure("scenario \(number): grant \(tx) to nobody") }
+        guard let userId = user ?? b?.userId ?? subscriptionUser[tx] else { preconditionFailure("scenario \(number): grant \(tx) to nobody") }
         grantCount += 1
         add(.entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(grantCount)", userId: userId, channel: t.channel, transactionId: tx,
-                                                   orderId: b?.orderId, entitlement: def.entitlement, quantity: t.quantity)))
+                                                   orderId: b?.orderId, entitlement: entitlement ?? def.entitlement, quantity: quantity ?? t.quantity)))
     }
 
     mutating func revoke(_ tx: String, user: String, reason: RevocationReason, channel: Channel = .appstore) {
@@ -216,6 +220,14 @@ public enum Catalogue {
                           validFrom: validFrom, price: Money(minorUnits: 6800, currency: cny)),
         ProductDefinition(channel: .wechat, storeProductId: "coins_300", entitlement: .coins(300), version: 1, validFrom: validFrom,
                           price: Money(minorUnits: 3000, currency: cny)),
+        ProductDefinition(channel: .googleplay, storeProductId: "coins_60", entitlement: .coins(60), version: 1, validFrom: validFrom,
+                          price: Money(minorUnits: 600, currency: cny)),
+        ProductDefinition(channel: .googleplay, storeProductId: "vip_weekly",
+                          entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 1), version: 1,
+                          validFrom: validFrom, price: Money(minorUnits: 800, currency: cny)),
+        ProductDefinition(channel: .googleplay, storeProductId: "vip_weekly_plus",
+                          entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 2), version: 1,
+                          validFrom: validFrom, price: Money(minorUnits: 1500, currency: cny)),
     ]
 
     public static func definition(_ id: String, _ channel: Channel = .appstore) -> ProductDefinition? {

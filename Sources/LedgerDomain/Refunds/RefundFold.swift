@@ -65,7 +65,8 @@ extension Projections {
 
     mutating func reverseRefund(_ f: RefundNotice, _ ctx: FactContext) {
         let p = ctx.position
-        if transactions[f.transactionId]?.refunds.isEmpty ?? true {
+        // A reversal naming its refund may arrive before it (the store's order is not the log's).
+        if f.refundId == nil, transactions[f.transactionId]?.refunds.isEmpty ?? true {
             anomaly(p, "reversal-without-refund", "refund reversal for transaction \(f.transactionId), which has no refund")
         }
         updateTransaction(f.transactionId, p) { t in

@@ -9,10 +9,10 @@ import LedgerScenarios
 struct ScenarioTests {
     // MARK: every scenario
 
-    @Test("the twelve scenarios, numbered in order")
-    func twelve() {
-        #expect(Scenarios.all.map(\.number) == Array(1...12))
-        #expect(Set(Scenarios.all.map(\.name)).count == 12)
+    @Test("the twelve scenarios of the field reports and the thirteen of real store traffic, numbered in order")
+    func numbered() {
+        #expect(Scenarios.all.map(\.number) == Array(1...25))
+        #expect(Set(Scenarios.all.map(\.name)).count == 25)
     }
 
     @Test("each scenario meets its documented outcome", arguments: Scenarios.all)
@@ -29,7 +29,8 @@ struct ScenarioTests {
         }
     }
 
-    @Test("every transaction ends granted exactly what it is owed, with no anomaly", arguments: Scenarios.all)
+    @Test("every transaction ends granted exactly what it is owed, with no anomaly, unless the scenario documents otherwise",
+          arguments: Scenarios.all.filter { $0.expected.transactions.values.allSatisfy { $0.status == .ok } })
     func ownedEqualsGranted(_ s: Scenario) {
         let p = s.projections()
         for t in p.transactions.values.sorted(by: { $0.transactionId < $1.transactionId }) {
