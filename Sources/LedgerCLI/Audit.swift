@@ -117,7 +117,9 @@ struct AuditCommand: AsyncParsableCommand {
                                               user: user, kinds: kinds.sorted(), options: options)
                 var r = AuditReport(scope: scope, findings: findings,
                                     daily: run.daily.map { .init(day: $0.day, payments: $0.payments, grants: $0.grants, refunds: $0.refunds, revocations: $0.revocations) },
-                                    verifiedByChannel: run.verifiedByChannel)
+                                    verifiedByChannel: run.verifiedByChannel,
+                                    sandbox: run.sandbox.filter { user == nil || $0.userId == user },
+                                    policyGrants: run.policyGrants.filter { user == nil || $0.grant.userId == user })
                 if let previous {
                     do throws(ReportDiff.ReadError) {
                         r.diff = try ReportDiff.compare(previous: previous, with: r)

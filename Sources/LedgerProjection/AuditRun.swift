@@ -26,6 +26,9 @@ public struct AuditRun: Sendable {
     public var daily: [DailyActivity]
     /// Transactions verified, by channel (the denominator of the summary).
     public var verifiedByChannel: [Channel: Int64]
+    /// Shown apart from the findings: sandbox purchases and grants by policy.
+    public var sandbox: [SandboxPurchase]
+    public var policyGrants: [PolicyGrant]
 }
 
 /// Facts per day, counted beside the fold (on the connection's thread).
@@ -74,9 +77,10 @@ extension EventStore {
             findings.sort()
         }
         var verified: [Channel: Int64] = [:]
-        for t in fold.transactions.values where t.verified { if let c = t.channel { verified[c, default: 0] += 1 } }
+        for t in fold.transactions.values where t.verified && !t.isSandbox { if let c = t.channel { verified[c, default: 0] += 1 } }
         let counted = daily.result
         return AuditRun(position: target, logTime: fold.logTime, events: counted.events, findings: findings,
-                        daily: counted.days, verifiedByChannel: verified)
+                        daily: counted.days, verifiedByChannel: verified, sandbox: Audit.sandboxPurchases(fold),
+                        policyGrants: Audit.policyGrants(fold))
     }
 }

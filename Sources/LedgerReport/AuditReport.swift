@@ -38,9 +38,15 @@ public struct AuditReport: Sendable {
     public var daily: [Day]
     public var verifiedByChannel: [Channel: Int64]
     public var diff: ReportDiff?
+    /// Shown in sections of their own: sandbox purchases (no revenue, no finding) and grants by
+    /// policy (goodwill, compensation...), for finance.
+    public var sandbox: [SandboxPurchase]
+    public var policyGrants: [PolicyGrant]
 
-    public init(scope: Scope, findings: [Finding], daily: [Day], verifiedByChannel: [Channel: Int64] = [:], diff: ReportDiff? = nil) {
+    public init(scope: Scope, findings: [Finding], daily: [Day], verifiedByChannel: [Channel: Int64] = [:], diff: ReportDiff? = nil,
+                sandbox: [SandboxPurchase] = [], policyGrants: [PolicyGrant] = []) {
         self.scope = scope; self.findings = findings.sorted(); self.daily = daily; self.verifiedByChannel = verifiedByChannel; self.diff = diff
+        self.sandbox = sandbox; self.policyGrants = policyGrants
     }
 
     // MARK: summary

@@ -134,7 +134,7 @@ extension AuditReport {
             }
             s += "</tbody></table>"
         }
-        s += "</section>\n<p class=\"sub\">Re-run with the same log and options for a byte-identical report (ledger audit --format html).</p>\n</main></body></html>\n"
+        s += "</section>\n" + setApartHTML + "<p class=\"sub\">Re-run with the same log and options for a byte-identical report (ledger audit --format html).</p>\n</main></body></html>\n"
         return s
     }
 }

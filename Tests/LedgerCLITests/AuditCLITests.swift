@@ -176,6 +176,26 @@ struct AuditCLITests {
         }
     }
 
+    @Test("sandbox purchases and grants by policy are shown in sections of their own, in every format")
+    func sectionsSetApart() async throws {
+        try await TestDatabase.withSchema("cliapart") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            try await appendSampleAndScenarios(cli)
+            let json = try JSONValue.parse(try await cli.run(["audit", "--format", "json"]).stdout)
+            guard case .array(let sandbox)? = json["sandbox"], case .array(let grants)? = json["policyGrants"] else {
+                Issue.record("no sandbox or policyGrants section"); return
+            }
+            #expect(sandbox.map { $0["transactionId"] } == [.string("20002200001")])
+            #expect(sandbox.first?["environment"] == .string("Sandbox"))
+            #expect(grants.map { $0["grantId"] } == [.string("g17-goodwill")])
+            #expect(grants.first?["authorizedBy"] == .string("support:alice"))
+            let table = try await cli.run(["audit"]).stdout
+            #expect(table.contains("sandbox purchases (no revenue, no finding)") && table.contains("grants by policy"))
+            let html = try await cli.run(["audit", "--format", "html"]).stdout
+            #expect(html.contains("id=\"sandbox\"") && html.contains("id=\"policy-grants\"") && html.contains("g17-goodwill"))
+        }
+    }
+
     @Test func aBrokenChainIsReportedAndTheRestIsStillAudited() async throws {
         try await TestDatabase.withSchema("clichain") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
