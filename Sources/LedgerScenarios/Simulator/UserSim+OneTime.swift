@@ -209,6 +209,13 @@ extension UserSim {
         var t = start
         let c = d.channel, tx = v.transactionId
         let order = b?.orderId
+        if fault == .doubleGrant, case .coins = d.entitlement, chance(0.4) {
+            // One grant of twice what was paid (a quantity read from the wrong field): an over-grant.
+            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx,
+                                                           orderId: order, entitlement: d.entitlement, quantity: v.quantity * 2)))
+            expect(.doubleGrant, c, tx: tx, order: order, user: uid)
+            return t
+        }
         switch fault {
         case .missingGrant?:
             // Fulfilment crashed after binding; nothing ever retried it.
@@ -260,12 +267,17 @@ extension UserSim {
         return t
     }
 
-    /// The store's refund facts for a one-time transaction (no revocation).
+    /// The store's refund facts for a one-time transaction (no revocation). Google reports a refund
+    /// as a voided purchase.
     mutating func refundFacts(_ t: Int64, _ d: ProductDefinition, tx: String) {
         let c = d.channel
         switch c {
         case .appstore: notify(t, c, appleNotificationId(), "REFUND", tx: tx, original: tx)
-        case .googleplay: notify(t, c, googleMessageId(), "VOIDED_PURCHASE", "1", tx: tx)
+        case .googleplay:
+            notify(t, c, googleMessageId(), "VOIDED_PURCHASE", "1", tx: tx)
+            emit(t + Sim.sec, .purchaseVoided(PurchaseVoided(transactionId: tx, voidedAt: Timestamp(microsecondsSince1970: t - int(1...30) * Sim.minute),
+                                                             voidedSource: pick([("0", 3), ("1", 1), ("2", 1)]), voidedReason: pick([("1", 3), ("7", 1)]))))
+            return
         case .wechat: notify(t, c, wechatNotificationId(), "REFUND.SUCCESS", tx: tx, tradeState: "REFUND")
         }
         emit(t + Sim.sec, .refunded(Refunded(channel: c, transactionId: tx, refundId: "rf-\(tx)", amount: d.price ?? Money(minorUnits: 0, currency: Simulator.cny),
@@ -279,6 +291,7 @@ extension UserSim {
         guard chance(0.06) else { return }
         let c = d.channel
         var t = start + int(1...12) * Sim.day + int(0...600) * Sim.minute
+        if c == .wechat && chance(0.4) { return wechatPartialRefund(t, d, tx: tx) }
         if c == .appstore && chance(0.4) {
             let n = appleNotificationId()
             notify(t, c, n, "CONSUMPTION_REQUEST", tx: tx, original: tx)
@@ -302,6 +315,44 @@ extension UserSim {
             t += int(5...240) * Sim.sec
             grant(t, d, tx: tx, order: order)
         }
+    }
+
+    /// WeChat Pay refunds a third of the price: PROCESSING first, SUCCESS minutes later; fulfilment
+    /// takes back the proportional share of the coins (rounded down).
+    mutating func wechatPartialRefund(_ start: Int64, _ d: ProductDefinition, tx: String) {
+        guard let price = d.price, case .coins(let coins) = d.entitlement else { return }
+        var t = start
+        let part = Money(minorUnits: price.minorUnits / 3, currency: price.currency), id = "rf-\(tx)-part"
+        emit(t, .refunded(Refunded(channel: d.channel, transactionId: tx, refundId: id, amount: part,
+                                   refundedAt: Timestamp(microsecondsSince1970: t), status: .processing)))
+        t += int(2...30) * Sim.minute
+        notify(t, d.channel, wechatNotificationId(), "REFUND.SUCCESS", tx: tx, tradeState: "REFUND")
+        emit(t + Sim.sec, .refunded(Refunded(channel: d.channel, transactionId: tx, refundId: id, amount: part,
+                                             refundedAt: Timestamp(microsecondsSince1970: t), status: .success)))
+        t += int(5...240) * Sim.sec
+        emit(t, .entitlementRevoked(EntitlementRevoked(userId: uid, channel: d.channel, transactionId: tx, reason: .refund,
+                                                       units: Audit.share(coins, part.minorUnits, price.minorUnits), revocationId: "rv\(nn)-\(next())")))
+    }
+
+    /// A tester's purchase in the App Store sandbox: recorded, sometimes granted, never revenue nor a finding.
+    mutating func sandboxPurchase(_ start: Int64) {
+        let d = Simulator.def(.appstore, "com.sim.coins60")
+        var t = start
+        let o = orderId(), token = uuid()
+        createOrder(t, o, d, token: token.lowercased)
+        t += int(20...90) * Sim.sec
+        let tx = appleTx()
+        let v = verified(t, d, tx: tx, purchased: t - 10 * Sim.sec, token: token, environment: .sandbox)
+        t += int(1...3) * Sim.sec
+        bind(t, v)
+        if chance(0.5) { grant(t + Sim.sec, d, tx: tx, order: o) }
+    }
+
+    /// Support gives coins to make up for an outage: a grant by policy, with its authorizer.
+    mutating func goodwillGrant(_ t: Int64) {
+        emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-goodwill", userId: uid, transactionId: nil,
+                                                       entitlement: .coins(pick([(30, 2), (60, 1)])), reason: .goodwill,
+                                                       authorizedBy: pick([("support:alice", 1), ("support:bob", 1)]))))
     }
 
     // MARK: settings page, fake receipts, stale orders

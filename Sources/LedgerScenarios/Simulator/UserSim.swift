@@ -116,12 +116,13 @@ struct UserSim {
     }
 
     mutating func verified(_ t: Int64, _ d: ProductDefinition, tx: String, original: String? = nil, purchased: Int64,
-                           expires: Int64? = nil, token: UUID? = nil) -> PaymentVerified {
-        let f = PaymentVerified(channel: d.channel, transactionId: tx, originalTransactionId: original, productId: d.storeProductId,
+                           expires: Int64? = nil, token: UUID? = nil, environment: StoreEnvironment = .production) -> PaymentVerified {
+        var f = PaymentVerified(channel: d.channel, transactionId: tx, originalTransactionId: original, productId: d.storeProductId,
                                 purchaseDate: Timestamp(microsecondsSince1970: purchased),
                                 expiresDate: expires.map { Timestamp(microsecondsSince1970: $0) },
                                 price: d.price ?? Money(minorUnits: 0, currency: Simulator.cny), appAccountToken: token,
                                 rawDigest: Sim.digest("\(d.channel.rawValue):tx:\(tx)"))
+        f.environment = environment
         emit(t, .paymentVerified(f))
         return f
     }
@@ -210,6 +211,10 @@ struct UserSim {
                            (Simulator.def(.googleplay, "coins_120"), 2)]
             if f != .receiptReused { options.append((Simulator.def(.wechat, "wx_coins_300"), 2)) }
             oneTime(t, pick(options), fault: f)
+        case nil where chance(0.02):
+            sandboxPurchase(t)
+        case nil where chance(0.01):
+            goodwillGrant(t)
         case nil:
             var options: [(ProductDefinition, Int)] = [
                 (Simulator.def(.appstore, "com.sim.coins60"), 20), (Simulator.def(.appstore, "com.sim.coins300"), 10),
@@ -274,8 +279,9 @@ struct UserSim {
                 if case .coins(let n) = g.entitlement { active[g.transactionId ?? g.grantId, default: 0] += n * g.quantity; balance += n * g.quantity }
             case .entitlementRevoked(let r) where r.userId == uid:
                 let key = r.transactionId ?? r.grantId ?? ""
-                balance -= active[key] ?? 0
-                active[key] = 0
+                let taken = min(r.units ?? .max, active[key] ?? 0)
+                balance -= taken
+                active[key] = (active[key] ?? 0) - taken
             default: break
             }
             out.append(it)
