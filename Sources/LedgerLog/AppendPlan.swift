@@ -77,6 +77,9 @@ struct AppendPlan: Sendable {
             previous = EventChain.hash(previous: previous, canonical: Self.canonicalBytes(row, position: position, recordedAt: recordedAt))
             rows.append(PlannedRow(prepared: row.prepared, position: position, version: row.version, hash: previous))
         }
+        // A row is new for the first event that asked for it; the same event again in this group
+        // (two identical lines of one batch) is already stored by then.
+        var reported = Set<Int>()
         outcomes = decided.map { result in
             result.map { slots in
                 slots.map { slot in
@@ -86,7 +89,7 @@ struct AppendPlan: Sendable {
                     case .new(let i):
                         let row = rows[i]
                         return AppendedEvent(eventId: row.prepared.event.eventId, stream: row.prepared.event.stream, version: row.version,
-                                             position: row.position, alreadyStored: false)
+                                             position: row.position, alreadyStored: !reported.insert(i).inserted)
                     }
                 }
             }

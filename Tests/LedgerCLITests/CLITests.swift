@@ -112,6 +112,20 @@ struct CLITests {
         }
     }
 
+    @Test("two identical lines in one append are stored once, and the second is reported already stored")
+    func identicalLinesInOneBatch() async throws {
+        try await TestDatabase.withSchema("clidup") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let line = #"{"eventId":"6f1c2a9e-4b7d-4c1e-9a2b-3c4d5e6f7a8b","stream":"order:o1","type":"OrderClosed","payload":{"orderId":"o1","reason":"timeout"},"occurredAt":"2026-03-31T00:00:00Z","idempotencyKey":"order:o1:closed"}"#
+            let r = try await cli.run(["append"], stdin: line + "\n" + line + "\n")
+            #expect(r.status == 0, "\(r.stderr)")
+            let out = r.stdout.split(separator: "\n").map { try? JSONValue.parse(String($0)) }
+            #expect(out.map { $0?["alreadyStored"] } == [.bool(false), .bool(true)])
+            #expect(out.map { $0?["position"] } == [.int(1), .int(1)])
+            #expect(r.stderr.contains("appended 1 events, 1 already stored"), "\(r.stderr)")
+        }
+    }
+
     @Test func payloadOverTheLimitIsRefused() async throws {
         try await TestDatabase.withSchema("clilimit") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
