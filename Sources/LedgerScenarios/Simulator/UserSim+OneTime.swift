@@ -67,7 +67,8 @@ extension UserSim {
                 t += int(1...3) * Sim.sec
                 (t, bound) = verifyBindGrant(t, charged, tx: tx, purchased: paidAt, token: token, fault: fault)
                 t += int(1...20) * Sim.hour
-                callback(t, c, tx: tx, product: charged.storeProductId, report: true)
+                // Re-delivered at the next launch, sometimes before anyone signed in again.
+                callback(t, c, tx: tx, product: charged.storeProductId, report: true, signedOut: chance(0.25))
             } else {
                 t = paidAt + int(1...5) * Sim.sec
                 callback(t, c, tx: tx, product: charged.storeProductId, report: true)

@@ -107,8 +107,8 @@ struct UserSim {
     }
 
     mutating func callback(_ t: Int64, _ c: Channel, tx: String?, product: String, state: CallbackState = .purchased, order: String? = nil,
-                           username: String? = nil, user: String? = nil, report: Bool = false) {
-        let f = ClientCallbackReceived(channel: c, userId: user ?? uid, orderId: order, transactionId: tx, productId: product, state: state,
+                           username: String? = nil, user: String? = nil, report: Bool = false, signedOut: Bool = false) {
+        let f = ClientCallbackReceived(channel: c, userId: signedOut ? nil : user ?? uid, orderId: order, transactionId: tx, productId: product, state: state,
                                        applicationUsername: username, deviceId: c == .appstore ? device : androidDevice,
                                        reportId: report ? "r\(nn)-\(next())" : nil)
         if let tx { reports[tx, default: []].append(f) }
