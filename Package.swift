@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "LedgerDomain", dependencies: ["LedgerCore"], swiftSettings: strict),
         // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
         .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
-        // The twelve scenarios of domain.md section 8 as deterministic fact sequences with expected outcomes.
+        // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator.
         .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The event log over PostgreSQL: append (a pure plan, a thin executor), read, subscribe,
         // verify, and the migrator with the log's migration. Knows no facts and no projections.

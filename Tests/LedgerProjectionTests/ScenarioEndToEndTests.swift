@@ -8,7 +8,7 @@ import LedgerScenarios
 import LedgerTesting
 import Testing
 
-/// The scenarios of domain.md section 8 end to end: appended through the store (re-deliveries
+/// The release scenarios end to end: appended through the store (re-deliveries
 /// included), projected into PostgreSQL by the projector, and read back from the read models.
 @Suite("Scenarios end to end", .timeLimit(.minutes(2)))
 struct ScenarioEndToEndTests {

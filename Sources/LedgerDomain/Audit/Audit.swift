@@ -24,8 +24,9 @@ extension Audit {
     /// equals the verified appAccountToken (several: the smallest order id); else (per grant) the
     /// user of the order the grant names.
     ///
-    /// **Owed units**: ``Projections/owedGranted(_:)`` (catalogue in force at the purchase, net of
-    /// refunds, partial refunds taking back whole units rounded up).
+    /// **Owed units**: ``Projections/owedGranted(_:)`` (catalogue in force at the purchase, the period
+    /// the store signed for a subscription, net of refunds and store revocations; a partial refund
+    /// takes back its share of the units, rounded down).
     ///
     /// The rules, each documented on its own function: ``doubleGrant``, ``missingGrant``,
     /// ``grantWithoutPayment``, ``refundNotRevoked``, ``revokedWithoutRefund``, ``wrongUser``,

@@ -3,7 +3,7 @@ import Testing
 import LedgerCore
 @testable import LedgerDomain
 
-/// Binding a verified store transaction to an order (domain.md section 4), in order of trust:
+/// Binding a verified store transaction to an order (docs/domain.md, binding), in order of trust:
 /// appAccountToken > applicationUsername > sku fallback > created after payment > manual.
 @Suite("Binding")
 struct BindingTests {

@@ -4,7 +4,7 @@ import LedgerCore
 @testable import LedgerDomain
 import LedgerScenarios
 
-/// The twelve scenarios of domain.md section 8, folded through `Projections`.
+/// The release scenarios, folded through `Projections`.
 @Suite("Scenarios")
 struct ScenarioTests {
     // MARK: every scenario
@@ -303,7 +303,7 @@ struct ScenarioTests {
     }
 }
 
-/// Rules of domain.md section 5 that must hold whatever order the store's messages arrive in.
+/// Rules of the projections that must hold whatever order the store's messages arrive in.
 @Suite("Fold order independence")
 struct FoldOrderTests {
     static let cny = Currency("CNY")!
