@@ -211,7 +211,7 @@ struct ScenarioTests {
         #expect(p.transactions["20000700001"]!.revocations.map(\.reason) == [.refund])
     }
 
-    @Test("8: VIP month + VIP quarter stack to 120 / 90 / 110 days (seed 004, 4.4)")
+    @Test("8: VIP month + VIP quarter stack to 120 / 90 / 110 days")
     func vipStacking() {
         let s = Scenarios.scenario(8)
         let labels = s.checkpoints.map(\.label)
