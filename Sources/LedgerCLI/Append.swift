@@ -42,7 +42,7 @@ struct Append: AsyncParsableCommand {
                 Diagnostics.say("ledger: no events in the input; nothing to do")
                 return
             }
-            let config = try await connection.configuration(validation: validation)
+            let config = try await connection.configuration(as: .writer, validation: validation)
             let store = try await EventStore.open(config)
             let appended: [AppendedEvent]
             do {

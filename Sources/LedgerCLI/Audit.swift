@@ -99,7 +99,7 @@ struct AuditCommand: AsyncParsableCommand {
             }
             let options = AuditOptions(missingGrantWindow: try Self.duration(missingGrantWindow, ""), refundWindow: try Self.duration(refundWindow, ""),
                                        staleOrderWindow: try Self.duration(staleOrderWindow, ""))
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: .auditor))
             let report: AuditReport
             do {
                 let through = try await replay.through(store)

@@ -88,12 +88,22 @@ struct ConnectionOptions: ParsableArguments {
         return try await embedded.start(log: { Diagnostics.say("ledger: \($0)") })
     }
 
-    func configuration(validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
+    /// The configuration for a command that connects as `role` (nil: the schema's owner, for
+    /// migrate and maintenance). A role logs in with `LEDGER_<ROLE>_DATABASE_URL` when set, else with
+    /// the database URL and the role's user name (no password needed on the embedded cluster's socket).
+    func configuration(as role: LedgerRole?, validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
         var validation = validation
         if let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], let n = Int(raw), n > 0 {
             validation.maximumPayloadBytes = n
         }
-        return LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
+        let owner = LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
+        guard let role else { return owner }
+        if let url = ProcessInfo.processInfo.environment[role.environmentVariable], !url.isEmpty {
+            var config = owner
+            config.connectionString = url
+            return config
+        }
+        return owner.connecting(as: role)
     }
 }
 
@@ -231,7 +241,7 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let config = try await connection.configuration()
+            let config = try await connection.configuration(as: nil)
             let outcome = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             for m in outcome.applied { Diagnostics.say("ledger: applied \(m.name)") }
             Diagnostics.say("ledger: schema \(config.schema) is up to date (\(outcome.applied.count) applied now, \(outcome.alreadyApplied) before)")

@@ -71,7 +71,7 @@ struct Project: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: .projector))
             let bar = ProgressBar("restore")
             let projector: Projector
             do {
@@ -134,7 +134,7 @@ struct Rebuild: AsyncParsableCommand {
     func run() async throws {
         var differs = false
         try await runReportingErrors {
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: nil))
             do {
                 let through = try await replay.through(store)
                 let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]

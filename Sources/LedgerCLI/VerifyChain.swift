@@ -13,7 +13,7 @@ struct VerifyChain: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: .auditor))
             defer { Task { await store.close() } }
             let start = ContinuousClock.now
             let report = try await store.verifyChain { n in

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Helpers for libpq connection strings (URLs and keyword/value strings).
 public enum ConnectionString {
     /// The string with any password replaced by `***`, safe to print or log.
@@ -48,5 +50,20 @@ public enum ConnectionString {
             i += 1
         }
         return nil
+    }
+}
+
+extension ConnectionString {
+    /// `s` with the login user set to `user`: a `user=` query parameter for a URL, a `user=`
+    /// keyword for a keyword string (libpq takes the last value given, so this wins over a user
+    /// named earlier, in a URL's userinfo or a keyword).
+    public static func settingUser(_ user: String, in s: String) -> String {
+        if s.hasPrefix("postgresql://") || s.hasPrefix("postgres://") {
+            let encoded = user.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-."))) ?? user
+            let (base, fragment) = s.firstIndex(of: "#").map { (String(s[..<$0]), String(s[$0...])) } ?? (s, "")
+            return base + (base.contains("?") ? "&" : "?") + "user=" + encoded + fragment
+        }
+        let quoted = "'" + user.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        return s + " user=" + quoted
     }
 }
