@@ -38,10 +38,11 @@ enum Exit {
     static let configuration = ExitCode(78)
 }
 
-/// Diagnostics and progress go to stderr; data goes to stdout.
+/// Diagnostics and progress go to stderr; data goes to stdout. Every message passes through one
+/// redaction (``ConnectionString/redacted(_:)``): no password reaches the terminal or a log.
 enum Diagnostics {
     static func say(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((ConnectionString.redacted(message) + "\n").utf8))
     }
     static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 }
