@@ -113,7 +113,7 @@ struct AuditCommand: AsyncParsableCommand {
                 }
                 if let user { findings = findings.filter { $0.userId == user } }
                 if !kinds.isEmpty { findings = findings.filter { kinds.contains($0.kind) } }
-                let scope = AuditReport.Scope(position: run.position, logTime: run.logTime, events: run.events, asOf: replay.asOf, from: from,
+                let scope = AuditReport.Scope(position: run.position, headHash: run.headHash.hexString, logTime: run.logTime, events: run.events, asOf: replay.asOf, from: from,
                                               user: user, kinds: kinds.sorted(), options: options)
                 var r = AuditReport(scope: scope, findings: findings,
                                     daily: run.daily.map { .init(day: $0.day, payments: $0.payments, grants: $0.grants, refunds: $0.refunds, revocations: $0.revocations) },
