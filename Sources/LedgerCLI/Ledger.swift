@@ -94,9 +94,7 @@ struct ConnectionOptions: ParsableArguments {
     /// the database URL and the role's user name (no password needed on the embedded cluster's socket).
     func configuration(as role: LedgerRole?, validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
         var validation = validation
-        if let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], let n = Int(raw), n > 0 {
-            validation.maximumPayloadBytes = n
-        }
+        if let n = try maximumPayloadBytes() { validation.maximumPayloadBytes = n }
         let owner = LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
         guard let role else { return owner }
         if let url = ProcessInfo.processInfo.environment[role.environmentVariable], !url.isEmpty {
@@ -106,6 +104,22 @@ struct ConnectionOptions: ParsableArguments {
         }
         return owner.connecting(as: role)
     }
+}
+
+/// `LEDGER_MAX_PAYLOAD_BYTES` when set; a value that is not a positive whole number is refused
+/// (exit 78), never silently ignored.
+func maximumPayloadBytes() throws -> Int? {
+    guard let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], !raw.isEmpty else { return nil }
+    guard let n = Int(raw), n > 0 else {
+        throw ConfigurationProblem("LEDGER_MAX_PAYLOAD_BYTES=\(Echo.quoted(raw, limit: 40)) is not a positive whole number of bytes; unset it for the default (65536) or give a number such as 131072")
+    }
+    return n
+}
+
+/// A setting the command cannot use (an environment variable): exit 78.
+struct ConfigurationProblem: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// Writes `text` to `path` in place (open, truncate, write), never by replacing the file: so
@@ -139,7 +153,8 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
         throw error
     } catch {
         let (code, hint) = classify(error)
-        Diagnostics.say("error: \(error)" + (error is EventInputError ? "; nothing was written" : "") + (hint.map { "\nhint: \($0)" } ?? ""))
+        // The message may repeat input (a field, a key, a value): escaped and cut, whoever wrote it.
+        Diagnostics.say("error: \(Echo.shown(String(describing: error), limit: 2000))" + (error is EventInputError ? "; nothing was written" : "") + (hint.map { "\nhint: \($0)" } ?? ""))
         throw code
     }
 }
@@ -157,6 +172,7 @@ func errorCode(_ error: any Error) -> LedgerError.Code {
     case let e as PostgresError: return LedgerError.Code(e)
     case is EmbeddedPostgres.Failure: return .embeddedServer
     case is InputProblem, is EventInputError: return .invalidInput
+    case is ConfigurationProblem: return .migration
     default: return .internalError
     }
 }

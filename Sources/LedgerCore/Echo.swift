@@ -33,8 +33,8 @@ public enum Echo {
         return out
     }
 
-    /// ``shown(_:limit:)`` in single quotes, for a value inside a sentence.
+    /// ``shown(_:limit:)`` in double quotes, for a value inside a sentence.
     public static func quoted(_ value: String, limit: Int = Echo.limit) -> String {
-        "'" + shown(value, limit: limit) + "'"
+        "\"" + shown(value, limit: limit) + "\""
     }
 }
