@@ -77,6 +77,14 @@ public enum TestDatabase {
         await admin.close()
     }
 
+    /// The rows of `events` in the schema, counted as the owner: "nothing was written" is read from
+    /// the log itself, not from the head that the code under test maintains.
+    public static func storedEventRows(_ config: LedgerConfiguration) async throws -> Int64 {
+        let conn = try await admin(config)
+        defer { Task { await conn.close() } }
+        return try await conn.query("SELECT count(*) FROM \(quoteIdentifier(config.schema)).events").int64(0, 0) ?? -1
+    }
+
     /// A superuser connection to run SQL around the ledger (tampering, inspection).
     public static func admin(_ config: LedgerConfiguration) async throws -> PostgresConnection {
         try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-admin")

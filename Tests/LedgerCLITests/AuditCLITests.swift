@@ -72,6 +72,7 @@ struct ProjectionCLITests {
             #expect(r.stderr.contains("field payload.currency"))
             #expect(r.stderr.contains("XYZ"))
             #expect(r.stderr.contains("nothing was written"))
+            #expect(try await TestDatabase.storedEventRows(config) == 0)
         }
     }
 }

@@ -57,7 +57,7 @@ struct MessagesCLITests {
             let r = try await cli.run(["append"], stdin: Self.line() + "\n", environment: ["LEDGER_MAX_PAYLOAD_BYTES": "abc"])
             #expect(r.status == 78)
             #expect(r.stderr.contains("LEDGER_MAX_PAYLOAD_BYTES"))
-            #expect(try await cli.run(["read"]).stdout.isEmpty, "nothing was written")
+            #expect(try await TestDatabase.storedEventRows(config) == 0, "nothing was written")
         }
     }
 
