@@ -151,13 +151,10 @@ struct AuditCommand: AsyncParsableCommand {
                       case .array(let items)? = truth["findings"] else {
                     throw InputProblem("--expect \(expect): not a ground truth file (a JSON object with a \"findings\" array)")
                 }
-                let expected = Set(items.compactMap { $0["key"]?.stringValue })
-                let found = Set(report.findings.map(\.key))
-                let missed = expected.subtracting(found).sorted(), unexpected = found.subtracting(expected).sorted()
-                Diagnostics.say("ledger: ground truth \(expect): \(expected.count) expected, \(found.count) found, \(missed.count) missed, \(unexpected.count) unexpected")
-                for k in missed { Diagnostics.say("  missed:     \(k)") }
-                for k in unexpected { Diagnostics.say("  unexpected: \(k)") }
-                if !missed.isEmpty || !unexpected.isEmpty { failing = true }
+                let comparison = GroundTruthComparison(expected: items, found: report.findings)
+                Diagnostics.say("ledger: ground truth \(Echo.quoted(expect)): \(comparison.expected) expected, \(comparison.found) found, \(comparison.problems.count) differences")
+                for line in comparison.problems { Diagnostics.say("  " + line) }
+                if !comparison.problems.isEmpty { failing = true }
             }
             if let failOn, report.hasFindings(atOrAbove: failOn) {
                 Diagnostics.say("ledger: findings at or above \(failOn.rawValue) exist (--fail-on)")
