@@ -166,7 +166,7 @@ public struct EventLineDecoder: Sendable {
         var eventId = UUID()
         if let idText = try string("eventId", required: false) {
             guard let id = UUID(uuidString: idText) else {
-                throw EventInputError(field: "eventId", message: "\"\(idText.prefix(60))\" is not a UUID")
+                throw EventInputError(field: "eventId", message: "\(Echo.quoted(idText, limit: 60)) is not a UUID")
             }
             eventId = id
         }
@@ -207,7 +207,7 @@ public struct EventLineDecoder: Sendable {
         }
         let occurredText = try string("occurredAt", required: true)!
         guard let occurredAt = Timestamp(occurredText) else {
-            throw EventInputError(field: "occurredAt", message: "\"\(occurredText.prefix(60))\" is not an RFC 3339 time with a zone (e.g. 2026-03-31T08:15:00Z), at most microsecond precision")
+            throw EventInputError(field: "occurredAt", message: "\(Echo.quoted(occurredText, limit: 60)) is not an RFC 3339 time with a zone (e.g. 2026-03-31T08:15:00Z), at most microsecond precision")
         }
         let key = try string("idempotencyKey", required: false)
         var expected = ExpectedVersion.any
@@ -217,7 +217,7 @@ public struct EventLineDecoder: Sendable {
             case .string("no-stream"): expected = .noStream
             case .int(let n) where n >= 0: expected = .exact(n)
             default:
-                throw EventInputError(field: "expectedVersion", message: "must be \"any\", \"no-stream\" or an integer >= 0 (got \(v.compactText))")
+                throw EventInputError(field: "expectedVersion", message: "must be \"any\", \"no-stream\" or an integer >= 0 (got \(Echo.shown(v.compactText, limit: 60)))")
             }
         }
         return NewEvent(eventId: eventId, stream: stream, type: type, schemaVersion: schemaVersion, payload: payload,
