@@ -27,15 +27,7 @@ struct AnchorCLITests {
             #expect(firstAnchor(ok.stdout)?["holds"] == .bool(true))
 
             // The owner removes the tail and moves the head back: the chain verifies, the anchor does not.
-            let admin = try await TestDatabase.admin(config)
-            defer { Task { await admin.close() } }
-            let s = quoteIdentifier(config.schema)
-            try await admin.execute("""
-                SET session_replication_role = replica;
-                DELETE FROM \(s).events WHERE position > 8;
-                UPDATE \(s).log_head SET last_position = 8, last_hash = (SELECT hash FROM \(s).events WHERE position = 8);
-                SET session_replication_role = origin;
-                """)
+            try await TestDatabase.cutTail(config, keeping: 8)
             #expect(try await cli.run(["verify-chain"]).status == 0)
             let caught = try await cli.run(["verify-chain", "--anchor", file])
             #expect(caught.status == 1)

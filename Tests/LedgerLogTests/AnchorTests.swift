@@ -57,15 +57,7 @@ struct AnchorTests {
             defer { Task { await store.close() } }
             try await Self.tenEvents(store)
             let anchor = try await store.anchor()
-            let admin = try await TestDatabase.admin(owner)
-            defer { Task { await admin.close() } }
-            let s = quoteIdentifier(owner.schema)
-            try await admin.execute("""
-                SET session_replication_role = replica;
-                DELETE FROM \(s).events WHERE position > 7;
-                UPDATE \(s).log_head SET last_position = 7, last_hash = (SELECT hash FROM \(s).events WHERE position = 7);
-                SET session_replication_role = origin;
-                """)
+            try await TestDatabase.cutTail(owner, keeping: 7)
             #expect(try await store.verifyChain().isIntact, "the chain alone cannot see it")
             let check = try #require(try await store.check([anchor]).first)
             #expect(!check.holds)
@@ -84,12 +76,7 @@ struct AnchorTests {
             let anchor = try await store.anchor()
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
-            let s = quoteIdentifier(owner.schema)
-            try await admin.execute("""
-                SET session_replication_role = replica;
-                UPDATE \(s).events SET payload = jsonb_set(payload, '{amount}', '1') WHERE position = 4;
-                SET session_replication_role = origin;
-                """)
+            try await TestDatabase.tamper(owner, "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = jsonb_set(payload, '{amount}', '1') WHERE position = 4")
             #expect(!(try await store.verifyChain().isIntact))
             try await Self.rechain(from: 4, admin, owner.schema)
             #expect(try await store.verifyChain().isIntact, "re-chained: the chain alone cannot see it")
@@ -108,17 +95,15 @@ struct AnchorTests {
             let anchor = try await store.anchor()
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
-            let s = quoteIdentifier(owner.schema)
             // Shift positions 5... up by one, insert a row at 5, re-chain from there.
-            try await admin.execute("""
-                SET session_replication_role = replica;
+            let s = quoteIdentifier(owner.schema)
+            try await TestDatabase.tamper(owner, """
                 UPDATE \(s).events SET position = position + 1000000 WHERE position >= 5;
                 UPDATE \(s).events SET position = position - 1000000 + 1 WHERE position > 1000000;
                 INSERT INTO \(s).events (position, event_id, stream_id, stream_version, event_type, schema_version, payload,
                                          occurred_at, recorded_at, hash)
                 SELECT 5, gen_random_uuid(), 'inserted', 0, 'Refunded', 1, '{"amount": 5}', occurred_at, recorded_at, hash
-                FROM \(s).events WHERE position = 4;
-                SET session_replication_role = origin;
+                FROM \(s).events WHERE position = 4
                 """)
             try await Self.rechain(from: 5, admin, owner.schema)
             #expect(try await store.verifyChain().isIntact, "re-chained: the chain alone cannot see it")

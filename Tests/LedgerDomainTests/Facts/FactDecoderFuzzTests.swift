@@ -18,7 +18,7 @@ struct FactDecoderFuzzTests {
         .makeObject([("amount", .int(600)), ("currency", .string("CNY"))]), .makeObject([("amount", .int(-5)), ("currency", .string("XYZ"))]),
     ]
 
-    static func mutate(_ v: JSONValue, _ g: inout SplitMixGen, depth: Int = 0) -> JSONValue {
+    static func mutate(_ v: JSONValue, _ g: inout SplitMix64, depth: Int = 0) -> JSONValue {
         guard case .object(let members) = v, !members.isEmpty else {
             return g.below(3) == 0 ? replacements[g.below(replacements.count)] : v
         }
@@ -35,7 +35,7 @@ struct FactDecoderFuzzTests {
 
     @Test func mutatedPayloadsNeverCrashTheDecoder() {
         let facts = Scenarios.all.flatMap { $0.facts.map(\.fact) }
-        var g = SplitMixGen(state: 42)
+        var g = SplitMix64(seed: 42)
         var accepted = 0, refused = 0
         for _ in 0..<Self.cases {
             let fact = facts[g.below(facts.count)]
@@ -54,14 +54,6 @@ struct FactDecoderFuzzTests {
     }
 }
 
-struct SplitMixGen {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
-    }
+extension SplitMix64 {
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
 }
