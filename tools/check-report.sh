@@ -17,7 +17,9 @@ flags=(--headless --disable-gpu --no-sandbox --disable-dev-shm-usage --no-first-
 abs="$(cd "$(dirname "$html")" && pwd)/$(basename "$html")"
 timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$abs" > "$work/dom.html" 2> "$work/chromium.log" || {
   echo "check-report: chromium could not render $html:" >&2; tail -5 "$work/chromium.log" >&2; exit 1; }
-timeout 120 "$browser" "${flags[@]}" --window-size=1200,1600 --screenshot="$png" "file://$abs" >> "$work/chromium.log" 2>&1 || {
+# Paint everything before the shot (under load a headless shot can otherwise come out blank).
+timeout 120 "$browser" "${flags[@]}" --window-size=1200,1600 --run-all-compositor-stages-before-draw --virtual-time-budget=5000 \
+  --screenshot="$png" "file://$abs" >> "$work/chromium.log" 2>&1 || {
   echo "check-report: chromium could not take a screenshot of $html:" >&2; tail -5 "$work/chromium.log" >&2; exit 1; }
 python3 - "$work/dom.html" "$json" "$png" <<'PY'
 import json, re, struct, sys, zlib
