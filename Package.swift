@@ -105,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LedgerServerTests",
-            dependencies: ["LedgerServer", "LedgerLog", "LedgerCore", "LedgerTesting"],
+            dependencies: ["LedgerServer", "LedgerLog", "LedgerProjection", "LedgerCore", "LedgerTesting"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Checks an HTML audit report in a real headless browser (Debian's chromium): it renders (a
-# screenshot is taken and must not be blank), and the numbers it shows equal the JSON report of the
-# same audit. Usage: tools/check-report.sh REPORT.html REPORT.json [SCREENSHOT.png]
+# Checks an HTML audit report in a real headless browser (Debian's chromium): it renders (the
+# screenshot is decoded and must show more than a background), and what it shows, as visible text,
+# equals the JSON report of the same audit: the cards, the kind table and bar chart, the money
+# chart, the daily chart's points, and every finding row's cells and amount. Usage: tools/check-report.sh REPORT.html REPORT.json [SCREENSHOT.png]
 set -euo pipefail
 html="$1"; json="$2"; png="${3:-${html%.html}.png}"
 browser="$(command -v chromium || command -v chromium-browser || true)"
@@ -16,54 +17,148 @@ flags=(--headless --disable-gpu --no-sandbox --disable-dev-shm-usage --no-first-
 abs="$(cd "$(dirname "$html")" && pwd)/$(basename "$html")"
 timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$abs" > "$work/dom.html" 2> "$work/chromium.log" || {
   echo "check-report: chromium could not render $html:" >&2; tail -5 "$work/chromium.log" >&2; exit 1; }
-timeout 120 "$browser" "${flags[@]}" --window-size=1200,1600 --screenshot="$png" "file://$abs" >> "$work/chromium.log" 2>&1 || {
+# Paint everything before the shot (under load a headless shot can otherwise come out blank).
+timeout 120 "$browser" "${flags[@]}" --window-size=1200,1600 --run-all-compositor-stages-before-draw --virtual-time-budget=5000 \
+  --screenshot="$png" "file://$abs" >> "$work/chromium.log" 2>&1 || {
   echo "check-report: chromium could not take a screenshot of $html:" >&2; tail -5 "$work/chromium.log" >&2; exit 1; }
 python3 - "$work/dom.html" "$json" "$png" <<'PY'
-import json, sys
+import json, re, struct, sys, zlib
 from html.parser import HTMLParser
 
 dom_path, json_path, png_path = sys.argv[1:4]
 report = json.load(open(json_path, encoding="utf-8"))
 
-class Collect(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.total = None; self.kinds = {}; self.findings = []; self.severity = {}; self.money = {}; self.svgs = 0; self.title = False
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "svg": self.svgs += 1
-        if a.get("id") == "total-findings": self.total = int(a["data-value"])
-        if "data-severity" in a: self.severity[a["data-severity"]] = int(a["data-value"])
-        if tag == "tr" and "kind-row" in a.get("class", ""): self.kinds[a["data-kind"]] = int(a["data-count"])
-        if tag == "tr" and "finding" in a.get("class", "").split(): self.findings.append(a["data-key"])
-        if tag == "div" and "data-currency" in a: self.money[a["data-currency"]] = int(a["data-minor-units"])
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent, self.children, self.text = tag, dict(attrs), parent, [], []
+    def all_text(self):
+        return "".join(t if isinstance(t, str) else t.all_text() for t in self.text).strip()
+    def find(self, pred):
+        out = [self] if pred(self) else []
+        for c in self.children: out += c.find(pred)
+        return out
+    def cls(self): return self.attrs.get("class", "").split()
 
-c = Collect()
-c.feed(open(dom_path, encoding="utf-8").read())
+VOID = {"meta", "br", "img", "input", "link", "hr", "line", "rect", "polyline", "path", "circle"}
+class Tree(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.root = Node("root", [], None); self.cur = self.root
+    def handle_starttag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur); self.cur.children.append(n); self.cur.text.append(n)
+        if tag not in VOID: self.cur = n
+    def handle_startendtag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur); self.cur.children.append(n); self.cur.text.append(n)
+    def handle_endtag(self, tag):
+        n = self.cur
+        while n is not self.root and n.tag != tag: n = n.parent
+        if n is not self.root: self.cur = n.parent
+    def handle_data(self, d): self.cur.text.append(d)
+
+t = Tree(); t.feed(open(dom_path, encoding="utf-8").read()); root = t.root
 problems = []
+def check(what, page, want):
+    if page != want: problems.append(f"{what}: the page shows {page!r}, the JSON has {want!r}")
+
+def money(text):
+    """Visible money text ('18.00 CNY', '600 JPY') as (minor units, currency)."""
+    m = re.fullmatch(r"(-?)(\d+)(?:\.(\d+))? ([A-Z]{3})", text.strip())
+    if not m: return None
+    return (int((m.group(1) or "") + m.group(2) + (m.group(3) or "")), m.group(4))
+
 summary = report["summary"]
-if c.total != summary["findings"]:
-    problems.append(f"total findings: page shows {c.total}, JSON has {summary['findings']}")
-want_kinds = {k["kind"]: k["count"] for k in summary["byKind"]}
-if c.kinds != want_kinds:
-    problems.append(f"findings by kind: page {c.kinds} != JSON {want_kinds}")
-if c.severity != summary["bySeverity"]:
-    problems.append(f"by severity: page {c.severity} != JSON {summary['bySeverity']}")
-want_money = {m["currency"]: m["amount"] for m in summary["atRisk"]}
-if c.money != want_money:
-    problems.append(f"money at risk: page {c.money} != JSON {want_money}")
-want_keys = [f["key"] for f in report["findings"]]
-if c.findings != want_keys:
-    problems.append(f"findings table: {len(c.findings)} rows on the page, {len(want_keys)} in the JSON, or in another order")
-if c.svgs < 3:
-    problems.append(f"expected 3 charts (SVG), the page has {c.svgs}")
-png = open(png_path, "rb").read()
-if not png.startswith(b"\x89PNG") or len(png) < 10000:
-    problems.append(f"the screenshot {png_path} is missing or blank ({len(png)} bytes)")
+# Cards: the visible numbers.
+total = root.find(lambda n: n.attrs.get("id") == "total-findings")
+check("total findings (visible)", total[0].all_text() if total else None, str(summary["findings"]))
+sev = {n.attrs["data-severity"]: n.all_text() for n in root.find(lambda n: "data-severity" in n.attrs)}
+check("findings by severity (visible)", sev, {k: str(v) for k, v in summary["bySeverity"].items()})
+cards = sorted(money(n.all_text()) for n in root.find(lambda n: n.tag == "div" and "data-currency" in n.attrs))
+check("money at risk cards (visible)", cards, sorted((m["amount"], m["currency"]) for m in summary["atRisk"]))
+
+# Findings by kind: the table's visible cells and the bar chart's labels and values.
+rows = [[td.all_text() for td in r.find(lambda n: n.tag == "td")] for r in root.find(lambda n: n.tag == "tr" and "kind-row" in n.cls())]
+check("findings by kind table (visible)", [(r[0], r[2]) for r in rows], [(k["kind"], str(k["count"])) for k in summary["byKind"]])
+charts = root.find(lambda n: n.tag == "svg")
+def bars(aria):
+    svg = [c for c in charts if c.attrs.get("aria-label") == aria]
+    if not svg: return None
+    labels = [n.all_text() for n in svg[0].find(lambda n: n.tag == "text" and "label" in n.cls())]
+    values = [n.all_text() for n in svg[0].find(lambda n: n.tag == "text" and "value" in n.cls())]
+    return list(zip(labels, values))
+if summary["byKind"]:
+    check("findings by kind chart", bars("findings by kind"), [(k["kind"], str(k["count"])) for k in summary["byKind"]])
+if summary["atRisk"]:
+    page = bars("money at risk by currency")
+    check("money at risk chart", page and [(l, money(v)) for l, v in page], [(m["currency"], (m["amount"], m["currency"])) for m in summary["atRisk"]])
+
+# The daily chart: each polyline point is the day's value on the chart's scale.
+daily = report.get("daily", [])
+if daily:
+    svg = [c for c in charts if c.attrs.get("aria-label") == "payments and grants per day"]
+    if not svg: problems.append("the daily chart is missing")
+    else:
+        maxY = max(1, max(max(d["payments"], d["grants"]) for d in daily))
+        for series in ("payments", "grants"):
+            line = svg[0].find(lambda n: n.tag == "polyline" and series in n.cls())
+            if not line: problems.append(f"daily chart: no {series} line"); continue
+            ys = [float(p.split(",")[1]) for p in line[0].attrs.get("points", "").split()]
+            values = [round(maxY * (1 - (y - 12) / (220 - 12 - 28))) for y in ys]
+            check(f"daily chart, {series} per day", values, [d[series] for d in daily])
+
+# Findings: every row's visible cells against the JSON finding.
+want = report["findings"]
+got = root.find(lambda n: n.tag == "tr" and "finding" in n.cls())
+if len(got) != len(want):
+    problems.append(f"findings table: {len(got)} rows on the page, {len(want)} in the JSON")
+for row, f in zip(got, want):
+    cells = [td.all_text() for td in row.find(lambda n: n.tag == "td")]
+    if len(cells) != 8: problems.append(f"finding {f['key']}: {len(cells)} cells"); continue
+    kind, severity, user, order, tx, positions, risk, detail = cells
+    expect = [f["kind"], f["severity"], f.get("userId") or "-", f.get("orderId") or "-", f.get("transactionId") or "-",
+              ", ".join(str(p) for p in f["positions"])]
+    check(f"finding {f['key']} (kind, severity, user, order, transaction, positions)", [kind, severity, user, order, tx, positions], expect)
+    a = f.get("amountAtRisk")
+    check(f"finding {f['key']} amount at risk", money(risk) if risk != "-" else None, (a["amount"], a["currency"]) if a else None)
+    check(f"finding {f['key']} detail", detail, f["detail"])
+
+# The screenshot shows something: decode the PNG and count pixels unlike the background.
+def png_pixels(path):
+    data = open(path, "rb").read()
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"): return None
+    pos, idat, w, h, bpp = 8, b"", 0, 0, 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8]); body = data[pos + 8:pos + 8 + n]; pos += 12 + n
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            if depth != 8 or ctype not in (2, 6): return None
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT": idat += body
+    raw, stride, prev, out = zlib.decompress(idat), w * bpp, bytearray(w * bpp), []
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0; b = prev[i]; c = prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        out.append(bytes(line[j:j + 3]) for j in range(0, stride, bpp)); prev = line
+    return [px for row in out for px in row]
+pixels = png_pixels(png_path)
+if not pixels:
+    problems.append(f"the screenshot {png_path} is missing or not an 8-bit RGB(A) PNG")
+else:
+    from collections import Counter
+    counts = Counter(pixels); background, n = counts.most_common(1)[0]
+    drawn = 1 - n / len(pixels)
+    if drawn < 0.01 or len(counts) < 16:
+        problems.append(f"the screenshot {png_path} is blank: {drawn:.2%} of pixels differ from the background, {len(counts)} colours")
+
 if problems:
     print("check-report: the rendered page does not match the JSON report:", file=sys.stderr)
     for p in problems: print("  " + p, file=sys.stderr)
     sys.exit(1)
-print(f"check-report: {json_path} and the rendered page agree: {c.total} findings, {len(c.kinds)} kinds, "
-      f"money at risk {want_money or 'none'}; screenshot {png_path} ({len(png)} bytes)")
+print(f"check-report: {json_path} and the rendered page agree: {summary['findings']} findings, {len(summary['byKind'])} kinds, "
+      f"{len(want)} rows with their amounts, {len(daily)} days charted; screenshot {png_path} ({drawn:.1%} drawn, {len(counts)} colours)")
 PY

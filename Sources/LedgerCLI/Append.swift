@@ -26,23 +26,18 @@ struct Append: AsyncParsableCommand {
         try await runReportingErrors {
             let data: Data
             if let file {
-                guard let d = FileManager.default.contents(atPath: file) else {
-                    throw ValidationError("cannot read \(file)")
-                }
-                data = d
+                data = try readInputFile(file)
             } else {
                 data = FileHandle.standardInput.readDataToEndOfFile()
             }
             var validation = FactCatalogue.validation(allowUnknownTypes: allowUnknownTypes)
-            if let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], let n = Int(raw), n > 0 {
-                validation.maximumPayloadBytes = n
-            }
+            if let n = try maximumPayloadBytes() { validation.maximumPayloadBytes = n }
             let (events, lines) = try Self.decode(data, decoder: EventLineDecoder(validation: validation))
             if events.isEmpty {
                 Diagnostics.say("ledger: no events in the input; nothing to do")
                 return
             }
-            let config = try await connection.configuration(validation: validation)
+            let config = try await connection.configuration(as: .writer, validation: validation)
             let store = try await EventStore.open(config)
             let appended: [AppendedEvent]
             do {
@@ -90,4 +85,17 @@ struct Append: AsyncParsableCommand {
         }
         return (events, lines)
     }
+}
+
+/// The bytes of `--file`, or an input problem that says why not (the system's reason).
+func readInputFile(_ path: String) throws -> Data {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+        throw InputProblem("--file \(Echo.quoted(path)): cannot open it: \(String(cString: strerror(errno))); nothing was written")
+    }
+    close(fd)
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw InputProblem("--file \(Echo.quoted(path)): cannot read it (is it a directory?); nothing was written")
+    }
+    return data
 }

@@ -99,7 +99,7 @@ struct AuditCommand: AsyncParsableCommand {
             }
             let options = AuditOptions(missingGrantWindow: try Self.duration(missingGrantWindow, ""), refundWindow: try Self.duration(refundWindow, ""),
                                        staleOrderWindow: try Self.duration(staleOrderWindow, ""))
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: .auditor))
             let report: AuditReport
             do {
                 let through = try await replay.through(store)
@@ -113,7 +113,7 @@ struct AuditCommand: AsyncParsableCommand {
                 }
                 if let user { findings = findings.filter { $0.userId == user } }
                 if !kinds.isEmpty { findings = findings.filter { kinds.contains($0.kind) } }
-                let scope = AuditReport.Scope(position: run.position, logTime: run.logTime, events: run.events, asOf: replay.asOf, from: from,
+                let scope = AuditReport.Scope(position: run.position, headHash: run.headHash.hexString, logTime: run.logTime, events: run.events, asOf: replay.asOf, from: from,
                                               user: user, kinds: kinds.sorted(), options: options)
                 var r = AuditReport(scope: scope, findings: findings,
                                     daily: run.daily.map { .init(day: $0.day, payments: $0.payments, grants: $0.grants, refunds: $0.refunds, revocations: $0.revocations) },
@@ -153,13 +153,10 @@ struct AuditCommand: AsyncParsableCommand {
                       case .array(let items)? = truth["findings"] else {
                     throw InputProblem("--expect \(expect): not a ground truth file (a JSON object with a \"findings\" array)")
                 }
-                let expected = Set(items.compactMap { $0["key"]?.stringValue })
-                let found = Set(report.findings.map(\.key))
-                let missed = expected.subtracting(found).sorted(), unexpected = found.subtracting(expected).sorted()
-                Diagnostics.say("ledger: ground truth \(expect): \(expected.count) expected, \(found.count) found, \(missed.count) missed, \(unexpected.count) unexpected")
-                for k in missed { Diagnostics.say("  missed:     \(k)") }
-                for k in unexpected { Diagnostics.say("  unexpected: \(k)") }
-                if !missed.isEmpty || !unexpected.isEmpty { failing = true }
+                let comparison = GroundTruthComparison(expected: items, found: report.findings)
+                Diagnostics.say("ledger: ground truth \(Echo.quoted(expect)): \(comparison.expected) expected, \(comparison.found) found, \(comparison.problems.count) differences")
+                for line in comparison.problems { Diagnostics.say("  " + line) }
+                if !comparison.problems.isEmpty { failing = true }
             }
             if let failOn, report.hasFindings(atOrAbove: failOn) {
                 Diagnostics.say("ledger: findings at or above \(failOn.rawValue) exist (--fail-on)")

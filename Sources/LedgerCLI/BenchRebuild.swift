@@ -44,7 +44,7 @@ struct BenchRebuild: AsyncParsableCommand {
         try await runReportingErrors {
             var options = connection
             if options.schema == nil { options.schema = "bench_rebuild" }
-            let config = try await options.configuration()
+            let config = try await options.configuration(as: nil)
             let url = config.connectionString
             let schema = config.schema
             let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
@@ -148,7 +148,7 @@ struct BenchAudit: AsyncParsableCommand {
         try await runReportingErrors {
             var options = connection
             if options.schema == nil { options.schema = "bench_rebuild" }
-            let config = try await options.configuration()
+            let config = try await options.configuration(as: nil)
             let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-bench")
             let head = try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
             let copySeconds = try await BenchRebuild.copyOut(admin, config.schema)

@@ -22,7 +22,7 @@ struct Ledger: AsyncParsableCommand {
             (try again later); 78 configuration (no server binaries, edited migration,
             schema not migrated).
             """,
-        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self]
+        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, AnchorCommand.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self]
     )
 }
 
@@ -38,10 +38,11 @@ enum Exit {
     static let configuration = ExitCode(78)
 }
 
-/// Diagnostics and progress go to stderr; data goes to stdout.
+/// Diagnostics and progress go to stderr; data goes to stdout. Every message passes through one
+/// redaction (``ConnectionString/redacted(_:)``): no password reaches the terminal or a log.
 enum Diagnostics {
     static func say(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((ConnectionString.redacted(message) + "\n").utf8))
     }
     static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 }
@@ -88,13 +89,37 @@ struct ConnectionOptions: ParsableArguments {
         return try await embedded.start(log: { Diagnostics.say("ledger: \($0)") })
     }
 
-    func configuration(validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
+    /// The configuration for a command that connects as `role` (nil: the schema's owner, for
+    /// migrate and maintenance). A role logs in with `LEDGER_<ROLE>_DATABASE_URL` when set, else with
+    /// the database URL and the role's user name (no password needed on the embedded cluster's socket).
+    func configuration(as role: LedgerRole?, validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
         var validation = validation
-        if let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], let n = Int(raw), n > 0 {
-            validation.maximumPayloadBytes = n
+        if let n = try maximumPayloadBytes() { validation.maximumPayloadBytes = n }
+        let owner = LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
+        guard let role else { return owner }
+        if let url = ProcessInfo.processInfo.environment[role.environmentVariable], !url.isEmpty {
+            var config = owner
+            config.connectionString = url
+            return config
         }
-        return LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
+        return owner.connecting(as: role)
     }
+}
+
+/// `LEDGER_MAX_PAYLOAD_BYTES` when set; a value that is not a positive whole number is refused
+/// (exit 78), never silently ignored.
+func maximumPayloadBytes() throws -> Int? {
+    guard let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], !raw.isEmpty else { return nil }
+    guard let n = Int(raw), n > 0 else {
+        throw ConfigurationProblem("LEDGER_MAX_PAYLOAD_BYTES=\(Echo.quoted(raw, limit: 40)) is not a positive whole number of bytes; unset it for the default (65536) or give a number such as 131072")
+    }
+    return n
+}
+
+/// A setting the command cannot use (an environment variable): exit 78.
+struct ConfigurationProblem: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// Writes `text` to `path` in place (open, truncate, write), never by replacing the file: so
@@ -128,7 +153,8 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
         throw error
     } catch {
         let (code, hint) = classify(error)
-        Diagnostics.say("error: \(error)" + (error is EventInputError ? "; nothing was written" : "") + (hint.map { "\nhint: \($0)" } ?? ""))
+        // The message may repeat input (a field, a key, a value): escaped and cut, whoever wrote it.
+        Diagnostics.say("error: \(Echo.shown(String(describing: error), limit: 2000))" + (error is EventInputError ? "; nothing was written" : "") + (hint.map { "\nhint: \($0)" } ?? ""))
         throw code
     }
 }
@@ -146,6 +172,7 @@ func errorCode(_ error: any Error) -> LedgerError.Code {
     case let e as PostgresError: return LedgerError.Code(e)
     case is EmbeddedPostgres.Failure: return .embeddedServer
     case is InputProblem, is EventInputError: return .invalidInput
+    case is ConfigurationProblem: return .migration
     default: return .internalError
     }
 }
@@ -231,7 +258,7 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let config = try await connection.configuration()
+            let config = try await connection.configuration(as: nil)
             let outcome = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             for m in outcome.applied { Diagnostics.say("ledger: applied \(m.name)") }
             Diagnostics.say("ledger: schema \(config.schema) is up to date (\(outcome.applied.count) applied now, \(outcome.alreadyApplied) before)")

@@ -31,7 +31,7 @@ struct Read: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: .reader))
             defer { Task { await store.close() } }
             if let stream {
                 var version = from

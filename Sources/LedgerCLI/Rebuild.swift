@@ -66,12 +66,23 @@ struct Project: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Flag(name: .shortAndLong, help: "Keep applying facts as they are appended (wakes on NOTIFY, polls every second) until interrupted.")
+    @Flag(name: .shortAndLong, help: "Keep applying facts as they are appended (wakes on NOTIFY, polls every second) until interrupted; survives server restarts (reconnects with backoff, resumes where the tables are).")
     var follow = false
 
     func run() async throws {
         try await runReportingErrors {
-            let store = try await EventStore.open(try await connection.configuration())
+            if follow {
+                let store = try await EventStore.open(try await connection.configuration(as: .projector))
+                defer { Task { await store.close() } }
+                Diagnostics.say("ledger: following the log (Ctrl-C to stop)")
+                try await Projector.followSurvivingRestarts(
+                    store,
+                    onStart: { p in Diagnostics.say("ledger: projector at position \(p)") },
+                    onBatch: { n, p in Diagnostics.say("ledger: applied \(n) events; at position \(p)") },
+                    onRestart: { error, wait in Diagnostics.say("ledger: database unavailable (\(error)); reconnecting in \(wait)") })
+                return
+            }
+            let store = try await EventStore.open(try await connection.configuration(as: .projector))
             let bar = ProgressBar("restore")
             let projector: Projector
             do {
@@ -84,10 +95,6 @@ struct Project: AsyncParsableCommand {
             do {
                 let n = try await projector.catchUp()
                 Diagnostics.say("ledger: projector applied \(grouped(n)) events; read models at position \(await projector.position)")
-                if follow {
-                    Diagnostics.say("ledger: following the log (Ctrl-C to stop)")
-                    try await projector.follow { n, p in Diagnostics.say("ledger: applied \(n) events; at position \(p)") }
-                }
             } catch {
                 await projector.close()
                 await store.close()
@@ -134,7 +141,7 @@ struct Rebuild: AsyncParsableCommand {
     func run() async throws {
         var differs = false
         try await runReportingErrors {
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: nil))
             do {
                 let through = try await replay.through(store)
                 let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]

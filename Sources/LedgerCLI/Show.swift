@@ -32,7 +32,7 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         var found = true
         try await runReportingErrors {
-            let store = try await EventStore.open(try await connection.configuration())
+            let store = try await EventStore.open(try await connection.configuration(as: .reader))
             do {
                 let out = try await render(store)
                 if let out { print(out, terminator: "") } else {

@@ -60,7 +60,8 @@ struct Simulate: AsyncParsableCommand {
             let sim = Simulator(users: users, days: days, seed: seed, faults: spec)
             let events = sim.events()
             Diagnostics.say("ledger: simulated \(grouped(Int64(events.count))) facts, \(grouped(Int64(sim.purchases))) purchases by \(grouped(Int64(users))) users over \(days) days (seed \(seed), faults \(spec)) in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s")
-            let store = try await EventStore.open(try await connection.configuration())
+            let owner = try await connection.configuration(as: nil)
+            let store = try await EventStore.open(owner.connecting(as: .writer))
             var tampered: Int64?
             do {
                 let before = try await store.headPosition()
@@ -77,7 +78,7 @@ struct Simulate: AsyncParsableCommand {
                 bar.finish()
                 Diagnostics.say("ledger: appended \(grouped(Int64(stored))) facts, \(grouped(Int64(already))) already stored")
                 if spec.rate(.chainBroken) > 0 {
-                    tampered = try await Self.tamper(store, seed: seed)
+                    tampered = try await Self.tamper(store, owner: owner, seed: seed)
                     Diagnostics.say("ledger: tampered with the metadata of the event at position \(tampered!) (chain-broken)")
                 }
             } catch {
@@ -110,11 +111,11 @@ struct Simulate: AsyncParsableCommand {
 
     /// Changes one stored event's metadata behind the ledger's back (triggers off, as a superuser
     /// could): the hash chain no longer verifies there. Returns the position.
-    static func tamper(_ store: EventStore, seed: UInt64) async throws -> Int64 {
+    static func tamper(_ store: EventStore, owner: LedgerConfiguration, seed: UInt64) async throws -> Int64 {
         let head = try await store.headPosition()
         guard head > 0 else { return 0 }
         let position = 1 + Int64(seed % UInt64(head))
-        let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-simulate-tamper")
+        let conn = try await PostgresConnection.connect(owner.connectionString, applicationName: "ledger-simulate-tamper")
         do {
             try await conn.execute("SET session_replication_role = replica")
             _ = try await conn.query("""

@@ -56,13 +56,13 @@ public struct EventValidation: Sendable {
             EventInputError(field: field, eventId: e.eventId.lowercased, message: message)
         }
         if !Self.isValidStream(e.stream) {
-            throw fail("stream", "must be 1-200 characters of letters, digits and _ . : @ / + = - (got \"\(e.stream.prefix(60))\")")
+            throw fail("stream", "must be 1-200 characters of letters, digits and _ . : @ / + = - (got \(Echo.quoted(e.stream, limit: 60)))")
         }
         if !Self.isValidTypeName(e.type) {
-            throw fail("type", "must be an UpperCamelCase name of at most 100 characters (got \"\(e.type.prefix(60))\")")
+            throw fail("type", "must be an UpperCamelCase name of at most 100 characters (got \(Echo.quoted(e.type, limit: 60)))")
         }
         if !allowUnknownTypes, let knownTypes, !knownTypes.contains(e.type) {
-            throw fail("type", "unknown fact type \"\(e.type)\"; known types: \(knownTypes.sorted().joined(separator: ", ")) (pass --allow-unknown-types to store it anyway)")
+            throw fail("type", "unknown fact type \(Echo.quoted(e.type)); known types: \(knownTypes.sorted().joined(separator: ", ")) (pass --allow-unknown-types to store it anyway)")
         }
         if !(1...1000).contains(e.schemaVersion) {
             throw fail("schemaVersion", "must be between 1 and 1000 (got \(e.schemaVersion))")
@@ -153,7 +153,7 @@ public struct EventLineDecoder: Sendable {
             throw EventInputError(message: "each line must be a JSON object (got \(value.typeName))")
         }
         for m in members where !Self.allowedFields.contains(where: { $0.utf8.elementsEqual(m.key.utf8) }) {
-            throw EventInputError(field: m.key, message: "unknown field; allowed: \(Self.allowedFields.sorted().joined(separator: ", "))")
+            throw EventInputError(field: Echo.shown(m.key, limit: 60), message: "unknown field; allowed: \(Self.allowedFields.sorted().joined(separator: ", "))")
         }
         func string(_ key: String, required: Bool) throws(EventInputError) -> String? {
             guard let v = value[key], !v.isNull else {
@@ -166,7 +166,7 @@ public struct EventLineDecoder: Sendable {
         var eventId = UUID()
         if let idText = try string("eventId", required: false) {
             guard let id = UUID(uuidString: idText) else {
-                throw EventInputError(field: "eventId", message: "\"\(idText.prefix(60))\" is not a UUID")
+                throw EventInputError(field: "eventId", message: "\(Echo.quoted(idText, limit: 60)) is not a UUID")
             }
             eventId = id
         }
@@ -192,10 +192,10 @@ public struct EventLineDecoder: Sendable {
             }
             for f in fields {
                 guard EventMetadata.fields.contains(where: { $0.utf8.elementsEqual(f.key.utf8) }) else {
-                    throw EventInputError(field: "metadata.\(f.key)", message: "unknown metadata field; allowed: \(EventMetadata.fields.joined(separator: ", "))")
+                    throw EventInputError(field: "metadata." + Echo.shown(f.key, limit: 60), message: "unknown metadata field; allowed: \(EventMetadata.fields.joined(separator: ", "))")
                 }
                 guard let s = f.value.stringValue else {
-                    throw EventInputError(field: "metadata.\(f.key)", message: "must be a string (got \(f.value.typeName))")
+                    throw EventInputError(field: "metadata." + Echo.shown(f.key, limit: 60), message: "must be a string (got \(f.value.typeName))")
                 }
                 switch f.key {
                 case "correlationId": metadata.correlationId = s
@@ -207,7 +207,7 @@ public struct EventLineDecoder: Sendable {
         }
         let occurredText = try string("occurredAt", required: true)!
         guard let occurredAt = Timestamp(occurredText) else {
-            throw EventInputError(field: "occurredAt", message: "\"\(occurredText.prefix(60))\" is not an RFC 3339 time with a zone (e.g. 2026-03-31T08:15:00Z), at most microsecond precision")
+            throw EventInputError(field: "occurredAt", message: "\(Echo.quoted(occurredText, limit: 60)) is not an RFC 3339 time with a zone (e.g. 2026-03-31T08:15:00Z), at most microsecond precision")
         }
         let key = try string("idempotencyKey", required: false)
         var expected = ExpectedVersion.any
@@ -217,7 +217,7 @@ public struct EventLineDecoder: Sendable {
             case .string("no-stream"): expected = .noStream
             case .int(let n) where n >= 0: expected = .exact(n)
             default:
-                throw EventInputError(field: "expectedVersion", message: "must be \"any\", \"no-stream\" or an integer >= 0 (got \(v.compactText))")
+                throw EventInputError(field: "expectedVersion", message: "must be \"any\", \"no-stream\" or an integer >= 0 (got \(Echo.shown(v.compactText, limit: 60)))")
             }
         }
         return NewEvent(eventId: eventId, stream: stream, type: type, schemaVersion: schemaVersion, payload: payload,

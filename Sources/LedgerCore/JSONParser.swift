@@ -111,7 +111,7 @@ struct JSONParser {
             index += 1
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") {
-            throw failure("only integer numbers are accepted (amounts are integer minor units); send a decimal as a string", at: start)
+            throw failure("only integer numbers are accepted (write 1, not 1.0 or 1e0; a decimal value goes in a string)", at: start)
         }
         if negative { return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude) }
         return Int64(magnitude)

@@ -38,7 +38,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             return v
         }
         func expect(_ c: UInt8) -> Bool { guard i < u.count, u[i] == c else { return false }; i += 1; return true }
-        guard let y = digits(4), expect(UInt8(ascii: "-")), let mo = digits(2), expect(UInt8(ascii: "-")), let d = digits(2) else { return nil }
+        // Four digits; PostgreSQL prints years after 9999 with more (up to 294276), so up to 6.
+        var yearDigits = 4
+        while yearDigits < 6, i + yearDigits < u.count, u[i + yearDigits] >= 0x30, u[i + yearDigits] <= 0x39 { yearDigits += 1 }
+        guard let y = digits(yearDigits), expect(UInt8(ascii: "-")), let mo = digits(2), expect(UInt8(ascii: "-")), let d = digits(2) else { return nil }
         guard i < u.count, u[i] == UInt8(ascii: "T") || u[i] == UInt8(ascii: "t") || u[i] == UInt8(ascii: " ") else { return nil }
         i += 1
         guard let h = digits(2), expect(UInt8(ascii: ":")), let mi = digits(2), expect(UInt8(ascii: ":")), let s = digits(2) else { return nil }
@@ -73,7 +76,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         guard i == u.count else { return nil }
         let days = Self.days(fromCivil: y, mo, d)
         let seconds = days * 86_400 + h * 3600 + mi * 60 + s - offsetSeconds
-        self.microseconds = seconds * 1_000_000 + micros
+        // Beyond Int64 microseconds (after year 294247): not representable, refused.
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        let (total, overflow2) = scaled.addingReportingOverflow(micros)
+        guard !overflow, !overflow2 else { return nil }
+        self.microseconds = total
     }
 
     // Howard Hinnant's civil calendar algorithms (proleptic Gregorian).

@@ -146,8 +146,13 @@ struct RequestDecider {
     private var storedByKey: [[UInt8]: StoredEvent] = [:]
     private var newById: [UUID: Int] = [:]
     private var newByKey: [[UInt8]: Int] = [:]
+    /// The position the group's first new row takes.
+    private let firstPosition: Int64
+    /// The first new row of the request being decided (rows before it belong to accepted requests).
+    private var requestStart = 0
 
     init(_ snapshot: AppendSnapshot) {
+        firstPosition = snapshot.lastPosition + 1
         versions = snapshot.streamVersions
         for s in snapshot.stored ?? [] {
             storedById[s.eventId] = s
@@ -159,6 +164,7 @@ struct RequestDecider {
     /// group is as it was before it.
     mutating func decide(_ request: [PreparedEvent]) -> Result<[Slot], LedgerError> {
         let start = newRows.count
+        requestStart = start
         var versionsBefore: [String: Int64?] = [:]
         var slots: [Slot] = []
         for p in request {
@@ -226,10 +232,11 @@ struct RequestDecider {
                  schemaVersion: s.schemaVersion, payloadText: s.payloadText, slot: .stored(s))
     }
 
-    /// A row new in this group has no position yet: a conflict with it reports position 0.
+    /// A row of a request accepted earlier in the group has its position; a row of the same
+    /// request (the batch repeats an id or key) has none, reported as position 0.
     private func original(row i: Int) -> Original {
         let p = newRows[i].prepared
-        return Original(position: 0, eventId: p.event.eventId, key: p.event.idempotencyKey, stream: p.event.stream, type: p.event.type,
+        return Original(position: i < requestStart ? firstPosition + Int64(i) : 0, eventId: p.event.eventId, key: p.event.idempotencyKey, stream: p.event.stream, type: p.event.type,
                         schemaVersion: p.event.schemaVersion, payloadText: p.payloadText, slot: .new(i))
     }
 
@@ -239,7 +246,7 @@ struct RequestDecider {
         if let a = byId, let b = byKey, a.eventId != b.eventId {
             return "the event id and the idempotency key belong to two different stored events"
         } else if byId != nil, !sameBytes(d.key, e.idempotencyKey) {
-            return "stored with idempotency key \(d.key.map { "\"\($0)\"" } ?? "none"), retried with \(e.idempotencyKey.map { "\"\($0)\"" } ?? "none")"
+            return "stored with idempotency key \(d.key.map { "\"\(Echo.shown($0))\"" } ?? "none"), retried with \(e.idempotencyKey.map { "\"\(Echo.shown($0))\"" } ?? "none")"
         } else if !sameBytes(d.stream, e.stream) {
             return "stored on stream \"\(d.stream)\", retried on \"\(e.stream)\""
         } else if d.type != e.type || d.schemaVersion != e.schemaVersion {

@@ -36,7 +36,7 @@ struct PreparedEvent: Sendable {
 /// Runs an ``AppendPlan`` over libpq: one transaction for a group of independent requests
 /// (group commit). Reads the snapshot the plan needs, then does what the plan says.
 ///
-/// Under the head-row lock (`SELECT ... FOR UPDATE`, held to COMMIT) appends are serialized, so
+/// Under the append lock (a transaction advisory lock per schema, held to COMMIT) appends are serialized, so
 /// positions are assigned in commit order with no gaps: a reader that has seen position N has seen
 /// everything before it. Duplicate and version checks run under the same lock and are backed by
 /// the unique and foreign-key constraints of `events`, which stay the final word for any writer.
@@ -68,9 +68,9 @@ enum AppendTransaction {
         case .rollBack:
             try conn.execute("ROLLBACK")
         case .write(let rows, let head, let recordedAt):
+            // The head is moved by the database (trigger `events_advance_head`, migration 0004),
+            // which also checks that the rows follow the head and carry the server's clock.
             let finish: [Statement] = [
-                Statement("UPDATE \(s).log_head SET last_position = $1, last_hash = $2, last_recorded_at = $3",
-                          [.int8(head.position), .bytea(head.hash), .timestamptz(microsecondsSince1970: head.recordedAt.microseconds)], prepared: true),
                 Statement("SELECT pg_notify($1, $2)", [.text(channel), .text(String(head.position))], prepared: true),
                 Statement("COMMIT"),
             ]
@@ -98,7 +98,10 @@ enum AppendTransaction {
         let streams = Array(Set(events.map(\.event.stream)))
         var statements = [
             Statement("BEGIN"),
-            Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head FOR UPDATE", prepared: true),
+            // The writer may not lock the head row (that needs UPDATE on it): appends serialize on
+            // a per-schema advisory lock instead; the trigger that moves the head locks the row.
+            Statement("SELECT pg_advisory_xact_lock(4243, hashtext($1))", [.text("ledger-append:" + schema)], prepared: true),
+            Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head", prepared: true),
             Statement("SELECT clock_timestamp()", prepared: true),
             Statement("""
                 SELECT st, (SELECT max(stream_version) FROM \(s).events WHERE stream_id = st)
@@ -123,20 +126,20 @@ enum AppendTransaction {
             if conn.isConnected { try? conn.execute("ROLLBACK") }
             throw error
         }
-        let head = lookups[1]
+        let head = lookups[2]
         guard head.count == 1, let lastPosition = head.int64(0, 0), let lastHash = head.bytea(0, 1),
-              let lastRecorded = head.string(0, 2).flatMap(Timestamp.init), let clock = lookups[2].string(0, 0).flatMap(Timestamp.init)
+              let lastRecorded = head.string(0, 2).flatMap(Timestamp.init), let clock = lookups[3].string(0, 0).flatMap(Timestamp.init)
         else {
             try? conn.execute("ROLLBACK")
             throw LedgerError.migration("the log head of schema \(schema) is missing; run `ledger migrate`")
         }
         var versions: [String: Int64] = [:]
-        let current = lookups[3]
+        let current = lookups[4]
         for r in 0..<current.count {
             if let v = current.int64(r, 1) { versions[current.string(r, 0)!] = v }
         }
         return AppendSnapshot(lastPosition: lastPosition, lastHash: lastHash, lastRecordedAt: lastRecorded, clock: clock,
-                              streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[4]) : nil)
+                              streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[5]) : nil)
     }
 
     private static func storedEvents(_ found: QueryResult) -> [StoredEvent] {

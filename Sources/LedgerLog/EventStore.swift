@@ -166,7 +166,7 @@ public final class EventStore: Sendable {
         } else if problem == nil, end == headPosition, let h = head.bytea(0, 1), v.lastPosition > 0, h != v.previous {
             problem = "the head's hash differs from the last event's hash (position \(v.lastPosition))"
         }
-        return ChainReport(verified: v.verified, lastPosition: v.lastPosition,
+        return ChainReport(verified: v.verified, lastPosition: v.lastPosition, lastHash: v.previous,
                            firstBrokenPosition: v.firstProblem?.position ?? (problem != nil ? v.lastPosition : nil),
                            problem: problem)
     }
@@ -176,6 +176,9 @@ public final class EventStore: Sendable {
 public struct ChainReport: Sendable, Hashable {
     public var verified: Int64
     public var lastPosition: Int64
+    /// The stored hash of the event at `lastPosition` (32 zero bytes for an empty log): the head
+    /// this report replayed, to compare with an anchor kept outside the database.
+    public var lastHash: [UInt8]
     /// The first position that does not verify, if any.
     public var firstBrokenPosition: Int64?
     public var problem: String?

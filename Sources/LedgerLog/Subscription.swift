@@ -4,12 +4,16 @@ import LedgerPostgres
 extension EventStore {
     /// Tails the global log from `after` (exclusive), forever: wakes on NOTIFY from appends and falls
     /// back to polling every `pollInterval` if a notification is missed or the listener breaks.
+    /// When the server goes away (a restart, a crash) it waits, reconnects with backoff and resumes
+    /// from its position; it ends only when its task is cancelled.
     ///
     /// Pull-based: pages are read only as fast as the consumer iterates (bounded memory). Positions
     /// are gapless and commit-ordered, so the subscriber never skips or repeats an event; it checks
     /// this and throws rather than skip.
-    public func subscribe(after: Int64, pageSize: Int = 1000, pollInterval: Duration = .seconds(1)) -> EventSubscription {
-        EventSubscription(store: self, after: after, pageSize: pageSize, pollInterval: pollInterval)
+    /// `onRetry` hears each time the server was unavailable, before the wait.
+    public func subscribe(after: Int64, pageSize: Int = 1000, pollInterval: Duration = .seconds(1), backoff: Backoff = Backoff(),
+                          onRetry: @escaping @Sendable (any Error, Duration) -> Void = { _, _ in }) -> EventSubscription {
+        EventSubscription(store: self, after: after, pageSize: pageSize, pollInterval: pollInterval, backoff: backoff, onRetry: onRetry)
     }
 }
 
@@ -20,6 +24,8 @@ public struct EventSubscription: AsyncSequence, Sendable {
     let after: Int64
     let pageSize: Int
     let pollInterval: Duration
+    let backoff: Backoff
+    let onRetry: @Sendable (any Error, Duration) -> Void
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let cursor: SubscriptionCursor
@@ -29,7 +35,8 @@ public struct EventSubscription: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: SubscriptionCursor(store: store, after: after, pageSize: pageSize, pollInterval: pollInterval))
+        AsyncIterator(cursor: SubscriptionCursor(store: store, after: after, pageSize: pageSize, pollInterval: pollInterval,
+                                                 backoff: backoff, onRetry: onRetry))
     }
 }
 
@@ -41,9 +48,14 @@ actor SubscriptionCursor {
     private var buffer: [RecordedEvent] = []
     private var bufferIndex = 0
     private let signal: AppendSignal
+    let backoff: Backoff
+    let onRetry: @Sendable (any Error, Duration) -> Void
 
-    init(store: EventStore, after: Int64, pageSize: Int, pollInterval: Duration) {
+    init(store: EventStore, after: Int64, pageSize: Int, pollInterval: Duration, backoff: Backoff,
+         onRetry: @escaping @Sendable (any Error, Duration) -> Void) {
         self.store = store
+        self.backoff = backoff
+        self.onRetry = onRetry
         self.position = after
         self.pageSize = pageSize
         self.signal = AppendSignal(store: store, pollInterval: pollInterval)
@@ -61,9 +73,14 @@ actor SubscriptionCursor {
                 position = event.position
                 return event
             }
-            // Listen before reading, so that an append committed after the read wakes us.
+            // Listen before reading, so that an append committed after the read wakes us. While the
+            // server is away (a restart), wait and read again from the same position: the tail
+            // survives, and since positions are gapless nothing is skipped or repeated.
             await signal.arm()
-            buffer = try await store.readAll(after: position, limit: pageSize)
+            let from = position, size = pageSize
+            buffer = try await store.retryingWhileUnavailable(backoff: backoff, onRetry: onRetry) {
+                try await store.readAll(after: from, limit: size)
+            }
             bufferIndex = 0
             if buffer.isEmpty { try await signal.wait() }
         }

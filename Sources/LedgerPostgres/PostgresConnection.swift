@@ -70,7 +70,7 @@ public actor PostgresConnection {
             PQfinish(conn)
             throw PostgresError(
                 kind: .connection,
-                message: "cannot connect to \(redactedConnectionString): \(message)",
+                message: "cannot connect to \(redactedConnectionString): \(ConnectionString.redacted(message, quoting: connectionString))",
                 hint: "check that the server runs and LEDGER_DATABASE_URL is right (or unset it to use the embedded server)"
             )
         }

@@ -19,6 +19,8 @@ public struct DailyActivity: Hashable, Sendable {
 /// One audit pass over the log: the findings as of a position, with what the report needs.
 public struct AuditRun: Sendable {
     public var position: Int64
+    /// The stored hash of the event at `position`: the head this audit replayed.
+    public var headHash: [UInt8]
     /// The log time the windows were measured against (the latest occurredAt replayed).
     public var logTime: Timestamp?
     public var events: Int64
@@ -79,7 +81,7 @@ extension EventStore {
         var verified: [Channel: Int64] = [:]
         for t in fold.transactions.values where t.verified && !t.isSandbox { if let c = t.channel { verified[c, default: 0] += 1 } }
         let counted = daily.result
-        return AuditRun(position: target, logTime: fold.logTime, events: counted.events, findings: findings,
+        return AuditRun(position: target, headHash: chain.lastHash, logTime: fold.logTime, events: counted.events, findings: findings,
                         daily: counted.days, verifiedByChannel: verified, sandbox: Audit.sandboxPurchases(fold),
                         policyGrants: Audit.policyGrants(fold))
     }

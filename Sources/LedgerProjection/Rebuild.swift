@@ -201,7 +201,8 @@ extension EventStore {
                         let newName = t + name.dropFirst(t.count + "_rebuild".count)
                         try conn.execute("ALTER INDEX \(schema).\(quoteIdentifier(name)) RENAME TO \(quoteIdentifier(newName))")
                     }
-                    try conn.execute("GRANT SELECT ON \(schema).\(t) TO ledger_reader")
+                    try conn.execute("GRANT SELECT ON \(schema).\(t) TO ledger_reader, ledger_auditor")
+                    try conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(schema).\(t) TO ledger_projector")
                 }
                 for m in models {
                     _ = try conn.query("""

@@ -19,6 +19,9 @@ public struct AuditReport: Sendable {
     /// What was asked: echoed in the report so a re-run can be compared.
     public struct Scope: Sendable, Hashable {
         public var position: Int64
+        /// The hex SHA-256 of the event at `position`: which log the report replayed (compare
+        /// with `ledger anchor`).
+        public var headHash: String?
         public var logTime: Timestamp?
         public var events: Int64
         public var asOf: String?
@@ -26,9 +29,9 @@ public struct AuditReport: Sendable {
         public var user: String?
         public var kinds: [FindingKind]
         public var options: AuditOptions
-        public init(position: Int64, logTime: Timestamp?, events: Int64, asOf: String? = nil, from: String? = nil, user: String? = nil,
+        public init(position: Int64, headHash: String? = nil, logTime: Timestamp?, events: Int64, asOf: String? = nil, from: String? = nil, user: String? = nil,
                     kinds: [FindingKind] = [], options: AuditOptions = AuditOptions()) {
-            self.position = position; self.logTime = logTime; self.events = events; self.asOf = asOf; self.from = from
+            self.position = position; self.headHash = headHash; self.logTime = logTime; self.events = events; self.asOf = asOf; self.from = from
             self.user = user; self.kinds = kinds; self.options = options
         }
     }

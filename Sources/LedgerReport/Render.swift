@@ -25,7 +25,7 @@ extension AuditReport {
         var members: [(String, JSONValue)] = [
             ("report", .string("ledger-audit/1")),
             ("scope", .makeObject([
-                ("position", .int(scope.position)), ("events", .int(scope.events)), ("logTime", opt(scope.logTime?.iso8601)),
+                ("position", .int(scope.position)), ("headHash", opt(scope.headHash)), ("events", .int(scope.events)), ("logTime", opt(scope.logTime?.iso8601)),
                 ("asOf", opt(scope.asOf)), ("from", opt(scope.from)), ("user", opt(scope.user)),
                 ("kinds", .array(scope.kinds.map { .string($0.rawValue) })),
                 ("missingGrantWindowSeconds", Self.seconds(scope.options.missingGrantWindow)),
@@ -87,6 +87,7 @@ extension AuditReport {
     public var table: String {
         var s = "audit as of position \(scope.position)" + (scope.logTime.map { " (log time \($0.iso8601))" } ?? "")
         s += ": \(scope.events) facts replayed, \(findings.count) findings"
+        if let h = scope.headHash { s += ", head hash \(h)" }
         if !atRisk.isEmpty { s += ", at risk " + atRisk.map(\.description).joined(separator: " + ") }
         s += "\n"
         if let asOf = scope.asOf { s += "as of \(asOf)\n" }

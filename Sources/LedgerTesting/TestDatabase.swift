@@ -77,6 +77,32 @@ public enum TestDatabase {
         await admin.close()
     }
 
+    /// The rows of `events` in the schema, counted as the owner: "nothing was written" is read from
+    /// the log itself, not from the head that the code under test maintains.
+    public static func storedEventRows(_ config: LedgerConfiguration) async throws -> Int64 {
+        let conn = try await admin(config)
+        defer { Task { await conn.close() } }
+        return try await conn.query("SELECT count(*) FROM \(quoteIdentifier(config.schema)).events").int64(0, 0) ?? -1
+    }
+
+    /// Runs `sql` as the owner with every trigger off (`session_replication_role = replica`), as
+    /// an owner or a superuser rewriting history could.
+    public static func tamper(_ config: LedgerConfiguration, _ sql: String) async throws {
+        let conn = try await admin(config)
+        defer { Task { await conn.close() } }
+        try await conn.execute("SET session_replication_role = replica; \(sql); SET session_replication_role = origin;")
+    }
+
+    /// Removes the events after `position` and moves the head back to it, triggers off: the chain
+    /// still verifies, only an anchor can tell.
+    public static func cutTail(_ config: LedgerConfiguration, keeping position: Int64) async throws {
+        let s = quoteIdentifier(config.schema)
+        try await tamper(config, """
+            DELETE FROM \(s).events WHERE position > \(position);
+            UPDATE \(s).log_head SET last_position = \(position), last_hash = (SELECT hash FROM \(s).events WHERE position = \(position))
+            """)
+    }
+
     /// A superuser connection to run SQL around the ledger (tampering, inspection).
     public static func admin(_ config: LedgerConfiguration) async throws -> PostgresConnection {
         try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-admin")

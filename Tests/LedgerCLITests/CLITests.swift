@@ -225,13 +225,24 @@ struct FollowTests {
         try await TestDatabase.withSchema("clifollow") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["append"], stdin: lines(sample).prefix(3).joined(separator: "\n")).status == 0)
-            // Appends the rest a moment later, while `read --follow --limit 10` waits for them.
+            // Appends the rest once `read --follow --limit 10` has read the first three and waits
+            // for more: its connections (named by PGAPPNAME) are idle, the reader's last query was
+            // the read of the log. Decided by the server's state, not by a sleep.
             let rest = lines(sample).dropFirst(3).joined(separator: "\n")
+            let name = "ledger-follow-test-\(UUID().uuidString.prefix(8))"
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
             let appender = Task { () throws -> Int32 in
-                try await Task.sleep(for: .milliseconds(300))
+                while try await admin.query("""
+                    SELECT count(*) FROM pg_stat_activity
+                    WHERE application_name = $1 AND state = 'idle' AND query LIKE '%FROM %events%position > $1%'
+                    """, [.text(name)]).int64(0, 0) == 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 return try await cli.run(["append"], stdin: rest).status
             }
-            let r = try await cli.run(["read", "--follow", "--limit", "10"])
+            defer { appender.cancel() }
+            let r = try await cli.run(["read", "--follow", "--limit", "10"], environment: ["PGAPPNAME": name])
             #expect(try await appender.value == 0)
             #expect(r.status == 0)
             #expect(lines(r.stdout).count == 10)

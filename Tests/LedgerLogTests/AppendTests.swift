@@ -135,6 +135,7 @@ struct AppendTests {
                 guard case .invalidEvent(let e)? = error as? LedgerError else { return false }
                 return e.field == "type" && e.description.contains("unknown fact type")
             }
+            #expect(try await TestDatabase.storedEventRows(config) == 0)
             #expect(try await store.headPosition() == 0)
         }
     }

@@ -8,14 +8,16 @@ import Testing
 
 @Suite("Concurrency", .timeLimit(.minutes(2)))
 struct ConcurrencyTests {
-    /// 8 writers (on two stores, i.e. two writer connections competing for the head lock, each with
-    /// group commit) append to overlapping streams for several seconds while a subscriber tails the log.
+    /// 8 writers (on two stores, i.e. two writer connections competing for the append lock, each
+    /// with group commit) append a fixed number of batches to overlapping streams while a subscriber
+    /// tails the log. Bounded by count: a slow machine takes longer, it does not test less.
     @Test func concurrentWritersAndATailingReader() async throws {
-        try await TestDatabase.withSchema("concurrency") { config in
+        try await TestDatabase.withSchema("concurrency") { owner in
+            let config = owner.connecting(as: .writer)
             let stores = [try await EventStore.open(config), try await EventStore.open(config)]
-            let reader = try await EventStore.open(config)
+            let reader = try await EventStore.open(owner.connecting(as: .reader))
             let acknowledged = Locked<[UUID: AppendedEvent]>([:])
-            let duration = Duration.seconds(4)
+            let batchesPerWriter = 40
             let streams = (0..<6).map { "order:\($0)" }
 
             // The tail runs until it reads a last event appended once the writers stop. It stops on
@@ -35,19 +37,20 @@ struct ConcurrencyTests {
             // is cancelled (time limit), or a failure would leave it tailing forever.
             defer { tail.cancel() }
 
-            try await Self.runWriters(stores: stores, streams: streams, duration: duration, acknowledged: acknowledged)
+            let written = try await Self.runWriters(stores: stores, streams: streams, batches: batchesPerWriter, acknowledged: acknowledged)
             // A last event tells the tail where to stop.
-            let last = try await reader.append([sentinel])
+            let last = try await stores[0].append([sentinel])
             acknowledged.withLock { $0[last[0].eventId] = last[0] }
             let acks = acknowledged.withLock { $0 }
             let head = try await reader.headPosition()
             let seen = try await withTaskCancellationHandler { try await tail.value } onCancel: { tail.cancel() }
 
-            #expect(acks.count > 100, "the writers should have appended plenty (got \(acks.count))")
+            #expect(written >= 8 * batchesPerWriter)
+            #expect(acks.count == written + 1, "every event written was acknowledged once (and the sentinel)")
             // Every acknowledged event is stored exactly once, at the acknowledged position.
             #expect(head == Int64(acks.count))
-            let admin = try await TestDatabase.admin(config)
-            let s = quoteIdentifier(config.schema)
+            let admin = try await TestDatabase.admin(owner)
+            let s = quoteIdentifier(owner.schema)
             let stored = try await admin.query("SELECT event_id, position, stream_id, stream_version FROM \(s).events ORDER BY position")
             #expect(stored.count == acks.count)
             var versions: [String: [Int64]] = [:]
@@ -70,24 +73,23 @@ struct ConcurrencyTests {
         }
     }
 
-    /// 8 writers on `stores` append batches of 1-3 events to `streams` for `duration`, now and then
-    /// retrying a batch, and record what was acknowledged.
-    static func runWriters(stores: [EventStore], streams: [String], duration: Duration,
-                           acknowledged: Locked<[UUID: AppendedEvent]>) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
+    /// 8 writers on `stores` append `batches` batches each, of 1-3 events, to `streams`, now and
+    /// then retrying a batch, and record what was acknowledged. Returns the number of distinct events.
+    static func runWriters(stores: [EventStore], streams: [String], batches: Int,
+                           acknowledged: Locked<[UUID: AppendedEvent]>) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int.self) { group in
             for writer in 0..<8 {
                 let store = stores[writer % 2]
                 group.addTask {
                     var rng = SplitMix(seed: UInt64(writer) + 1)
-                    let end = ContinuousClock.now + duration
-                    var n = 0
-                    while ContinuousClock.now < end {
-                        n += 1
+                    var events = 0
+                    for n in 1...batches {
                         let size = 1 + rng.below(3)
                         let batch = (0..<size).map { _ in
                             testEvent(stream: streams[rng.below(streams.count)], payload: .makeObject([("writer", .int(Int64(writer))), ("n", .int(Int64(n)))]))
                         }
                         let result = try await store.append(batch)
+                        events += batch.count
                         acknowledged.withLock { acks in for a in result { acks[a.eventId] = a } }
                         // Now and then, retry the same batch: it must come back with the same positions.
                         if rng.below(10) == 0 {
@@ -96,9 +98,10 @@ struct ConcurrencyTests {
                             #expect(again.allSatisfy { $0.alreadyStored })
                         }
                     }
+                    return events
                 }
             }
-            try await group.waitForAll()
+            return try await group.reduce(0, +)
         }
     }
 
@@ -110,12 +113,16 @@ struct ConcurrencyTests {
             // Kill the writer's backend, as a server restart would.
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
-            try await admin.query("""
+            let before = await store.writerBackendPID()
+            let killed = try await admin.query("""
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                 WHERE application_name = 'ledger-writer' AND pid <> pg_backend_pid()
                   AND pid = $1
-                """, [.int4(await store.writerBackendPID())])
+                """, [.int4(before)])
+            // The kill must really happen, or this test would pass without a reconnect.
+            #expect(killed.count == 1 && killed.bool(0, 0) == true, "the writer's backend was not terminated")
             let second = try await store.append([testEvent(stream: "s", key: "k2")])
+            #expect(await store.writerBackendPID() != before, "the append did not reconnect")
             #expect(first[0].position == 1)
             #expect(second[0].position == 2 && second[0].version == 1)
             #expect(try await store.headPosition() == 2)

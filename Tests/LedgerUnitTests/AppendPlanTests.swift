@@ -102,9 +102,12 @@ struct AppendPlanTests {
         Case(name: "two identical lines of one batch: stored once, the second reported already stored", stored: nil,
              requests: [[event(1, "a", key: "k"), event(1, "a", key: "k")]],
              expected: [.appended([Placed(0, 11), Placed(0, 11, true)])]),
-        Case(name: "a retry of an event new in this group that differs is refused at position 0",
+        Case(name: "a retry of an event another request of this group appends, that differs, is refused naming its position",
              requests: [[event(1, "a")], [event(1, "a", payload: .makeObject([("n", .int(2))]))]],
-             expected: [.appended([Placed(0, 11)]), .idempotencyConflict(storedPosition: 0, reason: "the payload differs")]),
+             expected: [.appended([Placed(0, 11)]), .idempotencyConflict(storedPosition: 11, reason: "the payload differs")]),
+        Case(name: "one batch repeating a key with different content is refused with no position (nothing is stored)",
+             requests: [[event(1, "a", key: "k"), event(2, "a", key: "k", payload: .makeObject([("n", .int(2))]))]],
+             expected: [.idempotencyConflict(storedPosition: 0, reason: "the payload differs")]),
     ]
 
     static func snapshot(_ c: Case, clock: Timestamp = Timestamp("2026-04-01T00:00:00Z")!) -> AppendSnapshot {
@@ -162,5 +165,25 @@ struct AppendPlanTests {
         }
         #expect(rows.map(\.position) == [11, 12])
         #expect(head == LogHead(position: 12, hash: previous, recordedAt: recordedAt))
+    }
+}
+
+@Suite("Conflict messages")
+struct ConflictMessageTests {
+    @Test func aKeyRepeatedInOneBatchIsNotSaidToBeStoredAtPositionZero() {
+        let e = LedgerError.idempotencyConflict(key: "k", eventId: UUID(), storedPosition: 0, reason: "the payload differs")
+        #expect(!e.description.contains("position 0"))
+        #expect(e.description.contains("twice in this batch"))
+        let stored = LedgerError.idempotencyConflict(key: "k", eventId: UUID(), storedPosition: 7, reason: "the payload differs")
+        #expect(stored.description.contains("already stored at position 7"))
+    }
+
+    @Test func keysAndStreamsAreEscapedAndCut() {
+        let key = "\u{1B}[31m\nledger: appended 999 events" + String(repeating: "k", count: 1_000_000)
+        let e = LedgerError.idempotencyConflict(key: key, eventId: UUID(), storedPosition: 3, reason: "r")
+        #expect(!e.description.contains("\u{1B}") && !e.description.contains("\n"))
+        #expect(e.description.count < 1_000)
+        let v = LedgerError.versionConflict(stream: "s\u{1B}]0;x\u{7}", expected: .noStream, actual: 1, eventId: UUID())
+        #expect(!v.description.contains("\u{1B}") && !v.description.contains("\u{7}"))
     }
 }

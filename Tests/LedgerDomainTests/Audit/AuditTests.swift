@@ -94,23 +94,32 @@ struct AuditTests {
 
     @Test("as of a position: the audit of a prefix is the audit of the truncated log; later findings are absent earlier")
     func asOf() {
-        var h = History()
-        h.purchase(1)
-        h.order("o2", "u1", "coins_60"); h.launch("o2"); h.verify("t2", "coins_60"); h.bind("t2", "o2", "u1")
-        let bound = h.count
-        h.wait(minutes: 30)
-        let late = h.count
-        h.refund("t1", "rf1", cny(600))
-        h.wait(minutes: 30)
-        let all = h.count
-        for n in [bound, late, all] {
-            var truncated = h
-            truncated.facts = Array(h.facts.prefix(n))
-            #expect(h.audit(upTo: n) == truncated.audit())
+        // The oracle is a log that never had the later facts (built by the same steps, stopped
+        // early), not the same prefix folded twice.
+        func built(through stage: Int) -> History {
+            var h = History()
+            h.purchase(1)
+            h.order("o2", "u1", "coins_60"); h.launch("o2"); h.verify("t2", "coins_60"); h.bind("t2", "o2", "u1")
+            if stage == 0 { return h }
+            h.wait(minutes: 30)
+            if stage == 1 { return h }
+            h.refund("t1", "rf1", cny(600))
+            h.wait(minutes: 30)
+            return h
         }
-        #expect(h.kinds(upTo: bound) == [])
-        #expect(h.kinds(upTo: late) == ["missing-grant"])
-        #expect(h.kinds(upTo: all) == ["missing-grant", "refund-not-revoked"])
+        let full = built(through: 2)
+        for stage in 0...2 {
+            let cut = built(through: stage)
+            #expect(Array(full.facts.prefix(cut.count)).map(\.at) == cut.facts.map(\.at))
+            #expect(full.audit(upTo: cut.count) == cut.audit(), "stage \(stage)")
+            #expect(full.audit(upTo: cut.count).allSatisfy { $0.positions.allSatisfy { $0 <= Int64(cut.count) } })
+        }
+        let bound = built(through: 0).count, late = built(through: 1).count
+        #expect(full.kinds(upTo: bound) == [])
+        #expect(full.kinds(upTo: late) == ["missing-grant"])
+        #expect(full.kinds() == ["missing-grant", "refund-not-revoked"])
+        // A wrong "as of" that audits the whole log is caught: the findings differ.
+        #expect(full.audit(upTo: late) != full.audit())
     }
 
     @Test("deterministic: the same log gives the same findings, in the same order")

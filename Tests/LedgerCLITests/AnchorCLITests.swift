@@ -1,0 +1,47 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+import LedgerTesting
+import Testing
+
+@Suite("ledger anchor", .timeLimit(.minutes(2)))
+struct AnchorCLITests {
+    @Test func anchorThenVerifyChainProvesTheHeadAndTheAuditNamesIt() async throws {
+        try await TestDatabase.withSchema("clianchor") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try await cli.run(["append"], stdin: sample).status == 0)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("anchor-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let anchored = try await cli.run(["anchor", "--output", file])
+            #expect(anchored.status == 0, "\(anchored.stderr)")
+            let anchor = try JSONValue.parse(try String(contentsOfFile: file, encoding: .utf8))
+            #expect(anchor["position"] == .int(10))
+            let hash = try #require(anchor["hash"]?.stringValue)
+
+            let audit = try JSONValue.parse(try await cli.run(["audit", "--format", "json"]).stdout)
+            #expect(audit["scope"]?["headHash"] == .string(hash))
+            #expect(try await cli.run(["audit"]).stdout.contains("head hash \(hash)"))
+
+            let ok = try await cli.run(["verify-chain", "--anchor", file])
+            #expect(ok.status == 0, "\(ok.stderr)")
+            #expect(firstAnchor(ok.stdout)?["holds"] == .bool(true))
+
+            // The owner removes the tail and moves the head back: the chain verifies, the anchor does not.
+            try await TestDatabase.cutTail(config, keeping: 8)
+            #expect(try await cli.run(["verify-chain"]).status == 0)
+            let caught = try await cli.run(["verify-chain", "--anchor", file])
+            #expect(caught.status == 1)
+            #expect(firstAnchor(caught.stdout)?["holds"] == .bool(false))
+            #expect(caught.stderr.contains("does NOT hold"))
+
+            let missing = try await cli.run(["verify-chain", "--anchor", file + ".missing"])
+            #expect(missing.status == 65)
+        }
+    }
+}
+
+/// The first anchor check in verify-chain's JSON line.
+private func firstAnchor(_ stdout: String) -> JSONValue? {
+    guard let v = try? JSONValue.parse(stdout), case .array(let checks)? = v["anchors"] else { return nil }
+    return checks.first
+}

@@ -1,0 +1,21 @@
+import Foundation
+import LedgerServer
+import LedgerTesting
+import Testing
+
+/// The short fault campaign (tools/campaign.sh --short): kill -9 of appenders and of the server,
+/// racing writers and a tail, on a private server of its own. Bounded by counts (cycles, batches);
+/// the time limit only catches a hang.
+@Suite("Fault campaign", .timeLimit(.minutes(5)))
+struct CampaignTests {
+    @Test func shortCampaignLosesDoublesAndSkipsNothing() async throws {
+        let script = TestDatabase.packageRoot.appendingPathComponent("tools/campaign.sh").path
+        var env = ProcessInfo.processInfo.environment
+        env["LEDGER_BIN"] = CLI.binary.path
+        let r = try await ChildProcess.run("/bin/bash", [script, "--short", "--seed", "7"], environment: env)
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
+        #expect(r.stdout.contains("self-check: an injected loss, double and skip are each reported"))
+        #expect(r.stdout.contains("campaign: lost 0, doubled 0, skipped 0"), "\(r.stdout)")
+        #expect(r.stdout.contains("server kills 3"), "every cycle killed the server: \(r.stdout)")
+    }
+}

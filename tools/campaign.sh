@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# A fault campaign against a private PostgreSQL of its own (under /tmp; no other server is touched):
+# racing writers append batches with idempotency keys through `ledger append` (each retried until it
+# succeeds, as a service would), a tail follows the log with `ledger read --follow`, and every cycle
+# kills -9 one running appender and then the server itself (the postmaster and its children, by
+# pid), and restarts the server. At the end it compares what was acknowledged, what is stored and
+# what the tail printed:
+#
+#   lost      acknowledged events not stored at their acknowledged position
+#   doubled   events stored twice (by id or key), acknowledged at two positions, or printed twice by the tail
+#   skipped   positions the tail never printed, or a gap in the stored positions
+#
+# and exits 1 if any is not 0 (or the chain does not verify).
+#
+# Usage: tools/campaign.sh [--short | --long] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
+#   --short  3 cycles, 3 writers, 4 batches of 5 per writer per cycle (run by the test suite)
+#   --long   40 cycles, 6 writers, 10 batches of 20 (by hand; a few minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cycles=10; writers=4; batches=6; size=10; seed=$$
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --short) cycles=3; writers=3; batches=4; size=5 ;;
+    --long) cycles=40; writers=6; batches=10; size=20 ;;
+    --cycles) cycles="$2"; shift ;;
+    --writers) writers="$2"; shift ;;
+    --batches) batches="$2"; shift ;;
+    --batch-size) size="$2"; shift ;;
+    --seed) seed="$2"; shift ;;
+    *) echo "usage: $0 [--short|--long] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]" >&2; exit 64 ;;
+  esac
+  shift
+done
+RANDOM=$seed
+
+ledger="${LEDGER_BIN:-.build/debug/ledger}"
+[ -x "$ledger" ] || { echo "campaign: $ledger is not built (swift build)" >&2; exit 78; }
+ledger="$(cd "$(dirname "$ledger")" && pwd)/$(basename "$ledger")"
+work="$(mktemp -d /tmp/ledger-campaign-XXXXXX)"
+chmod 755 "$work"
+export LEDGER_HOME="$work/cluster"
+unset LEDGER_DATABASE_URL LEDGER_WRITER_DATABASE_URL LEDGER_READER_DATABASE_URL
+export LEDGER_SCHEMA=campaign
+tail_pid=""
+cleanup() {
+  [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
+  "$ledger" db stop >/dev/null 2>&1 || true
+  if [ -n "${CAMPAIGN_KEEP:-}" ]; then echo "campaign: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+log() { echo "campaign: $*" >&2; }
+"$ledger" db start >/dev/null 2>"$work/start.log" || { cat "$work/start.log" >&2; exit 69; }
+"$ledger" migrate >/dev/null 2>&1
+
+# The tail, from the start, for the whole campaign (it must survive every server kill).
+"$ledger" read --follow > "$work/tail.jsonl" 2> "$work/tail.err" &
+tail_pid=$!
+
+# One batch file per writer, cycle and batch: unique event ids and idempotency keys.
+python3 - "$work" "$cycles" "$writers" "$batches" "$size" <<'PY'
+import sys, uuid
+work, cycles, writers, batches, size = sys.argv[1], *map(int, sys.argv[2:])
+for c in range(cycles):
+    for w in range(writers):
+        for b in range(batches):
+            with open(f"{work}/batch-{c}-{w}-{b}.jsonl", "w") as f:
+                for i in range(size):
+                    key = f"campaign:{c}:{w}:{b}:{i}"
+                    eid = uuid.uuid5(uuid.NAMESPACE_URL, key)
+                    f.write(f'{{"eventId":"{eid}","stream":"campaign:{w}:{i % 3}","type":"CampaignEvent",'
+                            f'"payload":{{"cycle":{c},"writer":{w},"batch":{b},"i":{i}}},'
+                            f'"occurredAt":"2026-03-31T08:15:00Z","idempotencyKey":"{key}"}}\n')
+PY
+
+# A writer: its batches in order, each retried until `ledger append` exits 0. Every line an
+# appender printed counts as acknowledged, even if the appender was killed afterwards.
+writer() {
+  local c=$1 w=$2 b attempt
+  for ((b = 0; b < batches; b++)); do
+    attempt=0
+    while :; do
+      attempt=$((attempt + 1))
+      if "$ledger" append --allow-unknown-types --file "$work/batch-$c-$w-$b.jsonl" \
+          >> "$work/ack-$c-$w-$b.$attempt.jsonl" 2>> "$work/writer-$c-$w.err"; then break; fi
+      sleep 0.2
+    done
+  done
+}
+
+server_pids() {
+  local pm
+  pm="$(head -1 "$LEDGER_HOME/postgres/postmaster.pid" 2>/dev/null || true)"
+  [ -n "$pm" ] || return 0
+  echo "$pm"; pgrep -P "$pm" || true
+}
+
+appender_kills=0; server_kills=0
+for ((c = 0; c < cycles; c++)); do
+  pids=()
+  for ((w = 0; w < writers; w++)); do writer "$c" "$w" & pids+=($!); done
+  # Kill -9 one running appender (a child of a writer loop, by pid).
+  sleep "0.$((RANDOM % 5 + 1))"
+  for p in "${pids[@]}"; do
+    victim="$(pgrep -P "$p" | head -1 || true)"
+    if [ -n "$victim" ]; then kill -9 "$victim" 2>/dev/null && appender_kills=$((appender_kills + 1)); break; fi
+  done
+  # Then kill -9 the server (postmaster and backends) and start it again (crash recovery).
+  sleep "0.$((RANDOM % 5 + 1))"
+  victims="$(server_pids)"
+  if [ -n "$victims" ]; then
+    kill -9 $victims 2>/dev/null || true
+    server_kills=$((server_kills + 1))
+    for _ in $(seq 1 100); do alive=0; for v in $victims; do kill -0 "$v" 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; sleep 0.1; done
+  fi
+  until "$ledger" db start >/dev/null 2>>"$work/restart.log"; do sleep 0.5; done
+  for p in "${pids[@]}"; do wait "$p"; done
+  log "cycle $((c + 1))/$cycles done"
+done
+
+# Let the tail reach the head, then stop it.
+head="$("$ledger" read | wc -l)"
+# (At most 60 s: a tail still behind then has skipped what it has not printed, and is counted so.)
+for _ in $(seq 1 300); do
+  [ "$(wc -l < "$work/tail.jsonl")" -ge "$head" ] || ! kill -0 "$tail_pid" 2>/dev/null && break
+  sleep 0.2
+done
+kill -TERM "$tail_pid" 2>/dev/null || true  # (a background job ignores SIGINT)
+wait "$tail_pid" 2>/dev/null || true
+tail_pid=""
+"$ledger" read > "$work/stored.jsonl"
+chain=0; "$ledger" verify-chain >/dev/null 2>"$work/verify.err" || chain=1
+
+cat > "$work/analyse.py" <<'PY'
+import glob, json, sys
+work, cycles, writers, akills, skills, chain = sys.argv[1], *map(int, sys.argv[2:7])
+inject = sys.argv[7] if len(sys.argv) > 7 else ""
+def lines(path):
+    out = []
+    for l in open(path, encoding="utf-8"):
+        l = l.strip()
+        if l:
+            try: out.append(json.loads(l))
+            except ValueError: pass  # a line cut by kill -9
+    return out
+acked = {}   # event id -> set of acknowledged positions
+for path in glob.glob(f"{work}/ack-*.jsonl"):
+    for a in lines(path):
+        acked.setdefault(a["eventId"], set()).add(a["position"])
+stored = lines(f"{work}/stored.jsonl")
+tail = lines(f"{work}/tail.jsonl")
+# Self-check of this analysis: a fault injected into what was read must be reported.
+if inject == "lose": stored = stored[:len(stored) // 2] + stored[len(stored) // 2 + 1:]
+if inject == "double": tail = tail + tail[-1:]
+if inject == "skip": tail = tail[:len(tail) // 2] + tail[len(tail) // 2 + 1:]
+by_id, by_key = {}, {}
+for e in stored:
+    by_id.setdefault(e["eventId"], []).append(e["position"])
+    if e.get("idempotencyKey"): by_key.setdefault(e["idempotencyKey"], []).append(e["position"])
+positions = [e["position"] for e in stored]
+head = max(positions, default=0)
+lost = sum(1 for i, ps in acked.items() if by_id.get(i, [None])[0] not in ps)
+doubled = sum(len(v) - 1 for v in by_id.values()) + sum(len(v) - 1 for v in by_key.values()) \
+        + sum(len(ps) - 1 for ps in acked.values())
+tail_positions = [e["position"] for e in tail]
+doubled += len(tail_positions) - len(set(tail_positions))
+skipped = len(set(range(1, head + 1)) - set(tail_positions)) + len(set(range(1, head + 1)) - set(positions))
+if tail_positions != sorted(tail_positions): doubled += 1
+if inject:
+    sys.exit(1 if lost or doubled or skipped else 0)
+print(f"campaign: cycles {cycles}, writers {writers}, appender kills {akills}, server kills {skills}")
+print(f"campaign: acknowledged {len(acked)}, stored {len(stored)}, tailed {len(tail)}, head {head}, chain {'intact' if chain == 0 else 'BROKEN'}")
+print(f"campaign: lost {lost}, doubled {doubled}, skipped {skipped}")
+sys.exit(1 if lost or doubled or skipped or chain or len(stored) != len(acked) else 0)
+PY
+# The analysis must see an injected loss, double and skip (else its zeros would mean nothing).
+for fault in lose double skip; do
+  if python3 "$work/analyse.py" "$work" "$cycles" "$writers" "$appender_kills" "$server_kills" "$chain" "$fault"; then
+    echo "campaign: self-check FAILED: an injected '$fault' was not reported" >&2; exit 70
+  fi
+done
+echo "campaign: self-check: an injected loss, double and skip are each reported"
+python3 "$work/analyse.py" "$work" "$cycles" "$writers" "$appender_kills" "$server_kills" "$chain"
