@@ -143,7 +143,7 @@ def png_pixels(path):
             elif f == 4:
                 p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        out.append(bytes(line[j:j + 3]) for j in range(0, stride, bpp)); prev = line
+        out.append([bytes(line[j:j + 3]) for j in range(0, stride, bpp)]); prev = line
     return [px for row in out for px in row]
 pixels = png_pixels(png_path)
 if not pixels:
