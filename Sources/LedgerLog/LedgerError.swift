@@ -62,7 +62,10 @@ extension LedgerError {
         /// The code of a database failure, from its SQLSTATE.
         public init(_ error: PostgresError) {
             if error.isConnectionFailure {
-                self = .databaseUnavailable
+                // The ledger's login roles are made by its first migration: a cluster without them
+                // was never migrated.
+                let missingRole = error.message.contains("role \"ledger_") && error.message.contains("does not exist")
+                self = missingRole ? .schemaNotMigrated : .databaseUnavailable
                 return
             }
             switch error.sqlState {

@@ -29,6 +29,10 @@ struct ErrorCodeTests {
 
     @Test func aBrokenConnectionWithoutStateIsUnavailable() {
         #expect(LedgerError.Code(PostgresError(kind: .connection, message: "server closed the connection")) == .databaseUnavailable)
+        // A cluster where no ledger was ever migrated has no ledger roles: that is "run ledger migrate", not "server down".
+        let noRole = #"cannot connect to postgresql:///ledger: connection to server failed: FATAL:  role "ledger_reader" does not exist"#
+        #expect(LedgerError.Code(PostgresError(kind: .connection, message: noRole)) == .schemaNotMigrated)
+        #expect(LedgerError.Code(PostgresError(kind: .connection, message: #"FATAL:  role "alice" does not exist"#)) == .databaseUnavailable)
     }
 
     @Test func everyLedgerErrorHasItsOwnCode() {
