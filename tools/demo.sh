@@ -27,7 +27,7 @@ step "read the global log from position 8"
 "$ledger" read --from 8 --limit 2
 step "verify the hash chain"
 "$ledger" verify-chain
-step "append the twelve release scenarios (ledger sample | ledger append), then their re-deliveries"
+step "append the release scenarios (ledger sample | ledger append), then their re-deliveries"
 "$ledger" sample | "$ledger" append > /dev/null
 "$ledger" sample --redeliveries | "$ledger" append > /dev/null
 step "run the projector (read models: orders, transactions, subscriptions, entitlements, anomalies)"

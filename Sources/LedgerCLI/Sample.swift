@@ -5,7 +5,7 @@ import LedgerScenarios
 
 struct Sample: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the twelve release scenarios as JSON lines to append (`ledger sample | ledger append`).",
+        abstract: "Print the release scenarios as JSON lines to append (`ledger sample | ledger append`).",
         discussion: """
             Each scenario is a realistic purchase history with fixed event ids, so appending it twice stores it
             once. Re-deliveries (the same fact sent again by a store or an app) are printed after the facts with
