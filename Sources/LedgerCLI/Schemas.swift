@@ -19,7 +19,8 @@ struct Schemas: AsyncParsableCommand {
 
     func run() throws {
         var stale: [String] = []
-        for file in FactSchemas.files() {
+        let files = FactSchemas.files()
+        for file in files {
             let path = (output as NSString).appendingPathComponent(file.name)
             if check {
                 if (try? String(contentsOfFile: path, encoding: .utf8)) != file.text { stale.append(file.name) }
@@ -31,9 +32,9 @@ struct Schemas: AsyncParsableCommand {
         if check {
             for name in stale { Diagnostics.say("ledger: \(name): differs from the declarations (run `ledger schemas --output \(output)`)") }
             if !stale.isEmpty { throw Exit.verificationFailed }
-            Diagnostics.say("ledger: \(FactSchemas.files().count) schema files are current")
+            Diagnostics.say("ledger: \(files.count) schema files are current")
         } else {
-            Diagnostics.say("ledger: " + "wrote \(FactSchemas.files().count) schema files to \(output)")
+            Diagnostics.say("ledger: wrote \(files.count) schema files to \(output)")
         }
     }
 }

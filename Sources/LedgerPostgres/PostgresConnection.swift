@@ -71,7 +71,9 @@ public actor PostgresConnection {
             throw PostgresError(
                 kind: .connection,
                 message: "cannot connect to \(redactedConnectionString): \(ConnectionString.redacted(message, quoting: connectionString))",
-                hint: "check that the server runs and LEDGER_DATABASE_URL is right (or unset it to use the embedded server)"
+                hint: message.contains("role \"") && message.contains("does not exist")
+                    ? "the user in the URL does not exist on this server (a ledger's login roles are made by `ledger migrate`)"
+                    : "check that the server runs and LEDGER_DATABASE_URL is right (or unset it to use the embedded server)"
             )
         }
         handle = conn

@@ -2,19 +2,6 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 
-/// A small, fast, deterministic random number generator (SplitMix64).
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// An endless, deterministic stream of clean purchase histories across App Store, Google Play and
 /// WeChat Pay, for benchmarks: orders, launches, client callbacks (sometimes re-delivered),
 /// verification, binding, grants, coin spends, subscription renewals, refunds with revocations.

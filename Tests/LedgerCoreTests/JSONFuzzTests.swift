@@ -11,15 +11,9 @@ struct JSONFuzzTests {
     static let cases = 20_000
 
     struct Gen {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E3779B97F4A7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-            z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
+        var rng: SplitMix64
+        init(state: UInt64) { rng = SplitMix64(seed: state) }
+        mutating func below(_ n: Int) -> Int { rng.below(n) }
         mutating func pick<T>(_ a: [T]) -> T { a[below(a.count)] }
 
         static let pieces: [String] = ["{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\u0000", "\\ud800", "\\n", "0", "-0", "1e5",

@@ -81,7 +81,7 @@ struct ConcurrencyTests {
             for writer in 0..<8 {
                 let store = stores[writer % 2]
                 group.addTask {
-                    var rng = SplitMix(seed: UInt64(writer) + 1)
+                    var rng = SplitMix64(seed: UInt64(writer) + 1)
                     var events = 0
                     for n in 1...batches {
                         let size = 1 + rng.below(3)

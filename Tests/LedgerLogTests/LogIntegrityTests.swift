@@ -117,7 +117,7 @@ struct LogIntegrityTests {
         try await TestDatabase.withSchema("canonical", migrate: false) { config in
             let conn = try await TestDatabase.admin(config)
             defer { Task { await conn.close() } }
-            var rng = SplitMix(seed: 42)
+            var rng = SplitMix64(seed: 42)
             for _ in 0..<300 {
                 let value = randomJSON(&rng, depth: 0)
                 let text = value.canonicalText
@@ -140,25 +140,12 @@ struct LogIntegrityTests {
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
-
-func randomString(_ rng: inout SplitMix) -> String {
+func randomString(_ rng: inout SplitMix64) -> String {
     let alphabet: [String] = ["a", "b", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1f}", "é", "中", "😀", "\u{7f}", "key", "amount"]
     return (0..<rng.below(6)).map { _ in alphabet[rng.below(alphabet.count)] }.joined()
 }
 
-func randomJSON(_ rng: inout SplitMix, depth: Int) -> JSONValue {
+func randomJSON(_ rng: inout SplitMix64, depth: Int) -> JSONValue {
     switch depth > 3 ? rng.below(4) : rng.below(6) {
     case 0: return .null
     case 1: return .bool(rng.below(2) == 0)

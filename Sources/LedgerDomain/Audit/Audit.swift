@@ -130,13 +130,10 @@ extension Audit {
         m.map { Money(minorUnits: $0.minorUnits.multipliedSaturated(by: Int64(n)), currency: $0.currency) }
     }
 
-    /// `m * num / den`, rounded up, without overflow (num <= den).
+    /// `m * num / den`, rounded up, and never more than `m` (a share of it).
     static func prorate(_ m: Money, _ num: Int64, _ den: Int64) -> Money {
         guard den > 0, num < den else { return m }
-        let product = m.minorUnits.magnitude.multipliedFullWidth(by: UInt64(max(0, num)))
-        let (q, r) = UInt64(den).dividingFullWidth(product)
-        let v = Int64(q) + (r == 0 ? 0 : 1)
-        return Money(minorUnits: m.minorUnits < 0 ? -v : v, currency: m.currency)
+        return scaled(m, num, den)
     }
 
     /// `units * num / den` rounded down, for `0 <= num <= den`: a share never larger than `units`.

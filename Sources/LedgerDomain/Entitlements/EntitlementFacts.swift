@@ -58,13 +58,8 @@ public struct EntitlementGranted: FactBody {
 
     /// Version 1: every grant named its transaction.
     static let version1 = FieldTable(fields.blank, fields.removing(["reason", "authorizedBy"]).fields.map {
-        $0.name == "transactionId" ? .text("transactionId", \.requiredTransactionId) : $0
+        $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
     })
-
-    var requiredTransactionId: String {
-        get { transactionId ?? "" }
-        set { transactionId = newValue }
-    }
 }
 
 public struct CoinsSpent: FactBody {

@@ -105,6 +105,12 @@ extension FactField {
         required(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) }, text: { $0 })
     }
 
+    /// A text field an older version required and the current one makes optional: read as
+    /// ``text(_:_:_:)`` into the optional property.
+    public static func requiredText(_ name: String, _ kp: FieldPath<Root, String?>, _ doc: String? = nil) -> FactField {
+        required(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) })
+    }
+
     public static func optionalText(_ name: String, _ kp: FieldPath<Root, String?>, _ doc: String? = nil) -> FactField {
         optional(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.optionalString(k) }, put: { $0.set($1, $2) }, text: { $0 })
     }

@@ -57,7 +57,7 @@ public enum FactSchemas {
                     ("type", .string("string")), ("enum", .array(Channel.allCases.map { .string($0.rawValue) })),
                 ])),
                 ("currency", .ordered([
-                    ("description", .string("An active ISO 4217 code (Currency.exponents in Sources/LedgerDomain/Values/Money.swift).")),
+                    ("description", .string("An active ISO 4217 code (the list below; minor units per ISO 4217).")),
                     ("type", .string("string")), ("enum", .array(Currency.exponents.keys.sorted().map(JSONValue.string))),
                 ])),
                 ("money", .ordered([("description", .string(Money.about))] + Money.fields.schema)),

@@ -66,11 +66,6 @@ struct KeyTemplate<Body: FactBody>: Sendable {
 
     let parts: [Part]
 
-    /// Whether it renders for every value (names no optional field without a fallback).
-    var isTotal: Bool {
-        parts.allSatisfy { if case .field(_, _, let fallback, let optional) = $0 { return !optional || fallback != nil } else { return true } }
-    }
-
     init(_ pattern: String) {
         var parts: [Part] = []
         var rest = Substring(pattern)

@@ -161,18 +161,19 @@ public struct PayloadReader {
 
     /// One of a closed set of values.
     public mutating func choice<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(FactError) -> E where E.RawValue == String {
-        let s = try string(key)
-        guard let e = E(rawValue: s) else {
-            throw fail(key, "must be one of \(E.allCases.map { $0.rawValue }.joined(separator: ", ")) (got \"\(s)\")")
-        }
-        return e
+        try checkChoice(key, string(key))
     }
 
     public mutating func optionalChoice<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(FactError) -> E?
     where E.RawValue == String {
-        guard raw(key) != nil else { return nil }
-        asked.removeLast()
-        return try choice(key, E.self)
+        try optionalString(key).map { (s: String) throws(FactError) -> E in try checkChoice(key, s) }
+    }
+
+    func checkChoice<E: RawRepresentable & CaseIterable>(_ key: String, _ s: String) throws(FactError) -> E where E.RawValue == String {
+        guard let e = E(rawValue: s) else {
+            throw fail(key, "must be one of \(E.allCases.map { $0.rawValue }.joined(separator: ", ")) (got \"\(s)\")")
+        }
+        return e
     }
 
     public mutating func open<E: OpenEnum>(_ key: String, _: E.Type) throws(FactError) -> E {

@@ -41,13 +41,7 @@ public struct ClientCallbackReceived: StoreAppFact {
 
     /// Version 1: the user was required and there was no app.
     static let version1 = FieldTable(ClientCallbackReceived(channel: .appstore, userId: nil, productId: "", state: .purchased),
-                                     fields.removing(appFieldNames).fields.map { $0.name == "userId" ? .text("userId", \.signedInUser, "The signed-in user of the app that reported it.") : $0 })
-
-    /// The user as version 1 required it (written back as `userId`).
-    var signedInUser: String {
-        get { userId ?? "" }
-        set { userId = newValue }
-    }
+                                     fields.removing(appFieldNames).fields.map { $0.name == "userId" ? .requiredText("userId", \.userId, "The signed-in user of the app that reported it.") : $0 })
 }
 
 /// A verified server-to-server notification. A re-delivery is the same fact (same notificationId).

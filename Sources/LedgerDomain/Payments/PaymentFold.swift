@@ -37,7 +37,6 @@ extension Projections {
             t.appAccountToken = f.appAccountToken?.lowercased
             t.environment = f.environment
             t.ownership = f.ownership
-            if let app = f.app { t.app = app }
             if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
             t.isRenewal = t.isRenewal || renewal
         }

@@ -57,7 +57,6 @@ public struct TransactionView: Hashable, Sendable {
     public var acknowledgedAt: Timestamp?
     public var environment: StoreEnvironment = .production
     public var ownership: Ownership = .purchased
-    public var app: String?
     public var grants: [GrantRecord] = []
     public var revocations: [RevocationRecord] = []
     public var upgraded = false

@@ -107,13 +107,8 @@ public struct EntitlementRevoked: FactBody {
 
     /// Version 1: a transaction was required; whole grants only.
     static let version1 = FieldTable(fields.blank, fields.removing(["units", "revocationId"]).fields.map {
-        $0.name == "transactionId" ? .text("transactionId", \.requiredTransactionId) : $0
+        $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
     })
-
-    var requiredTransactionId: String {
-        get { transactionId ?? "" }
-        set { transactionId = newValue }
-    }
 }
 
 extension FactTypes {

@@ -20,8 +20,7 @@ extension Projections {
             t.storeRevokedPosition = ctx.position
             t.storeRevokedAt = ctx.occurredAt
         }
-        setRevoked(txId, true)
-        transactionChanged(txId)
+        refundsChanged(txId)
     }
 
     /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
@@ -37,8 +36,7 @@ extension Projections {
                 t.storeRevokedAt = ctx.occurredAt
             }
         }
-        if transactions[f.transactionId]?.storeRevokedPosition == ctx.position { setRevoked(f.transactionId, true) }
-        transactionChanged(f.transactionId)
+        refundsChanged(f.transactionId)
     }
 
     mutating func apply(_ f: Refunded, _ ctx: FactContext) {
@@ -77,7 +75,7 @@ extension Projections {
         refundsChanged(f.transactionId)
     }
 
-    /// A refund or reversal changed what stands: the subscription period and the order follow.
+    /// A refund, reversal or store revocation changed what stands: the subscription period and the order follow.
     mutating func refundsChanged(_ txId: String) {
         setRevoked(txId, transactions[txId]?.refundState == .refunded || transactions[txId]?.storeRevokedPosition != nil)
         transactionChanged(txId)
@@ -125,7 +123,7 @@ extension Projections {
                 taken.append((t.grants[i], part))
                 left = want - part
             }
-            t.revocations.append(RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count, units: f.units))
+            t.revocations.append(RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count))
         }
         if taken.isEmpty {
             anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(txId) to revoke (\(f.reason.raw))")

@@ -6,8 +6,6 @@ public struct RevocationRecord: Hashable, Sendable {
     public var position: Int64
     /// How many grants it took back, in whole or in part (0: nothing was granted to revoke).
     public var grantsRevoked: Int
-    /// The units it took back, when it took back part of a grant.
-    public var units: Int64?
 }
 
 public enum RefundState: String, Sendable, Hashable {

@@ -121,5 +121,5 @@ extension Money {
 
 extension Currency {
     /// The value a reader starts from before the currency field is read (never written).
-    static let placeholder = Currency("XXX") ?? Currency("USD")!
+    static let placeholder = Currency("USD")!
 }

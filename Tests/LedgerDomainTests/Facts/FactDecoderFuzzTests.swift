@@ -54,6 +54,3 @@ struct FactDecoderFuzzTests {
     }
 }
 
-extension SplitMix64 {
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
-}
