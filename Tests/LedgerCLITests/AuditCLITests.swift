@@ -287,6 +287,8 @@ struct AuditCLITests {
                     .replacingFirst(#"</text><text class="label""#, with: #"0</text><text class="label""#, after: #"<text class="value""#)),
                 ("a point of the daily chart", page.replacingFirst(#"class="payments" points="48,"#, with: #"class="payments" points="48,1"#)),
                 ("a blank page", page.replacingFirst("<main>", with: "<main style=\"visibility:hidden\">")),
+                ("a sandbox purchase's transaction", page.replacingFirst(#"<td class="mono">"#, with: #"<td class="mono">9"#, after: #"<tr class="sandbox""#)),
+                ("a grant by policy's user", page.replacingFirst(#"<td class="mono">"#, with: #"<td class="mono">x"#, after: #"<tr class="policy-grant""#)),
             ]
             for (what, text) in tampered {
                 #expect(text != page, "the tampering of \(what) changed nothing: fix the test")
