@@ -103,8 +103,14 @@ struct ReplayOptions: ParsableArguments {
     }
 
     /// The last position to replay; nil: the head.
+    /// The last position to replay, nil for the head. A moment a hot standby has not replayed up
+    /// to yet is refused (``PositionNotReached``), like a position beyond the head.
     func through(_ store: EventStore) async throws -> Int64? {
         guard let asOf, let t = Timestamp(asOf) else { return toPosition }
+        let standby = try await store.standbyState()
+        if standby.isStandby, standby.lastReplayedAt.map({ $0 < t }) ?? true {
+            throw PositionNotReached(requested: "the log as of \(t.iso8601)", head: try await store.headPosition(), standby: standby)
+        }
         return try await store.position(asOf: t)
     }
 }
@@ -238,6 +244,7 @@ extension Exit {
         .projectorFailed: (internalError, nil),
         .internalError: (internalError, nil),
         .projectorBusy: (busy, nil),
+        .positionNotReached: (busy, nil),
         .migration: (configuration, nil),
         .schemaNotMigrated: (configuration, "the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)"),
         .embeddedServer: (configuration, nil),

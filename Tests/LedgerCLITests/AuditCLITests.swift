@@ -140,6 +140,12 @@ struct AuditCLITests {
             #expect(try await cli.run(["audit", "--missing-grant-window", "ten"]).status == 64)
             #expect(try await cli.run(["audit", "--stale-order-window", "999999999999999999d"]).status == 64)
             #expect(try await cli.run(["rebuild", "--verify", "--to-position", "5"]).status == 64)
+            // A position the log has not reached is refused, not replaced by the head (75: try again later).
+            for command in [["audit"], ["rebuild", "orders"]] {
+                let beyond = try await cli.run(command + ["--to-position", "999999"])
+                #expect(beyond.status == 75, "\(command): \(beyond.stderr)")
+                #expect(beyond.stderr.contains("the log ends at position") && beyond.stderr.contains("position 999999 is not in it yet"))
+            }
         }
     }
 
