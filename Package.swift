@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // libpq, as the system provides it (Debian: libpq-dev).
@@ -34,8 +35,8 @@ let package = Package(
             dependencies: ["CLibPQ", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        // Pure ledger logic: JSON, canonical bytes, hashing, event envelopes. No database import.
-        .target(name: "LedgerCore", swiftSettings: strict),
+        // Pure ledger logic: JSON, canonical bytes, hashing (the platform's SHA-256), event envelopes. No database import.
+        .target(name: "LedgerCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         // Pure purchase domain: typed facts, binding, projections as folds. No database import.
         .target(name: "LedgerDomain", dependencies: ["LedgerCore"], swiftSettings: strict),
         // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
