@@ -61,22 +61,38 @@ extension EventStore {
         return r.int64(0, 0) ?? 0
     }
 
-    /// Folds the log after `state`'s position through `through` (streamed, bounded memory).
+    /// Folds the log after `state`'s position through `through` (streamed, bounded memory):
+    /// decoding and folding on two threads (``FoldPipeline``), in log order.
     /// `observe` sees every scanned fact too (on the connection's thread), for counts beside the fold.
     public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil,
                      observe: (@Sendable (ScannedFact) -> Void)? = nil) async throws -> Projections {
-        let box = FoldBox(initial)
         let start = initial.position
         let total = through - start
         guard total > 0 else { return initial }
         let counter = Atomic<Int64>(0)
-        try await scanFacts(after: start, through: through) { scanned in
-            box.apply(scanned)
-            observe?(scanned)
-            let n = counter.add(1, ordering: .relaxed).newValue
-            if n & 0x3FFF == 0 { progress?(n, total) }
+        // Decoded on the connection's thread, folded on a thread of its own.
+        let pipeline = FoldPipeline(initial)
+        do {
+            try await scanFacts(after: start, through: through) { scanned in
+                observe?(scanned)
+                pipeline.add(scanned)
+                let n = counter.add(1, ordering: .relaxed).newValue
+                if n & 0x3FFF == 0 { progress?(n, total) }
+            }
+        } catch {
+            _ = await pipeline.finish()
+            throw error
         }
+        let folded = await pipeline.finish()
         progress?(counter.load(ordering: .relaxed), total)
+        return folded
+    }
+
+    /// The same fold on one thread (decode and fold in turn): what the pipeline must equal.
+    public func foldInline(_ initial: Projections = Projections(), through: Int64) async throws -> Projections {
+        let box = FoldBox(initial)
+        guard through > initial.position else { return initial }
+        try await scanFacts(after: initial.position, through: through) { box.apply($0) }
         return box.value
     }
 

@@ -1,0 +1,44 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+@testable import LedgerProjection
+import LedgerScenarios
+import LedgerTesting
+import Testing
+
+@Suite("Fold pipeline", .timeLimit(.minutes(3)))
+struct FoldPipelineTests {
+    /// Decoding on the connection's thread and folding on another gives, on the simulator's
+    /// histories, exactly the fold of one thread: the same read-model rows byte for byte, the same
+    /// anomalies and the same findings.
+    @Test(arguments: [(UInt64(7), "none"), (UInt64(11), "all=0.03")])
+    func pipelineEqualsInline(_ seed: UInt64, _ faults: String) async throws {
+        try await TestDatabase.withSchema("pipeline") { config in
+            let store = try await ProjectionStoreTests.open(config)
+            let events = Simulator(users: 120, days: 30, seed: seed, faults: try FaultSpec.parse(faults)).events()
+            for start in stride(from: 0, to: events.count, by: 2_000) {
+                _ = try await store.append(Array(events[start..<min(start + 2_000, events.count)]))
+            }
+            let head = try await store.headPosition()
+            let piped = try await store.fold(through: head), inline = try await store.foldInline(through: head)
+            #expect(piped.position == head && inline.position == head)
+            #expect(Self.rows(piped) == Self.rows(inline))
+            #expect(piped.anomalies == inline.anomalies)
+            let findings = Audit.run(piped, options: AuditOptions())
+            #expect(findings.map(\.key) == Audit.run(inline, options: AuditOptions()).map(\.key))
+            #expect(!findings.isEmpty || faults == "none")
+            await store.close()
+        }
+    }
+
+    /// Every read model's rows, in key order.
+    static func rows(_ p: Projections) -> [UInt8] {
+        var w = RowWriter()
+        for k in p.orders.keys.sorted() { p.orderRow(p.orders[k]!, into: &w) }
+        for k in p.transactions.keys.sorted() { p.transactionRow(p.transactions[k]!, into: &w) }
+        for k in p.subscriptions.keys.sorted() { p.subscriptionRow(p.subscriptions[k]!, into: &w) }
+        for k in p.users.keys.sorted() { p.userRow(p.users[k]!, into: &w); p.periodRows(p.users[k]!, into: &w) }
+        return w.out
+    }
+}
