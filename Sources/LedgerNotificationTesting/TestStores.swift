@@ -9,10 +9,10 @@ import X509
 /// Certificate chains, keys and signed notifications that tests make themselves (never real keys):
 /// an Apple-shaped chain (root, intermediate and leaf with Apple's OIDs), a Google OIDC signer and
 /// a WeChat Pay platform key with an APIv3 key.
-public struct TestAppleChain {
-    public let rootKey = P256.Signing.PrivateKey()
-    public let intermediateKey = P256.Signing.PrivateKey()
-    public let leafKey = P256.Signing.PrivateKey()
+public struct TestAppleChain: Sendable {
+    // The keys as bytes (swift-crypto's keys are not Sendable).
+    private let leafKeyBytes: Data
+    public var leafKey: P256.Signing.PrivateKey { try! P256.Signing.PrivateKey(rawRepresentation: leafKeyBytes) }
     public let root: Certificate
     public let intermediate: Certificate
     public let leaf: Certificate
@@ -22,6 +22,10 @@ public struct TestAppleChain {
     /// A chain valid from a year ago to a year ahead; `leafValidUntil` ends the leaf earlier, and the
     /// OIDs can be left out.
     public init(leafValidUntil: Date? = nil, intermediateOID: Bool = true, leafOID: Bool = true, name: String = "Test") throws {
+        let rootKey = P256.Signing.PrivateKey()
+        let intermediateKey = P256.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        leafKeyBytes = leafKey.rawRepresentation
         let now = Date()
         let from = now.addingTimeInterval(-365 * 86_400)
         let until = now.addingTimeInterval(365 * 86_400)
