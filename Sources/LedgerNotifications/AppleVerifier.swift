@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import LedgerCore
 import SwiftASN1
+import Synchronization
 @_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies App Store Server Notifications V2 and the JWS they carry (signed transaction and
@@ -38,6 +39,10 @@ public struct AppleVerifier: Sendable {
     public static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
 
     public let configuration: Configuration
+    /// Chains already validated to a configured root (Apple signs with few chains): their parsed
+    /// certificates. What depends on time (validity at each payload's signedDate) is checked on
+    /// every payload; signatures, constraints and the path to the root do not change.
+    private let validated = ValidatedChains()
 
     public init(_ configuration: Configuration) { self.configuration = configuration }
 
@@ -95,12 +100,16 @@ public struct AppleVerifier: Sendable {
         guard case .array(let x5c)? = jws.header["x5c"], x5c.count == 3 else {
             throw NotificationRefusal(.untrustedChain, "\(what): x5c must hold three certificates (leaf, intermediate, root)")
         }
-        var chain: [Certificate] = []
-        for (i, c) in x5c.enumerated() {
-            guard let b64 = c.stringValue, let der = Base64.decode(b64, url: false), let cert = try? Certificate(derEncoded: der) else {
-                throw NotificationRefusal(.untrustedChain, "\(what): x5c[\(i)] is not a DER certificate in base64")
+        let texts = x5c.map { $0.stringValue ?? "" }
+        let known = validated.chain(texts)
+        var chain: [Certificate] = known ?? []
+        if known == nil {
+            for (i, b64) in texts.enumerated() {
+                guard let der = Base64.decode(b64, url: false), let cert = try? Certificate(derEncoded: der) else {
+                    throw NotificationRefusal(.untrustedChain, "\(what): x5c[\(i)] is not a DER certificate in base64")
+                }
+                chain.append(cert)
             }
-            chain.append(cert)
         }
         guard let ms = jws.payload["signedDate"]?.intValue else {
             throw NotificationRefusal(.malformed, "\(what): signedDate (milliseconds) is missing")
@@ -110,7 +119,10 @@ public struct AppleVerifier: Sendable {
         for (i, cert) in chain.enumerated() where signedDate < cert.notValidBefore || signedDate > cert.notValidAfter {
             throw NotificationRefusal(.certificateExpired, "\(what): x5c[\(i)] is not valid at signedDate \(ISO8601DateFormatter().string(from: signedDate))")
         }
-        try await checkChain(leaf: chain[0], intermediate: chain[1], at: signedDate, what: what)
+        if known == nil {
+            try await checkChain(leaf: chain[0], intermediate: chain[1], at: signedDate, what: what)
+            validated.remember(texts, chain)
+        }
         guard let key = P256.Signing.PublicKey(chain[0].publicKey),
               let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
               key.isValidSignature(signature, for: jws.signingInput) else {
@@ -136,6 +148,20 @@ public struct AppleVerifier: Sendable {
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let path) = result, path.count == 3 else {
             throw NotificationRefusal(.untrustedChain, "\(what): the x5c chain does not lead to a configured root certificate")
+        }
+    }
+}
+
+/// The chains a verifier has validated to its roots, by their x5c text (at most 64: Apple signs with few).
+final class ValidatedChains: Sendable {
+    private let chains = Mutex<[[String]: [Certificate]]>([:])
+
+    func chain(_ x5c: [String]) -> [Certificate]? { chains.withLock { $0[x5c] } }
+
+    func remember(_ x5c: [String], _ chain: [Certificate]) {
+        chains.withLock { chains in
+            if chains.count >= 64 { chains.removeAll() }
+            chains[x5c] = chain
         }
     }
 }

@@ -66,6 +66,17 @@ struct AppleVerifierTests {
         #expect(await refusal(Self.verifier(chain, environment: "Sandbox"), try chain.notificationBody(environment: "Sandbox")) == nil)
     }
 
+    /// A chain validated once is remembered; what depends on each payload is still checked on each.
+    @Test func aRememberedChainStillChecksEachSignatureAndSigningTime() async throws {
+        let chain = try TestAppleChain()
+        let verifier = Self.verifier(chain)
+        #expect(await refusal(verifier, try chain.notificationBody()) == nil)
+        #expect(await refusal(verifier, try chain.notificationBody(signer: P256.Signing.PrivateKey())) == .forgedSignature)
+        #expect(await refusal(verifier, try chain.notificationBody(signedDate: Date().addingTimeInterval(400 * 86_400))) == .certificateExpired)
+        #expect(await refusal(verifier, try chain.notificationBody(bundleId: "com.example.other")) == .wrongApp)
+        #expect(await refusal(verifier, try chain.notificationBody()) == nil)
+    }
+
     @Test func aBodyWithoutSignedPayloadIsMalformed() async throws {
         let chain = try TestAppleChain()
         #expect(await refusal(Self.verifier(chain), Array("{\"payload\":1}".utf8)) == .malformed)
