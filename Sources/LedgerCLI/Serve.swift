@@ -53,7 +53,7 @@ struct Serve: AsyncParsableCommand {
                 } ?? 8080
                 config.limits.maximumBodyBytes = maxBodyBytes
                 config.limits.maximumBatchEvents = maxBatchEvents
-                config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"])
+                config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"], inline: env["LEDGER_API_TOKENS"])
                 config.notifications = try ServeNotifications.configuration(env)
                 let owner = try await connection.configuration(as: nil)
                 var roles: [LedgerRole: LedgerConfiguration] = [:]
@@ -69,9 +69,17 @@ struct Serve: AsyncParsableCommand {
             }
         }
 
-        static func tokens(_ path: String?) throws -> TokenTable {
+        /// The token table from a file, or from LEDGER_API_TOKENS (its lines; digests only, no secret).
+        static func tokens(_ path: String?, inline: String?) throws -> TokenTable {
+            if (path ?? "").isEmpty, let inline, !inline.isEmpty {
+                do {
+                    return try TokenTable(parsing: inline.replacingOccurrences(of: ";", with: "\n"))
+                } catch {
+                    throw ConfigurationProblem("LEDGER_API_TOKENS: \(error)")
+                }
+            }
             guard let path, !path.isEmpty else {
-                Diagnostics.say("ledger: warning: no API tokens configured (--tokens-file or LEDGER_API_TOKENS_FILE): every /v1 route but the store notifications answers 401")
+                Diagnostics.say("ledger: warning: no API tokens configured (--tokens-file, LEDGER_API_TOKENS_FILE or LEDGER_API_TOKENS): every /v1 route but the store notifications answers 401")
                 return TokenTable()
             }
             let data = try readInputFile(path)
