@@ -55,10 +55,8 @@ struct Serve: AsyncParsableCommand {
                 config.limits.maximumBatchEvents = maxBatchEvents
                 config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"], inline: env["LEDGER_API_TOKENS"])
                 config.notifications = try ServeNotifications.configuration(env)
-                let owner = try await connection.configuration(as: nil)
                 var roles: [LedgerRole: LedgerConfiguration] = [:]
                 for role in [LedgerRole.writer, .reader, .auditor] { roles[role] = try await connection.configuration(as: role) }
-                _ = owner
                 var logger = Logger(label: "ledger-serve")
                 logger.logLevel = env["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
                 let stores = try await LedgerStores.open({ roles[$0]! }, logger: logger)
