@@ -11,10 +11,11 @@ public struct CompactJWS: Sendable {
     public var signature: [UInt8]
 
     public init(_ text: String, what: String) throws(NotificationRefusal) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let bytes = Array(text.utf8)
+        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw NotificationRefusal(.malformed, "\(what) is not a compact JWS (three dot-separated parts)") }
-        guard let h = Base64.decode(parts[0], url: true), let p = Base64.decode(parts[1], url: true),
-              let s = Base64.decode(parts[2], url: true) else {
+        guard let h = Base64.decode(bytes: parts[0], url: true), let p = Base64.decode(bytes: parts[1], url: true),
+              let s = Base64.decode(bytes: parts[2], url: true) else {
             throw NotificationRefusal(.malformed, "\(what) has a part that is not base64url")
         }
         guard let header = try? JSONValue.parse(String(decoding: h, as: UTF8.self)), case .object = header else {
@@ -26,7 +27,7 @@ public struct CompactJWS: Sendable {
         self.header = header
         self.payload = payload
         self.payloadBytes = p
-        self.signingInput = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
+        self.signingInput = Array(bytes[parts[0].startIndex..<parts[1].endIndex])
         self.signature = s
     }
 }

@@ -41,15 +41,42 @@ public struct NotificationRefusal: Error, Sendable, Hashable, CustomStringConver
     public var description: String { "\(kind.rawValue): \(message)" }
 }
 
-/// Base64 and base64url without padding, as JWS and the stores use them.
+/// Base64 and base64url (padding optional), decoded straight from UTF-8 bytes.
 enum Base64 {
+    /// 6-bit values of both alphabets (`+/` and `-_`); 0xFF for anything else.
+    private static let table: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() { t[Int(c)] = UInt8(i) }
+        t[Int(UInt8(ascii: "+"))] = 62; t[Int(UInt8(ascii: "-"))] = 62
+        t[Int(UInt8(ascii: "/"))] = 63; t[Int(UInt8(ascii: "_"))] = 63
+        return t
+    }()
+
+    /// The bytes, or nil for a character outside the alphabet `url` selects (padding may end the text).
     static func decode(_ text: some StringProtocol, url: Bool) -> [UInt8]? {
-        var s = String(text)
-        if url {
-            s = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var utf8 = Array(text.utf8)
+        while utf8.last == UInt8(ascii: "=") { utf8.removeLast() }
+        return decode(bytes: utf8[...], url: url)
+    }
+
+    static func decode(bytes: ArraySlice<UInt8>, url: Bool) -> [UInt8]? {
+        if bytes.count % 4 == 1 { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for c in bytes {
+            if url ? (c == UInt8(ascii: "+") || c == UInt8(ascii: "/")) : (c == UInt8(ascii: "-") || c == UInt8(ascii: "_")) { return nil }
+            let v = table[Int(c)]
+            if v == 0xFF { return nil }
+            buffer = buffer << 6 | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
         }
-        while s.utf8.count % 4 != 0 { s += "=" }
-        return Data(base64Encoded: s).map { Array($0) }
+        return out
     }
 
     static func urlEncode(_ bytes: some Sequence<UInt8>) -> String {

@@ -101,11 +101,25 @@ struct NotificationRoutes {
     /// evidence) is left out and named; the notification itself is always part of the batch.
     private func store(_ n: NotificationFacts, route: String) async throws -> Response {
         let s = quoteIdentifier(stores.writer.configuration.schema)
+        // Committed without waiting for its own WAL flush: the facts are appended next with a
+        // synchronous commit, whose flush covers this earlier commit too, so the payload is durable
+        // whenever its facts are (and a payload kept without facts is harmless: the store retries).
+        let values: [PostgresValue] = [.text(n.channel.rawValue), .text(n.notificationId), .text(n.rawDigest), .bytea(n.raw),
+                                       .jsonb(n.rawHeaders.compactText)]
         try await stores.writer.pool.withConnection { conn in
-            _ = try await conn.query("""
-                INSERT INTO \(s).store_notification_payloads (channel, notification_id, raw_digest, raw, raw_headers)
-                VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING
-                """, [.text(n.channel.rawValue), .text(n.notificationId), .text(n.rawDigest), .bytea(n.raw), .jsonb(n.rawHeaders.compactText)])
+            try await conn.withIsolation { conn in
+                try conn.execute("BEGIN; SET LOCAL synchronous_commit TO off")
+                do {
+                    _ = try conn.query("""
+                        INSERT INTO \(s).store_notification_payloads (channel, notification_id, raw_digest, raw, raw_headers)
+                        VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING
+                        """, values, prepared: true)
+                    try conn.execute("COMMIT")
+                } catch {
+                    if conn.isConnected { try? conn.execute("ROLLBACK") }
+                    throw error
+                }
+            }
         }
         let metadata = EventMetadata(correlationId: "\(n.channel.rawValue):notification:\(n.notificationId)", source: "ledger-serve:\(route)")
         var events = n.facts.enumerated().map { i, f in

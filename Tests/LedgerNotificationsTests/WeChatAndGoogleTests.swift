@@ -120,3 +120,20 @@ struct GooglePlayVerifierTests {
         #expect(refusal(Self.verifier(g), token: try g.token(), body: body) == .wrongApp)
     }
 }
+
+@Suite("Base64")
+struct Base64Tests {
+    @Test func decodesBothAlphabetsWithAndWithoutPaddingAndRefusesTheOther() {
+        for n in 0..<40 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 251) }
+            let standard = Data(bytes).base64EncodedString()
+            #expect(Base64.decode(standard, url: false) == bytes)
+            let url = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64.decode(url, url: true) == bytes)
+        }
+        #expect(Base64.decode("a+b/", url: true) == nil)
+        #expect(Base64.decode("a-b_", url: false) == nil)
+        #expect(Base64.decode("ab$c", url: false) == nil)
+        #expect(Base64.decode("abcde", url: false) == nil)
+    }
+}
