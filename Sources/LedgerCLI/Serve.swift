@@ -42,6 +42,9 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("max-batch-events"), help: "Most facts in one POST /v1/events (413 over it).")
         var maxBatchEvents: Int = 10_000
 
+        @Flag(help: "Also run the projector (as `ledger project --follow` does), so /v1/orders and /v1/users stay current.")
+        var project = false
+
         func run() async throws {
             try await runReportingErrors {
                 let env = ProcessInfo.processInfo.environment
@@ -60,6 +63,14 @@ struct Serve: AsyncParsableCommand {
                 var logger = Logger(label: "ledger-serve")
                 logger.logLevel = env["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
                 let stores = try await LedgerStores.open({ roles[$0]! }, logger: logger)
+                if project {
+                    do {
+                        config.projector = try await EventStore.open(try await connection.configuration(as: .projector), logger: logger)
+                    } catch {
+                        await stores.close()
+                        throw error
+                    }
+                }
                 let service = LedgerService(configuration: config, stores: stores, logger: logger)
                 let host = config.host
                 try await service.run(onListening: { port in Diagnostics.say("ledger: serving on http://\(host):\(port)") })

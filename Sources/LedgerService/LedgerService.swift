@@ -17,6 +17,8 @@ public struct LedgerService: Sendable {
         public var notifications = NotificationConfiguration()
         /// `/readyz` fails when the read models are further than this behind the head.
         public var maximumProjectorLag: Int64 = 10_000
+        /// Runs the projector inside the service on this store (opened as the projector role).
+        public var projector: EventStore?
         public init() {}
     }
 
@@ -70,6 +72,7 @@ public struct LedgerService: Sendable {
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(StoresService(stores: stores, gate: gate))
+        if let projector = configuration.projector { app.addServices(ProjectorService(store: projector, logger: logger)) }
         return app
     }
 

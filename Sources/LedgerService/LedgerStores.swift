@@ -42,6 +42,31 @@ public final class LedgerStores: Sendable {
     }
 }
 
+/// Keeps the read models current inside the service (`ledger serve --project`), as
+/// `ledger project --follow` does: survives database restarts, stops at shutdown. A failure (another
+/// projector holds the read models, say) is logged and leaves the HTTP service running; `/readyz`
+/// shows the lag that follows.
+struct ProjectorService: Service {
+    let store: EventStore
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await Projector.followSurvivingRestarts(store, logger: logger, onRestart: { [logger] error, wait in
+                    logger.warning("projector: database unavailable; restarting", metadata: ["wait": "\(wait)"])
+                })
+            }
+        } catch is CancellationError {
+        } catch {
+            let code = (error as? any LedgerCodedError)?.code.name ?? "\(type(of: error))"
+            logger.error("projector stopped; the read models stay where they are", metadata: ["code": "\(code)"])
+            try? await gracefulShutdown()
+        }
+        await store.close()
+    }
+}
+
 /// Closes the stores when the service group shuts down, after the HTTP server (listed before it,
 /// so shut down after it): in-flight appends have finished by then.
 struct StoresService: Service {

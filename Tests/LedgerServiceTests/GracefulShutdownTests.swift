@@ -67,4 +67,43 @@ struct GracefulShutdownTests {
             #expect(await service.gate.appendsInFlight == 0)
         }
     }
+
+    /// `ledger serve --project`: the projector runs inside the service, so an appended order shows
+    /// in /v1/orders without another process, and it stops with the service.
+    @Test func theProjectorInsideTheServiceKeepsOrdersCurrent() async throws {
+        try await TestDatabase.withSchema("httpproject") { base in
+            var owner = base
+            owner.validation = FactCatalogue.validation()
+            let o = owner
+            let (token, line) = TokenTable.issue(name: "app", scopes: [.append, .read])
+            var config = LedgerService.Configuration()
+            config.port = 0
+            config.tokens = try TokenTable(parsing: line)
+            config.projector = try await EventStore.open(o.connecting(as: .projector))
+            let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
+            let service = LedgerService(configuration: config, stores: stores)
+            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+            let group = ServiceGroup(configuration: .init(services: [service.application(onListening: { continuation.yield($0) })],
+                                                          logger: Logger(label: "test")))
+            let running = Task { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { Issue.record("the server did not start"); return }
+            var append = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/events")!)
+            append.httpMethod = "POST"
+            append.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            let (_, appended) = try await URLSession.shared.upload(for: append, from: Data(ServiceFixture.orderLine("p1").utf8))
+            #expect((appended as? HTTPURLResponse)?.statusCode == 201)
+            var order = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/orders/p1")!)
+            order.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            var status = 0
+            for _ in 0..<250 where status != 200 {
+                let (_, r) = try await URLSession.shared.data(for: order)
+                status = (r as? HTTPURLResponse)?.statusCode ?? -1
+                if status != 200 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(status == 200)
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+    }
 }
