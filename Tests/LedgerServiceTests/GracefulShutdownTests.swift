@@ -17,8 +17,9 @@ import Testing
 @Suite("Graceful shutdown", .timeLimit(.minutes(2)))
 struct GracefulShutdownTests {
     @Test func appendsInFlightFinishBeforeTheServiceStops() async throws {
-        try await TestDatabase.withSchema("httpdrain") { base in
+        try await ServiceFixture.slots.run { try await TestDatabase.withSchema("httpdrain") { base in
             var owner = base
+            owner.readConnections = 2
             owner.validation = FactCatalogue.validation()
             let o = owner
             let (token, line) = TokenTable.issue(name: "billing", scopes: [.append])
@@ -65,14 +66,15 @@ struct GracefulShutdownTests {
             // Every answered append is in the log, and nothing else.
             #expect(try await TestDatabase.storedEventRows(o) == Int64(statuses.filter { $0 == 201 }.count * perBatch))
             #expect(await service.gate.appendsInFlight == 0)
-        }
+        } }
     }
 
     /// `ledger serve --project`: the projector runs inside the service, so an appended order shows
     /// in /v1/orders without another process, and it stops with the service.
     @Test func theProjectorInsideTheServiceKeepsOrdersCurrent() async throws {
-        try await TestDatabase.withSchema("httpproject") { base in
+        try await ServiceFixture.slots.run { try await TestDatabase.withSchema("httpproject") { base in
             var owner = base
+            owner.readConnections = 2
             owner.validation = FactCatalogue.validation()
             let o = owner
             let (token, line) = TokenTable.issue(name: "app", scopes: [.append, .read])
@@ -104,6 +106,6 @@ struct GracefulShutdownTests {
             #expect(status == 200)
             await group.triggerGracefulShutdown()
             try await running.value
-        }
+        } }
     }
 }

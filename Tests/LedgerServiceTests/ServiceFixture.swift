@@ -20,11 +20,21 @@ struct ServiceFixture: Sendable {
     let auditToken: String
     let allToken: String
 
-    static func with<T: Sendable>(_ label: String, configure: (inout LedgerService.Configuration) -> Void = { _ in },
+    /// At most two services at once in this test bundle: each holds up to nine connections (three
+    /// roles, each a writer connection and a pool of two), and the whole suite shares one server.
+    static let slots = Slots(2)
+
+    static func with<T: Sendable>(_ label: String, configure: @Sendable (inout LedgerService.Configuration) -> Void = { _ in },
                                   _ body: @Sendable (ServiceFixture) async throws -> T) async throws -> T {
+        try await slots.run { try await withSchema(label, configure: configure, body) }
+    }
+
+    private static func withSchema<T: Sendable>(_ label: String, configure: @Sendable (inout LedgerService.Configuration) -> Void,
+                                                _ body: @Sendable (ServiceFixture) async throws -> T) async throws -> T {
         try await TestDatabase.withSchema(label) { base in
             var owner = base
             owner.validation = FactCatalogue.validation()
+            owner.readConnections = 2
             var lines: [String] = []
             var tokens: [String] = []
             for (name, scopes) in [("billing", Set([Scope.append])), ("dashboard", [.read]), ("finance", [.audit]), ("admin", Set(Scope.allCases))] {
@@ -70,6 +80,22 @@ struct ServiceFixture: Sendable {
     static func orderLine(_ order: String, user: String = "u_1", expected: String = "\"no-stream\"", eventId: String? = nil) -> String {
         let id = eventId.map { "\"eventId\":\"\($0)\"," } ?? ""
         return "{\(id)\"stream\":\"order:\(order)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"\(order)\",\"userId\":\"\(user)\",\"channel\":\"appstore\",\"productId\":\"com.example.coins100\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\",\"idempotencyKey\":\"order:\(order):created\",\"metadata\":{\"source\":\"order-service\"},\"expectedVersion\":\(expected)}"
+    }
+}
+
+/// A counting semaphore for async tests (waiters resume in order).
+actor Slots {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ count: Int) { free = count }
+
+    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        if free > 0 { free -= 1 } else { await withCheckedContinuation { waiting.append($0) } }
+        defer {
+            if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+        }
+        return try await body()
     }
 }
 
