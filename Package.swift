@@ -124,12 +124,9 @@ let package = Package(
             name: "LedgerCLI",
             dependencies: [
                 "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerLog", "LedgerProjection", "LedgerServer",
-                "LedgerBench", "LedgerPostgres", "LedgerService", "LedgerNotifications",
+                "LedgerBench", "LedgerPostgres", "LedgerService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strict
         ),

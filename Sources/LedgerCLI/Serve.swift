@@ -1,14 +1,10 @@
-import _CryptoExtras
 import ArgumentParser
-import Crypto
 import Foundation
 import LedgerCore
 import LedgerDomain
 import LedgerLog
-import LedgerNotifications
 import LedgerService
 import Logging
-import X509
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,7 +53,11 @@ struct Serve: AsyncParsableCommand {
                 config.limits.maximumBodyBytes = maxBodyBytes
                 config.limits.maximumBatchEvents = maxBatchEvents
                 config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"], inline: env["LEDGER_API_TOKENS"])
-                config.notifications = try ServeNotifications.configuration(env)
+                do {
+                    config.notifications = try NotificationConfiguration(environment: env, readFile: { Array(try readInputFile($0)) })
+                } catch let e as NotificationConfiguration.Problem {
+                    throw ConfigurationProblem(e.description)
+                }
                 var roles: [LedgerRole: LedgerConfiguration] = [:]
                 for role in [LedgerRole.writer, .reader, .auditor] { roles[role] = try await connection.configuration(as: role) }
                 var logger = Logger(label: "ledger-serve")
@@ -124,50 +124,5 @@ struct Serve: AsyncParsableCommand {
             print("token: \(token)")
             print("line:  \(line)")
         }
-    }
-}
-
-/// The store notification endpoints' configuration, from the environment (see the README).
-enum ServeNotifications {
-    static func configuration(_ env: [String: String]) throws -> NotificationConfiguration {
-        func value(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
-        func file(_ name: String) throws -> [UInt8]? {
-            guard let path = value(name) else { return nil }
-            return Array(try readInputFile(path))
-        }
-        var out = NotificationConfiguration()
-        if let root = try file("LEDGER_APPSTORE_ROOT_CERT") {
-            guard let bundle = value("LEDGER_APPSTORE_BUNDLE_ID") else { throw ConfigurationProblem("LEDGER_APPSTORE_ROOT_CERT is set: set LEDGER_APPSTORE_BUNDLE_ID too") }
-            let roots: [Certificate]
-            do { roots = try AppleVerifier.Configuration.roots(fromFile: root) } catch {
-                throw ConfigurationProblem("LEDGER_APPSTORE_ROOT_CERT is not a PEM or DER certificate")
-            }
-            out.appStore = AppleVerifier(.init(roots: roots, bundleId: bundle, environment: value("LEDGER_APPSTORE_ENVIRONMENT") ?? "Production"))
-        }
-        if let jwks = try file("LEDGER_GOOGLE_JWKS") {
-            guard let audience = value("LEDGER_GOOGLE_AUDIENCE"), let package = value("LEDGER_GOOGLE_PACKAGE_NAME") else {
-                throw ConfigurationProblem("LEDGER_GOOGLE_JWKS is set: set LEDGER_GOOGLE_AUDIENCE and LEDGER_GOOGLE_PACKAGE_NAME too")
-            }
-            out.googlePlay = GooglePlayVerifier(.init(keys: try JWKS.rsaKeys(jwks), audience: audience,
-                                                      serviceAccount: value("LEDGER_GOOGLE_SERVICE_ACCOUNT"), packageName: package))
-        }
-        if let certs = try file("LEDGER_WECHAT_PLATFORM_CERTS") {
-            guard let keyFile = try file("LEDGER_WECHAT_APIV3_KEY_FILE"), let appid = value("LEDGER_WECHAT_APPID"), let mchid = value("LEDGER_WECHAT_MCHID") else {
-                throw ConfigurationProblem("LEDGER_WECHAT_PLATFORM_CERTS is set: set LEDGER_WECHAT_APIV3_KEY_FILE, LEDGER_WECHAT_APPID and LEDGER_WECHAT_MCHID too")
-            }
-            let key = Array(String(decoding: keyFile, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
-            guard key.count == 32 else { throw ConfigurationProblem("LEDGER_WECHAT_APIV3_KEY_FILE must hold the 32-byte APIv3 key (its length is not shown)") }
-            var keys: [String: _RSA.Signing.PublicKey] = [:]
-            do {
-                for cert in try AppleVerifier.Configuration.roots(fromFile: certs) {
-                    guard let k = _RSA.Signing.PublicKey(cert.publicKey) else { throw ConfigurationProblem("a WeChat platform certificate has no RSA key") }
-                    keys[cert.serialNumber.bytes.hexString.uppercased()] = k
-                }
-            } catch let e as ConfigurationProblem { throw e } catch {
-                throw ConfigurationProblem("LEDGER_WECHAT_PLATFORM_CERTS is not PEM certificates")
-            }
-            out.weChatPay = WeChatPayVerifier(.init(platformKeys: keys, apiV3Key: key, appId: appid, merchantId: mchid))
-        }
-        return out
     }
 }

@@ -120,6 +120,15 @@ public struct TestGoogleSigner: Sendable {
 
     public var publicKeys: [String: _RSA.Signing.PublicKey] { [kid: key.publicKey] }
 
+    /// The public key as a JSON Web Key Set, as Google publishes its keys.
+    public func jwks() throws -> String {
+        let p = try key.publicKey.getKeyPrimitives()
+        return JSONValue.makeObject([("keys", .array([.makeObject([
+            ("kty", .string("RSA")), ("alg", .string("RS256")), ("use", .string("sig")), ("kid", .string(kid)),
+            ("n", .string(TestAppleChain.b64url(Array(p.modulus)))), ("e", .string(TestAppleChain.b64url(Array(p.publicExponent)))),
+        ])]))]).compactText
+    }
+
     public func token(audience: String = TestGoogleSigner.audience, expiresIn: TimeInterval = 3600, issuer: String = "https://accounts.google.com",
                       email: String = TestGoogleSigner.serviceAccount, signer: _RSA.Signing.PrivateKey? = nil) throws -> String {
         let now = Int64(Date().timeIntervalSince1970)
@@ -168,8 +177,25 @@ public struct TestWeChat: Sendable {
         apiV3Key = Array("0123456789abcdef0123456789ABCDEF".utf8)
     }
 
+    /// A self-signed platform certificate of the key, with `serial` as its serial number, as PEM.
+    public func platformCertificatePEM() throws -> String {
+        let name = try DistinguishedName { CommonName("Tenpay.com Root CA (test)") }
+        var serialBytes: [UInt8] = []
+        var i = serial.startIndex
+        while i < serial.endIndex {
+            let j = serial.index(i, offsetBy: 2)
+            serialBytes.append(UInt8(serial[i..<j], radix: 16)!)
+            i = j
+        }
+        let cert = try Certificate(version: .v3, serialNumber: .init(bytes: serialBytes), publicKey: .init(platformKey.publicKey),
+                                   notValidBefore: Date().addingTimeInterval(-86_400), notValidAfter: Date().addingTimeInterval(86_400 * 365),
+                                   issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
+                                   extensions: Certificate.Extensions(), issuerPrivateKey: .init(platformKey))
+        return try cert.serializeAsPEM().pemString
+    }
+
     public var configuration: WeChatPayVerifier.Configuration {
-        .init(platformKeys: [serial: platformKey.publicKey], apiV3Key: apiV3Key, appId: Self.appId, merchantId: Self.merchantId)
+        .init(platformKeys: [WeChatPayVerifier.serial(serial): platformKey.publicKey], apiV3Key: apiV3Key, appId: Self.appId, merchantId: Self.merchantId)
     }
 
     /// A TRANSACTION.SUCCESS body (its resource encrypted) and the headers that sign it.

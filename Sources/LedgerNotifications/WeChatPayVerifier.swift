@@ -53,6 +53,15 @@ public final class WeChatPayVerifier: Sendable {
 
     public init(_ configuration: Configuration) { self.configuration = configuration }
 
+    /// A certificate serial as WeChat writes it in Wechatpay-Serial: uppercase hex, no leading zeros.
+    public static func serial(_ text: String) -> String {
+        let trimmed = text.uppercased().drop { $0 == "0" }
+        return trimmed.isEmpty ? "0" : String(trimmed)
+    }
+
+    /// The serial of a certificate's serial-number bytes.
+    public static func serial(_ bytes: some Sequence<UInt8>) -> String { serial(bytes.hexString) }
+
     public func verify(headers: Headers, body: [UInt8], now: Date = Date()) throws(NotificationRefusal) -> Verified {
         guard let ts = headers.timestamp, let nonce = headers.nonce, let sig = headers.signature, let serial = headers.serial,
               let seconds = Int64(ts) else {
@@ -62,7 +71,7 @@ public final class WeChatPayVerifier: Sendable {
         guard abs(signedAt.timeIntervalSince(now)) < configuration.window else {
             throw NotificationRefusal(.staleTimestamp, "Wechatpay-Timestamp is \(Int(abs(signedAt.timeIntervalSince(now)))) s away from now (the window is \(Int(configuration.window)) s)")
         }
-        guard let key = configuration.platformKeys[serial] else {
+        guard let key = configuration.platformKeys[Self.serial(serial)] else {
             throw NotificationRefusal(.untrustedChain, "Wechatpay-Serial names no configured platform certificate")
         }
         let message = Array("\(ts)\n\(nonce)\n".utf8) + body + [0x0A]
