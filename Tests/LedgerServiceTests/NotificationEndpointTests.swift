@@ -39,6 +39,7 @@ struct NotificationEndpointTests {
                     (try chain.notificationBody(signer: P256.Signing.PrivateKey()), .forbidden, "forged-signature"),
                     (try TestAppleChain(name: "Other").notificationBody(), .forbidden, "untrusted-chain"),
                     (try TestAppleChain(leafValidUntil: Date().addingTimeInterval(-60)).notificationBody(), .forbidden, "certificate-expired"),
+                    (try TestAppleChain(leafOID: false).notificationBody(), .forbidden, "missing-oid"),
                     (try chain.notificationBody(bundleId: "com.example.other"), .unprocessableContent, "wrong-app"),
                     (try chain.notificationBody(environment: "Sandbox"), .unprocessableContent, "wrong-environment"),
                     (Array("not json".utf8), .badRequest, "malformed"),
