@@ -130,7 +130,10 @@ public enum NotificationTranslator {
         }
         let r = v.resource
         let digest = NotificationFacts.digest(raw)
-        let signedAt = Timestamp(microsecondsSince1970: Int64(v.signedAt.timeIntervalSince1970) * 1_000_000)
+        // The notification's own time, inside the signed body: a re-delivery is signed again with a new
+        // Wechatpay-Timestamp, and must still be the same fact.
+        let signedAt = v.envelope["create_time"]?.stringValue.flatMap(Timestamp.init)
+            ?? Timestamp(microsecondsSince1970: Int64(v.signedAt.timeIntervalSince1970) * 1_000_000)
         let appid = r["appid"]?.stringValue ?? r["sp_appid"]?.stringValue
         let mchid = r["mchid"]?.stringValue ?? r["sp_mchid"]?.stringValue
         let transactionId = r["transaction_id"]?.stringValue

@@ -30,6 +30,19 @@ struct WeChatPayVerifierTests {
         try FactCatalogue.validation().validate(facts.facts[0].newEvent(occurredAt: facts.occurredAt))
     }
 
+    /// WeChat signs each delivery anew (a new timestamp and nonce): the facts must not change.
+    @Test func aRedeliverySignedLaterIsTheSameFacts() throws {
+        let wx = try TestWeChat()
+        let verifier = WeChatPayVerifier(wx.configuration)
+        let first = try wx.notification(id: "EV-7", timestamp: Date().addingTimeInterval(-100))
+        let again = try wx.notification(id: "EV-7", timestamp: Date())
+        let a = try NotificationTranslator.weChatPay(try verifier.verify(headers: first.headers, body: first.body), raw: first.body, headers: first.headers)
+        let b = try NotificationTranslator.weChatPay(try verifier.verify(headers: again.headers, body: again.body), raw: again.body, headers: again.headers)
+        #expect(a.facts == b.facts)
+        #expect(a.occurredAt == b.occurredAt && a.occurredAt == Timestamp("2026-03-31T08:15:05Z"))
+        #expect(a.rawHeaders != b.rawHeaders)
+    }
+
     @Test func aForgedSignatureIsRefused() throws {
         let wx = try TestWeChat()
         #expect(refusal(WeChatPayVerifier(wx.configuration), try wx.notification(id: "EV-1", signer: try _RSA.Signing.PrivateKey(keySize: .bits2048))) == .forgedSignature)
