@@ -2,7 +2,8 @@
 # Checks an HTML audit report in a real headless browser (Debian's chromium): it renders (the
 # screenshot is decoded and must show more than a background), and what it shows, as visible text,
 # equals the JSON report of the same audit: the cards, the kind table and bar chart, the money
-# chart, the daily chart's points, and every finding row's cells and amount. Usage: tools/check-report.sh REPORT.html REPORT.json [SCREENSHOT.png]
+# chart, the daily chart's points, every finding row's cells and amount, and every row of the
+# sandbox and grants-by-policy sections. Usage: tools/check-report.sh REPORT.html REPORT.json [SCREENSHOT.png]
 set -euo pipefail
 html="$1"; json="$2"; png="${3:-${html%.html}.png}"
 browser="$(command -v chromium || command -v chromium-browser || true)"
@@ -120,6 +121,17 @@ for row, f in zip(got, want):
     check(f"finding {f['key']} amount at risk", money(risk) if risk != "-" else None, (a["amount"], a["currency"]) if a else None)
     check(f"finding {f['key']} detail", detail, f["detail"])
 
+# The sections set apart from the findings: every sandbox purchase and grant by policy, cell by cell.
+def section(cls):
+    return [[td.all_text() for td in r.find(lambda n: n.tag == "td")] for r in root.find(lambda n: n.tag == "tr" and cls in n.cls())]
+sandbox = report.get("sandbox", [])
+check("sandbox purchases (visible)", [r[:5] + [money(r[5]) if r[5] != "-" else None] for r in section("sandbox")],
+      [[p["transactionId"], p.get("channel") or "-", p["environment"], p.get("productId") or "-", p.get("userId") or "-",
+        (p["price"]["amount"], p["price"]["currency"]) if p.get("price") else None] for p in sandbox])
+grants = report.get("policyGrants", [])
+check("grants by policy (visible)", section("policy-grant"),
+      [[g["grantId"], g["userId"], g["reason"], g.get("authorizedBy") or "-", f"{g['units']} {g['unit']}", str(g["unitsLeft"])] for g in grants])
+
 # The screenshot shows something: decode the PNG and count pixels unlike the background.
 def png_pixels(path):
     data = open(path, "rb").read()
@@ -160,5 +172,5 @@ if problems:
     for p in problems: print("  " + p, file=sys.stderr)
     sys.exit(1)
 print(f"check-report: {json_path} and the rendered page agree: {summary['findings']} findings, {len(summary['byKind'])} kinds, "
-      f"{len(want)} rows with their amounts, {len(daily)} days charted; screenshot {png_path} ({drawn:.1%} drawn, {len(counts)} colours)")
+      f"{len(want)} rows with their amounts, {len(daily)} days charted, {len(sandbox)} sandbox purchases, {len(grants)} grants by policy; screenshot {png_path} ({drawn:.1%} drawn, {len(counts)} colours)")
 PY

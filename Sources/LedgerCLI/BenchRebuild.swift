@@ -20,7 +20,7 @@ struct BenchRebuild: AsyncParsableCommand {
             The log is generated (deterministic per --seed) and loaded once into --schema with COPY
             (bench-only loader: positions, versions and hash chain as append computes them, constraints'
             triggers off); later runs reuse it unless --reload. The rebuild runs as a child process
-            (`ledger rebuild all --json`) so its peak RSS is its own.
+            (`ledger rebuild all --json`), which reports its own peak RSS (VmHWM) at exit.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -68,14 +68,13 @@ struct BenchRebuild: AsyncParsableCommand {
             facts = []
 
             // Full rebuild in a child process.
-            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
             let r0 = ContinuousClock.now
-            let child = try await ChildProcess.run(exe, ["rebuild", "all", "--json", "--database-url", url, "--schema", schema])
+            let (child, childPeak) = try await PeakMemory.runMeasured(["rebuild", "all", "--json", "--database-url", url, "--schema", schema])
             let rebuildWall = (ContinuousClock.now - r0).seconds
             guard child.status == 0, let report = try? JSONValue.parse(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 throw ValidationError("the rebuild failed (exit \(child.status)): \(child.stderr)")
             }
-            let peak = child.peakRSSBytes
+            let peak = childPeak ?? 0
             let foldMs = report["foldMilliseconds"]?.intValue ?? 0
             let writeMs = report["writeMilliseconds"]?.intValue ?? 0
             let copyRate = Double(head) / copySeconds
@@ -88,7 +87,7 @@ struct BenchRebuild: AsyncParsableCommand {
                  String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(copyRate))), String(format: "%.2fx the time", rebuildWall / copySeconds)],
                 ["  of which read + decode + fold", String(format: "%.1f s", Double(foldMs) / 1000), "", String(format: "%.2fx the time", Double(foldMs) / 1000 / copySeconds)],
                 ["  of which write shadow tables + swap", String(format: "%.1f s", Double(writeMs) / 1000), "", ""],
-                ["peak RSS of the rebuild", "\(peak / 1_048_576) MiB", "", ""],
+                ["peak RSS of the rebuild (its own VmHWM)", "\(peak / 1_048_576) MiB", "", ""],
             ]), terminator: "")
         }
     }
@@ -153,17 +152,16 @@ struct BenchAudit: AsyncParsableCommand {
             let head = try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
             let copySeconds = try await BenchRebuild.copyOut(admin, config.schema)
             await admin.close()
-            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
             let t0 = ContinuousClock.now
-            let child = try await ChildProcess.run(exe, ["audit", "--format", "json", "--output", "/dev/null",
-                                                         "--database-url", config.connectionString, "--schema", config.schema])
+            let (child, childPeak) = try await PeakMemory.runMeasured(["audit", "--format", "json", "--output", "/dev/null",
+                                                                       "--database-url", config.connectionString, "--schema", config.schema])
             let seconds = (ContinuousClock.now - t0).seconds
             guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
             print("ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
             print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["audit (fold + hash chain + rules + JSON report, child process)", String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),
                  String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))), String(format: "%.2fx the time", seconds / copySeconds)],
-                ["peak RSS of the audit", "\(child.peakRSSBytes / 1_048_576) MiB", "", ""],
+                ["peak RSS of the audit (its own VmHWM)", "\((childPeak ?? 0) / 1_048_576) MiB", "", ""],
             ]), terminator: "")
         }
     }

@@ -88,6 +88,26 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// Whether this database is a hot standby, and the commit time of the last transaction it replayed.
+    public func standbyState() async throws -> StandbyState {
+        try await pool.withConnection { conn in
+            let r = try await conn.query("SELECT pg_is_in_recovery()::text, (extract(epoch FROM pg_last_xact_replay_timestamp()) * 1000000)::bigint")
+            return StandbyState(isStandby: r.string(0, 0) == "true",
+                                lastReplayedAt: r.int64(0, 1).map { Timestamp(microsecondsSince1970: $0) })
+        }
+    }
+
+    /// `through`, checked against the head: a position the log has not reached is refused
+    /// (on a hot standby: not replayed yet) rather than quietly replaced by the head.
+    public func checkReached(_ through: Int64?) async throws -> Int64 {
+        let head = try await headPosition()
+        guard let through else { return head }
+        if through > head {
+            throw PositionNotReached(requested: "position \(through)", head: head, standby: try await standbyState())
+        }
+        return through
+    }
+
     /// Events of one stream, from `version` on, in version order.
     public func readStream(_ stream: String, fromVersion version: Int64 = 0, limit: Int = 1000) async throws -> [RecordedEvent] {
         let s = quoteIdentifier(configuration.schema)

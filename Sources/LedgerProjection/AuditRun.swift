@@ -60,13 +60,13 @@ final class DailyCounter: Sendable {
 }
 
 extension EventStore {
-    /// Replays the log through `through` (the head when nil): the fold, the hash chain and the
+    /// Replays the log through `through` (the head when nil; a position beyond the head is refused
+    /// with ``PositionNotReached``): the fold, the hash chain and the
     /// daily counts, reading the log twice at once on two connections (the facts for the fold,
     /// the whole rows for the chain). A broken chain becomes a chain-broken finding at the first
     /// position that does not verify, and the rest of the log is still audited.
     public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), progress: FoldProgress? = nil) async throws -> AuditRun {
-        let head = try await headPosition()
-        let target = min(through ?? head, head)
+        let target = try await checkReached(through)
         let daily = DailyCounter()
         async let chainCheck = verifyChain(through: target)
         let fold = try await self.fold(through: target, progress: progress, observe: daily.count)

@@ -231,7 +231,7 @@ enum ReadModelWriter {
             try replace("rm_orders", "order_id", changes.orders) { k, w in if let o = p.orders[k] { p.orderRow(o, into: &w) } }
         case .transactions:
             // A product fact marks the transactions of that product as changed.
-            try replace("rm_transactions", "transaction_id", changes.transactions) { k, w in
+            try replace("rm_transactions", "transaction_key", changes.transactions) { k, w in
                 if let t = p.transactions[k] { p.transactionRow(t, into: &w) }
             }
         case .subscriptions:

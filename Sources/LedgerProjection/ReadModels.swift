@@ -13,7 +13,7 @@ public enum ReadModel: String, CaseIterable, Sendable, Comparable {
     public var tables: [(name: String, key: [String])] {
         switch self {
         case .orders: return [("rm_orders", ["order_id"])]
-        case .transactions: return [("rm_transactions", ["transaction_id"])]
+        case .transactions: return [("rm_transactions", ["transaction_key"])]
         case .subscriptions: return [("rm_subscriptions", ["subscription_id"])]
         case .entitlements: return [("rm_users", ["user_id"]), ("rm_entitlement_periods", ["user_id", "entitlement"])]
         case .anomalies: return [("rm_anomalies", ["position", "kind", "detail"])]
@@ -116,7 +116,7 @@ extension Projections {
         let c = o.created
         w.field(o.orderId); w.field(c?.userId); w.field(c?.channel.rawValue); w.field(c?.productId)
         w.field(c?.price.minorUnits); w.field(c?.price.currency.code); w.field(o.status.rawValue); w.field(o.launchAttempts)
-        w.field(o.lastCallbackState?.raw); w.field(o.transactionId); w.field(o.bindingMethod?.rawValue); w.field(o.verifiedProductId)
+        w.field(o.lastCallbackState?.raw); w.field(o.transactionId.map { transactions[$0]?.transactionId ?? $0 }); w.field(o.bindingMethod?.rawValue); w.field(o.verifiedProductId)
         w.field(o.productMismatch); w.field(o.refunded?.minorUnits); w.field(o.closeReason?.raw); w.field(o.closedAfterPayment)
         w.field(o.positions.last ?? 0); w.positions(o.positions)
         w.endRow()
@@ -132,6 +132,7 @@ extension Projections {
         w.field(t.refundState.rawValue); w.field(t.refundedAmount?.minorUnits); w.field(t.upgraded)
         w.field(og.unit); w.field(og.owedUnits); w.field(og.grantedUnits); w.field(og.revokedUnits); w.field(og.status.rawValue)
         w.field(t.positions.last ?? 0); w.positions(t.positions)
+        w.field(t.app); w.field(t.key)
         w.endRow()
     }
 

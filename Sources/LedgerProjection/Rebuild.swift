@@ -84,7 +84,7 @@ extension EventStore {
             throw RebuildRefused(description: "--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
         }
         if let t = options.through {
-            target = min(t, try await headPosition())
+            target = try await checkReached(t)
         } else if options.verify {
             // Compare like with like: the rebuilt tables at the position the live ones are at.
             let positions = Set(options.models.map { live[$0] ?? 0 })

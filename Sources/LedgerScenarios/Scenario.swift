@@ -90,7 +90,7 @@ public enum Scenarios {
         // The rules of real store traffic.
         refundAfterItsReversal, wechatPartialRefund, overGrant, googleVoidedPurchase, grantsByPolicy, revocationWithoutRefund,
         upgradeKeepsOldPeriod, googleLinkedToken, introOfferPaidUpFront, sandboxAndFamilySharing, restoreToNewAccount,
-        signedOutCallback, unacknowledgedPurchase,
+        signedOutCallback, unacknowledgedPurchase, sameIdAcrossChannelsAndApps,
     ]
 
     public static func scenario(_ number: Int) -> Scenario { all[number - 1] }

@@ -16,8 +16,6 @@ public enum ChildProcess {
         public var status: Int32
         public var stdout: String
         public var stderr: String
-        /// The child's peak resident set size in bytes (from wait4's rusage).
-        public var peakRSSBytes: Int64 = 0
     }
 
     public struct SpawnError: Error, CustomStringConvertible {
@@ -117,7 +115,6 @@ public enum ChildProcess {
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Output(status: code,
                       stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "",
-                      peakRSSBytes: Int64(usage.ru_maxrss) * 1024)
+                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
 }

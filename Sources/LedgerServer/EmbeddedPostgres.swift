@@ -112,6 +112,28 @@ public struct EmbeddedPostgres: Sendable {
         return url
     }
 
+    /// Makes this cluster a hot standby of `primary` (first time: `pg_basebackup` with streaming
+    /// WAL and a standby configuration) and starts it; returns its URL. Readers (audit,
+    /// verify-chain, read) can run on it; it accepts no writes.
+    @discardableResult
+    public func startStandby(of primary: EmbeddedPostgres, log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
+        let db = self
+        try await ChildProcess.onOwnThread {
+            try FileManager.default.createDirectory(at: db.root, withIntermediateDirectories: true)
+            try db.withLock {
+                guard try db.status() == .notInitialized else { return }
+                try db.prepareFolders()
+                log("copying \(primary.dataDirectory.path) into \(db.dataDirectory.path) (pg_basebackup, hot standby)")
+                let bin = try Self.binDirectory()
+                let r = try db.run([bin.appendingPathComponent("pg_basebackup").path, "-h", primary.socketDirectory.path, "-p", String(primary.port),
+                                    "-U", primary.user, "-D", db.dataDirectory.path, "-R", "-X", "stream", "-c", "fast"], asServerUser: true)
+                guard r.status == 0 else { throw Failure.command("pg_basebackup", status: r.status, output: r.output) }
+            }
+            try db.startBlocking(log: log)
+        }
+        return url
+    }
+
     public func stop() async throws {
         let db = self
         try await ChildProcess.onOwnThread { try db.stopBlocking() }
@@ -206,7 +228,7 @@ public struct EmbeddedPostgres: Sendable {
         throw Failure.noServerBinaries(searched: ["\(base)/*/bin"])
     }
 
-    private func prepareFolders() throws {
+    fileprivate func prepareFolders() throws {
         let fm = FileManager.default
         try fm.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
         guard Self.isRoot else { return }
@@ -243,7 +265,7 @@ public struct EmbeddedPostgres: Sendable {
     }
 
     /// Holds an exclusive lock on `<root>/lock` while `body` runs (start/stop from several processes).
-    private func withLock<T>(_ body: () throws -> T) throws -> T {
+    fileprivate func withLock<T>(_ body: () throws -> T) throws -> T {
         let path = root.appendingPathComponent("lock").path
         let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o666) // not inherited by the server pg_ctl starts
         guard fd >= 0 else { throw Failure.setup("cannot open lock file \(path) (errno \(errno))") }

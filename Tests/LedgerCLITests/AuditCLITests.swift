@@ -140,6 +140,12 @@ struct AuditCLITests {
             #expect(try await cli.run(["audit", "--missing-grant-window", "ten"]).status == 64)
             #expect(try await cli.run(["audit", "--stale-order-window", "999999999999999999d"]).status == 64)
             #expect(try await cli.run(["rebuild", "--verify", "--to-position", "5"]).status == 64)
+            // A position the log has not reached is refused, not replaced by the head (75: try again later).
+            for command in [["audit"], ["rebuild", "orders"]] {
+                let beyond = try await cli.run(command + ["--to-position", "999999"])
+                #expect(beyond.status == 75, "\(command): \(beyond.stderr)")
+                #expect(beyond.stderr.contains("the log ends at position") && beyond.stderr.contains("position 999999 is not in it yet"))
+            }
         }
     }
 
@@ -287,6 +293,8 @@ struct AuditCLITests {
                     .replacingFirst(#"</text><text class="label""#, with: #"0</text><text class="label""#, after: #"<text class="value""#)),
                 ("a point of the daily chart", page.replacingFirst(#"class="payments" points="48,"#, with: #"class="payments" points="48,1"#)),
                 ("a blank page", page.replacingFirst("<main>", with: "<main style=\"visibility:hidden\">")),
+                ("a sandbox purchase's transaction", page.replacingFirst(#"<td class="mono">"#, with: #"<td class="mono">9"#, after: #"<tr class="sandbox""#)),
+                ("a grant by policy's user", page.replacingFirst(#"<td class="mono">"#, with: #"<td class="mono">x"#, after: #"<tr class="policy-grant""#)),
             ]
             for (what, text) in tampered {
                 #expect(text != page, "the tampering of \(what) changed nothing: fix the test")

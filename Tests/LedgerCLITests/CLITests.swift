@@ -250,3 +250,19 @@ struct FollowTests {
         }
     }
 }
+
+@Suite("Peak memory of a child")
+struct PeakMemoryTests {
+    /// `ledger bench` measures a rebuild or an audit in a child by the peak the child reports itself
+    /// (wait4's ru_maxrss would include this process's own peak, inherited across fork and exec).
+    @Test func aChildReportsItsOwnPeakNotItsParents() async throws {
+        let ballast = [UInt8](repeating: 1, count: 384 << 20)  // written, so resident here
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-peak-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let r = try await CLI(url: "", schema: "").run(["--help"], withConnection: false, environment: ["LEDGER_PEAK_RSS_FILE": file])
+        #expect(r.status == 0)
+        let peak = try #require(Int64(try String(contentsOfFile: file, encoding: .utf8)))
+        #expect(peak > 1 << 20 && peak < 256 << 20, "the child reported \(peak) bytes")
+        #expect(ballast.count == 384 << 20)
+    }
+}

@@ -147,7 +147,7 @@ struct ProjectionStoreTests {
             #expect(idx.rows.compactMap { $0[0] }.allSatisfy { !$0.contains("rebuild") })
             #expect(idx.count == 2, "the primary key and the user index: \(idx.rows)")
             let txIndexes = try await store.queryReadModels("SELECT indexname FROM pg_indexes WHERE schemaname = '\(config.schema)' AND tablename = 'rm_transactions' ORDER BY 1")
-            #expect(txIndexes.rows.compactMap { $0[0] } == ["rm_transactions_original", "rm_transactions_pkey", "rm_transactions_user"])
+            #expect(txIndexes.rows.compactMap { $0[0] } == ["rm_transactions_id", "rm_transactions_original", "rm_transactions_pkey", "rm_transactions_user"])
             // The primary key is a constraint again after the swap, not just a unique index.
             #expect(try await Self.value(store, "SELECT conname FROM pg_constraint WHERE conrelid = '\(config.schema).rm_orders'::regclass AND contype = 'p'") == "rm_orders_pkey")
             #expect(try await Self.value(store, "SELECT has_table_privilege('ledger_reader', '\(config.schema).rm_orders', 'SELECT')::text") == "true")

@@ -12,7 +12,7 @@ import Testing
 /// included), projected into PostgreSQL by the projector, and read back from the read models.
 @Suite("Scenarios end to end", .timeLimit(.minutes(2)))
 struct ScenarioEndToEndTests {
-    @Test("scenario through PostgreSQL", arguments: Array(1...25))
+    @Test("scenario through PostgreSQL", arguments: Array(1...26))
     func scenario(_ number: Int) async throws {
         let scenario = Scenarios.scenario(number)
         try await TestDatabase.withSchema("scenario\(number)") { config in
@@ -57,7 +57,7 @@ struct ScenarioEndToEndTests {
         for (id, t) in e.transactions {
             let r = try await store.queryReadModels("""
                 SELECT (verified_position IS NOT NULL)::text, user_id, order_id, owed_units::text, granted_units::text, revoked_units::text, owed_status
-                FROM $schema.rm_transactions WHERE transaction_id = $1
+                FROM $schema.rm_transactions WHERE transaction_key = $1
                 """, [.text(id)])
             guard r.count == 1 else { out.append("transaction \(id): no row"); continue }
             check("tx \(id) verified", r.string(0, 0), String(t.verified))

@@ -101,7 +101,7 @@ extension Audit {
             if let m = t.transfers.last(where: { $0.position < position }) { return (m.toUserId, m.position) }
             if let b = t.bindings.first { return (b.userId, b.position) }
             if let u = t.subscriptionUserId {
-                return (u, t.originalTransactionId.flatMap { p.transactions[$0]?.bindings.first?.position })
+                return (u, t.originalTransactionId.flatMap { p.transaction(t.channel, app: t.app, $0)?.bindings.first?.position })
             }
             guard let token = t.appAccountToken else { return nil }
             if tokenOrders == nil {

@@ -40,10 +40,6 @@ public struct EntitlementGranted: FactBody {
     /// without a transaction that does neither is judged as a grant without payment.
     public var isPolicyGrant: Bool { (reason.map { $0 != .purchase } ?? false) && authorizedBy != nil }
 
-    /// The transaction it is counted against: its own, or for a grant without one that is no
-    /// policy grant, a stand-in named by the grant (never verified, so the audit flags it).
-    var countedTransaction: String { transactionId ?? "grant:\(grantId)" }
-
     public static let fields = FieldTable(EntitlementGranted(grantId: "", userId: "", transactionId: nil, entitlement: .coins(1)), [
         .text("grantId", \.grantId),
         .text("userId", \.userId),

@@ -5,7 +5,9 @@ extension Projections {
     mutating func apply(_ f: EntitlementGranted, _ ctx: FactContext) {
         let p = ctx.position
         guard !f.isPolicyGrant else { return grantByPolicy(f, ctx) }
-        let txId = f.countedTransaction
+        // A grant without a transaction that is no policy grant is counted against a stand-in
+        // named by the grant (never verified, so the audit flags it).
+        let txId = f.transactionId.map { grantedTransaction(f, $0) } ?? "grant:\(f.grantId)"
         let anchor = transactions[txId]?.purchaseDate ?? ctx.occurredAt
         updateTransaction(txId, p) { t in
             if t.channel == nil { t.channel = f.channel }
@@ -18,6 +20,16 @@ extension Projections {
             Self.checkBalance(&u, p)
         }
         transactionChanged(txId)
+    }
+
+    /// The transaction a grant is counted against. A grant names no app: the transaction bound
+    /// to its order, when that has the id, tells which of several with the same id it means.
+    mutating func grantedTransaction(_ f: EntitlementGranted, _ id: String) -> String {
+        if let key = f.orderId.flatMap({ orders[$0]?.transactionId }), transactions[key]?.transactionId == id,
+           f.channel == nil || transactions[key]?.channel == f.channel {
+            return key
+        }
+        return txKey(f.channel, nil, id)
     }
 
     /// A grant by policy: credited to the user, counted against no transaction, listed for finance.

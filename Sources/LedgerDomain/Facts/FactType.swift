@@ -57,34 +57,47 @@ extension OlderVersion where Body: FactBody {
     }
 }
 
-/// A stream name or idempotency key built from a fact's fields: `"<channel>:tx:<transactionId>"`.
+/// A stream name or idempotency key built from a fact's fields: `"<channel>:tx:<transactionId>[@<app>]"`.
 struct KeyTemplate<Body: FactBody>: Sendable {
     enum Part: Sendable {
         case literal(String)
         case field(name: String, text: @Sendable (Body) -> String?, fallback: String?, optional: Bool)
+        case group([Part])
     }
 
     let parts: [Part]
 
-    init(_ pattern: String) {
+    init(_ pattern: String) { self.parts = Self.parse(Substring(pattern), pattern) }
+
+    /// `<field>`, `<field|fallback>`, and `[...]`: a group written only when its fields are given
+    /// (`<transactionId>[@<app>]`).
+    private static func parse(_ pattern: Substring, _ whole: String) -> [Part] {
         var parts: [Part] = []
-        var rest = Substring(pattern)
-        while let open = rest.firstIndex(of: "<") {
+        var rest = pattern
+        while let open = rest.firstIndex(where: { $0 == "<" || $0 == "[" }) {
             if open > rest.startIndex { parts.append(.literal(String(rest[..<open]))) }
-            guard let close = rest[open...].firstIndex(of: ">") else { preconditionFailure("unclosed < in \(pattern)") }
+            if rest[open] == "[" {
+                guard let close = rest[open...].firstIndex(of: "]") else { preconditionFailure("unclosed [ in \(whole)") }
+                parts.append(.group(parse(rest[rest.index(after: open)..<close], whole)))
+                rest = rest[rest.index(after: close)...]
+                continue
+            }
+            guard let close = rest[open...].firstIndex(of: ">") else { preconditionFailure("unclosed < in \(whole)") }
             let spec = rest[rest.index(after: open)..<close].split(separator: "|", maxSplits: 1).map(String.init)
             guard let field = Body.fields.field(named: spec[0]), let text = field.text else {
-                preconditionFailure("\(pattern) names \(spec[0]), which is no text field of \(Body.self)")
+                preconditionFailure("\(whole) names \(spec[0]), which is no text field of \(Body.self)")
             }
             parts.append(.field(name: spec[0], text: text, fallback: spec.count > 1 ? spec[1] : nil, optional: !field.isRequired))
             rest = rest[rest.index(after: close)...]
         }
         if !rest.isEmpty { parts.append(.literal(String(rest))) }
-        self.parts = parts
+        return parts
     }
 
     /// The text for `body`, or nil when a field it needs is absent and has no fallback.
-    func render(_ body: Body) -> String? {
+    func render(_ body: Body) -> String? { Self.render(parts, body) }
+
+    private static func render(_ parts: [Part], _ body: Body) -> String? {
         var out = ""
         for part in parts {
             switch part {
@@ -92,6 +105,8 @@ struct KeyTemplate<Body: FactBody>: Sendable {
             case .field(_, let text, let fallback, _):
                 guard let t = text(body) ?? fallback else { return nil }
                 out += t
+            case .group(let inner):
+                out += render(inner, body) ?? ""
             }
         }
         return out
@@ -103,17 +118,31 @@ struct KeyTemplate<Body: FactBody>: Sendable {
     var description: String { describe(last: true) }
 
     func describe(last: Bool) -> String {
-        var out = "", needs: [String] = []
+        var needs: [String] = []
+        var out = Self.describe(parts, &needs)
+        let grouped = parts.flatMap { part -> [String] in
+            guard case .group(let inner) = part else { return [] }
+            return inner.compactMap { if case .field(let name, _, _, _) = $0 { name } else { nil } }
+        }
+        if !grouped.isEmpty { out += " (the part in brackets only when \(grouped.joined(separator: " and ")) is given)" }
+        guard !needs.isEmpty else { return out }
+        return out + " when \(needs.joined(separator: " and ")) \(needs.count > 1 ? "are" : "is") given" + (last ? ", else none" : "")
+    }
+
+    private static func describe(_ parts: [Part], _ needs: inout [String]) -> String {
+        var out = ""
         for part in parts {
             switch part {
             case .literal(let s): out += s
             case .field(let name, _, let fallback, let optional):
                 out += "<\(name)\(fallback.map { " or \($0)" } ?? "")>"
                 if optional && fallback == nil { needs.append(name) }
+            case .group(let inner):
+                var ignored: [String] = []
+                out += "[" + describe(inner, &ignored) + "]"
             }
         }
-        guard !needs.isEmpty else { return out }
-        return out + " when \(needs.joined(separator: " and ")) \(needs.count > 1 ? "are" : "is") given" + (last ? ", else none" : "")
+        return out
     }
 }
 

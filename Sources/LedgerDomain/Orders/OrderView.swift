@@ -14,6 +14,7 @@ public struct OrderView: Hashable, Sendable {
     public var created: OrderCreated?
     public var launchAttempts: Int64 = 0
     public var lastCallbackState: CallbackState?
+    /// The key of its bound transaction (``TransactionView/key``: the store's id unless that collides).
     public var transactionId: String?
     public var bindingMethod: BindingMethod?
     public var verifiedProductId: String?

@@ -169,13 +169,13 @@ extension FactTypes {
 
     public static let verificationFailed = FactType<VerificationFailed>(
         "VerificationFailed", "The store rejected the transaction, or could not be reached.",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:failed:<attempt>",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:failed:<attempt>",
         older: [.without(appFieldNames, "The store rejected the transaction, or could not be reached.")], wrap: Fact.verificationFailed,
         summary: { "verification of tx \($0.transactionId) failed: code \($0.code)\($0.retryable ? " (retryable)" : "")" })
 
     public static let transactionBound = FactType<TransactionBound>(
         "TransactionBound", "Which order and user a store transaction belongs to, and how that was decided.",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:bound",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:bound",
         older: [OlderVersion(fields: TransactionBound.version1, about: "Which order and user a store transaction belongs to, and how that was decided.")],
         wrap: Fact.transactionBound,
         summary: { "tx \($0.transactionId) bound to \($0.orderId.map { "order \($0)" } ?? "no order") of \($0.userId) by \($0.method.rawValue)" })

@@ -9,7 +9,7 @@ extension Projections {
             updateOrder(orderId, p) { $0.lastCallbackState = f.state }
         }
         if let txId = f.transactionId {
-            updateTransaction(txId, p) { t in
+            updateTransaction(txKey(f.channel, f.app, txId), p) { t in
                 if t.channel == nil { t.channel = f.channel }
                 t.reports.append((f.userId, f.orderId ?? f.applicationUsername, p))
             }
@@ -26,7 +26,8 @@ extension Projections {
     mutating func apply(_ f: PaymentVerified, _ ctx: FactContext) {
         let p = ctx.position
         let renewal = f.originalTransactionId.map { $0 != f.transactionId } ?? false
-        updateTransaction(f.transactionId, p) { t in
+        let key = txKey(f.channel, f.app, f.transactionId)
+        updateTransaction(key, p) { t in
             t.channel = f.channel
             t.originalTransactionId = f.originalTransactionId
             t.productId = f.productId
@@ -42,26 +43,27 @@ extension Projections {
         }
         if let orig = f.originalTransactionId, let expires = f.expiresDate {
             if let old = f.linkedPurchaseToken, old != orig { supersede(f.channel, old, by: orig, at: f.purchaseDate, p) }
-            addPeriod(f.channel, orig, transactionId: f.transactionId, productId: f.productId,
+            addPeriod(f.channel, orig, transaction: key, productId: f.productId,
                       purchase: f.purchaseDate, expires: expires, p)
         }
-        transactionChanged(f.transactionId)
+        transactionChanged(key)
     }
 
     /// The transaction moves to another user from here on.
     mutating func apply(_ f: TransactionTransferred, _ ctx: FactContext) {
-        updateTransaction(f.transactionId, ctx.position) { t in
+        let key = txKey(f.channel, f.app, f.transactionId)
+        updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = f.channel }
             t.transfers.append(TransferRecord(fromUserId: f.fromUserId, toUserId: f.toUserId, orderId: f.orderId, method: f.method,
                                               position: ctx.position))
         }
         touchUser(f.toUserId, ctx.position)
-        if let t = transactions[f.transactionId], let orig = t.originalTransactionId, let c = t.channel { subscriptionUserChanged(c, orig) }
-        transactionChanged(f.transactionId)
+        if let t = transactions[key], let orig = t.originalTransactionId, let c = t.channel { subscriptionUserChanged(c, orig) }
+        transactionChanged(key)
     }
 
     mutating func apply(_ f: PurchaseAcknowledged, _ ctx: FactContext) {
-        updateTransaction(f.transactionId, ctx.position) { t in
+        updateTransaction(txKey(f.channel, f.app, f.transactionId), ctx.position) { t in
             if t.channel == nil { t.channel = f.channel }
             if t.acknowledgedAt.map({ f.acknowledgedAt < $0 }) ?? true { t.acknowledgedAt = f.acknowledgedAt }
         }
@@ -69,7 +71,7 @@ extension Projections {
 
     mutating func apply(_ f: VerificationFailed, _ ctx: FactContext) {
         let p = ctx.position
-        updateTransaction(f.transactionId, p) { t in
+        updateTransaction(txKey(f.channel, f.app, f.transactionId), p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.failedVerifications.append((f.code, f.retryable, p))
         }
@@ -80,19 +82,20 @@ extension Projections {
         if let orderId = f.orderId, orders[orderId]?.created == nil {
             anomaly(p, "binding-to-unknown-order", "transaction \(f.transactionId) bound to order \(orderId), which has no OrderCreated yet")
         }
-        updateTransaction(f.transactionId, p) { t in
+        let key = txKey(f.channel, f.app, f.transactionId)
+        updateTransaction(key, p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.bindings.append(BindingRecord(orderId: f.orderId, userId: f.userId, method: f.method, position: p))
         }
         touchUser(f.userId, p)
         if let orderId = f.orderId {
             updateOrder(orderId, p) { o in
-                if o.transactionId == nil { o.transactionId = f.transactionId; o.bindingMethod = f.method }
+                if o.transactionId == nil { o.transactionId = key; o.bindingMethod = f.method }
             }
         }
-        if let orig = transactions[f.transactionId]?.originalTransactionId, let c = transactions[f.transactionId]?.channel {
+        if let orig = transactions[key]?.originalTransactionId, let c = transactions[key]?.channel {
             subscriptionUserChanged(c, orig)
         }
-        transactionChanged(f.transactionId)
+        transactionChanged(key)
     }
 }

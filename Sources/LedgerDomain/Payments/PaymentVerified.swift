@@ -106,7 +106,7 @@ public struct PaymentVerified: StoreAppFact {
 extension FactTypes {
     public static let paymentVerified = FactType<PaymentVerified>(
         "PaymentVerified", "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:verified",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:verified",
         older: [OlderVersion(fields: PaymentVerified.version1,
                              about: "The store confirmed a transaction (verifyReceipt era): price as Apple's flat priceMilliunits and currency. "
                                 + "Upcast on read to version 2, converting exactly; a price that is not a whole number of minor units is refused."),

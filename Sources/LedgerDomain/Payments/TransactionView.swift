@@ -18,8 +18,13 @@ public struct BindingRecord: Hashable, Sendable {
 
 /// One store transaction: what the rules owe for it and what fulfilment granted.
 public struct TransactionView: Hashable, Sendable {
+    /// The store's id: unique per channel and app, not across them.
     public var transactionId: String
+    /// The fold's key: `transactionId`, unless another channel or app uses the same id.
+    public var key: String
     public var channel: Channel?
+    /// The app (bundleId, packageName, appid), once a fact names it.
+    public var app: String?
     public var originalTransactionId: String?
     public var productId: String?
     public var quantity: Int64 = 1
@@ -66,10 +71,10 @@ public struct TransactionView: Hashable, Sendable {
     /// The user of the subscription this renewal belongs to (renewals need no binding of their own).
     public var subscriptionUserId: String?
 
-    public init(transactionId: String) { self.transactionId = transactionId }
+    public init(transactionId: String, key: String? = nil) { self.transactionId = transactionId; self.key = key ?? transactionId }
 
-    public static func == (a: TransactionView, b: TransactionView) -> Bool { a.transactionId == b.transactionId && a.positions == b.positions }
-    public func hash(into h: inout Hasher) { h.combine(transactionId); h.combine(positions) }
+    public static func == (a: TransactionView, b: TransactionView) -> Bool { a.key == b.key && a.positions == b.positions }
+    public func hash(into h: inout Hasher) { h.combine(key); h.combine(positions) }
 
     public var verified: Bool { verifiedPosition != nil }
     /// The user it belongs to: the last move's, else its first binding's, else its subscription's user.

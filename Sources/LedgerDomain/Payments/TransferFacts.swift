@@ -77,12 +77,12 @@ public struct PurchaseAcknowledged: StoreAppFact {
 extension FactTypes {
     public static let transactionTransferred = FactType<TransactionTransferred>(
         "TransactionTransferred", "A store transaction moved to another user (a restore to a new account, a support correction).",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:transfer:<transferId>",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:transfer:<transferId>",
         wrap: Fact.transactionTransferred,
         summary: { "tx \($0.transactionId) moved to \($0.toUserId) by \($0.method.raw): \($0.reason)" })
 
     public static let purchaseAcknowledged = FactType<PurchaseAcknowledged>(
         "PurchaseAcknowledged", "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:acknowledged",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:acknowledged",
         wrap: Fact.purchaseAcknowledged, summary: { "tx \($0.transactionId) acknowledged at \($0.acknowledgedAt.iso8601)" })
 }

@@ -15,7 +15,9 @@ public struct FactContext: Hashable, Sendable {
 public struct Projections: Sendable {
     public internal(set) var products: [String: [ProductDefinition]] = [:]
     public internal(set) var orders: [String: OrderView] = [:]
+    /// By ``TransactionView/key``: the store's id, unless another channel or app uses it too.
     public internal(set) var transactions: [String: TransactionView] = [:]
+    var transactionKeys = TransactionKeys()
     public internal(set) var subscriptions: [String: SubscriptionView] = [:]
     public internal(set) var users: [String: UserView] = [:]
     public internal(set) var anomalies: [Anomaly] = []
@@ -101,9 +103,30 @@ public struct Projections: Sendable {
         if tracksChanges { changes.orders.insert(id) }
     }
 
-    mutating func updateTransaction(_ id: String, _ p: Int64, _ body: (inout TransactionView) -> Void) {
-        Self.touch(&transactions[id, default: TransactionView(transactionId: id)], p, body)
-        if tracksChanges { changes.transactions.insert(id) }
+    /// `key`: from ``txKey(_:_:_:)``.
+    mutating func updateTransaction(_ key: String, _ p: Int64, _ body: (inout TransactionView) -> Void) {
+        let keys = transactionKeys
+        Self.touch(&transactions[key, default: TransactionView(transactionId: keys.id(of: key), key: key)], p) { t in
+            body(&t)
+            if t.app == nil { t.app = keys.app(of: key) }
+        }
+        if tracksChanges { changes.transactions.insert(key) }
+    }
+
+    /// The key of the transaction a fact names (see ``TransactionKeys``), registered if new.
+    mutating func txKey(_ c: Channel?, _ app: String?, _ id: String) -> String {
+        let (key, learned) = transactionKeys.key(c, app, id)
+        if let learned, transactions[key] != nil {
+            if transactions[key]?.app == nil { transactions[key]?.app = learned.app }
+            if transactions[key]?.channel == nil { transactions[key]?.channel = learned.channel }
+            if tracksChanges { changes.transactions.insert(key) }
+        }
+        return key
+    }
+
+    /// The transaction a fact names, if the log has it (registers nothing).
+    public func transaction(_ c: Channel?, app: String? = nil, _ id: String) -> TransactionView? {
+        transactionKeys.existing(c, app, id).flatMap { transactions[$0] }
     }
 
     mutating func updateSubscription(_ c: Channel, _ orig: String, _ p: Int64, _ body: (inout SubscriptionView) -> Void) {

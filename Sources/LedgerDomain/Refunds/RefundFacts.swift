@@ -114,26 +114,26 @@ public struct EntitlementRevoked: FactBody {
 extension FactTypes {
     public static let refundRequested = FactType<RefundNotice>(
         "RefundRequested", "A refund was requested (Apple CONSUMPTION_REQUEST, Google pending review).",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:notification:<notificationId>:refund-requested",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:notification:<notificationId>:refund-requested",
         older: [.without(RefundNotice.newInVersion2, "A refund was requested (Apple CONSUMPTION_REQUEST, Google pending review).")],
         wrap: Fact.refundRequested, summary: { "refund requested for tx \($0.transactionId)" })
 
     public static let refundDeclined = FactType<RefundNotice>(
         "RefundDeclined", "The store declined a refund request.",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:notification:<notificationId>:refund-declined",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:notification:<notificationId>:refund-declined",
         older: [.without(RefundNotice.newInVersion2, "The store declined a refund request.")],
         wrap: Fact.refundDeclined, summary: { "refund declined for tx \($0.transactionId)" })
 
     public static let refunded = FactType<Refunded>(
         "Refunded", "Money was returned to the buyer, in full or in part (a WeChat status other than SUCCESS: no money returned yet).",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:refund:<refundId>:<status>",
-        orKeys: ["<channel>:tx:<transactionId>:refund:<refundId>"],
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:refund:<refundId>:<status>",
+        orKeys: ["<channel>:tx:<transactionId>[@<app>]:refund:<refundId>"],
         older: [.without(appFieldNames.union(["status"]), "Money was returned to the buyer, in full or in part.")],
         wrap: Fact.refunded, summary: { "refunded \($0.amount) of tx \($0.transactionId)" + ($0.reason.map { " (\($0))" } ?? "") })
 
     public static let refundReversed = FactType<RefundNotice>(
         "RefundReversed", "The refund was undone; the entitlement comes back.",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:notification:<notificationId>:refund-reversed",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:notification:<notificationId>:refund-reversed",
         older: [.without(RefundNotice.newInVersion2, "The refund was undone; the entitlement comes back.")],
         wrap: Fact.refundReversed, summary: { "refund of tx \($0.transactionId) reversed" })
 
@@ -188,7 +188,7 @@ public struct PurchaseVoided: StoreAppFact {
 extension FactTypes {
     public static let purchaseVoided = FactType<PurchaseVoided>(
         "PurchaseVoided", "Google Play voided a purchase (refund, chargeback or revocation): its entitlement must be taken back.",
-        stream: "<channel>:tx:<transactionId>", key: "<channel>:tx:<transactionId>:voided",
+        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:voided",
         wrap: Fact.purchaseVoided,
         summary: { "voided tx \($0.transactionId)" + ($0.voidedQuantity.map { " (\($0) units)" } ?? "") + " at \($0.voidedAt.iso8601)" })
 }

@@ -10,9 +10,9 @@ extension Projections {
         let code = f.type.raw
         var txId: String?
         if f.channel == .appstore, code == "REVOKE" {
-            txId = f.transactionId
+            txId = f.transactionId.map { txKey(f.channel, f.app, $0) }
         } else if f.channel == .googleplay, code == "12" || code == "SUBSCRIPTION_REVOKED" {
-            txId = f.transactionId ?? f.originalTransactionId.flatMap { currentPeriod(f.channel, $0, at: f.signedAt ?? ctx.occurredAt) }
+            txId = f.transactionId.map { txKey(f.channel, f.app, $0) } ?? f.originalTransactionId.flatMap { currentPeriod(f.channel, $0, at: f.signedAt ?? ctx.occurredAt) }
         }
         guard let txId else { return }
         updateTransaction(txId, ctx.position) { t in
@@ -25,7 +25,8 @@ extension Projections {
 
     /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
     mutating func apply(_ f: PurchaseVoided, _ ctx: FactContext) {
-        updateTransaction(f.transactionId, ctx.position) { t in
+        let key = txKey(f.channel, f.app, f.transactionId)
+        updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = f.channel }
             if let q = f.voidedQuantity, q < t.quantity {
                 t.voidedQuantity = q
@@ -36,43 +37,45 @@ extension Projections {
                 t.storeRevokedAt = ctx.occurredAt
             }
         }
-        refundsChanged(f.transactionId)
+        refundsChanged(key)
     }
 
     mutating func apply(_ f: Refunded, _ ctx: FactContext) {
         let p = ctx.position
+        let key = txKey(f.channel, f.app, f.transactionId)
         guard f.returnedMoney else {
             // WeChat PROCESSING, ABNORMAL, CLOSED: no money returned (yet); kept as evidence only.
-            updateTransaction(f.transactionId, p) { t in
+            updateTransaction(key, p) { t in
                 if t.channel == nil { t.channel = f.channel }
                 t.refundPositions.append(p)
             }
             return
         }
-        if transactions[f.transactionId]?.verified != true {
+        if transactions[key]?.verified != true {
             anomaly(p, "refund-for-unknown-transaction", "refund \(f.refundId) of \(f.amount) names transaction \(f.transactionId), which was never verified")
         }
-        updateTransaction(f.transactionId, p) { t in
+        updateTransaction(key, p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.refunds.removeAll { $0.refundId == f.refundId }
             t.refunds.append(RefundRecord(refundId: f.refundId, amount: f.amount, refundedAt: f.refundedAt, position: p, loggedAt: ctx.occurredAt))
             t.refundPositions.append(p)
         }
-        refundsChanged(f.transactionId)
+        refundsChanged(key)
     }
 
     mutating func reverseRefund(_ f: RefundNotice, _ ctx: FactContext) {
         let p = ctx.position
+        let key = txKey(f.channel, f.app, f.transactionId)
         // A reversal naming its refund may arrive before it (the store's order is not the log's).
-        if f.refundId == nil, transactions[f.transactionId]?.refunds.isEmpty ?? true {
+        if f.refundId == nil, transactions[key]?.refunds.isEmpty ?? true {
             anomaly(p, "reversal-without-refund", "refund reversal for transaction \(f.transactionId), which has no refund")
         }
-        updateTransaction(f.transactionId, p) { t in
+        updateTransaction(key, p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.reversals.append(ReversalRecord(refundId: f.refundId, at: f.signedAt ?? ctx.occurredAt, position: p))
             t.refundPositions.append(p)
         }
-        refundsChanged(f.transactionId)
+        refundsChanged(key)
     }
 
     /// A refund, reversal or store revocation changed what stands: the subscription period and the order follow.
@@ -91,7 +94,7 @@ extension Projections {
     }
 
     mutating func refundNotice(_ f: RefundNotice, _ p: Int64, state: RefundState) {
-        updateTransaction(f.transactionId, p) { t in
+        updateTransaction(txKey(f.channel, f.app, f.transactionId), p) { t in
             if t.channel == nil { t.channel = f.channel }
             if t.noticeState == .none || t.noticeState == .requested { t.noticeState = state }
             t.refundPositions.append(p)
@@ -103,7 +106,7 @@ extension Projections {
     /// Fulfilment took back whole grants of a transaction (or the grant it names), or `units` of them.
     mutating func apply(_ f: EntitlementRevoked, _ ctx: FactContext) {
         let p = ctx.position
-        guard let txId = f.transactionId ?? f.grantId.flatMap({ id in policyGrants[id] == nil ? "grant:\(id)" : nil }) else {
+        guard let txId = f.transactionId.map({ txKey(f.channel, nil, $0) }) ?? f.grantId.flatMap({ id in policyGrants[id] == nil ? "grant:\(id)" : nil }) else {
             return revokePolicyGrant(f, ctx)
         }
         var taken: [(grant: GrantRecord, units: Int64?)] = []
@@ -126,7 +129,7 @@ extension Projections {
             t.revocations.append(RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count))
         }
         if taken.isEmpty {
-            anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(txId) to revoke (\(f.reason.raw))")
+            anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(transactionKeys.id(of: txId)) to revoke (\(f.reason.raw))")
         }
         updateUser(f.userId, p) { u in
             for (g, units) in taken { Self.takeBack(&u, g, units: units) }

@@ -137,7 +137,7 @@ public struct SubscriptionExpired: SubscriptionNotice {
 extension FactTypes {
     public static let subscriptionRenewed = FactType<SubscriptionRenewed>(
         "SubscriptionRenewed", "A new subscription period was charged.",
-        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:tx:<transactionId>:renewed",
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:tx:<transactionId>[@<app>]:renewed",
         older: [.without(appFieldNames, "A new subscription period was charged.")], wrap: Fact.subscriptionRenewed,
         summary: { "renewed \($0.originalTransactionId) with tx \($0.transactionId) until \($0.expiresDate.iso8601)" })
 

@@ -28,10 +28,12 @@ extension Projections {
 
     mutating func apply(_ f: SubscriptionRenewed, _ ctx: FactContext) {
         let p = ctx.position
-        if subscriptions[Self.subscriptionKey(f.channel, f.originalTransactionId)] == nil && transactions[f.originalTransactionId] == nil {
+        if subscriptions[Self.subscriptionKey(f.channel, f.originalTransactionId)] == nil
+            && transaction(f.channel, app: f.app, f.originalTransactionId) == nil {
             anomaly(p, "renewal-for-unknown-subscription", "renewal \(f.transactionId) names subscription \(f.originalTransactionId), which no verified purchase started")
         }
-        updateTransaction(f.transactionId, p) { t in
+        let key = txKey(f.channel, f.app, f.transactionId)
+        updateTransaction(key, p) { t in
             t.channel = f.channel
             t.originalTransactionId = f.originalTransactionId
             t.productId = f.productId
@@ -41,9 +43,9 @@ extension Projections {
             if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
             t.isRenewal = true
         }
-        addPeriod(f.channel, f.originalTransactionId, transactionId: f.transactionId, productId: f.productId,
+        addPeriod(f.channel, f.originalTransactionId, transaction: key, productId: f.productId,
                   purchase: f.purchaseDate, expires: f.expiresDate, p)
-        transactionChanged(f.transactionId)
+        transactionChanged(key)
     }
 
     mutating func apply(_ f: RenewalFailed, _ ctx: FactContext) {
@@ -94,7 +96,8 @@ extension Projections {
 
     static func subscriptionKey(_ c: Channel, _ orig: String) -> String { "\(c.rawValue):\(orig)" }
 
-    mutating func addPeriod(_ c: Channel, _ orig: String, transactionId: String, productId: String,
+    /// `transactionId`: the key of the period's transaction.
+    mutating func addPeriod(_ c: Channel, _ orig: String, transaction transactionId: String, productId: String,
                             purchase: Timestamp, expires: Timestamp, _ p: Int64) {
         let refunded = transactions[transactionId]?.refundState == .refunded
         updateSubscription(c, orig, p) { s in
@@ -132,7 +135,8 @@ extension Projections {
         // purchase token, which is no transaction id, so there it is the binding of the earliest
         // purchase that has one.
         let byPurchase = s.periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
-        var user = transactions[orig]?.userId
+        let origKey = transactionKeys.existing(c, nil, orig)
+        var user = origKey.flatMap { transactions[$0] }?.userId
         if user == nil {
             for period in byPurchase {
                 if let u = transactions[period.transactionId].flatMap({ $0.transfers.last?.toUserId ?? $0.bindings.first?.userId }) { user = u; break }
@@ -153,7 +157,7 @@ extension Projections {
             subscriptions[key]?.userId = user
             if tracksChanges { changes.subscriptions.insert(key) }
         }
-        for period in s.periods where period.transactionId != orig && transactions[period.transactionId]?.bindings.isEmpty != false {
+        for period in s.periods where period.transactionId != origKey && transactions[period.transactionId]?.bindings.isEmpty != false {
             if transactions[period.transactionId]?.subscriptionUserId != user {
                 transactions[period.transactionId]?.subscriptionUserId = user
                 if tracksChanges { changes.transactions.insert(period.transactionId) }

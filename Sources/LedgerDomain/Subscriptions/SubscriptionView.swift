@@ -17,6 +17,7 @@ public enum SubscriptionStatus: Hashable, Sendable, CustomStringConvertible {
 /// A subscription, keyed by channel and original transaction id (Google: purchase token).
 public struct SubscriptionView: Hashable, Sendable {
     public struct Period: Hashable, Sendable {
+        /// The key of the period's transaction (``TransactionView/key``: its id unless that collides).
         public var transactionId: String
         public var productId: String
         public var purchaseDate: Timestamp

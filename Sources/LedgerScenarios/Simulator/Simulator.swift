@@ -51,6 +51,7 @@ public struct Simulator: Sendable {
         product(.appstore, "com.sim.vip.quarter", .period(entitlement: "vip", days: 90), 6800),
         product(.googleplay, "coins_120", .coins(120), 1200),
         product(.googleplay, "vip_weekly", sub(7, rank: 1), 1200),
+        product(.googleplay, "vip_weekly_plus", sub(7, rank: 2), 1800),
         product(.wechat, "wx_coins_300", .coins(300), 3000),
         product(.wechat, "wx_vip_quarter", .period(entitlement: "vip", days: 90), 6800),
     ]

@@ -23,7 +23,12 @@ extension UserSim {
         case .googleplay: (t, tx) = googleOneTime(t, d, order: o, fault: fault)
         case .wechat: (t, tx) = wechatOneTime(t, d, order: o, fault: fault)
         }
-        if fault == nil { maybeRefund(t, d, tx: tx, order: o) }
+        guard fault == nil else { return }
+        if d.entitlement == .feature("no_ads") && chance(0.2) {
+            chance(0.5) ? restoreOnNewAccount(t, d, tx: tx, order: o) : familySharedCopy(t, d)
+        } else {
+            maybeRefund(t, d, tx: tx, order: o)
+        }
     }
 
     /// An order created, launched, cancelled and closed. Returns the time after it.

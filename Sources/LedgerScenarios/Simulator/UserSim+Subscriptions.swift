@@ -17,7 +17,10 @@ extension UserSim {
         let tx = c == .appstore ? appleTx() : googleOrder()
         let original = c == .appstore ? tx : purchaseToken()
         let periodDays = d.entitlement.periodDays ?? 7
-        let expires = paidAt + periodDays * Sim.day
+        // Sometimes an intro offer paid up front: two periods for one price, as the store signs them.
+        let intro = c == .appstore && fault == nil && chance(0.15)
+        let firstDays = intro ? 2 * periodDays : periodDays
+        let expires = paidAt + firstDays * Sim.day
         t = paidAt + int(1...5) * Sim.sec
         callback(t, c, tx: tx, product: d.storeProductId, report: c == .appstore)
         t += int(1...5) * Sim.sec
@@ -27,7 +30,9 @@ extension UserSim {
             notify(t, c, googleMessageId(), "4", "SUBSCRIPTION_PURCHASED", tx: tx, original: original)
         }
         t += int(1...3) * Sim.sec
-        let v = verified(t, d, tx: tx, original: original, purchased: paidAt, expires: expires, token: token)
+        let v = verified(t, d, tx: tx, original: original, purchased: paidAt, expires: expires, token: token) {
+            if intro { $0.offer = "introductory:PAY_UP_FRONT" }
+        }
         t += int(1...3) * Sim.sec
         guard let b = bind(t, v), b.orderId == o else { preconditionFailure("simulator: subscription \(tx) not bound to \(o)") }
         t += int(1...3) * Sim.sec
@@ -36,21 +41,26 @@ extension UserSim {
             emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, orderId: o,
                                                            entitlement: .period(entitlement: "vip", days: 90))))
             expect(.subscriptionDrift, c, tx: tx, order: o, user: uid)
+        } else if intro {
+            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, orderId: o,
+                                                           entitlement: .period(entitlement: "vip", days: firstDays))))
         } else {
             grant(t, d, tx: tx, order: o)
         }
         if c == .googleplay { t = acknowledge(t, c, tx: tx, order: o, fault: nil) }
-        renewals(c, d, original: original, firstTx: tx, expires: expires)
+        renewals(c, d, original: original, firstTx: tx, purchased: paidAt, expires: expires)
     }
 
-    mutating func renewals(_ c: Channel, _ initial: ProductDefinition, original: String, firstTx: String, expires first: Int64) {
+    mutating func renewals(_ c: Channel, _ initial: ProductDefinition, original first: String, firstTx: String, purchased: Int64,
+                           expires firstExpiry: Int64) {
         var d = initial
-        var expires = first
+        var expires = firstExpiry
+        var original = first, firstTx = firstTx
         var k = 0
         var upgraded = false
         let periodDays = d.entitlement.periodDays ?? 7
         // The period running now: its transaction and purchase time (an upgrade takes back its unused days).
-        var current = (tx: firstTx, purchase: first - periodDays * Sim.day)
+        var current = (tx: firstTx, purchase: purchased)
         while expires <= horizon {
             k += 1
             var purchase = expires
@@ -66,7 +76,15 @@ extension UserSim {
                 // Upgrade to the plus plan: immediate, a new transaction and a new period from now.
                 upgraded = true
                 d = Simulator.def(c, "com.sim.vip.week.plus")
-                expires = upgrade(before: expires, c, to: d, original: original, firstTx: firstTx, running: current, runningDays: periodDays)
+                let runningDays = (expires - current.purchase + Sim.day / 2) / Sim.day
+                expires = upgrade(before: expires, c, to: d, original: original, firstTx: firstTx, running: current, runningDays: runningDays)
+                continue
+            } else if roll < 22 && c == .googleplay && !upgraded {
+                // Upgrade to the plus plan: a new purchase token linked to this one; renewals go on under it.
+                upgraded = true
+                d = Simulator.def(c, "vip_weekly_plus")
+                (original, firstTx, expires) = googleUpgrade(before: expires, to: d, from: original)
+                k = 0
                 continue
             }
             let rtx: String

@@ -76,8 +76,9 @@ struct UserSim {
 
     // MARK: emitting
 
+    /// Appends a fact at `t`; a store fact names its app.
     mutating func emit(_ t: Int64, _ f: Fact) {
-        items.append(SimItem(t: t, user: index, seq: seq, fact: f))
+        items.append(SimItem(t: t, user: index, seq: seq, fact: Sim.namingApp(f)))
         seq += 1
     }
 
@@ -116,13 +117,15 @@ struct UserSim {
     }
 
     mutating func verified(_ t: Int64, _ d: ProductDefinition, tx: String, original: String? = nil, purchased: Int64,
-                           expires: Int64? = nil, token: UUID? = nil, environment: StoreEnvironment = .production) -> PaymentVerified {
+                           expires: Int64? = nil, token: UUID? = nil, environment: StoreEnvironment = .production,
+                           with details: (inout PaymentVerified) -> Void = { _ in }) -> PaymentVerified {
         var f = PaymentVerified(channel: d.channel, transactionId: tx, originalTransactionId: original, productId: d.storeProductId,
                                 purchaseDate: Timestamp(microsecondsSince1970: purchased),
                                 expiresDate: expires.map { Timestamp(microsecondsSince1970: $0) },
                                 price: d.price ?? Money(minorUnits: 0, currency: Simulator.cny), appAccountToken: token,
                                 rawDigest: Sim.digest("\(d.channel.rawValue):tx:\(tx)"))
         f.environment = environment
+        details(&f)
         emit(t, .paymentVerified(f))
         return f
     }

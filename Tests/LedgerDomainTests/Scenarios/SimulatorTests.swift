@@ -94,6 +94,37 @@ struct SimulatorTests {
         }
     }
 
+    /// The behaviours of real store traffic appear in a clean history by default: every store fact
+    /// names its app, and there are restores, family-shared copies, linked Google tokens, intro
+    /// offers, sandbox purchases, grants by policy, partial refunds and acknowledgements.
+    @Test func cleanHistoryCoversRealStoreTraffic() {
+        let sim = Simulator(users: 400, days: 30, seed: 5, faults: .none)
+        var seen: [String: Int] = [:]
+        var unnamed: [String] = []
+        for (fact, _) in sim.facts {
+            switch fact {
+            case .transactionTransferred: seen["transfer", default: 0] += 1
+            case .purchaseAcknowledged: seen["acknowledged", default: 0] += 1
+            case .entitlementGranted(let g) where g.isPolicyGrant: seen["policy grant", default: 0] += 1
+            case .entitlementRevoked(let r) where r.units != nil: seen["partial revocation", default: 0] += 1
+            case .paymentVerified(let v):
+                if v.ownership == .familyShared { seen["family shared", default: 0] += 1 }
+                if v.environment == .sandbox { seen["sandbox", default: 0] += 1 }
+                if v.linkedPurchaseToken != nil { seen["linked token", default: 0] += 1 }
+                if v.offer != nil { seen["offer", default: 0] += 1 }
+                if v.app == nil { unnamed.append(v.transactionId) }
+            case .transactionBound(let b) where b.app == nil: unnamed.append(b.transactionId)
+            case .clientCallbackReceived(let c) where c.app == nil: unnamed.append(c.transactionId ?? "callback")
+            default: break
+            }
+        }
+        for kind in ["transfer", "acknowledged", "policy grant", "partial revocation", "family shared", "sandbox", "linked token", "offer"] {
+            #expect((seen[kind] ?? 0) > 0, "no \(kind) in a clean history of 400 users")
+        }
+        #expect(unnamed.isEmpty, "store facts without an app: \(unnamed.prefix(5))")
+        #expect(Audit.run(Self.fold(sim), options: AuditOptions()).isEmpty)
+    }
+
     @Test func injectedFaultsAreExactlyWhatTheAuditFinds() {
         let specs = ["all=0.03", "all=0.05", "double-grant=0.05,missing-grant=0.05,orphan-payment=0.05",
                      "receipt-reused=0.1,wrong-user=0.1,negative-balance=0.1"]
