@@ -20,7 +20,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // The HTTP service and the store notification verifiers.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The platform's SHA-256 (the hash chain), and the notification verifiers.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // libpq, as the system provides it (Debian: libpq-dev).
@@ -72,11 +81,51 @@ let package = Package(
             dependencies: ["LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerCore"],
             swiftSettings: strict
         ),
+        // Store notifications: verifiers (Apple JWS x5c, Google Pub/Sub OIDC, WeChat Pay v3) and pure
+        // translators from a verified notification to facts. No network, no database.
+        .target(
+            name: "LedgerNotifications",
+            dependencies: [
+                "LedgerCore", "LedgerDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
+        // `ledger serve`: the HTTP API over the log and the read models (Hummingbird). No domain logic.
+        .target(
+            name: "LedgerService",
+            dependencies: [
+                "LedgerCore", "LedgerDomain", "LedgerLog", "LedgerProjection", "LedgerReport", "LedgerPostgres", "LedgerNotifications",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // Test helpers: certificate chains, keys and signed store notifications that tests make themselves.
+        .target(
+            name: "LedgerNotificationTesting",
+            dependencies: [
+                "LedgerNotifications", "LedgerCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
                 "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerLog", "LedgerProjection", "LedgerServer",
-                "LedgerBench", "LedgerPostgres",
+                "LedgerBench", "LedgerPostgres", "LedgerService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -112,6 +161,30 @@ let package = Package(
         .testTarget(
             name: "LedgerCLITests",
             dependencies: ["LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerTesting", "LedgerCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LedgerNotificationsTests",
+            dependencies: [
+                "LedgerNotifications", "LedgerNotificationTesting", "LedgerCore", "LedgerDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LedgerServiceTests",
+            dependencies: [
+                "LedgerService", "LedgerNotifications", "LedgerNotificationTesting", "LedgerLog", "LedgerProjection", "LedgerCore", "LedgerDomain", "LedgerPostgres", "LedgerTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: strict
         ),
     ],

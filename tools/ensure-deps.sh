@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the project needs when it is missing: PostgreSQL's server and client library
 # (libpq-dev), pkg-config; with the argument `chromium`, also Debian's chromium (the HTML report
-# check). Works as root (CI) and as a normal user with sudo.
+# check); with `wrk`, Debian's wrk (the HTTP service benchmark). Works as root (CI) and as a normal user with sudo.
 set -euo pipefail
 
 need=()
 if [ "${1:-}" = "chromium" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
   need+=(chromium)
+fi
+if [ "${1:-}" = "wrk" ] && ! command -v wrk >/dev/null 2>&1; then
+  need+=(wrk)
 fi
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists libpq 2>/dev/null || need+=(libpq-dev)

@@ -59,31 +59,7 @@ struct Append: AsyncParsableCommand {
 
     /// Decodes every non-blank line; the first error stops everything.
     static func decode(_ data: Data, decoder: EventLineDecoder) throws -> ([NewEvent], [Int]) {
-        var events: [NewEvent] = []
-        var lines: [Int] = []
-        var lineNumber = 0
-        var seen: [UUID: (line: Int, index: Int)] = [:]
-        for raw in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            var bytes = raw
-            if bytes.last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
-            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw EventInputError(line: lineNumber, message: "not valid UTF-8")
-            }
-            let event = try decoder.decode(text, lineNumber: lineNumber)
-            if let first = seen[event.eventId] {
-                if events[first.index] != event {
-                    throw EventInputError(line: lineNumber, field: "eventId", eventId: event.eventId.lowercased,
-                                          message: "the same eventId is on line \(first.line) with different content")
-                }
-            } else {
-                seen[event.eventId] = (lineNumber, events.count)
-            }
-            events.append(event)
-            lines.append(lineNumber)
-        }
-        return (events, lines)
+        try EventLines.decode(data, decoder: decoder)
     }
 }
 

@@ -50,8 +50,8 @@ struct MigrationLoadingTests {
     @Test func shippedMigrationsAreUnchanged() throws {
         let log = try Migration.eventLog()
         let readModels = try Migration.readModels()
-        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege"])
-        #expect(readModels.map(\.name) == ["0002_read_models", "0003_read_model_indexes", "0005_projector_role", "0006_transaction_keys"])
+        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege", "0011_append_function"])
+        #expect(readModels.map(\.name) == ["0002_read_models", "0003_read_model_indexes", "0005_projector_role", "0006_transaction_keys", "0010_store_notification_payloads"])
         #expect(try Migration.eventLogAndReadModels().map(\.checksum) == [
             "3ed56e4da7db371675105890b9ee119cd666855f12db83822fdf90bde26e3831",
             "124ab217f22bd1c1946fe0aa2c04c697cdaeef2e83c29afef6e578e4fde2e900",
@@ -59,6 +59,8 @@ struct MigrationLoadingTests {
             "a88367182afa1b30b9fda9d2835b646887d037d4e1adf43a69f50cf72179c5ad",
             "a186d6e9480deedaf77db4c8fe6a109276bf40af49ac0fcc528381f266cef257",
             "c16f53ba2e408b66e1e003c3957c97d6b53e40208d35b5f84502f46b1d844131",
+            "657085954ac06f79f68db5dbd63c8885c37ce107f388d374d0b78655ca299fa8",
+            "dcccaff97273d19ff1a4ed3a5680c3f4c6f89218b83b514b92c213ab21d56b6d",
         ])
     }
 }

@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+import LedgerService
+import Logging
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the ledger over HTTP: append, read, audit, store notifications, health and metrics.",
+        discussion: """
+            Appends go through the same validation and the same append path as `ledger append`. Every /v1 route but
+            the notification endpoints needs an API token (Authorization: Bearer) with its scope: create one with
+            `ledger serve token --name NAME --scopes append,read` and put the printed line into the file given by
+            --tokens-file (or LEDGER_API_TOKENS_FILE). Store notification endpoints answer only for the stores
+            configured (see the README). SIGTERM or SIGINT: stop accepting, finish the requests in flight, close.
+            """,
+        subcommands: [Run.self, Token.self], defaultSubcommand: Run.self)
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the service (the default).")
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Option(help: "Address to listen on (default: $LEDGER_HTTP_HOST or 127.0.0.1).")
+        var host: String?
+
+        @Option(help: "Port (default: $LEDGER_HTTP_PORT or 8080; 0 picks a free one, printed on standard error).")
+        var port: Int?
+
+        @Option(name: .customLong("tokens-file"), help: "API token table (default: $LEDGER_API_TOKENS_FILE).")
+        var tokensFile: String?
+
+        @Option(name: .customLong("max-body-bytes"), help: "Largest request body accepted (413 over it).")
+        var maxBodyBytes: Int = ServiceLimits.defaultMaximumBodyBytes
+
+        @Option(name: .customLong("max-batch-events"), help: "Most facts in one POST /v1/events (413 over it).")
+        var maxBatchEvents: Int = 10_000
+
+        @Flag(help: "Also run the projector (as `ledger project --follow` does), so /v1/orders and /v1/users stay current.")
+        var project = false
+
+        func run() async throws {
+            try await runReportingErrors {
+                let env = ProcessInfo.processInfo.environment
+                var config = LedgerService.Configuration()
+                config.host = host ?? env["LEDGER_HTTP_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+                config.port = try port ?? env["LEDGER_HTTP_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map {
+                    guard let p = Int($0), (0...65535).contains(p) else { throw ConfigurationProblem("LEDGER_HTTP_PORT must be a port number") }
+                    return p
+                } ?? 8080
+                config.limits.maximumBodyBytes = maxBodyBytes
+                config.limits.maximumBatchEvents = maxBatchEvents
+                config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"], inline: env["LEDGER_API_TOKENS"])
+                do {
+                    config.notifications = try NotificationConfiguration(environment: env, readFile: { Array(try readInputFile($0)) })
+                } catch let e as NotificationConfiguration.Problem {
+                    throw ConfigurationProblem(e.description)
+                }
+                var roles: [LedgerRole: LedgerConfiguration] = [:]
+                for role in [LedgerRole.writer, .reader, .auditor] { roles[role] = try await connection.configuration(as: role) }
+                var logger = Logger(label: "ledger-serve")
+                logger.logLevel = env["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+                let stores = try await LedgerStores.open({ roles[$0]! }, logger: logger)
+                if project {
+                    do {
+                        config.projector = try await EventStore.open(try await connection.configuration(as: .projector), logger: logger)
+                    } catch {
+                        await stores.close()
+                        throw error
+                    }
+                }
+                let service = LedgerService(configuration: config, stores: stores, logger: logger)
+                let host = config.host
+                try await service.run(onListening: { port in Diagnostics.say("ledger: serving on http://\(host):\(port)") })
+                Diagnostics.say("ledger: stopped")
+            }
+        }
+
+        /// The token table from a file, or from LEDGER_API_TOKENS (its lines; digests only, no secret).
+        static func tokens(_ path: String?, inline: String?) throws -> TokenTable {
+            if (path ?? "").isEmpty, let inline, !inline.isEmpty {
+                do {
+                    return try TokenTable(parsing: inline.replacingOccurrences(of: ";", with: "\n"))
+                } catch {
+                    throw ConfigurationProblem("LEDGER_API_TOKENS: \(error)")
+                }
+            }
+            guard let path, !path.isEmpty else {
+                Diagnostics.say("ledger: warning: no API tokens configured (--tokens-file, LEDGER_API_TOKENS_FILE or LEDGER_API_TOKENS): every /v1 route but the store notifications answers 401")
+                return TokenTable()
+            }
+            let data = try readInputFile(path)
+            do {
+                return try TokenTable(parsing: String(decoding: data, as: UTF8.self))
+            } catch {
+                throw ConfigurationProblem("--tokens-file: \(error)")
+            }
+        }
+    }
+
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an API token: prints the token (once; give it to the calling service) and the line for the token file.")
+
+        @Option(help: "The calling service's name (letters, digits, - _ .).")
+        var name: String
+
+        @Option(help: "Comma-separated scopes: append, read, audit.")
+        var scopes: String
+
+        func validate() throws {
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) }) else {
+                throw ValidationError("--name must be letters, digits, - _ or .")
+            }
+            for s in scopes.split(separator: ",") where Scope(rawValue: String(s)) == nil {
+                throw ValidationError("--scopes: unknown scope '\(s)'; scopes: append, read, audit")
+            }
+        }
+
+        func run() throws {
+            let (token, line) = TokenTable.issue(name: name, scopes: Set(scopes.split(separator: ",").compactMap { Scope(rawValue: String($0)) }))
+            print("token: \(token)")
+            print("line:  \(line)")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The request context: the caller's token name once authenticated, and the body limit.
+public struct LedgerRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The name of the API token that authenticated the request (never the token).
+    public var caller: String?
+    public var maxUploadSize: Int
+
+    public init(source: Source) {
+        self.coreContext = .init(source: source)
+        self.caller = nil
+        self.maxUploadSize = ServiceLimits.defaultMaximumBodyBytes
+    }
+}
+
+/// Request limits.
+public struct ServiceLimits: Sendable {
+    public static let defaultMaximumBodyBytes = 4 << 20
+    /// Bodies over this many bytes are refused with 413 before they are parsed.
+    public var maximumBodyBytes = ServiceLimits.defaultMaximumBodyBytes
+    /// Batches of more events are refused with 413.
+    public var maximumBatchEvents = 10_000
+    /// Store notifications over this many bytes are refused with 413.
+    public var maximumNotificationBytes = 256 * 1024
+    /// `GET /v1/events` returns at most this many events per request.
+    public var maximumReadEvents = 100_000
+    public init() {}
+}
+
+/// Sets the body limit on the context.
+struct LimitMiddleware: RouterMiddleware {
+    typealias Context = LedgerRequestContext
+    let bytes: Int
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.maxUploadSize = bytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > bytes {
+            throw Problem.tooLarge(limit: bytes)
+        }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,156 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+
+/// `POST /v1/events`, `GET /v1/events`, `GET /v1/streams/{id}`: the log over HTTP. The body is the
+/// JSON lines of `ledger append`, decoded and validated by the same code (``EventLines``, the fact
+/// catalogue) and appended as one batch by the same ``EventStore/append(_:)``.
+struct EventsRoutes {
+    let stores: LedgerStores
+    let limits: ServiceLimits
+    let metrics: ServiceMetrics
+    let gate: AppendGate
+
+    func append(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        let body: ByteBuffer
+        do {
+            var request = request
+            body = try await request.collectBody(upTo: limits.maximumBodyBytes)
+        } catch let e as HTTPError where e.status == .contentTooLarge {
+            metrics.refused("events", status: 413)
+            throw Problem.tooLarge(limit: limits.maximumBodyBytes)
+        }
+        let key = request.headers[.idempotencyKey]
+        if let key, key.isEmpty || key.utf8.count > 200 || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw Problem.badParameter("Idempotency-Key", "the Idempotency-Key header must be 1-200 characters with no control characters")
+        }
+        let decoder = EventLineDecoder(validation: stores.writer.configuration.validation)
+        let decoded: (events: [NewEvent], lines: [Int])
+        do {
+            decoded = try EventLines.decode(body.readableBytesView, decoder: decoder,
+                                            eventId: key.map { k in { (line: Int, _: Int) -> UUID in Self.eventId(key: k, caller: context.caller ?? "", line: line) } })
+        } catch {
+            metrics.refused("events", status: Problem.input(error).status.code)
+            throw Problem.input(error)
+        }
+        if decoded.events.isEmpty {
+            throw Problem(.unprocessableContent, "empty-batch", "The batch is empty", detail: "the body holds no fact lines; nothing was written")
+        }
+        if decoded.events.count > limits.maximumBatchEvents {
+            metrics.refused("events", status: 413)
+            throw Problem(.contentTooLarge, "batch-too-large", "The batch has too many facts",
+                          detail: "\(decoded.events.count) facts, over the limit of \(limits.maximumBatchEvents) per request; nothing was written")
+        }
+        let started = ContinuousClock.now
+        let appended: [AppendedEvent]
+        do {
+            appended = try await gate.run { try await stores.writer.append(decoded.events) }
+        } catch let e as LedgerError {
+            if e.code == .versionConflict || e.code == .idempotencyConflict { metrics.conflict(e.code.name) }
+            throw Problem.ledger(e)
+        }
+        let elapsed = started.duration(to: .now).components
+        metrics.appendLatency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        metrics.appendRequests.increment()
+        let stored = appended.filter { !$0.alreadyStored }.count
+        metrics.appendedEvents.increment(by: stored)
+        var out = "{\"events\":["
+        for (i, (line, a)) in zip(decoded.lines, appended).enumerated() {
+            if i > 0 { out += "," }
+            out += "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position),\"alreadyStored\":\(a.alreadyStored)}"
+        }
+        out += "],\"appended\":\(stored),\"alreadyStored\":\(appended.count - stored)}\n"
+        return Response(status: stored == 0 ? .ok : .created, headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(string: out)))
+    }
+
+    /// The id of line `line` of a request made with `key` by `caller`: the same request sent again
+    /// names the same events, so the log returns the original positions; other content under the
+    /// same key is an idempotency conflict.
+    static func eventId(key: String, caller: String, line: Int) -> UUID {
+        var bytes = Array(Crypto.SHA256.hash(data: Array("ledger-http-idempotency\u{0}\(caller)\u{0}\(key)\u{0}\(line)".utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    /// The log from a position as NDJSON, streamed page by page up to the head as it stood when the
+    /// request came (or `limit`). `from` is the first position (inclusive); a `Last-Event-ID` header
+    /// (the last position the client holds) resumes after it and wins over `from`.
+    func read(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        var after: Int64 = 0
+        if let from = request.uri.queryParameters["from"] {
+            guard let p = Int64(String(from)), p >= 0 else { throw Problem.badParameter("from", "from must be a position >= 0") }
+            after = max(p, 1) - 1
+        }
+        if let last = request.headers[.lastEventID] {
+            guard let p = Int64(last), p >= 0 else { throw Problem.badParameter("Last-Event-ID", "Last-Event-ID must be a position >= 0") }
+            after = p
+        }
+        var limit = Int64(limits.maximumReadEvents)
+        if let l = request.uri.queryParameters["limit"] {
+            guard let n = Int64(String(l)), n >= 1, n <= Int64(limits.maximumReadEvents) else {
+                throw Problem.badParameter("limit", "limit must be between 1 and \(limits.maximumReadEvents)")
+            }
+            limit = n
+        }
+        let store = stores.reader
+        let head = try await store.headPosition()
+        let first = try await store.readAll(after: after, limit: Int(min(limit, 1000)))
+        let start = after
+        let maximum = limit
+        let body = ResponseBody { writer in
+            var page = first
+            var sent: Int64 = 0
+            var cursor = start
+            while !page.isEmpty {
+                var buffer = ByteBuffer()
+                for e in page where e.position <= head && sent < maximum {
+                    buffer.writeString(e.jsonLine)
+                    buffer.writeInteger(UInt8(ascii: "\n"))
+                    sent += 1
+                    cursor = e.position
+                }
+                try await writer.write(buffer)
+                if sent >= maximum || cursor >= head { break }
+                page = try await store.readAll(after: cursor, limit: Int(min(maximum - sent, 1000)))
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .init("Ledger-Head")!: String(head)], body: body)
+    }
+
+    /// One stream's events in version order (`from` = first version), as NDJSON.
+    func stream(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id")
+        var from: Int64 = 0
+        if let f = request.uri.queryParameters["from"] {
+            guard let v = Int64(String(f)), v >= 0 else { throw Problem.badParameter("from", "from must be a stream version >= 0") }
+            from = v
+        }
+        guard EventValidation.isValidStream(id) else {
+            throw Problem.badParameter("id", "a stream id is 1-200 characters of letters, digits and _ . : @ / + = -")
+        }
+        var events: [RecordedEvent] = []
+        var version = from
+        while events.count < limits.maximumReadEvents {
+            let page = try await stores.reader.readStream(id, fromVersion: version, limit: 1000)
+            events += page
+            if page.count < 1000 { break }
+            version = page.last!.version + 1
+        }
+        if events.isEmpty && from == 0 { throw Problem.notFound("no stream \(Echo.quoted(id)) in the log") }
+        let text = events.map { $0.jsonLine + "\n" }.joined()
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

@@ -1,0 +1,72 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LedgerCore
+import LedgerLog
+import LedgerProjection
+
+/// `/healthz` (the process answers), `/readyz` (the database answers, the schema's migrations are
+/// this build's, the read models are not too far behind), `/metrics` (Prometheus text).
+struct HealthRoutes {
+    let stores: LedgerStores
+    let metrics: ServiceMetrics
+    let maximumProjectorLag: Int64
+
+    func healthz(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        json(.ok, "{\"status\":\"ok\"}\n")
+    }
+
+    func readyz(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        var checks: [(String, JSONValue)] = []
+        var ready = true
+        let head: Int64
+        do {
+            head = try await stores.reader.headPosition()
+            checks.append(("database", .makeObject([("ok", .bool(true)), ("head", .int(head))])))
+        } catch {
+            checks.append(("database", .makeObject([("ok", .bool(false)), ("problem", .string(Problem.unavailable(error).title))])))
+            return json(.serviceUnavailable, JSONValue.makeObject([("status", .string("not-ready")), ("checks", .makeObject(checks))]).compactText + "\n")
+        }
+        do {
+            let applied = try await stores.reader.queryReadModels("SELECT version, checksum FROM $schema.schema_migrations ORDER BY version")
+            let shipped = try Migration.eventLogAndReadModels()
+            let appliedPairs = (0..<applied.count).map { "\(applied.string($0, 0) ?? "")/\(applied.string($0, 1) ?? "")" }
+            let shippedPairs = shipped.map { "\($0.version)/\($0.checksum)" }
+            let current = appliedPairs == shippedPairs
+            if !current { ready = false }
+            checks.append(("migrations", .makeObject([("ok", .bool(current)), ("applied", .int(Int64(applied.count))),
+                                                      ("shipped", .int(Int64(shipped.count)))])))
+        } catch {
+            ready = false
+            checks.append(("migrations", .makeObject([("ok", .bool(false)), ("problem", .string(Problem.unavailable(error).title))])))
+        }
+        do {
+            let checkpoints = try await stores.reader.checkpoints()
+            let lag = head - (checkpoints.values.min() ?? 0)
+            metrics.projectorLag.record(lag)
+            metrics.logHead.record(head)
+            let ok = lag <= maximumProjectorLag
+            if !ok { ready = false }
+            checks.append(("projector", .makeObject([("ok", .bool(ok)), ("lag", .int(lag)), ("maximumLag", .int(maximumProjectorLag))])))
+        } catch {
+            ready = false
+            checks.append(("projector", .makeObject([("ok", .bool(false)), ("problem", .string(Problem.unavailable(error).title))])))
+        }
+        let body = JSONValue.makeObject([("status", .string(ready ? "ready" : "not-ready")), ("checks", .makeObject(checks))])
+        return json(ready ? .ok : .serviceUnavailable, body.compactText + "\n")
+    }
+
+    func metricsText(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        if let head = try? await stores.reader.headPosition() {
+            metrics.logHead.record(head)
+            if let checkpoints = try? await stores.reader.checkpoints() {
+                metrics.projectorLag.record(head - (checkpoints.values.min() ?? 0))
+            }
+        }
+        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
+    }
+
+    private func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

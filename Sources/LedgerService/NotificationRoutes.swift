@@ -1,0 +1,152 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+import LedgerNotifications
+import LedgerPostgres
+
+/// Which stores the service takes notifications from; an endpoint without a configuration answers 404.
+public struct NotificationConfiguration: Sendable {
+    public var appStore: AppleVerifier?
+    public var googlePlay: GooglePlayVerifier?
+    public var weChatPay: WeChatPayVerifier?
+    public init(appStore: AppleVerifier? = nil, googlePlay: GooglePlayVerifier? = nil, weChatPay: WeChatPayVerifier? = nil) {
+        self.appStore = appStore
+        self.googlePlay = googlePlay
+        self.weChatPay = weChatPay
+    }
+}
+
+/// `POST /v1/notifications/{appstore,googleplay,wechatpay}`: verify, keep the raw payload, append
+/// the facts the notification implies (deduplicated on the store's notification id). A refused
+/// notification writes nothing.
+struct NotificationRoutes {
+    let stores: LedgerStores
+    let configuration: NotificationConfiguration
+    let limit: Int
+    let metrics: ServiceMetrics
+    let gate: AppendGate
+
+    func appStore(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        guard let verifier = configuration.appStore else { throw notConfigured("appstore") }
+        let body = try await collect(request)
+        let facts = try await refusing("appstore") {
+            let verified = try await verifier.verifyNotification(body: body)
+            return try NotificationTranslator.appStore(verified, raw: body)
+        }
+        return try await store(facts, route: "appstore")
+    }
+
+    func googlePlay(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        guard let verifier = configuration.googlePlay else { throw notConfigured("googleplay") }
+        let body = try await collect(request)
+        let authorization = request.headers[.authorization]
+        let facts = try await refusing("googleplay") {
+            let verified = try verifier.verify(authorization: authorization, body: body)
+            return try NotificationTranslator.googlePlay(verified, raw: body)
+        }
+        return try await store(facts, route: "googleplay")
+    }
+
+    func weChatPay(_ request: Request, context: LedgerRequestContext) async throws -> Response {
+        guard let verifier = configuration.weChatPay else { throw notConfigured("wechatpay") }
+        let body = try await collect(request)
+        let h = request.headers
+        let headers = WeChatPayVerifier.Headers(timestamp: h[.init("Wechatpay-Timestamp")!], nonce: h[.init("Wechatpay-Nonce")!],
+                                                signature: h[.init("Wechatpay-Signature")!], serial: h[.init("Wechatpay-Serial")!])
+        let facts = try await refusing("wechatpay") {
+            let verified = try verifier.verify(headers: headers, body: body)
+            return try NotificationTranslator.weChatPay(verified, raw: body, headers: headers)
+        }
+        return try await store(facts, route: "wechatpay")
+    }
+
+    private func collect(_ request: Request) async throws -> [UInt8] {
+        var request = request
+        do {
+            return Array(try await request.collectBody(upTo: limit).readableBytesView)
+        } catch let e as HTTPError where e.status == .contentTooLarge {
+            throw Problem.tooLarge(limit: limit)
+        }
+    }
+
+    private func notConfigured(_ store: String) -> Problem {
+        Problem(.notFound, "not-configured", "This store's notifications are not configured",
+                detail: "the service has no \(store) verification configured, so it takes no \(store) notifications; nothing was written")
+    }
+
+    /// Runs verification; a refusal becomes a problem naming why (never the payload's secrets).
+    private func refusing(_ store: String, _ body: () async throws -> NotificationFacts) async throws -> NotificationFacts {
+        do {
+            return try await body()
+        } catch let r as NotificationRefusal {
+            let status: HTTPResponse.Status
+            switch r.kind {
+            case .malformed: status = .badRequest
+            case .badToken: status = .unauthorized
+            case .wrongApp, .wrongEnvironment: status = .unprocessableContent
+            case .replay: status = .conflict
+            case .notConfigured: status = .notFound
+            default: status = .forbidden
+            }
+            metrics.notification(store, outcome: r.kind.rawValue)
+            throw Problem(status, r.kind.rawValue, "The notification was refused", detail: r.message + "; nothing was written")
+        }
+    }
+
+    /// Keeps the raw payload, then appends the facts in one batch. A fact already stored with other
+    /// content under its natural key (a payment verified earlier by another path, with its own
+    /// evidence) is left out and named; the notification itself is always part of the batch.
+    private func store(_ n: NotificationFacts, route: String) async throws -> Response {
+        let s = quoteIdentifier(stores.writer.configuration.schema)
+        // Committed without waiting for its own WAL flush: the facts are appended next with a
+        // synchronous commit, whose flush covers this earlier commit too, so the payload is durable
+        // whenever its facts are (and a payload kept without facts is harmless: the store retries).
+        let values: [PostgresValue] = [.text(n.channel.rawValue), .text(n.notificationId), .text(n.rawDigest), .bytea(n.raw),
+                                       .jsonb(n.rawHeaders.compactText)]
+        try await stores.writer.pool.withConnection { conn in
+            try await conn.withIsolation { conn in
+                try conn.execute("BEGIN; SET LOCAL synchronous_commit TO off")
+                do {
+                    _ = try conn.query("""
+                        INSERT INTO \(s).store_notification_payloads (channel, notification_id, raw_digest, raw, raw_headers)
+                        VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING
+                        """, values, prepared: true)
+                    try conn.execute("COMMIT")
+                } catch {
+                    if conn.isConnected { try? conn.execute("ROLLBACK") }
+                    throw error
+                }
+            }
+        }
+        let metadata = EventMetadata(correlationId: "\(n.channel.rawValue):notification:\(n.notificationId)", source: "ledger-serve:\(route)")
+        var events = n.facts.enumerated().map { i, f in
+            f.newEvent(occurredAt: n.occurredAt, eventId: EventsRoutes.eventId(key: "\(n.channel.rawValue):\(n.notificationId)", caller: "notification", line: i),
+                       metadata: metadata)
+        }
+        var leftOut: [String] = []
+        while true {
+            do {
+                let batch = events
+                let appended = try await gate.run { try await stores.writer.append(batch) }
+                let stored = appended.filter { !$0.alreadyStored }.count
+                metrics.notification(route, outcome: stored == 0 ? "duplicate" : "appended")
+                metrics.appendedEvents.increment(by: stored)
+                let body = JSONValue.makeObject([
+                    ("notificationId", .string(n.notificationId)), ("rawDigest", .string(n.rawDigest)),
+                    ("appended", .int(Int64(stored))), ("alreadyStored", .int(Int64(appended.count - stored))),
+                    ("events", .array(zip(events, appended).map { e, a in
+                        .makeObject([("type", .string(e.type)), ("stream", .string(a.stream)), ("position", .int(a.position)), ("alreadyStored", .bool(a.alreadyStored))])
+                    })),
+                    ("leftOut", .array(leftOut.map(JSONValue.string))),
+                ])
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body.compactText + "\n")))
+            } catch LedgerError.idempotencyConflict(let key?, _, _, _) where events.count > 1 && key != events[0].idempotencyKey {
+                leftOut.append(key)
+                events.removeAll { $0.idempotencyKey == key }
+            }
+        }
+    }
+}

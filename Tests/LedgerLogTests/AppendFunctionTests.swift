@@ -1,0 +1,98 @@
+import Foundation
+import LedgerCore
+import LedgerLog
+import LedgerPostgres
+import LedgerTesting
+import Testing
+
+/// `append_events(jsonb)`: the server-side append any language can call as ledger_writer keeps the
+/// log's guarantees, and its rows interleave with the Swift library's on one verified chain.
+@Suite("append_events", .timeLimit(.minutes(2)))
+struct AppendFunctionTests {
+    static func line(_ stream: String, key: String? = nil, expected: String = "\"any\"", amount: Int = 1, id: UUID? = nil) -> String {
+        let idText = id.map { "\"eventId\":\"\($0.lowercased)\"," } ?? ""
+        let keyText = key.map { ",\"idempotencyKey\":\"\($0)\"" } ?? ""
+        return "{\(idText)\"stream\":\"\(stream)\",\"type\":\"PaymentVerified\",\"payload\":{\"n\":\(amount),\"note\":\"é ü\"},\"metadata\":{\"source\":\"psql\"},\"occurredAt\":\"2026-03-31T08:15:00.123456Z\",\"expectedVersion\":\(expected)\(keyText)}"
+    }
+
+    static func append(_ conn: PostgresConnection, _ schema: String, _ lines: [String]) async throws -> [(position: Int64, version: Int64, stored: Bool)] {
+        let r = try await conn.query("SELECT position, stream_version, already_stored FROM \(quoteIdentifier(schema)).append_events($1::jsonb)",
+                                     [.jsonb("[" + lines.joined(separator: ",") + "]")])
+        return (0..<r.count).map { (r.int64($0, 0)!, r.int64($0, 1)!, r.string($0, 2) == "t") }
+    }
+
+    static func sqlState(_ body: () async throws -> Void) async -> String? {
+        do { try await body() } catch let e as PostgresError { return e.sqlState?.code } catch { return "other" }
+        return nil
+    }
+
+    @Test func appendsChainOntoTheLibrarysRowsAndRetriesReturnTheOriginalPositions() async throws {
+        try await TestDatabase.withSchema("sqlappend") { owner in
+            let writer = owner.connecting(as: .writer)
+            let store = try await EventStore.open(writer)
+            defer { Task { await store.close() } }
+            let conn = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-writer")
+            defer { Task { await conn.close() } }
+            _ = try await store.append([testEvent(stream: "a"), testEvent(stream: "b")])
+            let id = UUID()
+            let batch = [Self.line("a", expected: "0"), Self.line("c", key: "k-1", expected: "\"no-stream\""), Self.line("c", id: id)]
+            let first = try await Self.append(conn, owner.schema, batch)
+            #expect(first.map(\.position) == [3, 4, 5])
+            #expect(first.map(\.version) == [1, 0, 1])
+            #expect(first.allSatisfy { !$0.stored })
+            _ = try await store.append([testEvent(stream: "a")])
+            // The same events again (by key and by id): the original positions, nothing new.
+            let retry = try await Self.append(conn, owner.schema, [Self.line("c", key: "k-1"), Self.line("c", id: id)])
+            #expect(retry.map(\.position) == [4, 5] && retry.allSatisfy(\.stored))
+            #expect(try await TestDatabase.storedEventRows(owner) == 6)
+            let report = try await store.verifyChain()
+            #expect(report.isIntact, "\(report.problem ?? "")")
+            #expect(report.verified == 6)
+            // The library reads them back like its own.
+            #expect(try await store.readStream("c").map(\.version) == [0, 1])
+        }
+    }
+
+    @Test func conflictsWriteNothing() async throws {
+        try await TestDatabase.withSchema("sqlconflict") { owner in
+            let writer = owner.connecting(as: .writer)
+            let conn = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-writer")
+            defer { Task { await conn.close() } }
+            _ = try await Self.append(conn, owner.schema, [Self.line("a", key: "k-1")])
+            let version = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("b"), Self.line("a", expected: "\"no-stream\"")]) }
+            #expect(version == "LV409")
+            let wrongVersion = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("a", expected: "5")]) }
+            #expect(wrongVersion == "LV409")
+            let key = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("b"), Self.line("a", key: "k-1", amount: 2)]) }
+            #expect(key == "LK409")
+            let malformed = await Self.sqlState { _ = try await Self.append(conn, owner.schema, ["{\"stream\":\"a\"}"]) }
+            #expect(malformed == "23502")
+            #expect(try await TestDatabase.storedEventRows(owner) == 1)
+        }
+    }
+
+    @Test func concurrentSQLAndLibraryAppendsStayGapFreeOnOneChain() async throws {
+        try await TestDatabase.withSchema("sqlconcurrent") { owner in
+            let writer = owner.connecting(as: .writer)
+            let store = try await EventStore.open(writer)
+            defer { Task { await store.close() } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for w in 0..<3 {
+                    group.addTask {
+                        let conn = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-\(w)")
+                        for i in 0..<20 { _ = try await Self.append(conn, owner.schema, [Self.line("sql-\(w)", amount: i), Self.line("shared", amount: i)]) }
+                        await conn.close()
+                    }
+                }
+                group.addTask {
+                    for i in 0..<20 { _ = try await store.append([testEvent(stream: "lib", payload: .makeObject([("i", .int(Int64(i)))])), testEvent(stream: "shared")]) }
+                }
+                try await group.waitForAll()
+            }
+            let positions = try await store.readAll(after: 0, limit: 1000).map(\.position)
+            #expect(positions == Array(1...160))
+            #expect(try await store.readStream("shared", limit: 1000).map(\.version) == Array(0..<80))
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LedgerCore
+import LedgerService
+import LedgerTesting
+import NIOCore
+import Testing
+
+/// `POST /v1/events`: the batch is appended with every guarantee of the library, or refused with a
+/// problem naming its line, field or key and nothing written.
+@Suite("POST /v1/events", .timeLimit(.minutes(2)))
+struct AppendEndpointTests {
+    @Test func aBatchIsAppendedAndARetryReturnsTheOriginalPositions() async throws {
+        try await ServiceFixture.with("httpappend") { f in
+            try await f.test { client in
+                let body = ByteBuffer(lines: [ServiceFixture.orderLine("o1"), ServiceFixture.orderLine("o2")])
+                let headers = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "batch-1"])
+                let first = try await client.execute(uri: "/v1/events", method: .post, headers: headers, body: body)
+                #expect(first.status == .created)
+                let second = try await client.execute(uri: "/v1/events", method: .post, headers: headers, body: body)
+                #expect(second.status == .ok)
+                guard case .array(let a)? = first.json?["events"], case .array(let b)? = second.json?["events"] else {
+                    Issue.record("no events in \(first.text)")
+                    return
+                }
+                #expect(a.map { $0["position"] } == [.int(1), .int(2)])
+                #expect(a.map { $0["position"] } == b.map { $0["position"] })
+                #expect(a.map { $0["eventId"] } == b.map { $0["eventId"] })
+                #expect(b.allSatisfy { $0["alreadyStored"] == .bool(true) })
+                #expect(a.map { $0["line"] } == [.int(1), .int(2)])
+            }
+            #expect(try await f.rows() == 2)
+        }
+    }
+
+    @Test func conflictsAre409AndWriteNothing() async throws {
+        try await ServiceFixture.with("httpconflict") { f in
+            try await f.test { client in
+                let auth = ServiceFixture.bearer(f.appendToken)
+                _ = try await client.execute(uri: "/v1/events", method: .post, headers: auth, body: ByteBuffer(lines: [ServiceFixture.orderLine("o1")]))
+                // A version conflict: the stream exists; the batch's other fact is not written either.
+                let version = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
+                                                       body: ByteBuffer(lines: [ServiceFixture.orderLine("o9"), ServiceFixture.orderLine("o1", user: "u_2").replacingOccurrences(of: "order:o1:created", with: "order:o1:again")]))
+                #expect(version.status == .conflict)
+                #expect(version.headers[.contentType] == "application/problem+json")
+                #expect(version.json?["type"]?.stringValue == "urn:ledger:problem:version-conflict")
+                #expect(version.json?["stream"]?.stringValue == "order:o1")
+                // The same Idempotency-Key with other content.
+                let k = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "k"])
+                _ = try await client.execute(uri: "/v1/events", method: .post, headers: k, body: ByteBuffer(lines: [ServiceFixture.orderLine("o2")]))
+                let key = try await client.execute(uri: "/v1/events", method: .post, headers: k, body: ByteBuffer(lines: [ServiceFixture.orderLine("o3")]))
+                #expect(key.status == .conflict)
+                #expect(key.json?["type"]?.stringValue == "urn:ledger:problem:idempotency-conflict")
+                // A business idempotency key stored with other content.
+                let business = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
+                                                        body: ByteBuffer(lines: [ServiceFixture.orderLine("o2", user: "u_other", expected: "\"any\"")]))
+                #expect(business.status == .conflict)
+                #expect(business.json?["key"]?.stringValue == "order:o2:created")
+            }
+            #expect(try await f.rows() == 2)
+        }
+    }
+
+    @Test func badBodiesAreRefusedNamingTheLineAndFieldWithNothingWritten() async throws {
+        try await ServiceFixture.with("httpbad", configure: { $0.limits.maximumBodyBytes = 4096 }) { f in
+            try await f.test { client in
+                let auth = ServiceFixture.bearer(f.appendToken)
+                let malformed = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
+                                                         body: ByteBuffer(lines: [ServiceFixture.orderLine("o1"), "{\"stream\": "]))
+                #expect(malformed.status == .badRequest)
+                #expect(malformed.json?["line"] == .int(2))
+                let invalid = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
+                                                       body: ByteBuffer(lines: [ServiceFixture.orderLine("o1"), ServiceFixture.orderLine("o2").replacingOccurrences(of: "\"amount\":600", with: "\"amount\":\"six\"")]))
+                #expect(invalid.status == .unprocessableContent)
+                #expect(invalid.json?["line"] == .int(2))
+                #expect(invalid.json?["field"]?.stringValue?.contains("amount") == true)
+                let unknownType = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
+                                                           body: ByteBuffer(lines: [ServiceFixture.orderLine("o1").replacingOccurrences(of: "OrderCreated", with: "OrderCreatd")]))
+                #expect(unknownType.status == .unprocessableContent)
+                #expect(unknownType.json?["field"]?.stringValue == "type")
+                let big = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
+                                                   body: ByteBuffer(lines: (0..<20).map { ServiceFixture.orderLine("big\($0)") }))
+                #expect(big.status == .contentTooLarge)
+                #expect(big.headers[.contentType] == "application/problem+json")
+                let empty = try await client.execute(uri: "/v1/events", method: .post, headers: auth, body: ByteBuffer(string: "\n\n"))
+                #expect(empty.status == .unprocessableContent)
+            }
+            #expect(try await f.rows() == 0)
+        }
+    }
+
+    @Test func tokensAndScopesAreEnforcedWithoutEchoingTheToken() async throws {
+        try await ServiceFixture.with("httpauth") { f in
+            try await f.test { client in
+                let body = ByteBuffer(lines: [ServiceFixture.orderLine("o1")])
+                let none = try await client.execute(uri: "/v1/events", method: .post, body: body)
+                #expect(none.status == .unauthorized)
+                #expect(none.headers[.contentType] == "application/problem+json")
+                #expect(none.headers[.wwwAuthenticate] != nil)
+                let forged = f.appendToken.dropLast() + (f.appendToken.hasSuffix("A") ? "B" : "A")
+                let wrong = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(String(forged)), body: body)
+                #expect(wrong.status == .unauthorized)
+                #expect(!wrong.text.contains(String(forged)))
+                let reader = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.readToken), body: body)
+                #expect(reader.status == .forbidden)
+                #expect(!reader.text.contains(f.readToken))
+                let audit = try await client.execute(uri: "/v1/audit", method: .get, headers: ServiceFixture.bearer(f.appendToken))
+                #expect(audit.status == .forbidden)
+                let read = try await client.execute(uri: "/v1/events?from=1", method: .get, headers: ServiceFixture.bearer(f.auditToken))
+                #expect(read.status == .forbidden)
+            }
+            #expect(try await f.rows() == 0)
+        }
+    }
+
+    @Test func theTokenTableKeepsOnlyDigests() throws {
+        let (token, line) = TokenTable.issue(name: "billing", scopes: [.append, .read])
+        #expect(!line.contains(token))
+        let table = try TokenTable(parsing: "# services\n" + line + "\n")
+        #expect(table.authenticate(token)?.name == "billing")
+        #expect(table.authenticate(token + "x") == nil)
+        #expect(throws: TokenTableError.self) { try TokenTable(parsing: "billing append,delete sha256:00") }
+    }
+}

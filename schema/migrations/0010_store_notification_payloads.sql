@@ -1,0 +1,1 @@
+../../Sources/LedgerProjection/Migrations/0010_store_notification_payloads.sql

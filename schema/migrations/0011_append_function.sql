@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0011_append_function.sql

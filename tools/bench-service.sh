@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The HTTP service benchmark, on loopback: wrk drives `ledger serve` (a release build) with one new
+# fact per POST /v1/events at 16 and 64 connections, then distinct signed App Store, Google Play and
+# WeChat Pay notifications (verification included; keys the script makes); the library append and raw INSERT are measured in the same run by
+# `ledger bench append`. Prints a markdown table. Options (environment):
+#   LEDGER_BENCH_SECONDS (default 10) per wrk run; LEDGER_BENCH_PORT (default 18181);
+#   LEDGER_BIN (default: builds and uses .build/release/ledger); LEDGER_DATABASE_URL (default: the
+#   private cluster under .ledger/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/ensure-deps.sh wrk
+seconds=${LEDGER_BENCH_SECONDS:-10}
+port=${LEDGER_BENCH_PORT:-18181}
+if [ -z "${LEDGER_BIN:-}" ]; then
+  swift build -c release --product ledger >&2
+  LEDGER_BIN=.build/release/ledger
+fi
+if [ -z "${LEDGER_DATABASE_URL:-}" ]; then LEDGER_DATABASE_URL="$("$LEDGER_BIN" db start)"; fi
+export LEDGER_DATABASE_URL
+work=$(mktemp -d)
+run="b$(date +%s)"
+export LEDGER_SCHEMA="bench_http_$run"
+server=""
+cleanup() {
+  if [ -n "$server" ]; then kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS \"$LEDGER_SCHEMA\" CASCADE" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+"$LEDGER_BIN" migrate >&2
+"$LEDGER_BIN" serve token --name bench --scopes append,read > "$work/token"
+export LEDGER_BENCH_TOKEN=$(awk '/^token:/ {print $2}' "$work/token")
+awk '/^line:/ {print $2, $3, $4}' "$work/token" > "$work/tokens"
+# Enough distinct notifications that none repeats within a run.
+python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography >&2
+notifications=${LEDGER_BENCH_NOTIFICATIONS:-$((seconds * 2500))}
+python3 tools/bench/appstore_fixture.py "$work/fixture" "$notifications" >&2
+python3 tools/bench/stores_fixture.py "$work/fixture" "$notifications" >&2
+LEDGER_APPSTORE_ROOT_CERT="$work/fixture/root.pem" LEDGER_APPSTORE_BUNDLE_ID=com.example.ledgerbench \
+LEDGER_GOOGLE_JWKS="$work/fixture/google-jwks.json" LEDGER_GOOGLE_AUDIENCE=https://ledger.example.test/v1/notifications/googleplay \
+LEDGER_GOOGLE_SERVICE_ACCOUNT=rtdn-push@example-project.iam.gserviceaccount.com LEDGER_GOOGLE_PACKAGE_NAME=com.example.ledgerbench \
+LEDGER_WECHAT_PLATFORM_CERTS="$work/fixture/wechat-platform.pem" LEDGER_WECHAT_APIV3_KEY_FILE="$work/fixture/wechat-apiv3.key" \
+LEDGER_WECHAT_APPID=wxbench0000000001 LEDGER_WECHAT_MCHID=1900000109 \
+  "$LEDGER_BIN" serve --port "$port" --tokens-file "$work/tokens" 2> "$work/serve.log" &
+server=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+export LEDGER_BENCH_LUA="$PWD/tools/bench" LEDGER_BENCH_BODIES="$work/fixture/bodies.jsonl" LEDGER_BENCH_THREADS=2 \
+  LEDGER_BENCH_GOOGLE_BODIES="$work/fixture/google.jsonl" LEDGER_BENCH_GOOGLE_TOKEN="$work/fixture/google-token" \
+  LEDGER_BENCH_WECHAT="$work/fixture/wechat.tsv"
+
+row() {  # name, connections, wrk output
+  local r
+  r=$(grep '^RESULT' <<< "$3")
+  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$(sed 's/.*rps=\([0-9]*\).*/\1/' <<< "$r")" \
+    "$(sed 's/.*p50_ms=\([0-9.]*\).*/\1/' <<< "$r")" "$(sed 's/.*p99_ms=\([0-9.]*\).*/\1/' <<< "$r")" \
+    "$(sed 's/.*p999_ms=\([0-9.]*\).*/\1/' <<< "$r")" "$(sed 's/.*errors=\([0-9]*\).*/\1/' <<< "$r")"
+}
+echo "| workload | connections | requests/s | p50 ms | p99 ms | p99.9 ms | errors (non-2xx) |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for c in 16 64; do
+  out=$(LEDGER_BENCH_RUN="$run-$c" wrk -t2 -c"$c" -d"${seconds}s" --timeout 10s -s tools/bench/append.lua "http://127.0.0.1:$port")
+  row "POST /v1/events (1 fact)" "$c" "$out"
+done
+out=$(wrk -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/appstore.lua "http://127.0.0.1:$port")
+row "POST /v1/notifications/appstore (verify 3 JWS, 2 facts)" 16 "$out"
+out=$(wrk -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/googleplay.lua "http://127.0.0.1:$port")
+row "POST /v1/notifications/googleplay (verify OIDC token, 1 fact)" 16 "$out"
+out=$(wrk -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/wechatpay.lua "http://127.0.0.1:$port")
+row "POST /v1/notifications/wechatpay (verify RSA, decrypt, 1 fact)" 16 "$out"
+stored=$(curl -s -H "Authorization: Bearer $LEDGER_BENCH_TOKEN" "http://127.0.0.1:$port/readyz" | sed 's/.*"head":\([0-9]*\).*/\1/')
+echo
+echo "events in the log after the HTTP runs: $stored"
+kill -TERM "$server"; wait "$server" 2>/dev/null || true; server=""
+echo
+echo "library append and raw INSERT, same run (ledger bench append --seconds $((seconds / 2 > 1 ? seconds / 2 : 2))):"
+LEDGER_SCHEMA="bench_lib_$run" "$LEDGER_BIN" bench append --seconds "$((seconds / 2 > 1 ? seconds / 2 : 2))"
+psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS \"bench_lib_$run\" CASCADE" >/dev/null 2>&1 || true
