@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // CSV for the stores' statement files (WeChat Pay bills, Google Play earnings reports).
+        .package(url: "https://github.com/swiftcsv/SwiftCSV", exact: "0.10.0"),
     ],
     targets: [
         // libpq, as the system provides it (Debian: libpq-dev).
@@ -40,6 +42,13 @@ let package = Package(
         .target(name: "LedgerDomain", dependencies: ["LedgerCore"], swiftSettings: strict),
         // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
         .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
+        // The stores' own statement files (WeChat Pay bills, App Store history and financial reports, Google Play
+        // voided purchases and earnings): parsed and validated into statement facts, and written back (the simulator). Pure.
+        .target(
+            name: "LedgerStatements",
+            dependencies: ["LedgerDomain", "LedgerCore", .product(name: "SwiftCSV", package: "SwiftCSV")],
+            swiftSettings: strict
+        ),
         // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator.
         .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The event log over PostgreSQL: append (a pure plan, a thin executor), read, subscribe,
@@ -62,7 +71,7 @@ let package = Package(
         // What `ledger bench` measures with: the bulk loader and the benchmark workloads. Not a product.
         .target(
             name: "LedgerBench",
-            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres"],
+            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerStatements", "LedgerPostgres"],
             swiftSettings: strict
         ),
         // Test helpers: a private PostgreSQL and one fresh schema per test.
@@ -74,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
-                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerLog", "LedgerProjection", "LedgerServer",
+                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerStatements", "LedgerLog", "LedgerProjection", "LedgerServer",
                 "LedgerBench", "LedgerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -84,7 +93,7 @@ let package = Package(
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerDomainTests",
-            dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios", "LedgerStatements", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         // No PostgreSQL: the append plan, the COPY text codec, the row writers, migration loading.
