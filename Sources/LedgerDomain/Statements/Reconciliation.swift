@@ -37,6 +37,7 @@ extension Audit {
         }
         var listed: Set<String> = []
         var mismatches: [String: [(line: StatementLineRecord, log: Money, position: Int64?)]] = [:]
+        var unrecordedRefunds: [String: [StatementLineRecord]] = [:]
         for record in book.lines.values {
             let l = record.line
             guard let tx = l.transactionId, l.isRevenue else { continue }
@@ -57,14 +58,13 @@ extension Audit {
                     mismatches[key, default: []].append((record, price, t.verifiedPosition))
                 }
             case .refund:
-                refundLine(record, t, key, &mismatches, &c)
+                refundLine(record, t, key, &mismatches, &unrecordedRefunds, &c)
             case .fee, .feeRefund:
                 continue
             }
         }
-        for (key, items) in mismatches {
-            amountMismatch(key, items, &c)
-        }
+        for (key, items) in mismatches { amountMismatch(key, items, &c) }
+        for (key, records) in unrecordedRefunds { unrecordedRefund(key, records, byStoreId, &c) }
         unconfirmedPayments(book, listed, &c)
     }
 
@@ -73,7 +73,8 @@ extension Audit {
     }
 
     static func refundLine(_ record: StatementLineRecord, _ t: TransactionView?, _ key: String,
-                           _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]], _ c: inout Context) {
+                           _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]],
+                           _ unrecorded: inout [String: [StatementLineRecord]], _ c: inout Context) {
         let l = record.line
         if let t {
             if let id = l.refundId, let r = t.refunds.first(where: { $0.refundId == id }) {
@@ -83,9 +84,19 @@ extension Audit {
             if !t.refunds.isEmpty || t.storeRevokedPosition != nil || t.voidedPosition != nil { return }
         }
         guard c.passed(l.at, c.options.statementWindow) else { return }
-        let logPositions: [Int64?] = [t?.verifiedPosition]
-        c.add(.unrecordedRefund, l.channel, user: nil, order: nil, tx: l.transactionId, [record.position] + logPositions, l.amount ?? t?.price,
-              "\(where_(record)) lists a refund" + (l.refundId.map { " \($0)" } ?? "") + " at \(l.at.iso8601) the log never recorded")
+        unrecorded[key, default: []].append(record)
+    }
+
+    /// One unrecorded-refund per transaction, however many statements (an earnings report and a
+    /// voided purchases list) list its refund: the first line with an amount speaks for them.
+    static func unrecordedRefund(_ key: String, _ records: [StatementLineRecord], _ byStoreId: [String: TransactionView], _ c: inout Context) {
+        let sorted = records.sorted { $0.position < $1.position }
+        guard let first = sorted.first(where: { $0.line.amount != nil }) ?? sorted.first else { return }
+        let l = first.line, t = byStoreId[key]
+        c.add(.unrecordedRefund, l.channel, user: nil, order: nil, tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
+              l.amount ?? t?.price,
+              "\(where_(first)) lists a refund" + (l.refundId.map { " \($0)" } ?? "") + (l.amount.map { " of \($0)" } ?? "")
+                + " at \(l.at.iso8601) the log never recorded" + (sorted.count > 1 ? " (\(sorted.count) statement lines)" : ""))
     }
 
     static func amountMismatch(_ key: String, _ items: [(line: StatementLineRecord, log: Money, position: Int64?)], _ c: inout Context) {

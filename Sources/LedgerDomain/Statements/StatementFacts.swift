@@ -155,8 +155,11 @@ public struct StatementLine: StoreAppFact {
         })
 
     /// The identity of what the line is about, across statements: the same sale in two files is one sale.
+    /// A refund without a store refund id is told apart by its amount and time (two partial refunds
+    /// of one order are two refunds; the same refund in two files is one).
     public var subject: String {
-        "\(channel.rawValue)|\(transactionId ?? "")|\(kind.rawValue)|\(refundId ?? "")"
+        let which = refundId ?? (kind == .sale ? "" : "\(amount.map { "\($0.minorUnits) \($0.currency.code)" } ?? "?")@\(at.microseconds)")
+        return "\(channel.rawValue)|\(transactionId ?? "")|\(kind.rawValue)|\(which)"
     }
 }
 
@@ -169,7 +172,7 @@ extension FactTypes {
 
     public static let statementLine = FactType<StatementLine>(
         "StatementLine", "One line of an imported store statement: a sale, refund or fee as the store recorded it.",
-        stream: "statement:<digest>", key: "statement:<digest>:line:<line>",
+        stream: "statement:<digest>", key: "statement:<digest>:line:<line>:<kind>",
         wrap: Fact.statementLine,
         summary: { l in
             "\(l.source.rawValue) line \(l.line): \(l.kind.rawValue)" + (l.amount.map { " \($0)" } ?? "") + (l.transactionId.map { " tx \($0)" } ?? "")
