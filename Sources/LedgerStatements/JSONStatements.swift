@@ -77,7 +77,7 @@ enum AppStoreHistory {
             throw JSONEntries.fail(list, i, "price", "\(milli) milliunits is not a whole number of \(currency.code) minor units")
         }
         var sale = ctx.line(i + 1, kind: .sale, tx: tx, amount: price, at: purchased)
-        sale.productId = t["productId"]?.stringValue
+        sale.productId = t["productId"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         sale.quantity = t["quantity"]?.intValue
         sale.environment = t["environment"]?.stringValue.map { StoreEnvironment(raw: $0) }
         sale.ownership = t["inAppOwnershipType"]?.stringValue.map { Ownership(raw: $0) }

@@ -85,6 +85,7 @@ enum AppStoreFinance {
             guard !o, gross >= 0 else { throw table.fail(row, "Customer Price", "the price times the quantity is out of range") }
             var line = ctx.line(row.line, kind: sr == "S" ? .sale : .refund, tx: nil, amount: Money(minorUnits: gross, currency: c), at: start)
             line.quantity = q
+            guard !table.value(row, "Vendor Identifier").isEmpty else { throw table.fail(row, "Vendor Identifier", "is empty (the product id)") }
             line.productId = table.value(row, "Vendor Identifier")
             line.net = Money(minorUnits: abs(ext), currency: sc)
             lines.append(line)
@@ -163,7 +164,7 @@ enum GooglePlayEarnings {
                 throw table.fail(row, "Amount (Buyer Currency)", "a \(type) of \(Amounts.text(amount, c)) \(c.code) has the wrong sign")
             }
             var line = ctx.line(row.line, kind: kind, tx: order, amount: Money(minorUnits: abs(amount), currency: c), at: at)
-            line.productId = table.value(row, "Product id")
+            line.productId = table.value(row, "Product id").isEmpty ? nil : table.value(row, "Product id")
             lines.append(line)
         }
         return try ctx.statement(lines, app: lines.first?.productId == nil ? nil : nil)

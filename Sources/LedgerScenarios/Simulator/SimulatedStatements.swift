@@ -42,6 +42,7 @@ public struct SimulatedStatements: Sendable {
         var truth: [ExpectedFinding] = []
         var injected: [FindingKind: Int] = [:]
         var extra = 0
+        var dropped: [StatementLine] = []
         for t in txs {
             let ch = t.channel!, price = t.price!
             var sale = Self.line(ch, .sale, t.transactionId, price, t.purchaseDate ?? t.verifiedAt ?? from)
@@ -63,13 +64,14 @@ public struct SimulatedStatements: Sendable {
                 truth.append(ExpectedFinding(kind: f, channel: ch, transactionId: t.transactionId, orderId: nil, userId: nil))
             }
             switch fault {
-            case .unconfirmedPayment?: break
+            case .unconfirmedPayment?: dropped.append(sale)
             case .amountMismatch?:
                 sale.amount = Money(minorUnits: price.minorUnits + 100, currency: price.currency)
                 out[ch, default: []].append(sale)
             case .unrecordedRefund?:
                 out[ch, default: []].append(sale)
-                var r = Self.line(ch, .refund, t.transactionId, price, Timestamp(microsecondsSince1970: sale.at.microseconds + 2 * Sim.day))
+                var r = Self.line(ch, .refund, t.transactionId, price, Timestamp(microsecondsSince1970: sale.at.microseconds + 2 * Sim.day),
+                                  product: t.productId)
                 r.refundId = ch == .wechat ? "50300000\(sim.seed % 10_000)\(t.transactionId.suffix(12))" : nil
                 r.fee = sale.fee
                 out[ch, default: []].append(r)
@@ -80,14 +82,26 @@ public struct SimulatedStatements: Sendable {
             }
             if let f = fault { injected[f, default: 0] += 1 }
         }
+        // WeChat Pay publishes no bill for a day without trades, so a day without lines is not
+        // covered: a dropped sale whose days around it have no bill stays a clean sale.
+        let days = Set((out[.wechat] ?? []).map { Self.beijingDay($0.at.microseconds) })
+        for sale in dropped where sale.channel == .wechat {
+            let t = sale.at.microseconds
+            guard !stride(from: Self.beijingDay(t - Sim.day), through: Self.beijingDay(t + Sim.day - 1), by: Int(Sim.day)).allSatisfy(days.contains) else { continue }
+            out[.wechat, default: []].append(sale)
+            truth.removeAll { $0.kind == .unconfirmedPayment && $0.transactionId == sale.transactionId }
+            injected[.unconfirmedPayment, default: 0] -= 1
+        }
         lines = out.mapValues { $0.sorted { ($0.at, $0.transactionId ?? "", $0.kind) < ($1.at, $1.transactionId ?? "", $1.kind) } }
         self.truth = truth
         self.injected = injected
     }
 
-    static func line(_ ch: Channel, _ kind: StatementLineKind, _ tx: String, _ amount: Money?, _ at: Timestamp) -> StatementLine {
+    static func line(_ ch: Channel, _ kind: StatementLineKind, _ tx: String, _ amount: Money?, _ at: Timestamp,
+                     product: String? = nil) -> StatementLine {
         let source: StatementSource = ch == .wechat ? .wechatTradeBill : ch == .appstore ? .appstoreHistory : .googleplayEarnings
         var l = StatementLine(digest: "sim", line: 1, source: source, kind: kind, transactionId: tx, amount: amount, at: at)
+        l.productId = product
         switch ch {
         case .wechat: l.app = wechatAppId; l.merchant = wechatMerchant
         case .appstore: l.app = bundleId
@@ -109,18 +123,19 @@ public struct SimulatedStatements: Sendable {
     static func refundLines(_ t: TransactionView, _ ch: Channel, _ price: Money) -> [StatementLine] {
         var out: [StatementLine] = []
         for r in t.standingRefunds.sorted(by: { ($0.refundedAt, $0.refundId) < ($1.refundedAt, $1.refundId) }) {
-            var l = line(ch, .refund, t.transactionId, r.amount, r.refundedAt)
+            var l = line(ch, .refund, t.transactionId, r.amount, r.refundedAt, product: t.productId)
             l.refundId = ch == .wechat ? r.refundId : nil
             if ch == .googleplay { l.fee = fee(ch, r.amount) }
             out.append(l)
         }
         guard t.refunds.isEmpty, ch == .googleplay else { return out }
         if let at = t.storeRevokedAt, t.storeRevokedPosition != nil {
-            var l = line(ch, .refund, t.transactionId, price, at)
+            var l = line(ch, .refund, t.transactionId, price, at, product: t.productId)
             l.fee = fee(ch, price)
             out.append(l)
         } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
-            out.append(line(ch, .refund, t.transactionId, Money(minorUnits: Audit.share(price.minorUnits, q, t.quantity), currency: price.currency), at))
+            out.append(line(ch, .refund, t.transactionId, Money(minorUnits: Audit.share(price.minorUnits, q, t.quantity), currency: price.currency), at,
+                            product: t.productId))
         }
         return out
     }
@@ -145,18 +160,17 @@ public struct SimulatedStatements: Sendable {
         }
     }
 
-    /// The WeChat lines by Beijing day, one bill per day from `from` to `to` (days without lines too).
-    public var wechatDays: [(day: Timestamp, lines: [StatementLine])] {
+    /// The start (UTC microseconds) of the Beijing day (UTC+8) holding `us`.
+    static func beijingDay(_ us: Int64) -> Int64 {
         let offset: Int64 = 8 * 3600 * 1_000_000
-        func dayStart(_ us: Int64) -> Int64 { (us + offset) / Sim.day * Sim.day - offset }
+        return (us + offset) / Sim.day * Sim.day - offset
+    }
+
+    /// The WeChat lines by Beijing day: one daily bill per day with trades (WeChat Pay publishes
+    /// none for a day without).
+    public var wechatDays: [(day: Timestamp, lines: [StatementLine])] {
         var byDay: [Int64: [StatementLine]] = [:]
-        for l in lines[.wechat] ?? [] { byDay[dayStart(l.at.microseconds), default: []].append(l) }
-        var out: [(day: Timestamp, lines: [StatementLine])] = []
-        var d = dayStart(from.microseconds)
-        while d < to.microseconds {
-            out.append((Timestamp(microsecondsSince1970: d), byDay[d] ?? []))
-            d += Sim.day
-        }
-        return out
+        for l in lines[.wechat] ?? [] { byDay[Self.beijingDay(l.at.microseconds), default: []].append(l) }
+        return byDay.keys.sorted().map { (Timestamp(microsecondsSince1970: $0), byDay[$0]!) }
     }
 }
