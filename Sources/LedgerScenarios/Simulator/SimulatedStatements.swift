@@ -27,7 +27,7 @@ public struct SimulatedStatements: Sendable {
     public static let packageName = "com.sim.android"
     public static let wechatAppId = "wx5f0e6a0b9c8d7e6f"
     public static let wechatMerchant = "1900000109"
-    static let kinds: [FindingKind] = [.unrecordedSale, .unrecordedRefund, .unconfirmedPayment, .amountMismatch]
+    public static let kinds: [FindingKind] = [.unrecordedSale, .unrecordedRefund, .unconfirmedPayment, .amountMismatch]
 
     public init(_ sim: Simulator) {
         var p = Projections()
