@@ -26,6 +26,14 @@ extension Audit {
     ///   `[purchase - w, purchase + w)`. At risk: the price.
     /// - **amount-mismatch**: a matched sale (or refund by id) whose amount or currency differs. One
     ///   finding per transaction; at risk: the difference (the line's amount across currencies).
+    /// Only the reconciliation findings (``run(_:options:)`` includes them): what the benchmark times apart.
+    public static func reconciliation(_ p: Projections, options: AuditOptions = AuditOptions()) -> [Finding] {
+        var c = Context(p: p, options: options)
+        reconcile(&c)
+        c.findings.sort()
+        return c.findings
+    }
+
     static func reconcile(_ c: inout Context) {
         let book = c.p.statements
         guard !book.isEmpty else { return }

@@ -33,10 +33,20 @@ public struct SimulatedStatements: Sendable {
         var p = Projections()
         for (i, f) in sim.facts.enumerated() { p.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
         let end = sim.facts.last?.at.microseconds ?? Simulator.start.microseconds
-        from = Timestamp(microsecondsSince1970: Simulator.start.microseconds - Sim.day)
-        to = Timestamp(microsecondsSince1970: end + Sim.day)
-        let txs = p.transactions.values.filter { $0.verified && !$0.isSandbox && $0.channel != nil && $0.price != nil }
-            .sorted { ($0.verifiedPosition ?? 0, $0.transactionId) < ($1.verifiedPosition ?? 0, $1.transactionId) }
+        self.init(p, seed: sim.seed, faults: sim.faults, from: Timestamp(microsecondsSince1970: Simulator.start.microseconds - Sim.day),
+                  to: Timestamp(microsecondsSince1970: end + Sim.day))
+    }
+
+    /// The statements of the sales of `p` purchased in `[from, to)` and their standing refunds (any
+    /// history folded: the benchmark's generated log too).
+    public init(_ p: Projections, seed: UInt64, faults: FaultSpec, from: Timestamp, to: Timestamp) {
+        self.from = from
+        self.to = to
+        let txs = p.transactions.values.filter { t in
+            guard t.verified, !t.isSandbox, t.channel != nil, t.price != nil, let at = t.purchaseDate ?? t.verifiedAt else { return false }
+            return at >= from && at < to
+        }.sorted { ($0.verifiedPosition ?? 0, $0.transactionId) < ($1.verifiedPosition ?? 0, $1.transactionId) }
+        let sim = (seed: seed, faults: faults)
         var rng = SplitMix64(seed: sim.seed ^ 0x5EC0_11C1_1A71_0000)
         var out: [Channel: [StatementLine]] = [:]
         var truth: [ExpectedFinding] = []
@@ -84,11 +94,15 @@ public struct SimulatedStatements: Sendable {
         }
         // WeChat Pay publishes no bill for a day without trades, so a day without lines is not
         // covered: a dropped sale whose days around it have no bill stays a clean sale.
+        // Elsewhere a statement covers [from, to): a sale within a day of its edges is not judged.
         let days = Set((out[.wechat] ?? []).map { Self.beijingDay($0.at.microseconds) })
-        for sale in dropped where sale.channel == .wechat {
+        for sale in dropped {
             let t = sale.at.microseconds
-            guard !stride(from: Self.beijingDay(t - Sim.day), through: Self.beijingDay(t + Sim.day - 1), by: Int(Sim.day)).allSatisfy(days.contains) else { continue }
-            out[.wechat, default: []].append(sale)
+            let covered = sale.channel == .wechat
+                ? stride(from: Self.beijingDay(t - Sim.day), through: Self.beijingDay(t + Sim.day - 1), by: Int(Sim.day)).allSatisfy(days.contains)
+                : t - Sim.day >= from.microseconds && t + Sim.day <= to.microseconds
+            guard !covered else { continue }
+            out[sale.channel, default: []].append(sale)
             truth.removeAll { $0.kind == .unconfirmedPayment && $0.transactionId == sale.transactionId }
             injected[.unconfirmedPayment, default: 0] -= 1
         }
