@@ -76,7 +76,7 @@ struct ImportStatement: AsyncParsableCommand {
                 ("source", .string(s.source.rawValue)), ("digest", .string(s.digest)), ("periodStart", .string(s.periodStart.iso8601)),
                 ("periodEnd", .string(s.periodEnd.iso8601)), ("lines", .int(s.lines)), ("stored", .int(Int64(result.stored))),
                 ("alreadyStored", .int(Int64(result.already))), ("position", result.first.map { .int($0) } ?? .null),
-            ]).compactText + "\n").utf8))
+            ]).canonicalText + "\n").utf8))
             Diagnostics.say("ledger: \(s.source.rawValue) \(s.digest.prefix(19))…: \(s.lines) lines, \(result.stored) facts stored, \(result.already) already stored")
         }
     }
