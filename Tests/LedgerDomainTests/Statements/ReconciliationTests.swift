@@ -57,3 +57,65 @@ struct ReconciliationTests {
         }
     }
 }
+
+/// The rules one by one, on hand-made folds.
+@Suite("Reconciliation rules")
+struct ReconciliationRuleTests {
+    static let t0 = Timestamp("2026-03-02T02:00:00Z")!
+    static func at(_ hours: Int64) -> Timestamp { Timestamp(microsecondsSince1970: t0.microseconds + hours * 3_600_000_000) }
+    static func cny(_ m: Int64) -> Money { Money(minorUnits: m, currency: Currency("CNY")!) }
+
+    static func fold(_ facts: [(Fact, Timestamp)]) -> Projections {
+        var p = Projections()
+        for (i, f) in facts.enumerated() { p.apply(f.0, FactContext(position: Int64(i + 1), occurredAt: f.1)) }
+        return p
+    }
+
+    static func verified(_ tx: String, _ minor: Int64, _ at: Timestamp, environment: StoreEnvironment = .production) -> (Fact, Timestamp) {
+        (.paymentVerified(PaymentVerified(channel: .wechat, transactionId: tx, productId: "wx_coins_300", purchaseDate: at, environment: environment,
+                                          price: cny(minor))), at)
+    }
+
+    static func line(_ n: Int64, _ kind: StatementLineKind, _ tx: String, _ minor: Int64?, _ at: Timestamp, refundId: String? = nil) -> (Fact, Timestamp) {
+        var l = StatementLine(digest: "sha256:aa", line: n, source: .wechatTradeBill, kind: kind, transactionId: tx, amount: minor.map(cny), at: at)
+        l.refundId = refundId
+        return (.statementLine(l), Self.at(24))
+    }
+
+    static let statement: (Fact, Timestamp) = (.statementImported(StatementImported(source: .wechatTradeBill, digest: "sha256:aa",
+                                                                                   periodStart: at(-48), periodEnd: at(48), lines: 4)), at(24))
+
+    @Test("each rule, with the window measured in log time")
+    func rules() {
+        var facts = [Self.verified("A", 3000, Self.t0), Self.verified("B", 3000, Self.t0), Self.verified("S", 600, Self.t0, environment: .sandbox),
+                     Self.verified("U", 6800, Self.at(1)), Self.statement,
+                     Self.line(2, .sale, "A", 3000, Self.t0), Self.line(3, .sale, "B", 3100, Self.t0), Self.line(4, .sale, "X", 1800, Self.at(2)),
+                     Self.line(5, .refund, "A", 1000, Self.at(3), refundId: "R1")]
+        // (The unbound payments are also orphan-payment: only reconciliation is looked at here.)
+        let early = Audit.run(Self.fold(facts)).filter { $0.kind.isReconciliation }
+        // Log time is the statement's (t0 + 24 h): the sale at t0 + 2 h and the refund at t0 + 3 h are still inside the window.
+        #expect(early.map(\.kind).sorted() == [.amountMismatch, .unconfirmedPayment])
+        facts.append((.orderCreated(OrderCreated(orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300", price: Self.cny(3000))), Self.at(30)))
+        let late = Audit.run(Self.fold(facts)).filter { $0.kind.isReconciliation }
+        #expect(Dictionary(grouping: late, by: \.kind).mapValues(\.count) == [.amountMismatch: 1, .unconfirmedPayment: 1, .unrecordedSale: 1, .unrecordedRefund: 1])
+        let mismatch = late.first { $0.kind == .amountMismatch }
+        #expect(mismatch?.transactionId == "B" && mismatch?.amountAtRisk == Self.cny(100) && mismatch?.positions == [2, 7])
+        #expect(late.first { $0.kind == .unconfirmedPayment }?.transactionId == "U")
+        #expect(late.first { $0.kind == .unrecordedSale }?.amountAtRisk == Self.cny(1800))
+        #expect(late.first { $0.kind == .unrecordedRefund }?.positions == [1, 9])
+        #expect(!late.contains { $0.transactionId == "S" }, "sandbox is judged by no rule")
+        // The log records the refund: the finding goes.
+        facts.append((.refunded(Refunded(channel: .wechat, transactionId: "A", refundId: "R1", amount: Self.cny(1000), refundedAt: Self.at(3))), Self.at(31)))
+        #expect(!Audit.run(Self.fold(facts)).contains { $0.kind == .unrecordedRefund })
+        #expect(Audit.reconciliation(Self.fold(facts)).count == 3)
+    }
+
+    @Test("no statement: no reconciliation finding and no revenue from statements")
+    func none() {
+        let p = Self.fold([Self.verified("A", 3000, Self.t0), (.orderCreated(OrderCreated(orderId: "o", userId: "u", channel: .wechat, productId: "p",
+                                                                                              price: Self.cny(1))), Self.at(100))])
+        #expect(Audit.reconciliation(p).isEmpty)
+        let rows = Revenue.compute(p, by: .day)
+        #expect(rows.count == 1 && rows[0].ledger.gross == 3000 && rows[0].statements == RevenueTotals())
+    }
+}
