@@ -71,7 +71,7 @@ let package = Package(
         // What `ledger bench` measures with: the bulk loader and the benchmark workloads. Not a product.
         .target(
             name: "LedgerBench",
-            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerStatements", "LedgerPostgres"],
+            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres"],
             swiftSettings: strict
         ),
         // Test helpers: a private PostgreSQL and one fresh schema per test.
