@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // CSV for the stores' statement files (WeChat Pay bills, Google Play earnings reports).
+        .package(url: "https://github.com/swiftcsv/SwiftCSV", exact: "0.10.0"),
     ],
     targets: [
         // libpq, as the system provides it (Debian: libpq-dev).
@@ -50,6 +52,13 @@ let package = Package(
         .target(name: "LedgerDomain", dependencies: ["LedgerCore"], swiftSettings: strict),
         // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
         .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
+        // The stores' own statement files (WeChat Pay bills, App Store history and financial reports, Google Play
+        // voided purchases and earnings): parsed and validated into statement facts, and written back (the simulator). Pure.
+        .target(
+            name: "LedgerStatements",
+            dependencies: ["LedgerDomain", "LedgerCore", .product(name: "SwiftCSV", package: "SwiftCSV")],
+            swiftSettings: strict
+        ),
         // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator.
         .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The event log over PostgreSQL: append (a pure plan, a thin executor), read, subscribe,
@@ -124,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
-                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerLog", "LedgerProjection", "LedgerServer",
+                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerStatements", "LedgerLog", "LedgerProjection", "LedgerServer",
                 "LedgerBench", "LedgerPostgres", "LedgerService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -134,7 +143,7 @@ let package = Package(
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerDomainTests",
-            dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios", "LedgerStatements", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         // No PostgreSQL: the append plan, the COPY text codec, the row writers, migration loading.

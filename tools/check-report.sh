@@ -122,15 +122,44 @@ for row, f in zip(got, want):
     check(f"finding {f['key']} detail", detail, f["detail"])
 
 # The sections set apart from the findings: every sandbox purchase and grant by policy, cell by cell.
-def section(cls):
+def set_apart_rows(cls):
     return [[td.all_text() for td in r.find(lambda n: n.tag == "td")] for r in root.find(lambda n: n.tag == "tr" and cls in n.cls())]
 sandbox = report.get("sandbox", [])
-check("sandbox purchases (visible)", [r[:5] + [money(r[5]) if r[5] != "-" else None] for r in section("sandbox")],
+check("sandbox purchases (visible)", [r[:5] + [money(r[5]) if r[5] != "-" else None] for r in set_apart_rows("sandbox")],
       [[p["transactionId"], p.get("channel") or "-", p["environment"], p.get("productId") or "-", p.get("userId") or "-",
         (p["price"]["amount"], p["price"]["currency"]) if p.get("price") else None] for p in sandbox])
 grants = report.get("policyGrants", [])
-check("grants by policy (visible)", section("policy-grant"),
+check("grants by policy (visible)", set_apart_rows("policy-grant"),
       [[g["grantId"], g["userId"], g["reason"], g.get("authorizedBy") or "-", f"{g['units']} {g['unit']}", str(g["unitsLeft"])] for g in grants])
+
+# Reconciliation (when statements were imported): the statements table, the revenue totals and the
+# revenue chart per currency (each bar's height is the period's net on the chart's scale).
+recon = report.get("reconciliation")
+if recon:
+    section = root.find(lambda n: n.attrs.get("id") == "reconciliation")
+    if not section: problems.append("the reconciliation section is missing")
+    else:
+        srows = [[td.all_text() for td in r.find(lambda n: n.tag == "td")] for r in section[0].find(lambda n: n.tag == "tr" and "statement" in n.cls())]
+        check("statements table (source, lines, position)", [(r[0], r[3], r[4]) for r in srows],
+              [(st["source"], str(st["lines"]), str(st["position"])) for st in recon["statements"]])
+        trows = [[td.all_text() for td in r.find(lambda n: n.tag == "td")] for r in section[0].find(lambda n: n.tag == "tr" and "revenue-row" in n.cls())]
+        check("revenue totals (channel, currency, sales, gross, net, statement gross, ties)",
+              [(r[1], r[2], r[3], money(r[4]), money(r[7]), money(r[9]), r[12]) for r in trows],
+              [(t["channel"], t["currency"], str(t["ledger"]["sales"]), (t["ledger"]["gross"], t["currency"]), (t["ledger"]["net"], t["currency"]),
+                (t["statements"]["gross"], t["currency"]), "yes" if t["ties"] else "NO") for t in recon["revenueTotals"]])
+        for cur in sorted({r["currency"] for r in recon["revenueByDay"]}):
+            per = {}
+            for r in recon["revenueByDay"]:
+                if r["currency"] != cur: continue
+                l, st = per.get(r["period"], (0, 0))
+                per[r["period"]] = (l + r["ledger"]["net"], st + r["statements"]["net"])
+            svg = section[0].find(lambda n: n.tag == "svg" and n.attrs.get("data-currency") == cur)
+            if not svg: problems.append(f"no revenue chart for {cur}"); continue
+            maxV = max(1, max(max(l, st, 0) for l, st in per.values()))
+            got = [round(float(b.attrs.get("height", "nan")) * maxV / 162) for b in svg[0].find(lambda n: n.tag == "rect" and "revenue-bar" in n.cls())]
+            bars_want = [max(0, per[p][0]) for p in sorted(per)]
+            close = len(got) == len(bars_want) and all(abs(g - w) <= max(1, maxV // 1000) for g, w in zip(got, bars_want))
+            if not close: problems.append(f"revenue chart {cur}: the bars show {got}, the JSON has {bars_want}")
 
 # The screenshot shows something: decode the PNG and count pixels unlike the background.
 def png_pixels(path):

@@ -60,6 +60,9 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(name: .customLong("stale-order-window"), help: "Age after which a launched, unpaid, unclosed order is stale.")
     var staleOrderWindow: String = "24h"
 
+    @Option(name: .customLong("statement-window"), help: "How late a store statement may list a sale or refund, and how far either side of a payment statements must cover before it is unconfirmed.")
+    var statementWindow: String = "24h"
+
     static func duration(_ text: String, _ option: String) throws -> Duration {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         guard let unit = text.last, let mult = units[unit], let n = Int64(text.dropLast()), n >= 0 else {
@@ -79,6 +82,7 @@ struct AuditCommand: AsyncParsableCommand {
         _ = try Self.duration(missingGrantWindow, "--missing-grant-window")
         _ = try Self.duration(refundWindow, "--refund-window")
         _ = try Self.duration(staleOrderWindow, "--stale-order-window")
+        _ = try Self.duration(statementWindow, "--statement-window")
         if let diff, !FileManager.default.isReadableFile(atPath: diff) {
             throw ValidationError("--diff: cannot read '\(diff)'")
         }
@@ -98,7 +102,7 @@ struct AuditCommand: AsyncParsableCommand {
                 previous = text
             }
             let options = AuditOptions(missingGrantWindow: try Self.duration(missingGrantWindow, ""), refundWindow: try Self.duration(refundWindow, ""),
-                                       staleOrderWindow: try Self.duration(staleOrderWindow, ""))
+                                       staleOrderWindow: try Self.duration(staleOrderWindow, ""), statementWindow: try Self.duration(statementWindow, ""))
             let store = try await EventStore.open(try await connection.configuration(as: .auditor))
             let report: AuditReport
             do {
@@ -120,6 +124,8 @@ struct AuditCommand: AsyncParsableCommand {
                                     verifiedByChannel: run.verifiedByChannel,
                                     sandbox: run.sandbox.filter { user == nil || $0.userId == user },
                                     policyGrants: run.policyGrants.filter { user == nil || $0.grant.userId == user })
+                r.statements = run.statements
+                r.revenue = run.revenue
                 if let previous {
                     do throws(ReportDiff.ReadError) {
                         r.diff = try ReportDiff.compare(previous: previous, with: r)

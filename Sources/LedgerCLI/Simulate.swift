@@ -46,6 +46,9 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "Facts appended per batch.")
     var batch: Int = 2000
 
+    @Option(help: "Also write the stores' statement files for the history into this folder (WeChat Pay daily bills, App Store history and financial report, Google Play earnings and voided purchases), with the reconciliation faults of --faults, and import them.")
+    var statements: String?
+
     func validate() throws {
         if users < 1 || users > 1_000_000 { throw ValidationError("--users must be 1...1000000") }
         if days < 1 || days > 3660 { throw ValidationError("--days must be 1...3660") }
@@ -63,6 +66,7 @@ struct Simulate: AsyncParsableCommand {
             let owner = try await connection.configuration(as: nil)
             let store = try await EventStore.open(owner.connecting(as: .writer))
             var tampered: Int64?
+            var statementTruth: [ExpectedFinding] = []
             do {
                 let before = try await store.headPosition()
                 if before > 0 {
@@ -77,6 +81,7 @@ struct Simulate: AsyncParsableCommand {
                 }
                 bar.finish()
                 Diagnostics.say("ledger: appended \(grouped(Int64(stored))) facts, \(grouped(Int64(already))) already stored")
+                if let statements { statementTruth = try await SimulateStatements.run(sim, folder: statements, store: store).truth }
                 if spec.rate(.chainBroken) > 0 {
                     tampered = try await Self.tamper(store, owner: owner, seed: seed)
                     Diagnostics.say("ledger: tampered with the metadata of the event at position \(tampered!) (chain-broken)")
@@ -86,7 +91,7 @@ struct Simulate: AsyncParsableCommand {
                 throw error
             }
             await store.close()
-            var findings: [JSONValue] = sim.groundTruth.sorted { $0.key < $1.key }.map(Self.json)
+            var findings: [JSONValue] = (sim.groundTruth + statementTruth).sorted { $0.key < $1.key }.map(Self.json)
             if let tampered {
                 findings.append(.makeObject([("key", .string("chain-broken||||")), ("kind", .string("chain-broken")), ("position", .int(tampered))]))
             }

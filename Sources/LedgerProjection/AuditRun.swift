@@ -31,6 +31,10 @@ public struct AuditRun: Sendable {
     /// Shown apart from the findings: sandbox purchases and grants by policy.
     public var sandbox: [SandboxPurchase]
     public var policyGrants: [PolicyGrant]
+    /// The stores' statements imported, and revenue per day, channel and currency (the report's
+    /// reconciliation section; empty without statements).
+    public var statements: [StatementRecord] = []
+    public var revenue: [RevenueRow] = []
 }
 
 /// Facts per day, counted beside the fold (on the connection's thread).
@@ -81,8 +85,13 @@ extension EventStore {
         var verified: [Channel: Int64] = [:]
         for t in fold.transactions.values where t.verified && !t.isSandbox { if let c = t.channel { verified[c, default: 0] += 1 } }
         let counted = daily.result
-        return AuditRun(position: target, headHash: chain.lastHash, logTime: fold.logTime, events: counted.events, findings: findings,
-                        daily: counted.days, verifiedByChannel: verified, sandbox: Audit.sandboxPurchases(fold),
-                        policyGrants: Audit.policyGrants(fold))
+        var run = AuditRun(position: target, headHash: chain.lastHash, logTime: fold.logTime, events: counted.events, findings: findings,
+                           daily: counted.days, verifiedByChannel: verified, sandbox: Audit.sandboxPurchases(fold),
+                           policyGrants: Audit.policyGrants(fold))
+        if !fold.statements.isEmpty {
+            run.statements = Array(fold.statements.statements.values)
+            run.revenue = Revenue.compute(fold, by: .day)
+        }
+        return run
     }
 }

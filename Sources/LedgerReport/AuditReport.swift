@@ -45,6 +45,10 @@ public struct AuditReport: Sendable {
     /// policy (goodwill, compensation...), for finance.
     public var sandbox: [SandboxPurchase]
     public var policyGrants: [PolicyGrant]
+    /// The stores' statements imported (the reconciliation section) and revenue per day (its chart);
+    /// both empty when no statement was imported, and then the report is as before.
+    public var statements: [StatementRecord] = []
+    public var revenue: [RevenueRow] = []
 
     public init(scope: Scope, findings: [Finding], daily: [Day], verifiedByChannel: [Channel: Int64] = [:], diff: ReportDiff? = nil,
                 sandbox: [SandboxPurchase] = [], policyGrants: [PolicyGrant] = []) {

@@ -68,14 +68,8 @@ extension AuditReport {
         return s + "</svg>"
     }
 
-    /// One self-contained page: inline CSS and SVG, nothing fetched.
-    public var html: String {
-        let title = "Purchase ledger audit, position \(scope.position)"
-        var s = """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(Self.esc(title))</title>
-        <style>
+    /// The page's inline style, shared by the audit and revenue pages.
+    static let style = """
         body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif;color:#1d2430;margin:0;background:#f5f6f8}
         main{max-width:1100px;margin:0 auto;padding:24px}
         h1{font-size:22px;margin:0 0 4px} h2{font-size:16px;margin:28px 0 8px}
@@ -93,7 +87,17 @@ extension AuditReport {
         table{border-collapse:collapse;width:100%;font-size:13px} th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eef0f3;vertical-align:top}
         th{background:#f9fafb;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums} .mono{font-family:ui-monospace,Menlo,monospace;font-size:12px}
         .empty{color:#5b6472}
-        </style></head><body><main>
+        .key.revenue{background:#7a5af8} .key.tick{background:#101828;height:2px} .statement-tick{stroke:#101828;stroke-width:2} h3{font-size:14px;margin:12px 0 4px}
+        """
+
+    /// One self-contained page: inline CSS and SVG, nothing fetched.
+    public var html: String {
+        let title = "Purchase ledger audit, position \(scope.position)"
+        var s = """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(Self.esc(title))</title>
+        <style>\(Self.style)</style></head><body><main>
         <h1>\(Self.esc(title))</h1>
         <p class="sub">\(scope.events) facts replayed\(scope.headHash.map { ", head hash <code>\(Self.esc($0))</code>" } ?? "")\(scope.logTime.map { ", log time \($0.iso8601)" } ?? "")\(scope.asOf.map { ", as of \(Self.esc($0))" } ?? "")\(scope.user.map { ", user \(Self.esc($0))" } ?? ""). Windows: missing grant \(scope.options.missingGrantWindow.components.seconds / 60) min, refund not revoked \(scope.options.refundWindow.components.seconds / 60) min, stale order \(scope.options.staleOrderWindow.components.seconds / 3600) h (log time).</p>
         <div class="cards">
@@ -134,7 +138,7 @@ extension AuditReport {
             }
             s += "</tbody></table>"
         }
-        s += "</section>\n" + setApartHTML + "<p class=\"sub\">Re-run with the same log and options for a byte-identical report (ledger audit --format html).</p>\n</main></body></html>\n"
+        s += "</section>\n" + reconciliationHTML + setApartHTML + "<p class=\"sub\">Re-run with the same log and options for a byte-identical report (ledger audit --format html).</p>\n</main></body></html>\n"
         return s
     }
 }

@@ -50,7 +50,7 @@ extension AuditReport {
                 ("refunds", .int(d.refunds)), ("revocations", .int(d.revocations)),
             ]) })),
             ("findings", .array(findings.map(Self.json))),
-        ] + setApartMembers
+        ] + setApartMembers + reconciliationMembers
         if let diff {
             members.append(("diff", .makeObject([
                 ("previousPosition", diff.previousPosition.map { .int($0) } ?? .null),
@@ -106,7 +106,7 @@ extension AuditReport {
                  f.positions.map(String.init).joined(separator: ","), f.amountAtRisk?.description ?? "-", f.detail]
             })
         }
-        s += setApartTable
+        s += setApartTable + reconciliationTable
         if let diff {
             s += "\nsince the earlier report\(diff.previousPosition.map { " (position \($0))" } ?? ""): \(diff.appeared.count) appeared, \(diff.disappeared.count) disappeared, \(diff.changed.count) changed\n"
             for k in diff.appeared { s += "  + \(k)\n" }

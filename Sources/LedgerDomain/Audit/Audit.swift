@@ -67,6 +67,7 @@ extension Audit {
             staleOrder(o, &c)
         }
         for u in p.users.values { negativeBalance(u, &c) }
+        reconcile(&c)
         c.findings.sort()
         return c.findings
     }

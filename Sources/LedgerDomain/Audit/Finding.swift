@@ -15,6 +15,11 @@ public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
     case subscriptionDrift = "subscription-drift"
     case negativeBalance = "negative-balance"
     case unacknowledgedPurchase = "unacknowledged-purchase"
+    // Reconciliation with the stores' statements (`Statements/Reconciliation.swift`).
+    case unrecordedSale = "unrecorded-sale"
+    case unrecordedRefund = "unrecorded-refund"
+    case unconfirmedPayment = "unconfirmed-payment"
+    case amountMismatch = "amount-mismatch"
     case chainBroken = "chain-broken"
 
     public static func < (a: FindingKind, b: FindingKind) -> Bool { a.rawValue < b.rawValue }
@@ -24,7 +29,8 @@ public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
         switch self {
         case .doubleGrant, .grantWithoutPayment, .wrongUser, .chainBroken: return .critical
         case .missingGrant, .refundNotRevoked, .productMismatch, .receiptReused, .unacknowledgedPurchase: return .error
-        case .revokedWithoutRefund, .orphanPayment, .subscriptionDrift, .negativeBalance: return .warning
+        case .unrecordedSale, .unrecordedRefund, .amountMismatch: return .error
+        case .revokedWithoutRefund, .orphanPayment, .subscriptionDrift, .negativeBalance, .unconfirmedPayment: return .warning
         case .staleOrder: return .info
         }
     }
@@ -81,10 +87,15 @@ public struct AuditOptions: Sendable, Hashable {
     public var staleOrderWindow: Duration
     /// A Google purchase must be acknowledged within this (default 3 days, after which Google refunds it).
     public var acknowledgementWindow: Duration
+    /// Statements arrive late and cut days differently (a sale at 23:59 may be in the next day's
+    /// bill): a store line the log lacks is a finding only this long after its time, and a payment
+    /// the statements lack only when they cover this long either side of it (default 1 day).
+    public var statementWindow: Duration
 
     public init(missingGrantWindow: Duration = .seconds(600), refundWindow: Duration = .seconds(600),
-                staleOrderWindow: Duration = .seconds(86_400), acknowledgementWindow: Duration = .seconds(3 * 86_400)) {
+                staleOrderWindow: Duration = .seconds(86_400), acknowledgementWindow: Duration = .seconds(3 * 86_400),
+                statementWindow: Duration = .seconds(86_400)) {
         self.missingGrantWindow = missingGrantWindow; self.refundWindow = refundWindow; self.staleOrderWindow = staleOrderWindow
-        self.acknowledgementWindow = acknowledgementWindow
+        self.acknowledgementWindow = acknowledgementWindow; self.statementWindow = statementWindow
     }
 }

@@ -29,6 +29,8 @@ public enum Fact: Hashable, Sendable {
     case transactionTransferred(TransactionTransferred)
     case purchaseAcknowledged(PurchaseAcknowledged)
     case purchaseVoided(PurchaseVoided)
+    case statementImported(StatementImported)
+    case statementLine(StatementLine)
 
     /// The body with its type's declaration: the one place a case meets its ``FactType``.
     var declared: any DeclaredFact {
@@ -58,6 +60,8 @@ public enum Fact: Hashable, Sendable {
         case .transactionTransferred(let b): return Declared(FactTypes.transactionTransferred, b)
         case .purchaseAcknowledged(let b): return Declared(FactTypes.purchaseAcknowledged, b)
         case .purchaseVoided(let b): return Declared(FactTypes.purchaseVoided, b)
+        case .statementImported(let b): return Declared(FactTypes.statementImported, b)
+        case .statementLine(let b): return Declared(FactTypes.statementLine, b)
         }
     }
 

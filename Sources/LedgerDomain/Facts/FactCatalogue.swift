@@ -14,6 +14,7 @@ public enum FactCatalogue {
         AnyFactType(FactTypes.planChanged), AnyFactType(FactTypes.subscriptionExpired),
         AnyFactType(FactTypes.refundRequested), AnyFactType(FactTypes.refundDeclined), AnyFactType(FactTypes.refunded),
         AnyFactType(FactTypes.refundReversed), AnyFactType(FactTypes.entitlementRevoked), AnyFactType(FactTypes.purchaseVoided),
+        AnyFactType(FactTypes.statementImported), AnyFactType(FactTypes.statementLine),
     ]
 
     static let byName: [String: AnyFactType] = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0) })

@@ -23,6 +23,8 @@ public struct Projections: Sendable {
     public internal(set) var anomalies: [Anomaly] = []
     /// Grants by policy (goodwill, compensation, promotion, migration), by grant id.
     public internal(set) var policyGrants: [String: PolicyGrant] = [:]
+    /// The stores' imported statements (`Statements/StatementBook.swift`).
+    public internal(set) var statements = StatementBook()
     /// The last position applied.
     public internal(set) var position: Int64 = 0
     /// The latest `occurredAt` applied: the log's clock.
@@ -81,6 +83,8 @@ public struct Projections: Sendable {
         case .transactionTransferred(let f): apply(f, ctx)
         case .purchaseAcknowledged(let f): apply(f, ctx)
         case .purchaseVoided(let f): apply(f, ctx)
+        case .statementImported(let f): statements.apply(f, ctx)
+        case .statementLine(let f): statements.apply(f, ctx)
         }
     }
 

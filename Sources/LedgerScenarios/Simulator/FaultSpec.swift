@@ -12,7 +12,7 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public private(set) var rates: [FindingKind: Double]
 
     /// The kinds the simulator injects into the facts themselves.
-    public static let injectable: [FindingKind] = FindingKind.allCases.filter { $0 != .chainBroken }
+    public static let injectable: [FindingKind] = FindingKind.allCases.filter { $0 != .chainBroken && !$0.isReconciliation }
     public static let none = FaultSpec()
 
     public init() { rates = [:] }

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+import LedgerStatements
+
+extension StatementSource: ExpressibleByArgument {}
+
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import records from outside the ledger.",
+        subcommands: [ImportStatement.self])
+}
+
+struct ImportStatement: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "statement",
+        abstract: "Import a store's statement file (what the store says it paid and refunded) as facts.",
+        discussion: """
+            Sources: \(StatementSource.allCases.map(\.rawValue).joined(separator: ", ")).
+            The file is parsed in the store's own format and validated (summary rows against the lines, the
+            digest when --digest is given); any problem names its line and column (or field) and nothing is
+            written (exit 65). The statement and its lines are appended as one batch; a re-import of the same
+            file is the same facts (nothing new is stored). `ledger audit` then reconciles the log with it
+            and `ledger revenue` shows it beside the ledger's own figures.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+
+    @Option(help: "The store file's kind: \(StatementSource.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var source: StatementSource
+
+    @Option(help: "Start of the period the file covers (RFC 3339), when the file does not say (e.g. an empty WeChat bill).")
+    var from: String?
+
+    @Option(help: "End of the period the file covers (exclusive, RFC 3339).")
+    var to: String?
+
+    @Option(help: "The digest the store published for the file (sha256:<hex>): the bytes must match it.")
+    var digest: String?
+
+    @Argument(help: "The statement file.")
+    var file: String
+
+    func validate() throws {
+        for (name, value) in [("--from", from), ("--to", to)] {
+            if let value, Timestamp(value) == nil { throw ValidationError("\(name) '\(value)' is not an RFC 3339 time such as 2026-03-01T00:00:00Z") }
+        }
+        if (from == nil) != (to == nil) { throw ValidationError("give both --from and --to, or neither") }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let bytes = [UInt8](try readInputFile(file))
+            let options = StatementOptions(fileName: URL(fileURLWithPath: file).lastPathComponent, periodStart: from.flatMap(Timestamp.init),
+                                           periodEnd: to.flatMap(Timestamp.init), expectedDigest: digest)
+            let parsed: StatementFile
+            do throws(StatementError) {
+                parsed = try StatementParser.parse(bytes, source: source, options: options)
+            } catch {
+                throw InputProblem("\(Echo.quoted(file)): \(error.description); nothing was written")
+            }
+            let store = try await EventStore.open(try await connection.configuration(as: .writer))
+            let result: (stored: Int, already: Int, first: Int64?)
+            do {
+                result = try await Self.append(parsed, to: store)
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+            let s = parsed.imported
+            FileHandle.standardOutput.write(Data((JSONValue.makeObject([
+                ("source", .string(s.source.rawValue)), ("digest", .string(s.digest)), ("periodStart", .string(s.periodStart.iso8601)),
+                ("periodEnd", .string(s.periodEnd.iso8601)), ("lines", .int(s.lines)), ("stored", .int(Int64(result.stored))),
+                ("alreadyStored", .int(Int64(result.already))), ("position", result.first.map { .int($0) } ?? .null),
+            ]).canonicalText + "\n").utf8))
+            Diagnostics.say("ledger: \(s.source.rawValue) \(s.digest.prefix(19))…: \(s.lines) lines, \(result.stored) facts stored, \(result.already) already stored")
+        }
+    }
+
+    /// Appends the statement and its lines as one batch (all or nothing).
+    static func append(_ file: StatementFile, to store: EventStore) async throws -> (stored: Int, already: Int, first: Int64?) {
+        let appended = try await store.append(file.events())
+        let stored = appended.filter { !$0.alreadyStored }.count
+        return (stored, appended.count - stored, appended.first?.position)
+    }
+}

@@ -1,0 +1,133 @@
+import LedgerCore
+
+extension FindingKind {
+    /// The findings that compare the log with the stores' statements.
+    public var isReconciliation: Bool {
+        switch self {
+        case .unrecordedSale, .unrecordedRefund, .unconfirmedPayment, .amountMismatch: return true
+        default: return false
+        }
+    }
+}
+
+extension Audit {
+    /// The log checked against the stores' imported statements (nothing when none was imported).
+    ///
+    /// A statement line and a log transaction match on channel, app and transaction id. Sandbox lines
+    /// and sandbox transactions are judged by no rule; lines of aggregated reports (no transaction
+    /// id) only feed revenue. The window `w` is ``AuditOptions/statementWindow``, in log time.
+    /// - **unrecorded-sale**: a sale line whose transaction the log never verified, `w` after the
+    ///   line's time. At risk: the line's amount.
+    /// - **unrecorded-refund**: a refund line the log has no refund (nor store revocation) for, `w`
+    ///   after the line's time. A line naming a refund id matches the log's refund of that id, else
+    ///   any refund of the transaction. At risk: the line's amount (else the price).
+    /// - **unconfirmed-payment**: a verified payment with revenue (production, not family-shared)
+    ///   that no sale line lists, although statements listing every sale of its channel cover
+    ///   `[purchase - w, purchase + w)`. At risk: the price.
+    /// - **amount-mismatch**: a matched sale (or refund by id) whose amount or currency differs. One
+    ///   finding per transaction; at risk: the difference (the line's amount across currencies).
+    /// Only the reconciliation findings (``run(_:options:)`` includes them): what the benchmark times apart.
+    public static func reconciliation(_ p: Projections, options: AuditOptions = AuditOptions()) -> [Finding] {
+        var c = Context(p: p, options: options)
+        reconcile(&c)
+        c.findings.sort()
+        return c.findings
+    }
+
+    static func reconcile(_ c: inout Context) {
+        let book = c.p.statements
+        guard !book.isEmpty else { return }
+        var listed: Set<String> = []
+        var mismatches: [String: [(line: StatementLineRecord, log: Money, position: Int64?)]] = [:]
+        var unrecordedRefunds: [String: [StatementLineRecord]] = [:]
+        for record in book.lines.values {
+            let l = record.line
+            guard let tx = l.transactionId, l.isRevenue else { continue }
+            // The fold's transaction for the line's channel and app (an id is unique per channel and app).
+            let t = c.p.transaction(l.channel, app: l.app, tx)
+            let key = t?.key ?? "\(l.channel.rawValue)|\(l.app ?? "")|\(tx)"
+            if let t, t.isSandbox { continue }
+            switch l.kind {
+            case .sale:
+                listed.insert(key)
+                guard let t, t.verified else {
+                    if c.passed(l.at, c.options.statementWindow) {
+                        c.add(.unrecordedSale, l.channel, user: nil, order: nil, tx: tx, [record.position], l.amount,
+                              "\(where_(record)) lists a sale of \(l.amount.map(\.description) ?? "an unstated amount") at \(l.at.iso8601) the log never verified")
+                    }
+                    continue
+                }
+                if let price = t.price, let amount = l.amount, price != amount {
+                    mismatches[key, default: []].append((record, price, t.verifiedPosition))
+                }
+            case .refund:
+                refundLine(record, t, key, &mismatches, &unrecordedRefunds, &c)
+            case .fee, .feeRefund:
+                continue
+            }
+        }
+        for (key, items) in mismatches { amountMismatch(key, items, &c) }
+        for (key, records) in unrecordedRefunds { unrecordedRefund(key, records, &c) }
+        unconfirmedPayments(book, listed, &c)
+    }
+
+    static func where_(_ r: StatementLineRecord) -> String {
+        "\(r.line.source.rawValue) \(r.line.digest.prefix(19)) line \(r.line.line)"
+    }
+
+    static func refundLine(_ record: StatementLineRecord, _ t: TransactionView?, _ key: String,
+                           _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]],
+                           _ unrecorded: inout [String: [StatementLineRecord]], _ c: inout Context) {
+        let l = record.line
+        if let t {
+            if let id = l.refundId, let r = t.refunds.first(where: { $0.refundId == id }) {
+                if let amount = l.amount, amount != r.amount { mismatches[key, default: []].append((record, r.amount, r.position)) }
+                return
+            }
+            if !t.refunds.isEmpty || t.storeRevokedPosition != nil || t.voidedPosition != nil { return }
+        }
+        guard c.passed(l.at, c.options.statementWindow) else { return }
+        unrecorded[key, default: []].append(record)
+    }
+
+    /// One unrecorded-refund per transaction, however many statements (an earnings report and a
+    /// voided purchases list) list its refund: the first line with an amount speaks for them.
+    static func unrecordedRefund(_ key: String, _ records: [StatementLineRecord], _ c: inout Context) {
+        let sorted = records.sorted { $0.position < $1.position }
+        guard let first = sorted.first(where: { $0.line.amount != nil }) ?? sorted.first else { return }
+        let l = first.line, t = c.p.transactions[key]
+        c.add(.unrecordedRefund, l.channel, user: nil, order: nil, tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
+              l.amount ?? t?.price,
+              "\(where_(first)) lists a refund" + (l.refundId.map { " \($0)" } ?? "") + (l.amount.map { " of \($0)" } ?? "")
+                + " at \(l.at.iso8601) the log never recorded" + (sorted.count > 1 ? " (\(sorted.count) statement lines)" : ""))
+    }
+
+    static func amountMismatch(_ key: String, _ items: [(line: StatementLineRecord, log: Money, position: Int64?)], _ c: inout Context) {
+        let sorted = items.sorted { $0.line.position < $1.line.position }
+        guard let first = sorted.first, let stated = first.line.line.amount else { return }
+        let log = first.log
+        let risk = stated.currency == log.currency
+            ? Money(minorUnits: (stated.minorUnits - log.minorUnits).magnitude > UInt64(Int64.max) ? .max : abs(stated.minorUnits - log.minorUnits),
+                    currency: stated.currency)
+            : stated
+        let what = first.line.line.kind == .sale ? "sale" : "refund"
+        c.add(.amountMismatch, first.line.line.channel, user: nil, order: nil, tx: first.line.line.transactionId,
+              sorted.flatMap { [$0.line.position, $0.position] }, risk,
+              "\(where_(first.line)) says the \(what) was \(stated); the log says \(log)"
+                + (sorted.count > 1 ? " (and \(sorted.count - 1) more line\(sorted.count > 2 ? "s" : "") differ)" : ""))
+    }
+
+    static func unconfirmedPayments(_ book: StatementBook, _ listed: Set<String>, _ c: inout Context) {
+        guard !book.salesCoverage.isEmpty else { return }
+        let w = c.options.statementWindow.components
+        let window = w.seconds * 1_000_000 + w.attoseconds / 1_000_000_000_000
+        for t in c.p.transactions.values {
+            guard t.verified, let ch = t.channel, t.revenue != nil, let price = t.price,
+                  let at = t.purchaseDate ?? t.verifiedAt else { continue }
+            guard book.covers(ch, from: at.microseconds - window, to: at.microseconds + window) else { continue }
+            guard !listed.contains(t.key) else { continue }
+            c.add(.unconfirmedPayment, ch, user: nil, order: nil, tx: t.transactionId, [t.verifiedPosition], price,
+                  "verified payment of \(price) at \(at.iso8601) is on no \(ch.rawValue) statement, though statements cover that day")
+        }
+    }
+}

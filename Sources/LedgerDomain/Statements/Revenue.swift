@@ -1,0 +1,125 @@
+import LedgerCore
+
+/// How revenue is bucketed: by UTC day (`2026-03-02`) or month (`2026-03`).
+public enum RevenueBucket: String, CaseIterable, Sendable, Hashable {
+    case day, month
+
+    func label(_ t: Timestamp) -> String { String(t.iso8601.prefix(self == .day ? 10 : 7)) }
+}
+
+/// Money and counts of one side (the ledger, or the statements) in one currency.
+public struct RevenueTotals: Hashable, Sendable {
+    public var sales: Int64 = 0
+    /// What buyers paid (minor units).
+    public var gross: Int64 = 0
+    public var refunds: Int64 = 0
+    /// What was returned (minor units).
+    public var refunded: Int64 = 0
+    /// The stores' fees (minor units); nil when no statement gave a fee.
+    public var fees: Int64?
+
+    public init() {}
+
+    public var net: Int64 { gross.subtractingSaturated(refunded) }
+
+    mutating func addFee(_ m: Int64) { fees = (fees ?? 0).addingSaturated(m) }
+}
+
+/// One row of the revenue report: a period, a channel and a currency (never summed across
+/// currencies), the ledger's own figures and the statements' beside them.
+public struct RevenueRow: Hashable, Sendable, Comparable {
+    public var period: String
+    public var channel: Channel
+    public var currency: Currency
+    public var ledger = RevenueTotals()
+    public var statements = RevenueTotals()
+
+    public init(period: String, channel: Channel, currency: Currency) {
+        self.period = period; self.channel = channel; self.currency = currency
+    }
+
+    /// Whether the ledger ties to the statements: the same sales, gross, refunds and refunded.
+    public var ties: Bool {
+        ledger.sales == statements.sales && ledger.gross == statements.gross
+            && ledger.refunds == statements.refunds && ledger.refunded == statements.refunded
+    }
+
+    public static func < (a: RevenueRow, b: RevenueRow) -> Bool {
+        (a.period, a.currency.code, a.channel.rawValue) < (b.period, b.currency.code, b.channel.rawValue)
+    }
+}
+
+public enum Revenue {
+    /// Revenue per period, channel and currency from a fold of the log (as of its position).
+    ///
+    /// Ledger: each verified payment or renewal with revenue (production, not family-shared, with
+    /// a price) counts in gross at its purchase date; each standing refund counts at its store
+    /// date; a Google void with no refund counts its price (or its share by quantity) at the
+    /// void. Statements: each sale and refund line naming a transaction (one per subject, however
+    /// many statements list it), sandbox and family-shared lines left out; fees from the lines'
+    /// fee and from fee lines. `from` and `to` bound the time, `[from, to)`. Sorted, deterministic.
+    public static func compute(_ p: Projections, by bucket: RevenueBucket, from: Timestamp? = nil, to: Timestamp? = nil) -> [RevenueRow] {
+        var rows: [String: RevenueRow] = [:]
+        func inRange(_ t: Timestamp) -> Bool { (from.map { t >= $0 } ?? true) && (to.map { t < $0 } ?? true) }
+        func update(_ t: Timestamp, _ ch: Channel, _ cur: Currency, _ body: (inout RevenueRow) -> Void) {
+            guard inRange(t) else { return }
+            let label = bucket.label(t)
+            let key = label + "|" + ch.rawValue + "|" + cur.code
+            body(&rows[key, default: RevenueRow(period: label, channel: ch, currency: cur)])
+        }
+        for t in p.transactions.values {
+            guard t.verified, let ch = t.channel, let price = t.revenue, let at = t.purchaseDate ?? t.verifiedAt else { continue }
+            update(at, ch, price.currency) { $0.ledger.sales += 1; $0.ledger.gross = $0.ledger.gross.addingSaturated(price.minorUnits) }
+            for r in t.standingRefunds {
+                update(r.refundedAt, ch, r.amount.currency) {
+                    $0.ledger.refunds += 1; $0.ledger.refunded = $0.ledger.refunded.addingSaturated(r.amount.minorUnits)
+                }
+            }
+            guard t.refunds.isEmpty else { continue }
+            if let at = t.storeRevokedAt, t.storeRevokedPosition != nil, ch == .googleplay {
+                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.refunded = $0.ledger.refunded.addingSaturated(price.minorUnits) }
+            } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
+                let share = Audit.share(price.minorUnits, q, t.quantity)
+                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.refunded = $0.ledger.refunded.addingSaturated(share) }
+            }
+        }
+        for record in p.statements.lines.values {
+            let l = record.line
+            guard l.isRevenue, let amount = l.amount else { continue }
+            update(l.at, l.channel, amount.currency) { row in
+                switch l.kind {
+                case .sale:
+                    row.statements.sales += 1; row.statements.gross = row.statements.gross.addingSaturated(amount.minorUnits)
+                case .refund:
+                    row.statements.refunds += 1; row.statements.refunded = row.statements.refunded.addingSaturated(amount.minorUnits)
+                case .fee: row.statements.addFee(amount.minorUnits)
+                case .feeRefund: row.statements.addFee(-amount.minorUnits)
+                }
+                if let fee = l.fee, fee.currency == amount.currency {
+                    row.statements.addFee(l.kind == .refund ? -fee.minorUnits : fee.minorUnits)
+                }
+            }
+        }
+        return rows.values.sorted()
+    }
+
+    /// Totals per currency (and channel) over every period: what the report's summary shows.
+    public static func totals(_ rows: [RevenueRow]) -> [RevenueRow] {
+        var out: [String: RevenueRow] = [:]
+        for r in rows {
+            let key = r.currency.code + "|" + r.channel.rawValue
+            var t = out[key] ?? RevenueRow(period: "total", channel: r.channel, currency: r.currency)
+            t.ledger.add(r.ledger)
+            t.statements.add(r.statements)
+            out[key] = t
+        }
+        return out.values.sorted()
+    }
+}
+
+extension RevenueTotals {
+    mutating func add(_ o: RevenueTotals) {
+        sales += o.sales; gross = gross.addingSaturated(o.gross); refunds += o.refunds; refunded = refunded.addingSaturated(o.refunded)
+        if let f = o.fees { addFee(f) }
+    }
+}

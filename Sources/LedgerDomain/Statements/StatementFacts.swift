@@ -1,0 +1,180 @@
+import LedgerCore
+
+// What the stores say they paid and refunded: an imported statement file and its lines.
+
+/// The store file a statement came from.
+public enum StatementSource: String, CaseIterable, Sendable, Hashable, Comparable {
+    /// WeChat Pay's daily trade bill (bill_type ALL: payments and refunds), CSV with summary rows.
+    case wechatTradeBill = "wechat-tradebill"
+    /// WeChat Pay's daily refund bill (bill_type REFUND), CSV with summary rows.
+    case wechatRefundBill = "wechat-refundbill"
+    /// App Store Server API Get Transaction History, decoded (or its signedTransactions).
+    case appstoreHistory = "appstore-history"
+    /// App Store Connect financial report (tab-separated, aggregated by product, country and price).
+    case appstoreFinance = "appstore-finance"
+    /// Google Play Developer API voided purchases list (JSON).
+    case googleplayVoided = "googleplay-voided"
+    /// Google Play earnings report (CSV: charges, fees, refunds per order).
+    case googleplayEarnings = "googleplay-earnings"
+
+    public static func < (a: StatementSource, b: StatementSource) -> Bool { a.rawValue < b.rawValue }
+
+    public var channel: Channel {
+        switch self {
+        case .wechatTradeBill, .wechatRefundBill: return .wechat
+        case .appstoreHistory, .appstoreFinance: return .appstore
+        case .googleplayVoided, .googleplayEarnings: return .googleplay
+        }
+    }
+
+    /// Whether the statement lists every sale of its period (so a verified payment it lacks is
+    /// unconfirmed). Refund bills and voided lists list refunds only; the financial report is
+    /// aggregated (no transaction ids).
+    public var listsSales: Bool { self == .wechatTradeBill || self == .appstoreHistory || self == .googleplayEarnings }
+}
+
+/// What one statement line says happened.
+public enum StatementLineKind: String, CaseIterable, Sendable, Hashable, Comparable {
+    case sale, refund, fee
+    /// A fee given back (Google "Google fee refund").
+    case feeRefund = "fee-refund"
+    public static func < (a: StatementLineKind, b: StatementLineKind) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A statement file was imported: its source, the period it covers and the digest of its bytes.
+/// A re-import of the same file is the same fact (keyed by the digest).
+public struct StatementImported: StoreAppFact {
+    public var source: StatementSource
+    public var channel: Channel
+    /// `sha256:<hex>` of the file's bytes: names the statement.
+    public var digest: String
+    /// The period it covers: `[periodStart, periodEnd)`.
+    public var periodStart: Timestamp
+    public var periodEnd: Timestamp
+    /// Lines imported (data lines; summary rows are checked, not imported).
+    public var lines: Int64
+    public var fileName: String?
+    public var app: String?
+    public var merchant: String?
+
+    public init(source: StatementSource, digest: String, periodStart: Timestamp, periodEnd: Timestamp, lines: Int64,
+                fileName: String? = nil, app: String? = nil, merchant: String? = nil) {
+        self.source = source; self.channel = source.channel; self.digest = digest; self.periodStart = periodStart
+        self.periodEnd = periodEnd; self.lines = lines; self.fileName = fileName; self.app = app; self.merchant = merchant
+    }
+
+    public static let fields = FieldTable(
+        StatementImported(source: .wechatTradeBill, digest: "", periodStart: .blank, periodEnd: .blank, lines: 0), [
+            .choice("source", \.source, "The store file it came from."),
+            .channel("channel", \.channel),
+            .text("digest", \.digest, "sha256:<hex> of the file's bytes; names the statement."),
+            .timestamp("periodStart", \.periodStart, "Start of the period covered (inclusive)."),
+            .timestamp("periodEnd", \.periodEnd, "End of the period covered (exclusive); after periodStart."),
+            .int("lines", \.lines, min: 0, max: 100_000_000, "Data lines imported (summary rows are checked, not imported)."),
+            .optionalText("fileName", \.fileName, "The file's name as imported (no folder)."),
+        ] + appFields,
+        check: { s in
+            if s.channel != s.source.channel {
+                return FactError(field: "channel", message: "\(s.source.rawValue) is a \(s.source.channel.rawValue) statement (got \(s.channel.rawValue))")
+            }
+            guard s.periodEnd > s.periodStart else {
+                return FactError(field: "periodEnd", message: "\(s.periodEnd.iso8601) is not after periodStart \(s.periodStart.iso8601)")
+            }
+            return nil
+        })
+}
+
+/// One line of an imported statement: a sale, a refund or a fee as the store recorded it.
+public struct StatementLine: StoreAppFact {
+    /// The statement it belongs to (its digest) and its line in the file (1-based).
+    public var digest: String
+    public var line: Int64
+    public var source: StatementSource
+    public var channel: Channel
+    public var kind: StatementLineKind
+    /// The store's transaction id (Apple transactionId, Google order id, WeChat transaction_id);
+    /// absent on aggregated lines (the App Store financial report).
+    public var transactionId: String?
+    /// Our order id, where the store has it (WeChat out_trade_no).
+    public var orderId: String?
+    /// The store's refund id (WeChat refund_id), for a refund.
+    public var refundId: String?
+    public var productId: String?
+    public var quantity: Int64?
+    /// Sale: what the buyer paid; refund: what was returned; fee: the fee. Absent where the store
+    /// gives no amount (Google's voided purchases list).
+    public var amount: Money?
+    /// The store's fee on this line, where it gives one.
+    public var fee: Money?
+    /// What the merchant receives for this line, where the store gives it (Apple partner share).
+    public var net: Money?
+    /// The store's time of the sale or refund.
+    public var at: Timestamp
+    /// Apple environment / ownership, where given (sandbox and family-shared lines carry no revenue).
+    public var environment: StoreEnvironment?
+    public var ownership: Ownership?
+    public var app: String?
+    public var merchant: String?
+
+    public init(digest: String, line: Int64, source: StatementSource, kind: StatementLineKind, transactionId: String?, orderId: String? = nil,
+                refundId: String? = nil, productId: String? = nil, quantity: Int64? = nil, amount: Money?, fee: Money? = nil, net: Money? = nil,
+                at: Timestamp, environment: StoreEnvironment? = nil, ownership: Ownership? = nil, app: String? = nil, merchant: String? = nil) {
+        self.digest = digest; self.line = line; self.source = source; self.channel = source.channel; self.kind = kind
+        self.transactionId = transactionId; self.orderId = orderId; self.refundId = refundId; self.productId = productId
+        self.quantity = quantity; self.amount = amount; self.fee = fee; self.net = net; self.at = at
+        self.environment = environment; self.ownership = ownership; self.app = app; self.merchant = merchant
+    }
+
+    /// Whether the line carries revenue: not sandbox, not a family-shared copy.
+    public var isRevenue: Bool {
+        (environment.map { $0 == .production } ?? true) && ownership != .familyShared
+    }
+
+    public static let fields = FieldTable(
+        StatementLine(digest: "", line: 0, source: .wechatTradeBill, kind: .sale, transactionId: nil, amount: nil, at: .blank), [
+            .text("digest", \.digest, "The statement's digest (StatementImported.digest)."),
+            .int("line", \.line, min: 1, max: 1_000_000_000, "The line in the file (1-based)."),
+            .choice("source", \.source, "The store file it came from."),
+            .channel("channel", \.channel),
+            .choice("kind", \.kind, "What the store says happened."),
+            .optionalText("transactionId", \.transactionId, "The store's transaction id; absent on aggregated lines."),
+            .optionalText("orderId", \.orderId, "Our order id, where the store has it (WeChat out_trade_no)."),
+            .optionalText("refundId", \.refundId, "The store's refund id, for a refund."),
+            .optionalText("productId", \.productId),
+            .optionalInt("quantity", \.quantity, min: -1_000_000, max: 1_000_000, "Units (the financial report aggregates; returns are negative)."),
+            .optionalObject("amount", \.amount, "Sale: paid; refund: returned; fee: the fee; absent where the store gives none (Google voided purchases)."),
+            .optionalObject("fee", \.fee, "The store's fee on this line, where it gives one."),
+            .optionalObject("net", \.net, "What the merchant receives for this line, where the store gives it."),
+            .timestamp("at", \.at, "The store's time of the sale or refund."),
+            .optionalOpen("environment", \.environment, "The store environment, where the statement gives it."),
+            .optionalOpen("ownership", \.ownership, "Apple inAppOwnershipType, where given."),
+        ] + appFields,
+        check: { l in
+            l.channel == l.source.channel ? nil
+                : FactError(field: "channel", message: "\(l.source.rawValue) is a \(l.source.channel.rawValue) statement (got \(l.channel.rawValue))")
+        })
+
+    /// The identity of what the line is about, across statements: the same sale in two files is one sale.
+    /// A refund without a store refund id is told apart by its amount and time (two partial refunds
+    /// of one order are two refunds; the same refund in two files is one).
+    public var subject: String {
+        let which = refundId ?? (kind == .sale ? "" : "\(amount.map { "\($0.minorUnits) \($0.currency.code)" } ?? "?")@\(at.microseconds)")
+        return "\(channel.rawValue)|\(transactionId ?? "")|\(kind.rawValue)|\(which)"
+    }
+}
+
+extension FactTypes {
+    public static let statementImported = FactType<StatementImported>(
+        "StatementImported", "A store statement file was imported (WeChat Pay bill, App Store history or financial report, Google Play voided purchases or earnings).",
+        stream: "statement:<digest>", key: "statement:<digest>",
+        wrap: Fact.statementImported,
+        summary: { "imported \($0.source.rawValue) statement \($0.digest.prefix(19)) (\($0.lines) lines, \($0.periodStart.iso8601) to \($0.periodEnd.iso8601))" })
+
+    public static let statementLine = FactType<StatementLine>(
+        "StatementLine", "One line of an imported store statement: a sale, refund or fee as the store recorded it.",
+        stream: "statement:<digest>", key: "statement:<digest>:line:<line>:<kind>",
+        wrap: Fact.statementLine,
+        summary: { l in
+            "\(l.source.rawValue) line \(l.line): \(l.kind.rawValue)" + (l.amount.map { " \($0)" } ?? "") + (l.transactionId.map { " tx \($0)" } ?? "")
+        })
+}

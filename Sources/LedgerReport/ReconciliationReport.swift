@@ -1,0 +1,62 @@
+import LedgerCore
+import LedgerDomain
+
+// The report's reconciliation section: the statements imported, the reconciliation findings by
+// kind, and revenue per currency (the ledger beside the statements). Left out when no statement
+// was imported, so reports of logs without statements are unchanged.
+extension AuditReport {
+    var reconciliationFindings: [Finding] { findings.filter { $0.kind.isReconciliation } }
+
+    static func json(_ r: StatementRecord) -> JSONValue {
+        let s = r.statement
+        return .makeObject([
+            ("source", .string(s.source.rawValue)), ("digest", .string(s.digest)), ("periodStart", .string(s.periodStart.iso8601)),
+            ("periodEnd", .string(s.periodEnd.iso8601)), ("lines", .int(s.lines)), ("fileName", s.fileName.map { .string($0) } ?? .null),
+            ("position", .int(r.position)),
+        ])
+    }
+
+    var sortedStatements: [StatementRecord] { statements.sorted { $0.position < $1.position } }
+
+    var reconciliationMembers: [(String, JSONValue)] {
+        guard !statements.isEmpty else { return [] }
+        let recon = reconciliationFindings
+        return [("reconciliation", .makeObject([
+            ("statements", .array(sortedStatements.map(Self.json))),
+            ("findings", .int(Int64(recon.count))),
+            ("atRisk", .array(Self.totals(recon).map(\.jsonAmount))),
+            ("revenueTotals", .array(Revenue.totals(revenue).map(RevenueReport.json))),
+            ("revenueByDay", .array(revenue.map(RevenueReport.json))),
+        ]))]
+    }
+
+    var reconciliationTable: String {
+        guard !statements.isEmpty else { return "" }
+        var s = "\nstatements reconciled\n" + textTable(["source", "digest", "period", "lines", "position"], sortedStatements.map { r in
+            [r.statement.source.rawValue, String(r.statement.digest.prefix(19)), "\(r.statement.periodStart.iso8601) to \(r.statement.periodEnd.iso8601)",
+             String(r.statement.lines), String(r.position)]
+        })
+        s += "\nrevenue (ledger beside statements, never summed across currencies)\n"
+        s += textTable(RevenueReport.header, RevenueReport.tableRows(Revenue.totals(revenue)))
+        return s
+    }
+
+    var reconciliationHTML: String {
+        guard !statements.isEmpty else { return "" }
+        let recon = reconciliationFindings
+        var s = "<section id=\"reconciliation\" data-statements=\"\(statements.count)\" data-findings=\"\(recon.count)\"><h2>Reconciliation with the stores' statements</h2>"
+        s += "<p class=\"sub\">\(statements.count) statements imported; \(recon.count) reconciliation findings"
+        let risk = Self.totals(recon)
+        s += risk.isEmpty ? ".</p>" : ", at risk " + Self.esc(risk.map(\.description).joined(separator: " + ")) + ".</p>"
+        s += "<table id=\"statements\"><thead><tr><th>source</th><th>digest</th><th>period</th><th>lines</th><th>position</th></tr></thead><tbody>\n"
+        for r in sortedStatements {
+            let st = r.statement
+            s += "<tr class=\"statement\" data-source=\"\(st.source.rawValue)\" data-lines=\"\(st.lines)\"><td>\(st.source.rawValue)</td><td class=\"mono\">\(Self.esc(String(st.digest.prefix(19))))…</td>"
+            s += "<td>\(st.periodStart.iso8601) to \(st.periodEnd.iso8601)</td><td class=\"num\">\(st.lines)</td><td class=\"num\">\(r.position)</td></tr>\n"
+        }
+        s += "</tbody></table>"
+        s += "<h2>Revenue per currency</h2>" + RevenueReport.charts(revenue)
+        s += RevenueReport.htmlTable(Revenue.totals(revenue), id: "revenue-totals")
+        return s + "</section>\n"
+    }
+}

@@ -1,0 +1,135 @@
+import LedgerCore
+import LedgerDomain
+
+/// Revenue per period, channel and currency, the ledger's figures beside the statements', as a
+/// table, JSON, CSV or a self-contained HTML page. Never summed across currencies; the same log
+/// and options give the same bytes (nothing reads a clock).
+public struct RevenueReport: Sendable {
+    public var position: Int64
+    public var bucket: RevenueBucket
+    public var from: String?
+    public var to: String?
+    public var rows: [RevenueRow]
+
+    public init(position: Int64, bucket: RevenueBucket, from: String? = nil, to: String? = nil, rows: [RevenueRow]) {
+        self.position = position; self.bucket = bucket; self.from = from; self.to = to; self.rows = rows.sorted()
+    }
+
+    public var totals: [RevenueRow] { Revenue.totals(rows) }
+
+    static func money(_ minor: Int64, _ c: Currency) -> String { Money(minorUnits: minor, currency: c).description }
+    static func fees(_ t: RevenueTotals, _ c: Currency) -> String { t.fees.map { money($0, c) } ?? "-" }
+
+    static func json(_ t: RevenueTotals) -> JSONValue {
+        .makeObject([("sales", .int(t.sales)), ("gross", .int(t.gross)), ("refunds", .int(t.refunds)), ("refunded", .int(t.refunded)),
+                     ("net", .int(t.net)), ("fees", t.fees.map { .int($0) } ?? .null)])
+    }
+
+    static func json(_ r: RevenueRow) -> JSONValue {
+        .makeObject([("period", .string(r.period)), ("channel", .string(r.channel.rawValue)), ("currency", .string(r.currency.code)),
+                     ("ledger", json(r.ledger)), ("statements", json(r.statements)), ("ties", .bool(r.ties))])
+    }
+
+    public var jsonValue: JSONValue {
+        .makeObject([
+            ("report", .string("ledger-revenue/1")),
+            ("scope", .makeObject([("position", .int(position)), ("by", .string(bucket.rawValue)),
+                                   ("from", from.map { .string($0) } ?? .null), ("to", to.map { .string($0) } ?? .null)])),
+            ("note", .string("amounts in minor units; never summed across currencies; sandbox and family-shared excluded")),
+            ("totals", .array(totals.map(Self.json))),
+            ("rows", .array(rows.map(Self.json))),
+        ])
+    }
+
+    public var json: String { jsonValue.canonicalText + "\n" }
+
+    public var csv: String {
+        var out = "period,channel,currency,sales,gross_minor_units,refunds,refunded_minor_units,net_minor_units,statement_sales,"
+            + "statement_gross_minor_units,statement_refunds,statement_refunded_minor_units,statement_fees_minor_units,ties\r\n"
+        for r in rows {
+            let l = r.ledger, s = r.statements
+            out += [r.period, r.channel.rawValue, r.currency.code, "\(l.sales)", "\(l.gross)", "\(l.refunds)", "\(l.refunded)", "\(l.net)",
+                    "\(s.sales)", "\(s.gross)", "\(s.refunds)", "\(s.refunded)", s.fees.map(String.init) ?? "", r.ties ? "yes" : "no"]
+                .joined(separator: ",") + "\r\n"
+        }
+        return out
+    }
+
+    static func tableRows(_ rows: [RevenueRow]) -> [[String]] {
+        rows.map { r in
+            let c = r.currency, l = r.ledger, s = r.statements
+            return [r.period, r.channel.rawValue, c.code, "\(l.sales)", money(l.gross, c), "\(l.refunds)", money(l.refunded, c), money(l.net, c),
+                    "\(s.sales)", money(s.gross, c), money(s.refunded, c), fees(s, c), r.ties ? "yes" : "NO"]
+        }
+    }
+
+    static let header = ["period", "channel", "currency", "sales", "gross", "refunds", "refunded", "net",
+                         "stmt sales", "stmt gross", "stmt refunded", "stmt fees", "ties"]
+
+    public var table: String {
+        var s = "revenue as of position \(position), by \(bucket.rawValue)" + (from.map { " from \($0)" } ?? "") + (to.map { " to \($0)" } ?? "")
+        s += " (never summed across currencies; sandbox and family-shared excluded)\n\ntotals\n"
+        s += textTable(Self.header, Self.tableRows(totals))
+        s += "\nby \(bucket.rawValue)\n" + textTable(Self.header, Self.tableRows(rows))
+        return s
+    }
+
+    /// Net revenue per period, one bar chart per currency (the ledger's figures; the statements' net as a tick).
+    public static func charts(_ rows: [RevenueRow]) -> String {
+        let currencies = Set(rows.map(\.currency)).sorted()
+        guard !currencies.isEmpty else { return "<p class=\"empty\">No revenue in range.</p>" }
+        var s = ""
+        for c in currencies {
+            var byPeriod: [String: (ledger: Int64, statements: Int64)] = [:]
+            for r in rows where r.currency == c {
+                byPeriod[r.period, default: (0, 0)].ledger += r.ledger.net
+                byPeriod[r.period, default: (0, 0)].statements += r.statements.net
+            }
+            let periods = byPeriod.keys.sorted()
+            let maxV = Double(max(1, periods.map { max(byPeriod[$0]!.ledger, byPeriod[$0]!.statements, 0) }.max() ?? 1))
+            let w = 760.0, h = 200.0, left = 80.0, bottom = 28.0, top = 10.0
+            let step = (w - left - 8) / Double(max(1, periods.count))
+            func y(_ v: Int64) -> Double { top + (h - top - bottom) * (1 - Double(max(0, v)) / maxV) }
+            s += "<h3>\(c.code)</h3><svg class=\"chart revenue-chart\" data-currency=\"\(c.code)\" viewBox=\"0 0 \(Int(w)) \(Int(h))\" role=\"img\" aria-label=\"net revenue per period, \(c.code)\">"
+            s += "<text class=\"axis\" x=\"\(Int(left - 6))\" y=\"\(AuditReport.fmt(y(Int64(maxV)) + 4))\" text-anchor=\"end\">\(AuditReport.esc(money(Int64(maxV), c)))</text>"
+            let labelEvery = max(1, periods.count / 8)
+            for (i, p) in periods.enumerated() {
+                let v = byPeriod[p]!
+                let x = left + Double(i) * step
+                s += "<rect class=\"bar money revenue-bar\" data-period=\"\(p)\" data-net=\"\(v.ledger)\" x=\"\(AuditReport.fmt(x + 1))\" y=\"\(AuditReport.fmt(y(v.ledger)))\" width=\"\(AuditReport.fmt(max(1, step - 2)))\" height=\"\(AuditReport.fmt(h - bottom - y(v.ledger)))\"/>"
+                s += "<line class=\"statement-tick\" data-period=\"\(p)\" data-net=\"\(v.statements)\" x1=\"\(AuditReport.fmt(x))\" x2=\"\(AuditReport.fmt(x + step))\" y1=\"\(AuditReport.fmt(y(v.statements)))\" y2=\"\(AuditReport.fmt(y(v.statements)))\"/>"
+                if i % labelEvery == 0 {
+                    s += "<text class=\"axis\" x=\"\(AuditReport.fmt(x + step / 2))\" y=\"\(Int(h - 8))\" text-anchor=\"middle\">\(AuditReport.esc(p.count > 7 ? String(p.dropFirst(5)) : p))</text>"
+                }
+            }
+            s += "</svg>"
+        }
+        return s + "<p class=\"legend\"><span class=\"key revenue\"></span>net revenue in the ledger <span class=\"key tick\"></span>net in the stores' statements</p>"
+    }
+
+    static func htmlTable(_ rows: [RevenueRow], id: String) -> String {
+        var s = "<table id=\"\(id)\"><thead><tr>" + header.map { "<th>\(AuditReport.esc($0))</th>" }.joined() + "</tr></thead><tbody>\n"
+        for (r, cells) in zip(rows, tableRows(rows)) {
+            s += "<tr class=\"revenue-row\" data-period=\"\(r.period)\" data-channel=\"\(r.channel.rawValue)\" data-currency=\"\(r.currency.code)\" data-net=\"\(r.ledger.net)\" data-ties=\"\(r.ties)\">"
+            s += cells.enumerated().map { $0.offset >= 3 ? "<td class=\"num\">\(AuditReport.esc($0.element))</td>" : "<td>\(AuditReport.esc($0.element))</td>" }.joined() + "</tr>\n"
+        }
+        return s + "</tbody></table>"
+    }
+
+    public var html: String {
+        let title = "Purchase ledger revenue, position \(position)"
+        return """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(AuditReport.esc(title))</title>
+        <style>\(AuditReport.style)</style></head><body><main>
+        <h1>\(AuditReport.esc(title))</h1>
+        <p class="sub">By \(bucket.rawValue)\(from.map { " from \(AuditReport.esc($0))" } ?? "")\(to.map { " to \(AuditReport.esc($0))" } ?? ""). Never summed across currencies; sandbox and family-shared purchases excluded.</p>
+        <section><h2>Net revenue per currency</h2>\(Self.charts(rows))</section>
+        <section><h2>Totals</h2>\(Self.htmlTable(totals, id: "revenue-totals"))</section>
+        <section><h2>By \(bucket.rawValue)</h2>\(Self.htmlTable(rows, id: "revenue"))</section>
+        </main></body></html>
+
+        """
+    }
+}

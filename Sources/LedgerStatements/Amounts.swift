@@ -1,0 +1,74 @@
+import LedgerCore
+import LedgerDomain
+
+/// Decimal text in the stores' files, read exactly into minor units (never through floating point).
+enum Amounts {
+    /// `"12.30"`, `"-0.06"`, `"600"` in `currency`: more decimals than the currency has are refused
+    /// unless they are zeros (`"6.000"` CNY is 600).
+    static func minorUnits(_ text: String, _ currency: Currency) -> Int64? {
+        var s = Substring(text.trimmingCharacters(in: .whitespaces))
+        var negative = false
+        if s.first == "-" { negative = true; s = s.dropFirst() } else if s.first == "+" { s = s.dropFirst() }
+        let parts = s.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit), whole.count <= 15 else { return nil }
+        var frac = parts.count > 1 ? String(parts[1]) : ""
+        guard frac.allSatisfy(\.isASCIIDigit), parts.count == 1 || !frac.isEmpty else { return nil }
+        while frac.count > currency.exponent {
+            guard frac.last == "0" else { return nil }
+            frac.removeLast()
+        }
+        while frac.count < currency.exponent { frac += "0" }
+        guard let v = Int64(whole + frac) else { return nil }
+        return negative ? -v : v
+    }
+
+    /// Minor units as decimal text (`1234` CNY is `"12.34"`).
+    static func text(_ minor: Int64, _ currency: Currency) -> String {
+        let e = currency.exponent
+        guard e > 0 else { return String(minor) }
+        let m = minor.magnitude
+        var d: UInt64 = 1
+        for _ in 0..<e { d *= 10 }
+        var frac = String(m % d)
+        while frac.count < e { frac = "0" + frac }
+        return (minor < 0 ? "-" : "") + "\(m / d).\(frac)"
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+/// Times in the stores' files.
+enum Times {
+    static let day: Int64 = 86_400_000_000
+
+    /// The start of the day holding `t`, in a zone `offsetSeconds` east of UTC.
+    static func dayStart(_ t: Timestamp, offsetSeconds: Int64) -> Timestamp {
+        let local = t.microseconds + offsetSeconds * 1_000_000
+        let floored = local >= 0 ? local / day * day : ((local + 1) / day - 1) * day
+        return Timestamp(microsecondsSince1970: floored - offsetSeconds * 1_000_000)
+    }
+
+    /// `"2026-03-02 09:15:07"` in a zone `offset` (`"+08:00"`).
+    static func local(_ text: String, offset: String) -> Timestamp? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        guard t.count == 19, t.dropFirst(10).first == " " else { return nil }
+        return Timestamp(t.prefix(10) + "T" + t.dropFirst(11) + offset)
+    }
+
+    /// `t` as `"2026-03-02 09:15:07"` in a zone `offsetSeconds` east of UTC.
+    static func localText(_ t: Timestamp, offsetSeconds: Int64) -> String {
+        let shifted = Timestamp(microsecondsSince1970: t.microseconds + offsetSeconds * 1_000_000).iso8601
+        return String(shifted.prefix(10)) + " " + String(shifted.dropFirst(11).prefix(8))
+    }
+
+    /// Whole milliseconds since 1970, as a JSON number or a string of digits (Google's int64 style).
+    static func millis(_ v: JSONValue?) -> Timestamp? {
+        if let i = v?.intValue { return Timestamp(millisecondsSince1970: i) }
+        if let s = v?.stringValue, let i = Int64(s) { return Timestamp(millisecondsSince1970: i) }
+        return nil
+    }
+
+    static func millisValue(_ t: Timestamp) -> Int64 { t.microseconds / 1000 }
+}

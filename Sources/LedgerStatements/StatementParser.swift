@@ -1,0 +1,151 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+
+/// Why a statement file was refused: where (line, and column or field) and what. Nothing of it is written.
+public struct StatementError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// 1-based line of the file (for JSON sources: the line of the text, or the entry's index in its list).
+    public var line: Int?
+    /// 1-based column (CSV: the field's position; JSON syntax: the character).
+    public var column: Int?
+    /// The column's header or the JSON field.
+    public var field: String?
+    public var message: String
+
+    public init(line: Int? = nil, column: Int? = nil, field: String? = nil, _ message: String) {
+        self.line = line; self.column = column; self.field = field; self.message = message
+    }
+
+    public var description: String {
+        var place: [String] = []
+        if let line { place.append("line \(line)") }
+        if let column { place.append("column \(column)") }
+        if let field { place.append("(\(field))") }
+        return (place.isEmpty ? "" : place.joined(separator: ", ") + ": ") + message
+    }
+}
+
+/// What the caller knows about the file beyond its bytes.
+public struct StatementOptions: Sendable, Hashable {
+    /// The file's name (no folder), kept on the statement.
+    public var fileName: String?
+    /// The period covered, when the file does not say (WeChat bills: the bill date; else from the lines).
+    public var periodStart: Timestamp?
+    public var periodEnd: Timestamp?
+    /// The digest the store published for the file (WeChat's hash_value; `sha256:<hex>` or `sha1:<hex>`):
+    /// the bytes must match it.
+    public var expectedDigest: String?
+
+    public init(fileName: String? = nil, periodStart: Timestamp? = nil, periodEnd: Timestamp? = nil, expectedDigest: String? = nil) {
+        self.fileName = fileName; self.periodStart = periodStart; self.periodEnd = periodEnd; self.expectedDigest = expectedDigest
+    }
+}
+
+/// A parsed, validated statement: the statement fact and its lines.
+public struct StatementFile: Sendable, Hashable {
+    public var imported: StatementImported
+    public var lines: [StatementLine]
+
+    /// The facts to append, the statement first.
+    public var facts: [Fact] { [.statementImported(imported)] + lines.map(Fact.statementLine) }
+
+    /// The facts as events: deterministic ids (from the digest and the line) and times (the
+    /// period's end), so a re-import is the same events.
+    public func events(source: String = "statement-import") -> [NewEvent] {
+        let at = imported.periodEnd
+        return facts.enumerated().map { i, fact in
+            let id = Self.eventId(imported.digest, i)
+            return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: source))
+        }
+    }
+
+    static func eventId(_ digest: String, _ index: Int) -> UUID {
+        var b = SHA256.hash(Array("\(digest)#\(index)".utf8)).prefix(16).map { $0 }
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+}
+
+public enum StatementParser {
+    /// Parses and validates a store file. Every error names its line and column (or field), and the
+    /// whole file is refused.
+    public static func parse(_ bytes: [UInt8], source: StatementSource, options: StatementOptions = StatementOptions()) throws(StatementError) -> StatementFile {
+        let digest = "sha256:" + SHA256.hash(bytes).hexString
+        try checkDigest(bytes, digest: digest, expected: options.expectedDigest)
+        guard var text = String(validating: bytes, as: UTF8.self) else {
+            throw StatementError(line: firstInvalidUTF8Line(bytes), "the file is not UTF-8 text")
+        }
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        var file: StatementFile
+        let context = ParseContext(source: source, digest: digest, options: options)
+        switch source {
+        case .wechatTradeBill, .wechatRefundBill: file = try WeChatBill.parse(text, context)
+        case .appstoreHistory: file = try AppStoreHistory.parse(text, context)
+        case .appstoreFinance: file = try AppStoreFinance.parse(text, context)
+        case .googleplayVoided: file = try GooglePlayVoided.parse(text, context)
+        case .googleplayEarnings: file = try GooglePlayEarnings.parse(text, context)
+        }
+        file.imported.fileName = options.fileName
+        // Every fact must be one the ledger accepts (the catalogue's own checks: lengths, bounds).
+        for (i, fact) in file.facts.enumerated() {
+            do throws(FactError) {
+                _ = try FactCatalogue.decode(type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1, payload: fact.payload)
+            } catch {
+                throw StatementError(line: i == 0 ? nil : Int(file.lines[i - 1].line), field: error.field, "not a valid \(fact.typeName): \(error.message)")
+            }
+        }
+        return file
+    }
+
+    static func checkDigest(_ bytes: [UInt8], digest: String, expected: String?) throws(StatementError) {
+        guard let expected = expected?.lowercased() else { return }
+        let parts = expected.split(separator: ":", maxSplits: 1).map(String.init)
+        let (algorithm, hex) = parts.count == 2 ? (parts[0], parts[1]) : ("sha256", parts[0])
+        guard algorithm == "sha256" else {
+            throw StatementError("--digest \(algorithm): only sha256 digests can be checked (give sha256:<hex>)")
+        }
+        guard "sha256:" + hex == digest else {
+            throw StatementError("the file's digest is \(digest), not the \(expected) the store published: the file is not the one the store sent")
+        }
+    }
+
+    static func firstInvalidUTF8Line(_ bytes: [UInt8]) -> Int {
+        var line = 1, start = 0
+        for (i, b) in bytes.enumerated() where b == 0x0A {
+            if String(validating: bytes[start..<i], as: UTF8.self) == nil { return line }
+            line += 1; start = i + 1
+        }
+        return line
+    }
+}
+
+/// What every source parser needs.
+struct ParseContext: Sendable {
+    let source: StatementSource
+    let digest: String
+    let options: StatementOptions
+
+    func line(_ n: Int, kind: StatementLineKind, tx: String?, amount: Money?, at: Timestamp) -> StatementLine {
+        StatementLine(digest: digest, line: Int64(n), source: source, kind: kind, transactionId: tx, amount: amount, at: at)
+    }
+
+    /// The statement, its period from the options, else `fallback` (from the file), else the whole
+    /// days (UTC, or `offsetSeconds` east) of the lines' times.
+    func statement(_ lines: [StatementLine], fallback: (Timestamp, Timestamp)? = nil, offsetSeconds: Int64 = 0,
+                   app: String? = nil, merchant: String? = nil) throws(StatementError) -> StatementFile {
+        var start = options.periodStart ?? fallback?.0
+        var end = options.periodEnd ?? fallback?.1
+        if start == nil || end == nil {
+            guard let first = lines.map(\.at).min(), let last = lines.map(\.at).max() else {
+                throw StatementError("the file has no lines to date it by: give the period it covers (--from and --to)")
+            }
+            start = start ?? Times.dayStart(first, offsetSeconds: offsetSeconds)
+            end = end ?? Timestamp(microsecondsSince1970: Times.dayStart(last, offsetSeconds: offsetSeconds).microseconds + Times.day)
+        }
+        guard let start, let end, end > start else { throw StatementError("the period's end is not after its start") }
+        let s = StatementImported(source: source, digest: digest, periodStart: start, periodEnd: end, lines: Int64(lines.count),
+                                  app: app, merchant: merchant)
+        return StatementFile(imported: s, lines: lines)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+
+/// Writes store files in the stores' own formats from statement lines (their digest and line
+/// numbers are ignored): what the simulator hands to `ledger import statement`, and the samples.
+/// Whatever is written here parses back to the same lines.
+public enum StatementWriter {
+    /// A WeChat Pay daily bill (ALL, or REFUND) for the lines given, with its summary rows.
+    public static func wechatBill(_ lines: [StatementLine], refundBill: Bool, appId: String, merchantId: String) -> String {
+        let header = refundBill ? WeChatBill.refundHeader : WeChatBill.tradeHeader
+        var out = header.joined(separator: ",") + "\r\n"
+        var sums: [String: Int64] = [:]
+        let cny = Currency("CNY")!
+        var currency = cny
+        for l in lines.sorted(by: { ($0.at, $0.kind, $0.transactionId ?? "") < ($1.at, $1.kind, $1.transactionId ?? "") }) {
+            let c = l.amount?.currency ?? cny
+            currency = c
+            let amount = l.amount?.minorUnits ?? 0, fee = l.fee?.minorUnits ?? 0
+            let sale = l.kind == .sale
+            var v: [String: String] = [
+                "交易时间": Times.localText(l.at, offsetSeconds: WeChatBill.beijingSeconds), "公众账号ID": l.app ?? appId,
+                "商户号": l.merchant ?? merchantId, "特约商户号": "0", "设备号": "", "微信订单号": l.transactionId ?? "",
+                "商户订单号": l.orderId ?? "", "用户标识": "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o", "交易类型": "APP",
+                "交易状态": sale ? "SUCCESS" : "REFUND", "付款银行": "OTHERS", "货币种类": c.code,
+                "代金券金额": "0.00", "微信退款单号": sale ? "" : (l.refundId ?? ""), "商户退款单号": sale ? "" : "R" + (l.orderId ?? ""),
+                "充值券退款金额": "0.00", "退款类型": sale ? "" : "ORIGINAL", "退款状态": sale ? "" : "SUCCESS",
+                "商品名称": l.productId ?? "", "商户数据包": "", "费率": "0.60%", "费率备注": "",
+                "退款申请时间": "", "退款成功时间": sale ? "" : Times.localText(l.at, offsetSeconds: WeChatBill.beijingSeconds),
+            ]
+            let numbers: [String: Int64] = [
+                "应结订单金额": sale ? amount : 0, "退款金额": sale ? 0 : amount, "手续费": sale ? fee : -fee,
+                "订单金额": sale ? amount : 0, "申请退款金额": sale ? 0 : amount, "充值券退款金额": 0,
+            ]
+            for (k, n) in numbers { v[k] = Amounts.text(n, c); sums[k, default: 0] += n }
+            out += header.map { "`" + (v[$0] ?? "") }.joined(separator: ",") + "\r\n"
+        }
+        out += WeChatBill.summaryHeader.joined(separator: ",") + "\r\n"
+        var summary = ["`\(lines.count)"]
+        for (_, detail) in WeChatBill.totals { summary.append("`" + Amounts.text(sums[detail] ?? 0, currency)) }
+        return out + summary.joined(separator: ",") + "\r\n"
+    }
+
+    /// An App Store transaction history in the decoded form (`transactions`), with the query's period.
+    /// Refund lines become the `revocationDate` of their sale.
+    public static func appstoreHistory(_ lines: [StatementLine], bundleId: String, from: Timestamp, to: Timestamp) -> String {
+        var revoked: [String: Timestamp] = [:]
+        for l in lines where l.kind == .refund { if let tx = l.transactionId { revoked[tx] = l.at } }
+        let sales = lines.filter { $0.kind == .sale }.sorted { ($0.at, $0.transactionId ?? "") < ($1.at, $1.transactionId ?? "") }
+        let items: [JSONValue] = sales.map { l in
+            let price = l.amount ?? Money(minorUnits: 0, currency: Currency("USD")!)
+            var m: [(String, JSONValue)] = [
+                ("transactionId", .string(l.transactionId ?? "")), ("originalTransactionId", .string(l.transactionId ?? "")),
+                ("bundleId", .string(l.app ?? bundleId)), ("productId", .string(l.productId ?? "")),
+                ("purchaseDate", .int(Times.millisValue(l.at))), ("quantity", .int(l.quantity ?? 1)), ("type", .string("Consumable")),
+                ("inAppOwnershipType", .string(l.ownership?.raw ?? "PURCHASED")), ("environment", .string(l.environment?.raw ?? "Production")),
+                ("price", .int(price.milliunits ?? 0)), ("currency", .string(price.currency.code)), ("storefront", .string("CHN")),
+                ("transactionReason", .string("PURCHASE")),
+            ]
+            if let tx = l.transactionId, let at = revoked[tx] {
+                m.append(("revocationDate", .int(Times.millisValue(at)))); m.append(("revocationReason", .int(0)))
+            }
+            return .makeObject(m)
+        }
+        let doc = JSONValue.makeObject([
+            ("bundleId", .string(bundleId)), ("environment", .string("Production")), ("hasMore", .bool(false)),
+            ("revision", .string("sim-\(items.count)")), ("startDate", .int(Times.millisValue(from))), ("endDate", .int(Times.millisValue(to))),
+            ("transactions", .array(items)),
+        ])
+        return doc.canonicalText + "\n"
+    }
+
+    /// A Google Play voided purchases list for the refund lines given.
+    public static func googleplayVoided(_ lines: [StatementLine]) -> String {
+        let items: [JSONValue] = lines.filter { $0.kind == .refund }.sorted { ($0.at, $0.transactionId ?? "") < ($1.at, $1.transactionId ?? "") }.map { l in
+            var m: [(String, JSONValue)] = [
+                ("kind", .string("androidpublisher#voidedPurchase")), ("purchaseToken", .string("token-" + (l.transactionId ?? ""))),
+                ("voidedTimeMillis", .string(String(Times.millisValue(l.at)))), ("orderId", .string(l.transactionId ?? "")),
+                ("voidedSource", .int(0)), ("voidedReason", .int(1)), ("refundType", .int(l.quantity == nil ? 1 : 2)),
+            ]
+            if let q = l.quantity { m.append(("voidedQuantity", .int(q))) }
+            return .makeObject(m)
+        }
+        return JSONValue.makeObject([
+            ("voidedPurchases", .array(items)),
+            ("pageInfo", .makeObject([("totalResults", .int(Int64(items.count))), ("resultPerPage", .int(Int64(items.count))), ("startIndex", .int(0))])),
+        ]).canonicalText + "\n"
+    }
+}

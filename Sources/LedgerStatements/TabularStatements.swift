@@ -1,0 +1,172 @@
+import LedgerCore
+import LedgerDomain
+import SwiftCSV
+
+/// A delimited file's rows, read by header name, with errors naming line, column and header.
+struct Table {
+    let header: [String]
+    let rows: [(fields: [String], line: Int)]
+    let columns: [String: Int]
+
+    init(_ text: String, delimiter: CSVDelimiter, required: [String]) throws(StatementError) {
+        let csv: EnumeratedCSV
+        do { csv = try EnumeratedCSV(string: text, delimiter: delimiter, loadColumns: false) } catch {
+            throw StatementError("not \(delimiter == .tab ? "tab-separated" : "CSV") text: \(error)")
+        }
+        header = csv.header.map { $0.trimmingCharacters(in: .whitespaces) }
+        columns = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        for name in required where columns[name] == nil {
+            throw StatementError(line: 1, field: name, "the header has no column \(name)")
+        }
+        rows = csv.rows.enumerated().map { ($1, $0 + 2) }
+    }
+
+    func value(_ row: (fields: [String], line: Int), _ name: String) -> String {
+        guard let i = columns[name], i < row.fields.count else { return "" }
+        return row.fields[i].trimmingCharacters(in: .whitespaces)
+    }
+
+    func fail(_ row: (fields: [String], line: Int), _ name: String, _ message: String) -> StatementError {
+        StatementError(line: row.line, column: columns[name].map { $0 + 1 }, field: name, message)
+    }
+
+    func money(_ row: (fields: [String], line: Int), _ name: String, _ c: Currency) throws(StatementError) -> Int64 {
+        let v = value(row, name)
+        guard let m = Amounts.minorUnits(v.replacingOccurrences(of: ",", with: ""), c) else {
+            throw fail(row, name, "\"\(v)\" is not an amount of \(c.code) (at most \(c.exponent) decimals)")
+        }
+        return m
+    }
+
+    func currency(_ row: (fields: [String], line: Int), _ name: String) throws(StatementError) -> Currency {
+        guard let c = Currency(value(row, name)) else { throw fail(row, name, "\"\(value(row, name))\" is not an ISO 4217 currency") }
+        return c
+    }
+}
+
+/// App Store Connect financial report (tab-separated): one row per product, country, price and
+/// sale or return, then a blank line and `Total_Rows`, `Total_Amount`, `Total_Units` rows, checked
+/// against the rows. Rows are aggregates (no transaction ids): they feed revenue, not the per-
+/// transaction findings. Amount: Customer Price x |Quantity| in the Customer Currency; net: Extended
+/// Partner Share in the Partner Share Currency. Dates are MM/DD/YYYY (the fiscal period).
+enum AppStoreFinance {
+    static let required = ["Start Date", "End Date", "Vendor Identifier", "Quantity", "Partner Share", "Extended Partner Share",
+                           "Partner Share Currency", "Sale or Return", "Customer Price", "Customer Currency"]
+
+    static func date(_ text: String) -> Timestamp? {
+        let p = text.split(separator: "/")
+        guard p.count == 3, p[0].count == 2, p[1].count == 2, p[2].count == 4 else { return nil }
+        return Timestamp("\(p[2])-\(p[0])-\(p[1])T00:00:00Z")
+    }
+
+    static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
+        let table = try Table(text, delimiter: .tab, required: required)
+        var lines: [StatementLine] = []
+        var totals: [String: (value: String, line: Int, column: Int)] = [:]
+        var units: Int64 = 0, amount: Int64 = 0
+        var shareCurrencies: Set<String> = []
+        var period: (Timestamp, Timestamp)?
+        for row in table.rows {
+            let first = row.fields.first?.trimmingCharacters(in: .whitespaces) ?? ""
+            if first.hasPrefix("Total_") { totals[first] = (row.fields.count > 1 ? row.fields[1] : "", row.line, 2); continue }
+            if row.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { continue }
+            guard totals.isEmpty else { throw StatementError(line: row.line, "a report row after the Total rows") }
+            guard let start = date(table.value(row, "Start Date")) else { throw table.fail(row, "Start Date", "not a date such as 03/01/2026") }
+            guard let end = date(table.value(row, "End Date")) else { throw table.fail(row, "End Date", "not a date such as 03/28/2026") }
+            period = period ?? (start, Timestamp(microsecondsSince1970: end.microseconds + Times.day))
+            guard let q = Int64(table.value(row, "Quantity")) else { throw table.fail(row, "Quantity", "not a whole number") }
+            let c = try table.currency(row, "Customer Currency"), sc = try table.currency(row, "Partner Share Currency")
+            let price = try table.money(row, "Customer Price", c)
+            let ext = try table.money(row, "Extended Partner Share", sc)
+            let sr = table.value(row, "Sale or Return")
+            guard sr == "S" || sr == "R" else { throw table.fail(row, "Sale or Return", "\"\(sr)\" is neither S nor R") }
+            units += q; amount += ext; shareCurrencies.insert(sc.code)
+            let (gross, o) = price.multipliedReportingOverflow(by: abs(q))
+            guard !o, gross >= 0 else { throw table.fail(row, "Customer Price", "the price times the quantity is out of range") }
+            var line = ctx.line(row.line, kind: sr == "S" ? .sale : .refund, tx: nil, amount: Money(minorUnits: gross, currency: c), at: start)
+            line.quantity = q
+            guard !table.value(row, "Vendor Identifier").isEmpty else { throw table.fail(row, "Vendor Identifier", "is empty (the product id)") }
+            line.productId = table.value(row, "Vendor Identifier")
+            line.net = Money(minorUnits: abs(ext), currency: sc)
+            lines.append(line)
+        }
+        try check(totals, rows: lines.count, units: units, amount: amount, currency: shareCurrencies.count == 1 ? Currency(shareCurrencies.first!) : nil)
+        return try ctx.statement(lines, fallback: period)
+    }
+
+    static func check(_ totals: [String: (value: String, line: Int, column: Int)], rows: Int, units: Int64, amount: Int64,
+                      currency: Currency?) throws(StatementError) {
+        guard let r = totals["Total_Rows"] else { throw StatementError("no Total_Rows row at the end of the report") }
+        guard Int(r.value.trimmingCharacters(in: .whitespaces)) == rows else {
+            throw StatementError(line: r.line, column: r.column, field: "Total_Rows", "says \(r.value), but the report has \(rows) rows")
+        }
+        if let u = totals["Total_Units"], Int64(u.value.trimmingCharacters(in: .whitespaces)) != units {
+            throw StatementError(line: u.line, column: u.column, field: "Total_Units", "says \(u.value), but the rows' Quantity adds up to \(units)")
+        }
+        if let a = totals["Total_Amount"], let currency {
+            guard Amounts.minorUnits(a.value, currency) == amount else {
+                throw StatementError(line: a.line, column: a.column, field: "Total_Amount",
+                                     "says \(a.value), but the rows' Extended Partner Share adds up to \(Amounts.text(amount, currency))")
+            }
+        }
+    }
+}
+
+/// Google Play earnings report (CSV): one row per charge, Google fee, refund and fee refund of an
+/// order (`Description` is the order id), amounts signed as they move the merchant's money, in the
+/// buyer's currency beside the merchant's. Charges are sales, charge refunds refunds, Google fees
+/// fees and fee refunds fee refunds; tax rows are checked and not imported. Dates are
+/// `Mar 2, 2026` with `9:15:07 AM PST` (or PDT, UTC).
+enum GooglePlayEarnings {
+    static let required = ["Description", "Transaction Date", "Transaction Time", "Transaction Type", "Product id",
+                           "Buyer Currency", "Amount (Buyer Currency)", "Merchant Currency", "Amount (Merchant Currency)"]
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    static let zones: [String: String] = ["PST": "-08:00", "PDT": "-07:00", "UTC": "Z", "GMT": "Z"]
+
+    static func time(_ date: String, _ time: String) -> Timestamp? {
+        let d = date.replacingOccurrences(of: ",", with: "").split(separator: " ")
+        let t = time.split(separator: " ")
+        guard d.count == 3, let m = months.firstIndex(of: String(d[0])), let day = Int(d[1]), let year = Int(d[2]),
+              t.count == 3, let zone = zones[String(t[2])] else { return nil }
+        let hms = t[0].split(separator: ":").compactMap { Int($0) }
+        guard hms.count == 3, (1...12).contains(hms[0]), t[1] == "AM" || t[1] == "PM" else { return nil }
+        let hour = hms[0] % 12 + (t[1] == "PM" ? 12 : 0)
+        func p(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return Timestamp("\(year)-\(p(m + 1))-\(p(day))T\(p(hour)):\(p(hms[1])):\(p(hms[2]))\(zone)")
+    }
+
+    static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
+        let table = try Table(text, delimiter: .comma, required: required)
+        var lines: [StatementLine] = []
+        for row in table.rows where !row.fields.allSatisfy({ $0.isEmpty }) {
+            let type = table.value(row, "Transaction Type")
+            let kind: StatementLineKind?
+            switch type {
+            case "Charge": kind = .sale
+            case "Charge refund": kind = .refund
+            case "Google fee": kind = .fee
+            case "Google fee refund": kind = .feeRefund
+            case "Tax", "Tax refund": kind = nil
+            default: throw table.fail(row, "Transaction Type", "\"\(type)\" is not a type an earnings report lists (Charge, Google fee, Charge refund, Google fee refund, Tax)")
+            }
+            guard let at = time(table.value(row, "Transaction Date"), table.value(row, "Transaction Time")) else {
+                throw table.fail(row, "Transaction Time", "not a time such as Mar 2, 2026 9:15:07 AM PST")
+            }
+            let c = try table.currency(row, "Buyer Currency")
+            let amount = try table.money(row, "Amount (Buyer Currency)", c)
+            let mc = try table.currency(row, "Merchant Currency")
+            _ = try table.money(row, "Amount (Merchant Currency)", mc)
+            let order = table.value(row, "Description")
+            guard !order.isEmpty else { throw table.fail(row, "Description", "is empty (the order id)") }
+            guard let kind else { continue }
+            let sign: Int64 = kind == .sale || kind == .feeRefund ? 1 : -1
+            guard amount * sign >= 0 else {
+                throw table.fail(row, "Amount (Buyer Currency)", "a \(type) of \(Amounts.text(amount, c)) \(c.code) has the wrong sign")
+            }
+            var line = ctx.line(row.line, kind: kind, tx: order, amount: Money(minorUnits: abs(amount), currency: c), at: at)
+            line.productId = table.value(row, "Product id").isEmpty ? nil : table.value(row, "Product id")
+            lines.append(line)
+        }
+        return try ctx.statement(lines, app: lines.first?.productId == nil ? nil : nil)
+    }
+}

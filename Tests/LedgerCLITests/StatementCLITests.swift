@@ -1,0 +1,128 @@
+import Foundation
+import LedgerCore
+import LedgerServer
+import LedgerTesting
+import Testing
+
+@Suite("ledger import statement, revenue and the reconciliation report", .timeLimit(.minutes(2)))
+struct StatementCLITests {
+    static let examples = TestDatabase.packageRoot.appendingPathComponent("schema/examples/statements")
+    static let samples: [(source: String, file: String)] = [
+        ("wechat-tradebill", "wechat-tradebill-2026-03-02.csv"), ("wechat-refundbill", "wechat-refundbill-2026-03-02.csv"),
+        ("appstore-history", "appstore-history.json"), ("appstore-finance", "appstore-finance-2026-03.tsv"),
+        ("googleplay-earnings", "googleplay-earnings-2026-03.csv"), ("googleplay-voided", "googleplay-voided.json"),
+    ]
+
+    @Test("every sample imports; a re-import stores nothing new; a malformed file is refused with its line and column and nothing written")
+    func importStatements() async throws {
+        try await TestDatabase.withSchema("clistmt") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            var head: Int64 = 0
+            for s in Self.samples {
+                let r = try await cli.run(["import", "statement", "--source", s.source, Self.examples.appendingPathComponent(s.file).path])
+                #expect(r.status == 0, "\(s.file): \(r.stderr)")
+                let out = try JSONValue.parse(r.stdout)
+                #expect(out["alreadyStored"] == .int(0) && (out["stored"]?.intValue ?? 0) == (out["lines"]?.intValue ?? -1) + 1)
+                head += out["stored"]?.intValue ?? 0
+            }
+            let bill = Self.examples.appendingPathComponent("wechat-tradebill-2026-03-02.csv").path
+            let again = try await cli.run(["import", "statement", "--source", "wechat-tradebill", bill])
+            let againOut = try JSONValue.parse(again.stdout)
+            #expect(again.status == 0 && againOut["stored"] == .int(0))
+
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-stmt-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let bad = dir.appendingPathComponent("bad.csv").path
+            let text = try String(contentsOfFile: bill, encoding: .utf8).replacingOccurrences(of: "`wx_20260302_0102", with: "`wx_20260302_0102x")
+                .replacingOccurrences(of: "`68.00,`0.00,`,`,`0.00", with: "`68.0O,`0.00,`,`,`0.00")
+            try text.write(toFile: bad, atomically: true, encoding: .utf8)
+            let refused = try await cli.run(["import", "statement", "--source", "wechat-tradebill", bad])
+            #expect(refused.status == 65)
+            #expect(refused.stderr.contains("line 3, column 13, (应结订单金额)") && refused.stderr.contains("nothing was written"), "\(refused.stderr)")
+            let read = try await cli.run(["read"])
+            #expect(read.stdout.split(separator: "\n").count == Int(head), "nothing of the refused file was written")
+
+            let revenue = try await cli.run(["revenue", "--by", "month", "--format", "json"])
+            #expect(revenue.status == 0, "\(revenue.stderr)")
+            let rerun = try await cli.run(["revenue", "--by", "month", "--format", "json"])
+            #expect(rerun.stdout == revenue.stdout, "byte-identical on re-run")
+            guard case .array(let totals)? = try JSONValue.parse(revenue.stdout)["totals"] else { Issue.record("no totals"); return }
+            let wechat = totals.first { $0["channel"] == .string("wechat") }
+            // The trade bill's own 应结订单总金额 (128.00) and the refund both bills list once (10.00).
+            #expect(wechat?["statements"]?["gross"] == .int(12800) && wechat?["statements"]?["refunded"] == .int(1000))
+            #expect(Set(totals.compactMap { $0["currency"]?.stringValue }) == ["CNY", "USD"], "never summed across currencies")
+            let audit = try await cli.run(["audit", "--format", "json", "--kind", "unrecorded-sale"])
+            #expect(audit.status == 0)
+            let unrecorded = try JSONValue.parse(audit.stdout)["summary"]?["findings"]
+            #expect(unrecorded == .int(9), "the log verified none of the statements' 9 sales with revenue")
+        }
+    }
+
+    @Test("ledger simulate --statements: the audit finds exactly the injected reconciliation faults; clean: nothing, and revenue ties")
+    func simulateStatements() async throws {
+        try await TestDatabase.withSchema("clisimstmt") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-sim-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let truth = dir.appendingPathComponent("truth.json").path
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let sim = try await cli.run(["simulate", "--users", "150", "--days", "14", "--seed", "9", "--statements", dir.path, "--truth", truth,
+                                         "--faults", "unrecorded-sale=0.02,unrecorded-refund=0.02,unconfirmed-payment=0.02,amount-mismatch=0.02"])
+            #expect(sim.status == 0, "\(sim.stderr)")
+            let audit = try await cli.run(["audit", "--expect", truth])
+            #expect(audit.status == 0, "\(audit.stderr)")
+            #expect(audit.stderr.contains("0 differences"))
+            let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+            #expect(files.contains("appstore-history.json") && files.contains { $0.hasPrefix("wechat-tradebill-") })
+        }
+        try await TestDatabase.withSchema("clisimclean") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-sim-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let truth = dir.appendingPathComponent("truth.json").path
+            #expect(try await cli.run(["simulate", "--users", "100", "--days", "10", "--seed", "3", "--statements", dir.path, "--truth", truth]).status == 0)
+            let audit = try await cli.run(["audit", "--format", "json"])
+            let findings = try JSONValue.parse(audit.stdout)["summary"]?["findings"]
+            #expect(findings == .int(0))
+            let revenue = try await cli.run(["revenue", "--format", "csv"])
+            #expect(revenue.status == 0)
+            let rows = revenue.stdout.split(separator: "\r\n").dropFirst()
+            #expect(!rows.isEmpty && rows.allSatisfy { $0.hasSuffix(",yes") }, "every row ties: \(revenue.stdout.prefix(400))")
+        }
+    }
+
+    @Test(.enabled(if: Chromium.path != nil || Chromium.required, "chromium is not installed: the HTML report is not checked in a browser"))
+    func theReconciliationSectionRendersAndMatchesTheJSON() async throws {
+        guard Chromium.path != nil else { Issue.record("chromium is required here but not installed"); return }
+        try await TestDatabase.withSchema("clirechtml") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-rec-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let truth = dir.appendingPathComponent("truth.json").path
+            #expect(try await cli.run(["simulate", "--users", "80", "--days", "10", "--seed", "4", "--statements", dir.path, "--truth", truth,
+                                       "--faults", "unrecorded-refund=0.05,amount-mismatch=0.05"]).status == 0)
+            let html = dir.appendingPathComponent("audit.html").path, json = dir.appendingPathComponent("audit.json").path
+            #expect(try await cli.run(["audit", "--format", "html", "--output", html]).status == 0)
+            #expect(try await cli.run(["audit", "--format", "json", "--output", json]).status == 0)
+            let page = try String(contentsOfFile: html, encoding: .utf8)
+            #expect(page.contains("id=\"reconciliation\"") && page.contains("revenue-chart"))
+            let script = TestDatabase.packageRoot.appendingPathComponent("tools/check-report.sh").path
+            let check = try await ChildProcess.run("/bin/bash", [script, html, json])
+            #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+            let tampered: [(String, String)] = [
+                ("a revenue bar", page.replacingFirst(#"height=""#, with: #"height="9"#, after: #"class="bar money revenue-bar""#)),
+                ("a statement's line count", page.replacingFirst(#"<td class="num">"#, with: #"<td class="num">7"#, after: #"<tr class="statement""#)),
+            ]
+            for (what, text) in tampered {
+                #expect(text != page, "the tampering of \(what) changed nothing: fix the test")
+                let path = dir.appendingPathComponent("tampered.html").path
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+                let r = try await ChildProcess.run("/bin/bash", [script, path, json])
+                #expect(r.status == 1, "check-report.sh did not notice \(what): \(r.stdout)\(r.stderr)")
+            }
+        }
+    }
+}

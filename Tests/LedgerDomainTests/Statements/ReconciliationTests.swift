@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import LedgerCore
+@testable import LedgerDomain
+import LedgerScenarios
+import LedgerStatements
+
+/// Reconciliation and revenue over simulated histories with the stores' files written, parsed
+/// back and folded beside the log (no database): exactly the injected findings, nothing on clean
+/// histories, and revenue that ties to the statements.
+@Suite("Reconciliation")
+struct ReconciliationTests {
+    /// The simulated history, then every statement file's facts, as one fold.
+    static func fold(_ sim: Simulator, _ statements: SimulatedStatements) throws -> (Projections, [StatementFile]) {
+        var p = Projections()
+        var position: Int64 = 0
+        for f in sim.facts { position += 1; p.apply(f.fact, FactContext(position: position, occurredAt: f.at)) }
+        let files = try StatementWriter.files(wechatDays: statements.wechatDays, appstore: statements.lines[.appstore] ?? [],
+                                              googleplay: statements.lines[.googleplay] ?? [], from: statements.from, to: statements.to,
+                                              bundleId: SimulatedStatements.bundleId, packageName: SimulatedStatements.packageName,
+                                              wechatAppId: SimulatedStatements.wechatAppId, wechatMerchant: SimulatedStatements.wechatMerchant).map { try $0.parse() }
+        for file in files {
+            for fact in file.facts { position += 1; p.apply(fact, FactContext(position: position, occurredAt: file.imported.periodEnd)) }
+        }
+        return (p, files)
+    }
+
+    @Test("clean histories: no reconciliation finding, and revenue ties to the statements row by row", arguments: [1, 2, 3] as [UInt64])
+    func clean(seed: UInt64) throws {
+        let sim = Simulator(users: 120, days: 20, seed: seed, faults: .none)
+        let statements = SimulatedStatements(sim)
+        #expect(statements.truth.isEmpty)
+        let (p, files) = try Self.fold(sim, statements)
+        #expect(Audit.run(p).filter { $0.kind.isReconciliation }.isEmpty)
+        let rows = Revenue.compute(p, by: .day)
+        #expect(!rows.isEmpty && rows.allSatisfy(\.ties))
+        // The WeChat bills' own totals (the summary rows the parser checked) equal the revenue's.
+        let wechatGross = files.filter { $0.imported.source == .wechatTradeBill }.flatMap(\.lines).filter { $0.kind == .sale }
+            .reduce(Int64(0)) { $0 + ($1.amount?.minorUnits ?? 0) }
+        #expect(Revenue.totals(rows).first { $0.channel == .wechat }?.ledger.gross == wechatGross)
+        #expect(Revenue.compute(p, by: .month) == Revenue.compute(p, by: .month))
+    }
+
+    @Test("injected faults: the audit's reconciliation findings are exactly the ground truth", arguments: [4, 5] as [UInt64])
+    func faults(seed: UInt64) throws {
+        let spec = try FaultSpec.parse("unrecorded-sale=0.02,unrecorded-refund=0.02,unconfirmed-payment=0.02,amount-mismatch=0.02")
+        let sim = Simulator(users: 200, days: 20, seed: seed, faults: spec)
+        let statements = SimulatedStatements(sim)
+        #expect(sim.groundTruth.isEmpty)
+        for k in SimulatedStatements.kinds { #expect(statements.injected[k, default: 0] > 0, "\(k.rawValue) injected") }
+        let (p, _) = try Self.fold(sim, statements)
+        let found = Set(Audit.run(p).map(\.key))
+        #expect(found == Set(statements.truth.map(\.key)))
+        for f in Audit.run(p) {
+            #expect(f.amountAtRisk != nil && !f.positions.isEmpty)
+            #expect(f.kind == .unconfirmedPayment || f.detail.contains(" line "), "names the statement line: \(f.detail)")
+        }
+    }
+}
+
+/// The rules one by one, on hand-made folds.
+@Suite("Reconciliation rules")
+struct ReconciliationRuleTests {
+    static let t0 = Timestamp("2026-03-02T02:00:00Z")!
+    static func at(_ hours: Int64) -> Timestamp { Timestamp(microsecondsSince1970: t0.microseconds + hours * 3_600_000_000) }
+    static func cny(_ m: Int64) -> Money { Money(minorUnits: m, currency: Currency("CNY")!) }
+
+    static func fold(_ facts: [(Fact, Timestamp)]) -> Projections {
+        var p = Projections()
+        for (i, f) in facts.enumerated() { p.apply(f.0, FactContext(position: Int64(i + 1), occurredAt: f.1)) }
+        return p
+    }
+
+    static func verified(_ tx: String, _ minor: Int64, _ at: Timestamp, environment: StoreEnvironment = .production) -> (Fact, Timestamp) {
+        (.paymentVerified(PaymentVerified(channel: .wechat, transactionId: tx, productId: "wx_coins_300", purchaseDate: at, environment: environment,
+                                          price: cny(minor))), at)
+    }
+
+    static func line(_ n: Int64, _ kind: StatementLineKind, _ tx: String, _ minor: Int64?, _ at: Timestamp, refundId: String? = nil) -> (Fact, Timestamp) {
+        var l = StatementLine(digest: "sha256:aa", line: n, source: .wechatTradeBill, kind: kind, transactionId: tx, amount: minor.map(cny), at: at)
+        l.refundId = refundId
+        return (.statementLine(l), Self.at(24))
+    }
+
+    static let statement: (Fact, Timestamp) = (.statementImported(StatementImported(source: .wechatTradeBill, digest: "sha256:aa",
+                                                                                   periodStart: at(-48), periodEnd: at(48), lines: 4)), at(24))
+
+    @Test("each rule, with the window measured in log time")
+    func rules() {
+        var facts = [Self.verified("A", 3000, Self.t0), Self.verified("B", 3000, Self.t0), Self.verified("S", 600, Self.t0, environment: .sandbox),
+                     Self.verified("U", 6800, Self.at(1)), Self.statement,
+                     Self.line(2, .sale, "A", 3000, Self.t0), Self.line(3, .sale, "B", 3100, Self.t0), Self.line(4, .sale, "X", 1800, Self.at(2)),
+                     Self.line(5, .refund, "A", 1000, Self.at(3), refundId: "R1")]
+        // (The unbound payments are also orphan-payment: only reconciliation is looked at here.)
+        let early = Audit.run(Self.fold(facts)).filter { $0.kind.isReconciliation }
+        // Log time is the statement's (t0 + 24 h): the sale at t0 + 2 h and the refund at t0 + 3 h are still inside the window.
+        #expect(early.map(\.kind).sorted() == [.amountMismatch, .unconfirmedPayment])
+        facts.append((.orderCreated(OrderCreated(orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300", price: Self.cny(3000))), Self.at(30)))
+        let late = Audit.run(Self.fold(facts)).filter { $0.kind.isReconciliation }
+        #expect(Dictionary(grouping: late, by: \.kind).mapValues(\.count) == [.amountMismatch: 1, .unconfirmedPayment: 1, .unrecordedSale: 1, .unrecordedRefund: 1])
+        let mismatch = late.first { $0.kind == .amountMismatch }
+        #expect(mismatch?.transactionId == "B" && mismatch?.amountAtRisk == Self.cny(100) && mismatch?.positions == [2, 7])
+        #expect(late.first { $0.kind == .unconfirmedPayment }?.transactionId == "U")
+        #expect(late.first { $0.kind == .unrecordedSale }?.amountAtRisk == Self.cny(1800))
+        #expect(late.first { $0.kind == .unrecordedRefund }?.positions == [1, 9])
+        #expect(!late.contains { $0.transactionId == "S" }, "sandbox is judged by no rule")
+        // The log records the refund: the finding goes.
+        facts.append((.refunded(Refunded(channel: .wechat, transactionId: "A", refundId: "R1", amount: Self.cny(1000), refundedAt: Self.at(3))), Self.at(31)))
+        #expect(!Audit.run(Self.fold(facts)).contains { $0.kind == .unrecordedRefund })
+        #expect(Audit.reconciliation(Self.fold(facts)).count == 3)
+    }
+
+    @Test("no statement: no reconciliation finding and no revenue from statements")
+    func none() {
+        let p = Self.fold([Self.verified("A", 3000, Self.t0), (.orderCreated(OrderCreated(orderId: "o", userId: "u", channel: .wechat, productId: "p",
+                                                                                              price: Self.cny(1))), Self.at(100))])
+        #expect(Audit.reconciliation(p).isEmpty)
+        let rows = Revenue.compute(p, by: .day)
+        #expect(rows.count == 1 && rows[0].ledger.gross == 3000 && rows[0].statements == RevenueTotals())
+    }
+}

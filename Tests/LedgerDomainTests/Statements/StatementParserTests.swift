@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import LedgerCore
+import LedgerDomain
+import LedgerStatements
+
+/// The stores' files, parsed and validated: each source's sample in schema/examples/statements,
+/// malformed files refused with the line and column named, and the writers' files parsing back.
+@Suite("Statement files")
+struct StatementParserTests {
+    static let folder = Fixtures.packageRoot.appendingPathComponent("schema/examples/statements")
+
+    static func sample(_ name: String, _ source: StatementSource, _ options: StatementOptions = StatementOptions()) throws -> StatementFile {
+        let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
+        return try StatementParser.parse(bytes, source: source, options: options)
+    }
+
+    static func money(_ minor: Int64, _ code: String = "CNY") -> Money { Money(minorUnits: minor, currency: Currency(code)!) }
+
+    @Test("WeChat Pay trade bill: sales with fees, a refund, the summary rows checked, the Beijing day as the period")
+    func wechatTradeBill() throws {
+        let f = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
+        #expect(f.lines.map(\.kind) == [.sale, .sale, .refund, .sale])
+        #expect(f.lines.map(\.line) == [2, 3, 4, 5])
+        #expect(f.lines[0].amount == Self.money(3000) && f.lines[0].fee == Self.money(18) && f.lines[0].orderId == "wx_20260302_0101")
+        #expect(f.lines[0].at == Timestamp("2026-03-02T01:14:31Z"))
+        #expect(f.lines[2].refundId == "50300001122026030200000001" && f.lines[2].amount == Self.money(1000))
+        #expect(f.imported.periodStart == Timestamp("2026-03-01T16:00:00Z") && f.imported.periodEnd == Timestamp("2026-03-02T16:00:00Z"))
+        #expect(f.imported.app == "wx5f0e6a0b9c8d7e6f" && f.imported.merchant == "1900000109")
+        // The lines add up to the bill's own totals (应结订单总金额 128.00, 退款总金额 10.00).
+        #expect(f.lines.filter { $0.kind == .sale }.compactMap(\.amount?.minorUnits).reduce(0, +) == 12800)
+    }
+
+    @Test("WeChat Pay refund bill: only refunds that succeeded become lines; the refund's success time is its time")
+    func wechatRefundBill() throws {
+        let f = try Self.sample("wechat-refundbill-2026-03-02.csv", .wechatRefundBill)
+        #expect(f.lines.count == 1)
+        #expect(f.lines[0].kind == .refund && f.lines[0].amount == Self.money(1000) && f.lines[0].at == Timestamp("2026-03-02T08:02:47Z"))
+    }
+
+    @Test("App Store history: prices from milliunits exactly, a revocation is also a refund, family-shared kept with its ownership")
+    func appstoreHistory() throws {
+        let f = try Self.sample("appstore-history.json", .appstoreHistory)
+        #expect(f.lines.count == 6)
+        #expect(f.lines[0].amount == Self.money(600) && f.lines[0].transactionId == "2000000901234501")
+        #expect(f.lines.filter { $0.kind == .refund }.map(\.transactionId) == ["2000000901234504"])
+        #expect(f.lines.first { $0.ownership == .familyShared }?.isRevenue == false)
+        #expect(f.lines.last?.amount == Self.money(99, "USD"))
+        #expect(f.imported.periodStart == Timestamp("2026-03-02T00:00:00Z"))
+    }
+
+    @Test("App Store financial report: aggregated rows, checked against Total_Rows, Total_Amount and Total_Units")
+    func appstoreFinance() throws {
+        let f = try Self.sample("appstore-finance-2026-03.tsv", .appstoreFinance)
+        #expect(f.lines.count == 4 && f.lines.allSatisfy { $0.transactionId == nil })
+        #expect(f.lines[0].amount == Self.money(412 * 600) && f.lines[0].net == Self.money(173_040))
+        #expect(f.lines[2].kind == .refund && f.lines[2].quantity == -3)
+        #expect(f.imported.periodEnd == Timestamp("2026-03-29T00:00:00Z"))
+    }
+
+    @Test("Google Play earnings: charges, fees and refunds per order; tax rows checked and left out")
+    func googleplayEarnings() throws {
+        let f = try Self.sample("googleplay-earnings-2026-03.csv", .googleplayEarnings)
+        #expect(f.lines.map(\.kind) == [.sale, .fee, .sale, .fee, .refund, .feeRefund])
+        #expect(f.lines[0].at == Timestamp("2026-03-02T09:14:09Z") && f.lines[1].amount == Self.money(180))
+    }
+
+    @Test("Google Play voided purchases: refunds without an amount, totalResults checked")
+    func googleplayVoided() throws {
+        let f = try Self.sample("googleplay-voided.json", .googleplayVoided)
+        #expect(f.lines.count == 2 && f.lines.allSatisfy { $0.kind == .refund && $0.amount == nil })
+        #expect(f.lines[1].quantity == 1)
+    }
+
+    @Test("a re-parse gives the same facts and event ids; the digest names the file")
+    func deterministic() throws {
+        let a = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill), b = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
+        #expect(a == b)
+        #expect(a.events().map(\.eventId) == b.events().map(\.eventId))
+        #expect(a.events().map(\.idempotencyKey) == b.events().map(\.idempotencyKey))
+        #expect(Set(a.events().compactMap(\.idempotencyKey)).count == a.events().count)
+        #expect(a.imported.digest.hasPrefix("sha256:"))
+        #expect(throws: StatementError.self) {
+            try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: "sha256:" + String(repeating: "0", count: 64)))
+        }
+        _ = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: a.imported.digest))
+    }
+
+    static func refusal(_ text: String, _ source: StatementSource) -> StatementError? {
+        do { _ = try StatementParser.parse(Array(text.utf8), source: source); return nil } catch { return error }
+    }
+
+    static func text(_ name: String) throws -> String { try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8) }
+
+    @Test("malformed files are refused with the line and column named")
+    func malformed() throws {
+        let bill = try Self.text("wechat-tradebill-2026-03-02.csv")
+        let badAmount = Self.refusal(bill.replacingOccurrences(of: "`0.41", with: "`0.4x"), .wechatTradeBill)
+        #expect(badAmount?.line == 3 && badAmount?.column == 23 && badAmount?.field == "手续费")
+        let badTotal = Self.refusal(bill.replacingOccurrences(of: "`0.71", with: "`0.72"), .wechatTradeBill)
+        #expect(badTotal?.line == 7 && badTotal?.field == "手续费总金额")
+        let badCount = Self.refusal(bill.replacingOccurrences(of: "`4,`128.00", with: "`5,`128.00"), .wechatTradeBill)
+        #expect(badCount?.line == 7 && badCount?.column == 1)
+        let noSummary = Self.refusal(bill.components(separatedBy: "总交易单数")[0], .wechatTradeBill)
+        #expect(noSummary?.message.contains("summary") == true)
+        let badState = Self.refusal(bill.replacingOccurrences(of: "`CMB_DEBIT", with: "`CMB_DEBIT").replacingOccurrences(of: "`REFUND,", with: "`NOTPAY,"), .wechatTradeBill)
+        #expect(badState?.line == 4 && badState?.field == "交易状态")
+        let finance = try Self.text("appstore-finance-2026-03.tsv")
+        let badUnits = Self.refusal(finance.replacingOccurrences(of: "Total_Units\t661", with: "Total_Units\t662"), .appstoreFinance)
+        #expect(badUnits?.field == "Total_Units" && badUnits?.line == 9)
+        let earnings = try Self.text("googleplay-earnings-2026-03.csv")
+        let badTime = Self.refusal(earnings.replacingOccurrences(of: "6:40:55 PM PST", with: "18:40:55"), .googleplayEarnings)
+        #expect(badTime?.line == 4 && badTime?.field == "Transaction Time")
+        let history = try Self.text("appstore-history.json")
+        let badPrice = Self.refusal(history.replacingOccurrences(of: "\"price\": 990,", with: "\"price\": 995,"), .appstoreHistory)
+        #expect(badPrice?.field == "transactions[4].price")
+        let notJSON = Self.refusal("{\n  \"transactions\": [,]\n}", .appstoreHistory)
+        #expect(notJSON?.line == 2 && notJSON?.column != nil)
+        let voided = try Self.text("googleplay-voided.json")
+        #expect(Self.refusal(voided.replacingOccurrences(of: "\"totalResults\": 2", with: "\"totalResults\": 3"), .googleplayVoided)?.field == "pageInfo.totalResults")
+    }
+
+    @Test("what the writers write parses back to the same lines")
+    func roundTrip() throws {
+        let lines = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill).lines
+        let text = StatementWriter.wechatBill(lines, refundBill: false, appId: "wx5f0e6a0b9c8d7e6f", merchantId: "1900000109")
+        let back = try StatementParser.parse(Array(text.utf8), source: .wechatTradeBill).lines
+        func strip(_ l: StatementLine) -> [String] {
+            [l.kind.rawValue, l.transactionId ?? "", l.orderId ?? "", l.refundId ?? "", "\(l.amount?.minorUnits ?? -1)", "\(l.fee?.minorUnits ?? -1)", l.at.iso8601]
+        }
+        #expect(back.map(strip) == lines.map(strip))
+        let google = try Self.sample("googleplay-earnings-2026-03.csv", .googleplayEarnings).lines
+        var sales = google.filter { $0.kind == .sale || $0.kind == .refund }
+        for i in sales.indices { sales[i].fee = google.first { $0.transactionId == sales[i].transactionId && ($0.kind == .fee || $0.kind == .feeRefund) }?.amount }
+        let earnings = try StatementParser.parse(Array(StatementWriter.googleplayEarnings(sales, packageName: "com.example.android").utf8), source: .googleplayEarnings).lines
+        #expect(earnings.map(strip) == google.map(strip))
+    }
+}
