@@ -59,10 +59,11 @@ extension UserSim {
 }
 
 extension Sim {
+    /// The simulated apps, as the simulated statements name them too.
     static let apps: [Channel: (app: String, merchant: String?)] = [
-        .appstore: ("com.sim.ledgerdemo", nil),
-        .googleplay: ("com.sim.ledgerdemo.android", nil),
-        .wechat: ("wx2421b1c4370ec43b", "1900000109"),
+        .appstore: (SimulatedStatements.bundleId, nil),
+        .googleplay: (SimulatedStatements.packageName, nil),
+        .wechat: (SimulatedStatements.wechatAppId, SimulatedStatements.wechatMerchant),
     ]
 
     /// The fact with its app (and WeChat merchant) named, as the stores' payloads name them.
