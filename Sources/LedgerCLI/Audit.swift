@@ -21,7 +21,7 @@ struct AuditCommand: AsyncParsableCommand {
             Exit 1 when --fail-on is given and a finding at or above that severity exists (for a nightly job).
             """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, csv, html }
+    typealias Format = ReportFormat
 
     @OptionGroup var connection: ConnectionOptions
 
@@ -139,19 +139,7 @@ struct AuditCommand: AsyncParsableCommand {
                 throw error
             }
             await store.close()
-            let text: String
-            switch format {
-            case .table: text = report.table
-            case .json: text = report.json
-            case .csv: text = report.csv
-            case .html: text = report.html
-            }
-            if let output {
-                try writeOutput(text, to: output)
-                Diagnostics.say("ledger: wrote the \(format.rawValue) report to \(output)")
-            } else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-            }
+            try emit(report, as: format, to: output, what: "report")
             let summary = report.byKind.map { "\($0.kind.rawValue) \($0.count)" }.joined(separator: ", ")
             Diagnostics.say("ledger: \(report.findings.count) findings as of position \(report.scope.position)" + (summary.isEmpty ? "" : " (\(summary))"))
             if let expect {

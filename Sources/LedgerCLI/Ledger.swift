@@ -5,6 +5,7 @@ import LedgerDomain
 import LedgerPostgres
 import LedgerLog
 import LedgerProjection
+import LedgerReport
 import LedgerServer
 
 @main
@@ -165,6 +166,37 @@ func maximumPayloadBytes() throws -> Int? {
 struct ConfigurationProblem: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The formats `audit` and `revenue` write their reports in.
+enum ReportFormat: String, ExpressibleByArgument, CaseIterable { case table, json, csv, html }
+
+/// A report in each of the ``ReportFormat``s.
+protocol FormattedReport {
+    var table: String { get }
+    var json: String { get }
+    var csv: String { get }
+    var html: String { get }
+}
+
+extension AuditReport: FormattedReport {}
+extension RevenueReport: FormattedReport {}
+
+/// Writes `report` in `format` to `output` (saying so), or to stdout.
+func emit(_ report: some FormattedReport, as format: ReportFormat, to output: String?, what: String) throws {
+    let text: String
+    switch format {
+    case .table: text = report.table
+    case .json: text = report.json
+    case .csv: text = report.csv
+    case .html: text = report.html
+    }
+    if let output {
+        try writeOutput(text, to: output)
+        Diagnostics.say("ledger: wrote the \(format.rawValue) \(what) to \(output)")
+    } else {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
 }
 
 /// Writes `text` to `path` in place (open, truncate, write), never by replacing the file: so

@@ -20,7 +20,7 @@ struct RevenueCommand: AsyncParsableCommand {
             purchases are excluded. The same log and options give a byte-identical report.
             """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, csv, html }
+    typealias Format = ReportFormat
 
     @OptionGroup var connection: ConnectionOptions
 
@@ -62,19 +62,7 @@ struct RevenueCommand: AsyncParsableCommand {
                 throw error
             }
             await store.close()
-            let text: String
-            switch format {
-            case .table: text = report.table
-            case .json: text = report.json
-            case .csv: text = report.csv
-            case .html: text = report.html
-            }
-            if let output {
-                try writeOutput(text, to: output)
-                Diagnostics.say("ledger: wrote the \(format.rawValue) revenue report to \(output)")
-            } else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-            }
+            try emit(report, as: format, to: output, what: "revenue report")
             let untied = report.rows.filter { !$0.ties && ($0.statements.sales > 0 || $0.statements.refunds > 0) }.count
             Diagnostics.say("ledger: revenue as of position \(report.position): \(report.rows.count) rows, \(untied) rows with statements that do not tie")
         }
