@@ -51,7 +51,4 @@ struct TransactionKeys: Sendable {
 
     /// The app of the transaction behind a key, once a fact has named it.
     func app(of key: String) -> String? { byId[id(of: key)]?.first(where: { $0.key == key })?.app }
-
-    /// How many transactions share the id (more than one: the id collides across channels or apps).
-    func count(_ id: String) -> Int { byId[id]?.count ?? 0 }
 }
