@@ -89,7 +89,7 @@ extension EventStore {
     }
 
     /// The same fold on one thread (decode and fold in turn): what the pipeline must equal.
-    public func foldInline(_ initial: Projections = Projections(), through: Int64) async throws -> Projections {
+    func foldInline(_ initial: Projections = Projections(), through: Int64) async throws -> Projections {
         let box = FoldBox(initial)
         guard through > initial.position else { return initial }
         try await scanFacts(after: initial.position, through: through) { box.apply($0) }

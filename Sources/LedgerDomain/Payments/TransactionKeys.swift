@@ -6,49 +6,51 @@
 /// collide folds exactly as before; another channel or app with the same id gets
 /// `channel:app:id`. A fact that leaves out its app (facts written before apps were recorded,
 /// client callbacks) or its channel (older grants) joins the transaction it can only mean: the one
-/// whose channel and app it does not contradict, the first such one if several.
-struct TransactionKeys: Sendable {
-    struct Entry: Sendable {
-        var channel: Channel?
-        var app: String?
-        var key: String
+/// whose channel and app it does not contradict, the first such one if several. The views carry
+/// their channel and app, so only ids that collide need state of their own.
+struct SharedTransactionIds: Sendable {
+    /// By store id, the keys of the transactions after the first that use it.
+    var keys: [String: [String]] = [:]
+    /// The store id behind each of those keys.
+    var ids: [String: String] = [:]
+}
 
-        func admits(_ c: Channel?, _ a: String?) -> Bool {
-            (channel == nil || c == nil || channel == c) && (app == nil || a == nil || app == a)
+extension TransactionView {
+    /// Whether a fact naming channel `c` and app `a` (nil: not said) can mean this transaction.
+    func admits(_ c: Channel?, _ a: String?) -> Bool {
+        (channel == nil || c == nil || channel == c) && (app == nil || a == nil || app == a)
+    }
+}
+
+extension Projections {
+    /// The key of the transaction a fact names, new if no transaction with that id admits it (its
+    /// view is made here; the fact's update follows). A fact that names a channel or app the
+    /// transaction did not know yet tells it.
+    mutating func txKey(_ c: Channel?, _ app: String?, _ id: String) -> String {
+        guard let key = existingKey(c, app, id) else {
+            // A new transaction, known by its channel and app from its first fact on.
+            let key = transactions[id] == nil ? id : "\(c?.rawValue ?? "?"):\(app ?? ""):\(id)"
+            if key != id { shared.keys[id, default: []].append(key); shared.ids[key] = id }
+            var t = TransactionView(transactionId: id, key: key)
+            t.channel = c
+            t.app = app
+            transactions[key] = t
+            return key
         }
+        let t = transactions[key]
+        if let app, t?.app == nil { transactions[key]?.app = app; if tracksChanges { changes.transactions.insert(key) } }
+        if let c, t?.channel == nil { transactions[key]?.channel = c; if tracksChanges { changes.transactions.insert(key) } }
+        return key
     }
 
-    private var byId: [String: [Entry]] = [:]
-    /// The store id of each key that is not the id itself.
-    private var ids: [String: String] = [:]
-
-    /// The key of transaction `id` in channel `c` of app `app`, registered if new. `learned` is
-    /// set when this fact told an existing transaction its channel or app.
-    mutating func key(_ c: Channel?, _ app: String?, _ id: String) -> (key: String, learned: Entry?) {
-        var entries = byId[id, default: []]
-        if let i = entries.firstIndex(where: { $0.admits(c, app) }) {
-            let before = entries[i]
-            if entries[i].channel == nil { entries[i].channel = c }
-            if entries[i].app == nil { entries[i].app = app }
-            let learned = entries[i].channel != before.channel || entries[i].app != before.app
-            if learned { byId[id] = entries }
-            return (entries[i].key, learned ? entries[i] : nil)
-        }
-        let key = entries.isEmpty ? id : "\(c?.rawValue ?? "?"):\(app ?? ""):\(id)"
-        if key != id { ids[key] = id }
-        entries.append(Entry(channel: c, app: app, key: key))
-        byId[id] = entries
-        return (key, nil)
+    /// The key of the transaction with store id `id` that a fact naming `c` and `app` means, if any.
+    func existingKey(_ c: Channel?, _ app: String?, _ id: String) -> String? {
+        if let t = transactions[id], t.admits(c, app) { return id }
+        return shared.keys[id]?.first { transactions[$0]?.admits(c, app) ?? false }
     }
 
-    /// The key `id` would join, without registering anything.
-    func existing(_ c: Channel?, _ app: String?, _ id: String) -> String? {
-        byId[id]?.first(where: { $0.admits(c, app) })?.key
+    /// The transaction a fact names, if the log has it.
+    public func transaction(_ c: Channel?, app: String? = nil, _ id: String) -> TransactionView? {
+        existingKey(c, app, id).flatMap { transactions[$0] }
     }
-
-    /// The store's transaction id behind a key.
-    func id(of key: String) -> String { ids[key] ?? key }
-
-    /// The app of the transaction behind a key, once a fact has named it.
-    func app(of key: String) -> String? { byId[id(of: key)]?.first(where: { $0.key == key })?.app }
 }

@@ -17,7 +17,8 @@ public struct Projections: Sendable {
     public internal(set) var orders: [String: OrderView] = [:]
     /// By ``TransactionView/key``: the store's id, unless another channel or app uses it too.
     public internal(set) var transactions: [String: TransactionView] = [:]
-    var transactionKeys = TransactionKeys()
+    /// Transaction ids used by more than one channel or app (see `Payments/TransactionKeys.swift`).
+    var shared = SharedTransactionIds()
     public internal(set) var subscriptions: [String: SubscriptionView] = [:]
     public internal(set) var users: [String: UserView] = [:]
     public internal(set) var anomalies: [Anomaly] = []
@@ -109,28 +110,9 @@ public struct Projections: Sendable {
 
     /// `key`: from ``txKey(_:_:_:)``.
     mutating func updateTransaction(_ key: String, _ p: Int64, _ body: (inout TransactionView) -> Void) {
-        let keys = transactionKeys
-        Self.touch(&transactions[key, default: TransactionView(transactionId: keys.id(of: key), key: key)], p) { t in
-            body(&t)
-            if t.app == nil { t.app = keys.app(of: key) }
-        }
+        let id = shared.ids[key] ?? key
+        Self.touch(&transactions[key, default: TransactionView(transactionId: id, key: key)], p, body)
         if tracksChanges { changes.transactions.insert(key) }
-    }
-
-    /// The key of the transaction a fact names (see ``TransactionKeys``), registered if new.
-    mutating func txKey(_ c: Channel?, _ app: String?, _ id: String) -> String {
-        let (key, learned) = transactionKeys.key(c, app, id)
-        if let learned, transactions[key] != nil {
-            if transactions[key]?.app == nil { transactions[key]?.app = learned.app }
-            if transactions[key]?.channel == nil { transactions[key]?.channel = learned.channel }
-            if tracksChanges { changes.transactions.insert(key) }
-        }
-        return key
-    }
-
-    /// The transaction a fact names, if the log has it (registers nothing).
-    public func transaction(_ c: Channel?, app: String? = nil, _ id: String) -> TransactionView? {
-        transactionKeys.existing(c, app, id).flatMap { transactions[$0] }
     }
 
     mutating func updateSubscription(_ c: Channel, _ orig: String, _ p: Int64, _ body: (inout SubscriptionView) -> Void) {

@@ -129,7 +129,7 @@ extension Projections {
             t.revocations.append(RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count))
         }
         if taken.isEmpty {
-            anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(transactionKeys.id(of: txId)) to revoke (\(f.reason.raw))")
+            anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(transactions[txId]?.transactionId ?? txId) to revoke (\(f.reason.raw))")
         }
         updateUser(f.userId, p) { u in
             for (g, units) in taken { Self.takeBack(&u, g, units: units) }

@@ -135,7 +135,7 @@ extension Projections {
         // purchase token, which is no transaction id, so there it is the binding of the earliest
         // purchase that has one.
         let byPurchase = s.periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
-        let origKey = transactionKeys.existing(c, nil, orig)
+        let origKey = existingKey(c, nil, orig)
         var user = origKey.flatMap { transactions[$0] }?.userId
         if user == nil {
             for period in byPurchase {
