@@ -96,6 +96,13 @@ struct BenchReconcile: AsyncParsableCommand {
             ["reconciliation alone over the same fold", String(format: "%.3f s", reconSeconds), "\(recon.count) findings"],
         ])
         out += "reconciliation found \(found.intersection(expected).count) of the \(expected.count) injected faults, \(found.subtracting(expected).count) others\n"
+        // Whatever was not injected is named, a few per kind, so it can be explained.
+        let others = recon.filter { !expected.contains($0.key) }
+        for kind in FindingKind.allCases where others.contains(where: { $0.kind == kind }) {
+            let ofKind = others.filter { $0.kind == kind }
+            out += "  \(kind.rawValue): \(ofKind.count) not injected, e.g.\n"
+            for f in ofKind.prefix(3) { out += "    \(f.transactionId ?? "-"): \(f.detail)\n" }
+        }
         return out
     }
 }

@@ -17,7 +17,8 @@ import LedgerDomain
 public struct SimulatedStatements: Sendable {
     /// Store lines per channel, in time order (digest and line numbers are filled in on import).
     public let lines: [Channel: [StatementLine]]
-    /// The period every statement covers: from a day before the history to a day after the log's end.
+    /// The period the statements cover (from a day before the history to a day after the log's end, for
+    /// a simulated history); WeChat Pay's daily bills cover the whole Beijing days that overlap it.
     public let from: Timestamp
     public let to: Timestamp
     public let truth: [ExpectedFinding]
@@ -42,9 +43,12 @@ public struct SimulatedStatements: Sendable {
     public init(_ p: Projections, seed: UInt64, faults: FaultSpec, from: Timestamp, to: Timestamp) {
         self.from = from
         self.to = to
+        // WeChat Pay's daily bill lists every trade of its Beijing day: the bills cover the whole
+        // days that overlap [from, to), so their sales are listed through the end of the last one.
+        let wechatDays = (first: Self.beijingDay(from.microseconds), end: Self.beijingDay(to.microseconds - 1) + Sim.day)
         let txs = p.transactions.values.filter { t in
-            guard t.verified, !t.isSandbox, t.channel != nil, t.price != nil, let at = t.purchaseDate ?? t.verifiedAt else { return false }
-            return at >= from && at < to
+            guard t.verified, !t.isSandbox, let ch = t.channel, t.price != nil, let at = t.purchaseDate ?? t.verifiedAt else { return false }
+            return ch == .wechat ? (wechatDays.first..<wechatDays.end).contains(at.microseconds) : at >= from && at < to
         }.sorted { ($0.verifiedPosition ?? 0, $0.transactionId) < ($1.verifiedPosition ?? 0, $1.transactionId) }
         let sim = (seed: seed, faults: faults)
         var rng = SplitMix64(seed: sim.seed ^ 0x5EC0_11C1_1A71_0000)
@@ -91,6 +95,19 @@ public struct SimulatedStatements: Sendable {
                 fault = fault == .unrecordedSale ? fault : nil
             }
             if let f = fault { injected[f, default: 0] += 1 }
+        }
+        // A WeChat line after those days (a refund, a ghost sale) would need a bill of its own day,
+        // which would then have to list that day's every sale: it is left out, and so is its fault.
+        if let wechat = out[.wechat] {
+            let late = wechat.filter { $0.at.microseconds >= wechatDays.end }
+            out[.wechat] = wechat.filter { $0.at.microseconds < wechatDays.end }
+            for l in late {
+                guard let i = truth.firstIndex(where: { $0.channel == .wechat && $0.transactionId == l.transactionId
+                                                        && ($0.kind == .unrecordedSale || ($0.kind == .unrecordedRefund && l.kind == .refund)) })
+                else { continue }
+                injected[truth[i].kind, default: 0] -= 1
+                truth.remove(at: i)
+            }
         }
         // WeChat Pay publishes no bill for a day without trades, so a day without lines is not
         // covered: a dropped sale whose days around it have no bill stays a clean sale.

@@ -56,6 +56,31 @@ struct ReconciliationTests {
             #expect(f.kind == .unconfirmedPayment || f.detail.contains(" line "), "names the statement line: \(f.detail)")
         }
     }
+
+    /// Statements for a month of a longer history (as `ledger bench reconcile` imports): a WeChat
+    /// bill is for a whole Beijing day, so a period ending at UTC midnight must still list the sales
+    /// of the rest of that day, and a refund line days after the period (an injected
+    /// unrecorded-refund) must not bring a bill that lists none of its day's sales.
+    @Test("statements for part of a longer history: exactly the injected findings", arguments: [6, 7] as [UInt64])
+    func partOfHistory(seed: UInt64) throws {
+        let spec = try FaultSpec.parse("unrecorded-sale=0.05,unrecorded-refund=0.1,unconfirmed-payment=0.05,amount-mismatch=0.05")
+        let sim = Simulator(users: 200, days: 20, seed: seed, faults: spec)
+        var history = Projections()
+        for (i, f) in sim.facts.enumerated() { history.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
+        var listedAfterMidnight = 0
+        for days in [8, 10, 12] as [Int64] {
+            let to = Timestamp(microsecondsSince1970: Simulator.start.microseconds + days * 86_400_000_000)
+            let statements = SimulatedStatements(history, seed: seed, faults: spec, from: Simulator.start, to: to)
+            let wechat = statements.lines[.wechat] ?? []
+            listedAfterMidnight += wechat.filter { $0.at >= to }.count
+            #expect(!wechat.contains { $0.at.microseconds >= to.microseconds + 16 * 3_600_000_000 })
+            let (p, _) = try Self.fold(sim, statements)
+            let found = Set(Audit.reconciliation(p).map(\.key))
+            #expect(!found.isEmpty)
+            #expect(found == Set(statements.truth.map(\.key)), "statements through day \(days)")
+        }
+        #expect(listedAfterMidnight > 0, "the last Beijing day's sales after UTC midnight are listed")
+    }
 }
 
 /// The rules one by one, on hand-made folds.
