@@ -3,7 +3,18 @@
 /// re-hashing the log finds the first position that no longer verifies.
 public enum EventChain {
     public static let genesis = [UInt8](repeating: 0, count: 32)
-    static let tag = Array("ledger-event-v1".utf8)
+    /// The first field of every event's canonical bytes.
+    public static let tag = Array("ledger-event-v1".utf8)
+
+    /// Appends one field to canonical bytes: its 4-byte big-endian length, then the bytes. A reader
+    /// that has the stored fields as text builds ``canonicalBytes`` with this, in the same order.
+    @inlinable
+    public static func appendField<S: Collection>(_ bytes: S, to out: inout [UInt8]) where S.Element == UInt8 {
+        let n = UInt32(bytes.count)
+        out.append(UInt8(truncatingIfNeeded: n >> 24)); out.append(UInt8(truncatingIfNeeded: n >> 16))
+        out.append(UInt8(truncatingIfNeeded: n >> 8)); out.append(UInt8(truncatingIfNeeded: n))
+        out.append(contentsOf: bytes)
+    }
 
     /// Length-prefixed fields (4-byte big-endian length, then UTF-8), so no two events share bytes.
     public static func canonicalBytes(
@@ -12,12 +23,7 @@ public enum EventChain {
     ) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128 + payloadText.utf8.count + metadataText.utf8.count)
-        func field<S: Collection>(_ bytes: S) where S.Element == UInt8 {
-            let n = UInt32(bytes.count)
-            out.append(UInt8(truncatingIfNeeded: n >> 24)); out.append(UInt8(truncatingIfNeeded: n >> 16))
-            out.append(UInt8(truncatingIfNeeded: n >> 8)); out.append(UInt8(truncatingIfNeeded: n))
-            out.append(contentsOf: bytes)
-        }
+        func field<S: Collection>(_ bytes: S) where S.Element == UInt8 { appendField(bytes, to: &out) }
         field(tag)
         field(String(position).utf8)
         field(eventId.utf8)
@@ -87,15 +93,20 @@ public struct ChainVerifier: Sendable {
     /// Checks one event; after the first problem the chain continues from the stored hash, so later
     /// events are still checked against their own predecessor.
     public mutating func consume(_ event: RecordedEvent) {
-        if event.position != lastPosition + 1, firstProblem == nil {
-            firstProblem = .gap(expected: lastPosition + 1, found: event.position)
+        consume(position: event.position, expected: EventChain.expectedHash(of: event, previous: previous), stored: event.hash)
+    }
+
+    /// Checks one event whose hash was computed by the caller from ``previous`` and the event's
+    /// canonical bytes (a reader that builds them straight from the stored row).
+    public mutating func consume(position: Int64, expected: [UInt8], stored: [UInt8]) {
+        if position != lastPosition + 1, firstProblem == nil {
+            firstProblem = .gap(expected: lastPosition + 1, found: position)
         }
-        let expected = EventChain.expectedHash(of: event, previous: previous)
-        if expected != event.hash, firstProblem == nil {
-            firstProblem = .hashMismatch(position: event.position, stored: event.hash.hexString, expected: expected.hexString)
+        if expected != stored, firstProblem == nil {
+            firstProblem = .hashMismatch(position: position, stored: stored.hexString, expected: expected.hexString)
         }
-        previous = event.hash
-        lastPosition = event.position
+        previous = stored
+        lastPosition = position
         verified += 1
     }
 }

@@ -171,11 +171,16 @@ public final class EventStore: Sendable {
             if n % 50_000 == 0 { progress(n) }
             return true
         }
+        return try await chainReport(verifier.result, through: through)
+    }
+
+    /// What a verifier that read the log in position order through `through` (or to its end) says,
+    /// checked against the head row when it reached the head.
+    public func chainReport(_ v: ChainVerifier, through: Int64?) async throws -> ChainReport {
         let s = quoteIdentifier(configuration.schema)
         let head = try await pool.withConnection { conn in
             try await conn.query("SELECT last_position, last_hash FROM \(s).log_head")
         }
-        let v = verifier.result
         var problem = v.firstProblem.map { $0.description }
         let headPosition = head.int64(0, 0) ?? -1
         let end = through ?? headPosition

@@ -65,16 +65,30 @@ final class DailyCounter: Sendable {
 
 extension EventStore {
     /// Replays the log through `through` (the head when nil; a position beyond the head is refused
-    /// with ``PositionNotReached``): the fold, the hash chain and the
-    /// daily counts, reading the log twice at once on two connections (the facts for the fold,
-    /// the whole rows for the chain). A broken chain becomes a chain-broken finding at the first
-    /// position that does not verify, and the rest of the log is still audited.
+    /// with ``PositionNotReached``): the fold, the hash chain and the daily counts, from one read
+    /// of the log. Each row is hashed onto the chain and its fact decoded on the connection's
+    /// thread, and folded on a thread of its own (``FoldPipeline``). A broken chain becomes a chain-broken
+    /// finding at the first position that does not verify, and the rest of the log is still audited.
     public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), progress: FoldProgress? = nil) async throws -> AuditRun {
         let target = try await checkReached(through)
         let daily = DailyCounter()
-        async let chainCheck = verifyChain(through: target)
-        let fold = try await self.fold(through: target, progress: progress, observe: daily.count)
-        let chain = try await chainCheck
+        let pipeline = FoldPipeline(Projections())
+        let counter = Atomic<Int64>(0)
+        let chain: ChainReport
+        do {
+            let verifier = try await scanFactsVerifyingChain(through: target) { scanned in
+                daily.count(scanned)
+                pipeline.add(scanned)
+                let n = counter.add(1, ordering: .relaxed).newValue
+                if n & 0x3FFF == 0 { progress?(n, target) }
+            }
+            chain = try await chainReport(verifier, through: target)
+        } catch {
+            _ = await pipeline.finish()
+            throw error
+        }
+        let fold = await pipeline.finish()
+        progress?(counter.load(ordering: .relaxed), target)
         var findings = Audit.run(fold, options: options)
         if let problem = chain.problem {
             let position = chain.firstBrokenPosition ?? chain.lastPosition

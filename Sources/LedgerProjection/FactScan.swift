@@ -53,25 +53,118 @@ struct FactRowDecoder {
               let micros = Self.integer(raw, bounds[3].0, bounds[3].1) else {
             throw EventRows.DecodeError(message: "unexpected fact row")
         }
-        let (ts, te) = bounds[1]
-        let typeBytes = UnsafeRawBufferPointer(rebasing: raw[ts..<te])
-        let type = Self.knownTypes.first { $0.bytes.count == typeBytes.count && $0.bytes.elementsEqual(typeBytes) }?.name
-            ?? String(decoding: typeBytes, as: UTF8.self)
+        let type = Self.typeName(UnsafeRawBufferPointer(rebasing: raw[bounds[1].0..<bounds[1].1]))
         // COPY text escapes backslashes and control characters; undo that for the payload.
         payload.removeAll(keepingCapacity: true)
         CopyText.appendUnescaped(raw, from: bounds[4].0, to: bounds[4].1, into: &payload)
-        let fact: Result<Fact, FactError>
+        return ScannedFact(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
+                           occurredAt: Timestamp(microsecondsSince1970: micros),
+                           fact: Self.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), payload: payload))
+    }
+
+    /// The known type name spelled by these bytes (no new String for the usual ones).
+    static func typeName(_ typeBytes: UnsafeRawBufferPointer) -> String {
+        knownTypes.first { $0.bytes.count == typeBytes.count && $0.bytes.elementsEqual(typeBytes) }?.name
+            ?? String(decoding: typeBytes, as: UTF8.self)
+    }
+
+    /// The fact a stored payload (its JSON text) holds, or why it does not decode.
+    static func fact(type: String, schemaVersion: Int32, payload: [UInt8]) -> Result<Fact, FactError> {
         do throws(FactError) {
             let value: JSONValue
             do { value = try payload.withUnsafeBufferPointer { try JSONValue.parse(utf8: $0) } } catch {
                 throw FactError(field: "payload", message: "is not JSON: \(error)")
             }
-            fact = .success(try FactCatalogue.decode(type: type, schemaVersion: Int32(truncatingIfNeeded: version), payload: value))
+            return .success(try FactCatalogue.decode(type: type, schemaVersion: schemaVersion, payload: value))
         } catch {
-            fact = .failure(error)
+            return .failure(error)
         }
+    }
+}
+
+/// Decodes the rows of the audit's one read of the log: each row's canonical bytes are built
+/// straight from its stored text and hashed onto the chain (``ChainVerifier``), and its payload is
+/// decoded into a fact, with no ``RecordedEvent``, UUID or date parsing in between.
+struct ChainedFactRowDecoder {
+    /// The columns, in the order ``decode(_:)`` expects: the canonical fields first, in their
+    /// canonical order, then metadata, the stored hash and the payload (last, so it is unescaped
+    /// straight into the buffer the JSON parser reads).
+    static let columns = """
+        position, event_id, stream_id, stream_version, event_type, schema_version, \
+        (extract(epoch FROM occurred_at) * 1000000)::bigint, (extract(epoch FROM recorded_at) * 1000000)::bigint, \
+        idempotency_key, metadata::text, encode(hash, 'hex'), payload::text
+        """
+    private(set) var verifier = ChainVerifier()
+    private var canonical: [UInt8] = []
+    private var field: [UInt8] = []
+    private var payload: [UInt8] = []
+
+    init() {
+        canonical.reserveCapacity(4096); field.reserveCapacity(1024); payload.reserveCapacity(4096)
+    }
+
+    static func hexByte(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x61...0x66: return c - 0x61 + 10
+        case 0x41...0x46: return c - 0x41 + 10
+        default: return nil
+        }
+    }
+
+    static func hex(_ raw: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> [UInt8]? {
+        guard (end - start) % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity((end - start) / 2)
+        var i = start
+        while i < end {
+            guard let hi = hexByte(raw[i]), let lo = hexByte(raw[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
+        let b = CopyText.fieldBounds(raw, limit: 12)
+        guard b.count == 12,
+              let position = FactRowDecoder.integer(raw, b[0].0, b[0].1),
+              let version = FactRowDecoder.integer(raw, b[5].0, b[5].1),
+              let micros = FactRowDecoder.integer(raw, b[6].0, b[6].1),
+              FactRowDecoder.integer(raw, b[7].0, b[7].1) != nil,
+              let stored = Self.hex(raw, b[10].0, b[10].1) else {
+            throw EventRows.DecodeError(message: "unexpected row in the chain and fact read")
+        }
+        // Position, event id, stream, stream version, type, schema version, occurred and recorded
+        // microseconds: their text is what canonicalBytes makes of the typed values.
+        canonical.removeAll(keepingCapacity: true)
+        EventChain.appendField(EventChain.tag, to: &canonical)
+        for i in 0..<8 { appendField(raw, b[i]) }
+        if CopyText.isNull(raw, from: b[8].0, to: b[8].1) {
+            canonical.append(0)
+        } else {
+            canonical.append(1)
+            appendField(raw, b[8])
+        }
+        payload.removeAll(keepingCapacity: true)
+        CopyText.appendUnescaped(raw, from: b[11].0, to: b[11].1, into: &payload)
+        EventChain.appendField(payload, to: &canonical)
+        appendField(raw, b[9])
+        var h = SHA256()
+        h.update(verifier.previous)
+        h.update(canonical)
+        verifier.consume(position: position, expected: h.finalize(), stored: stored)
+
+        let type = FactRowDecoder.typeName(UnsafeRawBufferPointer(rebasing: raw[b[4].0..<b[4].1]))
         return ScannedFact(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
-                           occurredAt: Timestamp(microsecondsSince1970: micros), fact: fact)
+                           occurredAt: Timestamp(microsecondsSince1970: micros),
+                           fact: FactRowDecoder.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), payload: payload))
+    }
+
+    private mutating func appendField(_ raw: UnsafeRawBufferPointer, _ bounds: (Int, Int)) {
+        field.removeAll(keepingCapacity: true)
+        CopyText.appendUnescaped(raw, from: bounds.0, to: bounds.1, into: &field)
+        EventChain.appendField(field, to: &canonical)
     }
 }
 
@@ -98,6 +191,21 @@ extension EventStore {
                     try body(try decoder.decode(row))
                 }
                 return count
+            }
+        }
+    }
+
+    /// One read of the log through `through` serving the hash chain and the fold: every row is
+    /// hashed onto the chain and its fact handed to `body` (on the connection's thread). Returns
+    /// the chain as read, for ``chainReport(_:through:)``.
+    func scanFactsVerifyingChain(through: Int64, _ body: @escaping @Sendable (ScannedFact) throws -> Void) async throws -> ChainVerifier {
+        let s = quoteIdentifier(configuration.schema)
+        let sql = "COPY (SELECT \(ChainedFactRowDecoder.columns) FROM \(s).events WHERE position <= \(through) ORDER BY position) TO STDOUT"
+        return try await pool.withConnection { conn in
+            try await conn.withIsolation { conn in
+                var decoder = ChainedFactRowDecoder()
+                try conn.copyOut(sql) { row in try body(try decoder.decode(row)) }
+                return decoder.verifier
             }
         }
     }

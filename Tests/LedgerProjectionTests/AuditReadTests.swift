@@ -1,0 +1,77 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+import LedgerPostgres
+@testable import LedgerProjection
+import LedgerScenarios
+import LedgerTesting
+import Testing
+
+/// The audit reads the log once: each row is hashed onto the chain from its stored text and its
+/// fact folded. It must agree with `verify-chain` (which decodes whole events) on every row, however
+/// its text is escaped, and with the fold's own read on every finding.
+@Suite("Audit's one read", .timeLimit(.minutes(3)))
+struct AuditReadTests {
+    /// Text that COPY escapes (tab, newline, carriage return, backslash) and text it does not.
+    static let awkward = ["tab\there", "line\nbreak", "cr\rx", "back\\slash", "ünï©ødé 支付", "plain"]
+
+    static func events() -> [NewEvent] {
+        (0..<24).map { i in
+            let text = awkward[i % awkward.count]
+            let meta = EventMetadata(correlationId: i % 2 == 0 ? text : nil, source: "audit-read")
+            return NewEvent(stream: "s-\(i % 4)", type: i % 5 == 0 ? "Unknown\(i)" : "PaymentVerified",
+                            payload: .makeObject([("note", .string(text)), ("n", .int(Int64(i)))]), metadata: meta,
+                            occurredAt: Timestamp(microsecondsSince1970: 1_774_944_900_000_000 + Int64(i) * 1_234_567),
+                            idempotencyKey: i % 3 == 0 ? nil : "key\\\(i)-支付")
+        }
+    }
+
+    static func tamper(_ admin: PostgresConnection, _ schema: String, _ set: String, at position: Int) async throws {
+        try await admin.execute("""
+            SET session_replication_role = replica;
+            UPDATE \(quoteIdentifier(schema)).events SET \(set) WHERE position = \(position);
+            SET session_replication_role = origin;
+            """)
+    }
+
+    @Test func oneReadAgreesWithVerifyChainAndTheFold() async throws {
+        try await TestDatabase.withSchema("auditread") { config in
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append(Self.events())
+            let head = try await store.headPosition()
+
+            // Intact: the same head hash, no chain finding, and the fold's findings.
+            let run = try await store.audit()
+            let chain = try await store.verifyChain()
+            #expect(chain.isIntact && run.position == head && run.events == head)
+            #expect(run.headHash == chain.lastHash)
+            #expect(!run.findings.contains { $0.kind == .chainBroken })
+            let folded = try await store.fold(through: head)
+            #expect(run.findings.map(\.key) == Audit.run(folded, options: AuditOptions()).map(\.key))
+            let partial = try await store.audit(through: head - 5)
+            #expect(partial.position == head - 5 && !partial.findings.contains { $0.kind == .chainBroken })
+
+            // Each column the chain covers, changed behind the triggers' back, later positions first:
+            // the audit names the same first broken position as verify-chain every time.
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
+            let changes = [(23, "metadata = '{\"source\": \"x\"}'"), (20, "idempotency_key = 'key-other'"), (17, "idempotency_key = NULL"),
+                           (14, "payload = jsonb_set(payload, '{note}', '\"tab\\there too\"')"), (11, "stream_version = stream_version"),
+                           (8, "recorded_at = recorded_at + interval '1 microsecond'"), (5, "occurred_at = occurred_at - interval '1 second'"),
+                           (3, "event_type = 'PaymentRefunded'")]
+            for (position, set) in changes {
+                try await Self.tamper(admin, config.schema, set, at: position)
+                let report = try await store.verifyChain()
+                let broken = try await store.audit().findings.filter { $0.kind == .chainBroken }
+                if set == "stream_version = stream_version" {
+                    #expect(report.firstBrokenPosition == 14, "an unchanged row breaks nothing")
+                } else {
+                    #expect(report.firstBrokenPosition == Int64(position), "\(set)")
+                }
+                #expect(broken.count == 1 && broken.first?.positions == [report.firstBrokenPosition ?? -1], "\(set)")
+            }
+        }
+    }
+}
