@@ -7,7 +7,7 @@
 ///
 /// Equality is by canonical bytes: two strings that Swift would call equal under Unicode canonical
 /// equivalence ("é" precomposed or not) are different values here, as they are to PostgreSQL.
-public indirect enum JSONValue: Hashable, Sendable {
+public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)

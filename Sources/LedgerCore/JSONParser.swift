@@ -123,6 +123,7 @@ struct JSONParser {
         var scratch: [UInt8] = []
         var runStart = index
         var escaped = false
+        var ascii = true
         while true {
             guard index < bytes.count else { throw failure("unterminated string", at: open) }
             let b = bytes[index]
@@ -166,11 +167,14 @@ struct JSONParser {
             } else if b < 0x20 {
                 throw failure("control character in string (escape it)")
             } else {
+                if b >= 0x80 { ascii = false }
                 index += 1
             }
         }
         let end = index
         index += 1 // closing quote
+        // ASCII is valid UTF-8 as it is: no validation (the common case for ids and keys).
+        if !escaped, ascii { return String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self) }
         if !escaped {
             guard let s = String(validating: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self) else {
                 throw failure("invalid UTF-8 in string", at: open)

@@ -103,26 +103,32 @@ struct ChainedFactRowDecoder {
         canonical.reserveCapacity(4096); field.reserveCapacity(1024); payload.reserveCapacity(4096)
     }
 
-    static func hexByte(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        case 0x41...0x46: return c - 0x41 + 10
-        default: return nil
+    /// Each byte's value as a hex digit, 0xFF for any other byte.
+    static let hexDigits: [UInt8] = (0...255).map { c -> UInt8 in
+        switch UInt8(c) {
+        case 0x30...0x39: return UInt8(c) - 0x30
+        case 0x61...0x66: return UInt8(c) - 0x61 + 10
+        case 0x41...0x46: return UInt8(c) - 0x41 + 10
+        default: return 0xFF
         }
     }
 
     static func hex(_ raw: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> [UInt8]? {
         guard (end - start) % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity((end - start) / 2)
-        var i = start
-        while i < end {
-            guard let hi = hexByte(raw[i]), let lo = hexByte(raw[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
+        var valid = true
+        let out = hexDigits.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: (end - start) / 2) { buffer, count in
+                var i = start, k = 0
+                while i < end {
+                    let hi = table[Int(raw[i])], lo = table[Int(raw[i + 1])]
+                    if hi | lo > 0x0F { valid = false; break }
+                    buffer[k] = hi << 4 | lo
+                    i += 2; k += 1
+                }
+                count = k
+            }
         }
-        return out
+        return valid ? out : nil
     }
 
     mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {

@@ -60,9 +60,14 @@ public struct PayloadReader {
         guard case .string(let s) = v else { throw fail(key, "must be a string (got \(v.typeName))") }
         guard !s.isEmpty else { throw fail(key, "must not be empty") }
         // Unicode scalars, as JSON Schema's maxLength counts them: a grapheme count would let one
-        // "character" carry any number of combining marks.
-        guard s.unicodeScalars.count <= maxLength else { throw fail(key, "must be at most \(maxLength) characters") }
-        guard !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        // "character" carry any number of combining marks. A scalar takes at least one UTF-8 byte,
+        // so a string of no more bytes than that is short enough without counting.
+        let utf8 = s.utf8
+        guard utf8.count <= maxLength || s.unicodeScalars.count <= maxLength else {
+            throw fail(key, "must be at most \(maxLength) characters")
+        }
+        // Control characters are single bytes in UTF-8, never part of a longer sequence.
+        guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw fail(key, "must not contain control characters")
         }
         return s
