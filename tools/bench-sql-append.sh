@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Appends through the SQL function append_events (one round trip, every guarantee: idempotency,
+# expected version, gap-free positions, the hash chain), driven by pgbench as independent writers
+# would drive it (each connection a session of its own, as separate services in any language),
+# beside a raw INSERT of the same row shape into a table with no constraint, in the same run, at 1
+# and 16 connections. Prints a markdown table.
+# Options (environment): LEDGER_BENCH_SECONDS (default 10) per measurement; LEDGER_BIN (default:
+# builds and uses .build/release/ledger); LEDGER_DATABASE_URL (default: the private cluster under
+# .ledger/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/ensure-deps.sh >&2
+seconds=${LEDGER_BENCH_SECONDS:-10}
+if [ -z "${LEDGER_BIN:-}" ]; then
+  swift build -c release --product ledger >&2
+  LEDGER_BIN=.build/release/ledger
+fi
+if [ -z "${LEDGER_DATABASE_URL:-}" ]; then LEDGER_DATABASE_URL="$("$LEDGER_BIN" db start)"; fi
+pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
+[ -x "$pgbench" ] || { echo "bench-sql-append: pgbench not found (it comes with Debian's postgresql package)" >&2; exit 1; }
+schema="bench_sql_$(date +%s)"
+work=$(mktemp -d)
+cleanup() {
+  psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS \"$schema\" CASCADE" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+"$LEDGER_BIN" migrate --database-url "$LEDGER_DATABASE_URL" --schema "$schema" >&2
+psql "$LEDGER_DATABASE_URL" -q -v ON_ERROR_STOP=1 <<SQL
+CREATE TABLE "$schema".raw_events (position bigserial, event_id uuid, stream_id text, stream_version bigint, event_type text,
+    schema_version integer, payload jsonb, metadata jsonb, occurred_at timestamptz, recorded_at timestamptz,
+    idempotency_key text, hash bytea);
+GRANT INSERT ON "$schema".raw_events TO ledger_writer;
+GRANT USAGE ON SEQUENCE "$schema".raw_events_position_seq TO ledger_writer;
+SQL
+# The same event each side: its own stream, an idempotency key, a small payload.
+cat > "$work/append.sql" <<'SQL'
+\set n random(1, 2000000000)
+SELECT count(*) FROM append_events(jsonb_build_array(jsonb_build_object(
+    'stream', 'bench-' || :client_id || '-' || :n, 'type', 'CoinsSpent', 'expectedVersion', 'no-stream',
+    'idempotencyKey', 'bench:' || :client_id || ':' || :n, 'payload', jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1),
+    'occurredAt', now()::text)));
+SQL
+cat > "$work/raw.sql" <<'SQL'
+\set n random(1, 2000000000)
+INSERT INTO raw_events (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, recorded_at,
+                        idempotency_key, hash)
+VALUES (gen_random_uuid(), 'bench-' || :client_id || '-' || :n, 0, 'CoinsSpent', 1,
+        jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), '{}', now(), now(),
+        'bench:' || :client_id || ':' || :n, sha256(convert_to(:n::text, 'UTF8')));
+SQL
+export PGOPTIONS="-c search_path=$schema"
+writer="$LEDGER_DATABASE_URL&user=ledger_writer"
+measure() { # script clients -> "tps latency"
+  "$pgbench" -n -c "$2" -j "$(( $2 < 2 ? 1 : 2 ))" -T "$seconds" -f "$work/$1.sql" "$writer" 2>"$work/err" \
+    | awk '/^latency average/ {l=$4} /^tps/ {t=$3} END {printf "%.0f %.2f\n", t, l}' || { cat "$work/err" >&2; exit 1; }
+}
+echo "| writers (connections) | append_events/s | avg latency ms | raw INSERT/s | avg latency ms | ratio |"
+echo "|---:|---:|---:|---:|---:|---:|"
+for c in 1 16; do
+  read -r at al < <(measure append "$c")
+  read -r rt rl < <(measure raw "$c")
+  echo "| $c | $at | $al | $rt | $rl | $(( at * 100 / (rt > 0 ? rt : 1) )) % |"
+done
+positions=$(psql "$LEDGER_DATABASE_URL" -Atc "SELECT count(*) || ' events, positions ' || min(position) || '-' || max(position) FROM \"$schema\".events")
+echo "append_events stored $positions (gap-free: the count equals the last position)"
