@@ -76,8 +76,11 @@ public struct JSONMember: Hashable, Sendable {
     /// the O(1) length check first.
     @inline(__always)
     public static func sameBytes(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
-        return x.count == y.count && x.elementsEqual(y)
+        guard a.utf8.count == b.utf8.count else { return false }
+        // Native strings are contiguous UTF-8: compare the buffers (a specialized loop), not the views.
+        if let same = a.utf8.withContiguousStorageIfAvailable({ x in b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) } }),
+           let same { return same }
+        return a.utf8.elementsEqual(b.utf8)
     }
 
     /// The same order on the keys' UTF-8 views, without copying them.

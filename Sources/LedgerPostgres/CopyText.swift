@@ -48,6 +48,14 @@ public enum CopyText {
     public static func appendUnescaped(_ raw: UnsafeRawBufferPointer, from: Int, to: Int, into out: inout [UInt8]) {
         var k = from
         while k < to {
+            // The run up to the next backslash is copied as it is, in one piece.
+            var j = k
+            while j < to, raw[j] != 0x5C { j += 1 }
+            if j > k {
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[k..<j]))
+                k = j
+                if k == to { break }
+            }
             let b = raw[k]
             if b == 0x5C, k + 1 < to {
                 switch raw[k + 1] {

@@ -237,7 +237,7 @@ public struct FieldTable<Root: Sendable>: Sendable {
         var root = blank
         for f in fields { try f.read(&r, &root) }
         if let check, let e = check(&root) { throw FactError(field: r.name(e.field), message: e.message) }
-        try r.finish()
+        try r.finish(fields: fields.map(\.name))
         return root
     }
 

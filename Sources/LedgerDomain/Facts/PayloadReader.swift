@@ -10,7 +10,7 @@ public struct FactError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Reads one JSON object field by field; every error names the field's path. Fields the schema does
-/// not know are refused by ``finish()``, so a typo never silently becomes a missing value.
+/// not know are refused by ``finish(fields:)``, so a typo never silently becomes a missing value.
 public struct PayloadReader {
     let members: [JSONMember]
     let path: String
@@ -18,8 +18,6 @@ public struct PayloadReader {
     /// larger ones fall back to a set of keys).
     private var claimed: UInt64 = 0
     private var claimedKeys: Set<String> = []
-    /// The field names read, for the message naming the known fields.
-    private var asked: [String] = []
 
     public init(_ value: JSONValue, path: String = "") throws(FactError) {
         guard case .object(let members) = value else {
@@ -34,7 +32,6 @@ public struct PayloadReader {
     func fail(_ key: String, _ message: String) -> FactError { FactError(field: name(key), message: message) }
 
     mutating func raw(_ key: String) -> JSONValue? {
-        asked.append(key)
         guard let i = members.firstIndex(where: { JSONMember.sameBytes($0.key, key) }) else { return nil }
         if i < 64 { claimed |= 1 << UInt64(i) } else { claimedKeys.insert(key) }
         let v = members[i].value
@@ -199,10 +196,18 @@ public struct PayloadReader {
     }
 
     /// Refuses members the schema does not name.
-    public func finish() throws(FactError) {
-        for (i, m) in members.enumerated() where i < 64 ? claimed & (1 << UInt64(i)) == 0 : !claimedKeys.contains(m.key) {
-            throw fail(m.key, "is not a field of this fact (known: \(Set(asked).sorted().joined(separator: ", ")))")
+    /// Refuses a member no read claimed. `fields` are the names the reader's table reads: with the
+    /// keys of the members read, every name a read asked for (a read of a key that is absent is one
+    /// of the table's, or it failed before this point).
+    public func finish(fields: [String]) throws(FactError) {
+        for (i, m) in members.enumerated() where !isClaimed(i, m) {
+            let known = Set(fields).union(members.enumerated().filter { isClaimed($0.offset, $0.element) }.map(\.element.key))
+            throw fail(m.key, "is not a field of this fact (known: \(known.sorted().joined(separator: ", ")))")
         }
+    }
+
+    private func isClaimed(_ i: Int, _ m: JSONMember) -> Bool {
+        i < 64 ? claimed & (1 << UInt64(i)) != 0 : claimedKeys.contains(m.key)
     }
 }
 

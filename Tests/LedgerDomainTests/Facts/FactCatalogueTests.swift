@@ -241,6 +241,11 @@ struct FactCatalogueTests {
         #expect(try refusal("PaymentVerified", 2, v2(price: #"{"amount":600,"currency":"CNY","amountMinor":600}"#))?.field == "price.amountMinor")
         #expect(try refusal("EntitlementGranted", 1, #"{"grantId":"g","userId":"u","transactionId":"t","entitlement":{"kind":"coins","amount":5,"days":3},"quantity":1}"#)?.field == "entitlement.days")
         #expect(try refusal("EntitlementGranted", 1, #"{"grantId":"g","userId":"u","transactionId":"t","entitlement":{"kind":"gems","amount":5},"quantity":1}"#)?.field == "entitlement.kind")
+        // The message names every field the object may have: the table's, and the kind read before it.
+        let nested = try #require(try refusal("EntitlementGranted", 1, #"{"grantId":"g","userId":"u","transactionId":"t","entitlement":{"kind":"coins","amount":5,"days":3},"quantity":1}"#))
+        #expect(nested.message == "is not a field of this fact (known: amount, kind)")
+        let top = try #require(try refusal("CoinsSpent", 1, #"{"spendId":"s","userId":"u","amount":1,"colour":"red"}"#))
+        #expect(top.field == "colour" && top.message == "is not a field of this fact (known: amount, item, spendId, userId)")
     }
 
     // MARK: Append-time validation
