@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0004_least_privilege.sql

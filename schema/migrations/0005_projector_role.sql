@@ -1,0 +1,1 @@
+../../Sources/LedgerProjection/Migrations/0005_projector_role.sql

@@ -1,0 +1,1 @@
+../../Sources/LedgerProjection/Migrations/0006_transaction_keys.sql
