@@ -70,9 +70,13 @@ struct FactRowDecoder {
 
     /// The fact a stored payload (its JSON text) holds, or why it does not decode.
     static func fact(type: String, schemaVersion: Int32, payload: [UInt8]) -> Result<Fact, FactError> {
+        payload.withUnsafeBufferPointer { fact(type: type, schemaVersion: schemaVersion, payload: $0) }
+    }
+
+    static func fact(type: String, schemaVersion: Int32, payload: UnsafeBufferPointer<UInt8>) -> Result<Fact, FactError> {
         do throws(FactError) {
             let value: JSONValue
-            do { value = try payload.withUnsafeBufferPointer { try JSONValue.parse(utf8: $0) } } catch {
+            do { value = try JSONValue.parse(utf8: payload) } catch {
                 throw FactError(field: "payload", message: "is not JSON: \(error)")
             }
             return .success(try FactCatalogue.decode(type: type, schemaVersion: schemaVersion, payload: value))
@@ -87,21 +91,17 @@ struct FactRowDecoder {
 /// decoded into a fact, with no ``RecordedEvent``, UUID or date parsing in between.
 struct ChainedFactRowDecoder {
     /// The columns, in the order ``decode(_:)`` expects: the canonical fields first, in their
-    /// canonical order, then metadata, the stored hash and the payload (last, so it is unescaped
-    /// straight into the buffer the JSON parser reads).
+    /// canonical order, then metadata, the stored hash and the payload.
     static let columns = """
         position, event_id, stream_id, stream_version, event_type, schema_version, \
         (extract(epoch FROM occurred_at) * 1000000)::bigint, (extract(epoch FROM recorded_at) * 1000000)::bigint, \
         idempotency_key, metadata::text, encode(hash, 'hex'), payload::text
         """
     private(set) var verifier = ChainVerifier()
+    /// The row's canonical bytes; the payload's JSON is read from them too.
     private var canonical: [UInt8] = []
-    private var field: [UInt8] = []
-    private var payload: [UInt8] = []
 
-    init() {
-        canonical.reserveCapacity(4096); field.reserveCapacity(1024); payload.reserveCapacity(4096)
-    }
+    init() { canonical.reserveCapacity(8192) }
 
     /// Each byte's value as a hex digit, 0xFF for any other byte.
     static let hexDigits: [UInt8] = (0...255).map { c -> UInt8 in
@@ -152,9 +152,7 @@ struct ChainedFactRowDecoder {
             canonical.append(1)
             appendField(raw, b[8])
         }
-        payload.removeAll(keepingCapacity: true)
-        CopyText.appendUnescaped(raw, from: b[11].0, to: b[11].1, into: &payload)
-        EventChain.appendField(payload, to: &canonical)
+        let payload = appendField(raw, b[11])
         appendField(raw, b[9])
         var h = SHA256()
         h.update(verifier.previous)
@@ -162,15 +160,24 @@ struct ChainedFactRowDecoder {
         verifier.consume(position: position, expected: h.finalize(), stored: stored)
 
         let type = FactRowDecoder.typeName(UnsafeRawBufferPointer(rebasing: raw[b[4].0..<b[4].1]))
+        let fact = canonical.withUnsafeBufferPointer {
+            FactRowDecoder.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), payload: UnsafeBufferPointer(rebasing: $0[payload]))
+        }
         return ScannedFact(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
-                           occurredAt: Timestamp(microsecondsSince1970: micros),
-                           fact: FactRowDecoder.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), payload: payload))
+                           occurredAt: Timestamp(microsecondsSince1970: micros), fact: fact)
     }
 
-    private mutating func appendField(_ raw: UnsafeRawBufferPointer, _ bounds: (Int, Int)) {
-        field.removeAll(keepingCapacity: true)
-        CopyText.appendUnescaped(raw, from: bounds.0, to: bounds.1, into: &field)
-        EventChain.appendField(field, to: &canonical)
+    /// Unescapes a field straight into the canonical bytes behind its length (written once the
+    /// length is known); returns where its bytes are.
+    @discardableResult
+    private mutating func appendField(_ raw: UnsafeRawBufferPointer, _ bounds: (Int, Int)) -> Range<Int> {
+        let lengthAt = canonical.count
+        canonical.append(0); canonical.append(0); canonical.append(0); canonical.append(0)
+        CopyText.appendUnescaped(raw, from: bounds.0, to: bounds.1, into: &canonical)
+        let n = UInt32(canonical.count - lengthAt - 4)
+        canonical[lengthAt] = UInt8(truncatingIfNeeded: n >> 24); canonical[lengthAt + 1] = UInt8(truncatingIfNeeded: n >> 16)
+        canonical[lengthAt + 2] = UInt8(truncatingIfNeeded: n >> 8); canonical[lengthAt + 3] = UInt8(truncatingIfNeeded: n)
+        return lengthAt + 4..<canonical.count
     }
 }
 
