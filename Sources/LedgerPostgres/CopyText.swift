@@ -31,6 +31,13 @@ public enum CopyText {
     /// without the final newline. With `limit`, the last field runs to the end of the row.
     public static func fieldBounds(_ raw: UnsafeRawBufferPointer, limit: Int = .max) -> [(Int, Int)] {
         var bounds: [(Int, Int)] = []
+        fieldBounds(raw, limit: limit, into: &bounds)
+        return bounds
+    }
+
+    /// ``fieldBounds(_:limit:)`` into an array the caller reuses from row to row.
+    public static func fieldBounds(_ raw: UnsafeRawBufferPointer, limit: Int = .max, into bounds: inout [(Int, Int)]) {
+        bounds.removeAll(keepingCapacity: true)
         var start = 0
         var end = raw.count
         if end > 0, raw[end - 1] == 0x0A { end -= 1 }
@@ -40,7 +47,6 @@ public enum CopyText {
             i += 1
         }
         bounds.append((start, end))
-        return bounds
     }
 
     /// Undoes the escaping (`\\`, `\n`, `\t`, `\r`, `\b`, `\f`, `\v`; any other escaped byte stands

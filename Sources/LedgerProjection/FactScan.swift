@@ -28,6 +28,7 @@ public struct ScannedFact: Sendable {
 /// Decodes rows of `COPY (SELECT position, event_type, schema_version, <occurred µs>, payload::text)`.
 struct FactRowDecoder {
     var payload: [UInt8] = []
+    var bounds: [(Int, Int)] = []
     static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalogue.typeNames.sorted().map { (Array($0.utf8), $0) }
 
     init() { payload.reserveCapacity(4096) }
@@ -46,7 +47,7 @@ struct FactRowDecoder {
     }
 
     mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
-        let bounds = CopyText.fieldBounds(raw, limit: 5)
+        CopyText.fieldBounds(raw, limit: 5, into: &bounds)
         guard bounds.count == 5,
               let position = Self.integer(raw, bounds[0].0, bounds[0].1),
               let version = Self.integer(raw, bounds[2].0, bounds[2].1),
@@ -100,6 +101,7 @@ struct ChainedFactRowDecoder {
     private(set) var verifier = ChainVerifier()
     /// The row's canonical bytes; the payload's JSON is read from them too.
     private var canonical: [UInt8] = []
+    private var bounds: [(Int, Int)] = []
 
     init() { canonical.reserveCapacity(8192) }
 
@@ -132,7 +134,8 @@ struct ChainedFactRowDecoder {
     }
 
     mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
-        let b = CopyText.fieldBounds(raw, limit: 12)
+        CopyText.fieldBounds(raw, limit: 12, into: &bounds)
+        let b = bounds
         guard b.count == 12,
               let position = FactRowDecoder.integer(raw, b[0].0, b[0].1),
               let version = FactRowDecoder.integer(raw, b[5].0, b[5].1),
