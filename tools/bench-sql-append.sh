@@ -16,8 +16,8 @@ if [ -z "${LEDGER_BIN:-}" ]; then
   LEDGER_BIN=.build/release/ledger
 fi
 if [ -z "${LEDGER_DATABASE_URL:-}" ]; then LEDGER_DATABASE_URL="$("$LEDGER_BIN" db start)"; fi
-pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
-[ -x "$pgbench" ] || { echo "bench-sql-append: pgbench not found (it comes with Debian's postgresql package)" >&2; exit 1; }
+pgbench=$(command -v pgbench || { ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1; } || true)
+[ -n "$pgbench" ] && [ -x "$pgbench" ] || { echo "bench-sql-append: pgbench not found (it comes with Debian's postgresql package)" >&2; exit 1; }
 schema="bench_sql_$(date +%s)"
 work=$(mktemp -d)
 cleanup() {
@@ -50,16 +50,30 @@ VALUES (gen_random_uuid(), 'bench-' || :client_id || '-' || :n, 0, 'CoinsSpent',
         'bench:' || :client_id || ':' || :n, sha256(convert_to(:n::text, 'UTF8')));
 SQL
 export PGOPTIONS="-c search_path=$schema"
-writer="$LEDGER_DATABASE_URL&user=ledger_writer"
-measure() { # script clients -> "tps latency"
-  "$pgbench" -n -c "$2" -j "$(( $2 < 2 ? 1 : 2 ))" -T "$seconds" -f "$work/$1.sql" "$writer" 2>"$work/err" \
-    | awk '/^latency average/ {l=$4} /^tps/ {t=$3} END {printf "%.0f %.2f\n", t, l}' || { cat "$work/err" >&2; exit 1; }
+# The writer role's login: LEDGER_WRITER_DATABASE_URL, else the database URL (a URL or a keyword
+# string) with that user.
+if [ -n "${LEDGER_WRITER_DATABASE_URL:-}" ]; then
+  writer="$LEDGER_WRITER_DATABASE_URL"
+elif [[ "$LEDGER_DATABASE_URL" == *"://"* ]]; then
+  if [[ "$LEDGER_DATABASE_URL" == *"?"* ]]; then writer="$LEDGER_DATABASE_URL&user=ledger_writer"; else writer="$LEDGER_DATABASE_URL?user=ledger_writer"; fi
+else
+  writer="$LEDGER_DATABASE_URL user=ledger_writer"
+fi
+measure() { # script clients: sets tps and latency, or stops the script with pgbench's own message
+  if ! "$pgbench" -n -c "$2" -j "$(( $2 < 2 ? 1 : 2 ))" -T "$seconds" -f "$work/$1.sql" "$writer" >"$work/out" 2>"$work/err"; then
+    echo "bench-sql-append: pgbench failed on $1 with $2 connection(s):" >&2; cat "$work/err" >&2; exit 1
+  fi
+  tps=$(awk '/^tps/ {printf "%.0f", $3}' "$work/out"); latency=$(awk '/^latency average/ {print $4}' "$work/out")
+  failed=$(awk '/^number of failed transactions/ {print $5}' "$work/out")
+  if [ -z "$tps" ] || [ "${failed:-0}" != 0 ]; then
+    echo "bench-sql-append: pgbench on $1 with $2 connection(s) reported ${failed:-no} failed transactions:" >&2; cat "$work/out" "$work/err" >&2; exit 1
+  fi
 }
 echo "| writers (connections) | append_events/s | avg latency ms | raw INSERT/s | avg latency ms | ratio |"
 echo "|---:|---:|---:|---:|---:|---:|"
 for c in 1 16; do
-  read -r at al < <(measure append "$c")
-  read -r rt rl < <(measure raw "$c")
+  measure append "$c"; at=$tps; al=$latency
+  measure raw "$c"; rt=$tps; rl=$latency
   echo "| $c | $at | $al | $rt | $rl | $(( at * 100 / (rt > 0 ? rt : 1) )) % |"
 done
 positions=$(psql "$LEDGER_DATABASE_URL" -Atc "SELECT count(*) || ' events, positions ' || min(position) || '-' || max(position) FROM \"$schema\".events")
