@@ -128,8 +128,9 @@ public struct EventLineDecoder: Sendable {
         "eventId", "stream", "type", "schemaVersion", "payload", "metadata", "occurredAt", "idempotencyKey", "expectedVersion",
     ]
 
-    /// Decodes and validates `text` (one line); errors carry `lineNumber`.
-    public func decode(_ text: String, lineNumber: Int) throws(EventInputError) -> NewEvent {
+    /// Decodes and validates `text` (one line); errors carry `lineNumber`. A line without an
+    /// `eventId` gets `defaultEventId()` when given, else a random one.
+    public func decode(_ text: String, lineNumber: Int, defaultEventId: (() -> UUID)? = nil) throws(EventInputError) -> NewEvent {
         let value: JSONValue
         do {
             value = try JSONValue.parse(text)
@@ -137,7 +138,8 @@ public struct EventLineDecoder: Sendable {
             throw EventInputError(line: lineNumber, column: error.column, message: "malformed JSON: \(error.message)")
         }
         do {
-            let event = try decode(value)
+            var event = try decode(value)
+            if let defaultEventId, value["eventId"]?.isNull ?? true { event.eventId = defaultEventId() }
             try validation.validate(event)
             return event
         } catch {

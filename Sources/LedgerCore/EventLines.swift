@@ -20,33 +20,15 @@ public enum EventLines {
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw EventInputError(line: lineNumber, message: "not valid UTF-8")
             }
-            var event: NewEvent
-            if let eventId {
-                let value: JSONValue
-                do {
-                    value = try JSONValue.parse(text)
-                } catch {
-                    throw EventInputError(line: lineNumber, column: error.column, message: "malformed JSON: \(error.message)")
-                }
-                do {
-                    event = try decoder.decode(value)
-                    if value["eventId"]?.isNull ?? true { event.eventId = eventId(lineNumber, events.count) }
-                    try decoder.validation.validate(event)
-                } catch {
-                    var error = error
-                    error.line = lineNumber
-                    throw error
-                }
-            } else {
-                event = try decoder.decode(text, lineNumber: lineNumber)
-            }
+            let (line, index) = (lineNumber, events.count)
+            let event = try decoder.decode(text, lineNumber: line, defaultEventId: eventId.map { id in { id(line, index) } })
             if let first = seen[event.eventId] {
                 if events[first.index] != event {
                     throw EventInputError(line: lineNumber, field: "eventId", eventId: event.eventId.lowercased,
                                           message: "the same eventId is on line \(first.line) with different content")
                 }
             } else {
-                seen[event.eventId] = (lineNumber, events.count)
+                seen[event.eventId] = (line, index)
             }
             events.append(event)
             lines.append(lineNumber)

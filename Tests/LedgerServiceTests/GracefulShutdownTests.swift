@@ -17,95 +17,64 @@ import Testing
 @Suite("Graceful shutdown", .timeLimit(.minutes(2)))
 struct GracefulShutdownTests {
     @Test func appendsInFlightFinishBeforeTheServiceStops() async throws {
-        try await ServiceFixture.slots.run { try await TestDatabase.withSchema("httpdrain") { base in
-            var owner = base
-            owner.readConnections = 2
-            owner.validation = FactCatalogue.validation()
-            let o = owner
-            let (token, line) = TokenTable.issue(name: "billing", scopes: [.append])
-            var config = LedgerService.Configuration()
-            config.port = 0
-            config.tokens = try TokenTable(parsing: line)
-            let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
-            let service = LedgerService(configuration: config, stores: stores)
-            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-            let group = ServiceGroup(configuration: .init(services: [service.application(onListening: { continuation.yield($0) })],
-                                                          logger: Logger(label: "test")))
-            let running = Task { try await group.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { Issue.record("the server did not start"); return }
-            let batches = 4
+        try await ServiceFixture.with("httpdrain") { f in
+            let token = f.appendToken
             let perBatch = 3000
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { tasks in
-                for b in 0..<batches {
-                    tasks.addTask {
-                        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/events")!)
-                        request.httpMethod = "POST"
-                        request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-                        let body = (0..<perBatch).map { i in
-                            "{\"stream\":\"order:d\(b)-\(i)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"d\(b)-\(i)\",\"userId\":\"u\",\"channel\":\"appstore\",\"productId\":\"p\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\"}"
-                        }.joined(separator: "\n")
-                        // A request that had not connected when the server stopped accepting fails to
-                        // connect (-1): it was never taken, so it must have written nothing.
-                        guard let (_, response) = try? await URLSession.shared.upload(for: request, from: Data(body.utf8)) else { return -1 }
-                        return (response as? HTTPURLResponse)?.statusCode ?? -2
+            let statuses = try await f.serving { port, group in
+                try await withThrowingTaskGroup(of: Int.self) { tasks in
+                    for b in 0..<4 {
+                        tasks.addTask {
+                            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/events")!)
+                            request.httpMethod = "POST"
+                            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+                            let body = (0..<perBatch).map { i in
+                                "{\"stream\":\"order:d\(b)-\(i)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"d\(b)-\(i)\",\"userId\":\"u\",\"channel\":\"appstore\",\"productId\":\"p\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\"}"
+                            }.joined(separator: "\n")
+                            // A request that had not connected when the server stopped accepting fails to
+                            // connect (-1): it was never taken, so it must have written nothing.
+                            guard let (_, response) = try? await URLSession.shared.upload(for: request, from: Data(body.utf8)) else { return -1 }
+                            return (response as? HTTPURLResponse)?.statusCode ?? -2
+                        }
                     }
+                    // Shut down as soon as an append is in flight (bounded by count: at most 2,000 polls).
+                    for _ in 0..<2000 where await f.service.gate.appendsInFlight == 0 { try await Task.sleep(for: .milliseconds(1)) }
+                    #expect(await f.service.gate.appendsInFlight > 0)
+                    await group.triggerGracefulShutdown()
+                    var out: [Int] = []
+                    for try await s in tasks { out.append(s) }
+                    return out
                 }
-                // Shut down as soon as an append is in flight (bounded by count: at most 2,000 polls).
-                for _ in 0..<2000 where await service.gate.appendsInFlight == 0 { try await Task.sleep(for: .milliseconds(1)) }
-                #expect(await service.gate.appendsInFlight > 0)
-                await group.triggerGracefulShutdown()
-                var out: [Int] = []
-                for try await s in tasks { out.append(s) }
-                return out
             }
-            try await running.value
             // No request was cut: each answered 201 or was never taken.
             #expect(statuses.allSatisfy { $0 == 201 || $0 == -1 }, "\(statuses)")
             #expect(statuses.contains(201))
             // Every answered append is in the log, and nothing else.
-            #expect(try await TestDatabase.storedEventRows(o) == Int64(statuses.filter { $0 == 201 }.count * perBatch))
-            #expect(await service.gate.appendsInFlight == 0)
-        } }
+            #expect(try await f.rows() == Int64(statuses.filter { $0 == 201 }.count * perBatch))
+            #expect(await f.service.gate.appendsInFlight == 0)
+        }
     }
 
     /// `ledger serve --project`: the projector runs inside the service, so an appended order shows
     /// in /v1/orders without another process, and it stops with the service.
     @Test func theProjectorInsideTheServiceKeepsOrdersCurrent() async throws {
-        try await ServiceFixture.slots.run { try await TestDatabase.withSchema("httpproject") { base in
-            var owner = base
-            owner.readConnections = 2
-            owner.validation = FactCatalogue.validation()
-            let o = owner
-            let (token, line) = TokenTable.issue(name: "app", scopes: [.append, .read])
-            var config = LedgerService.Configuration()
-            config.port = 0
-            config.tokens = try TokenTable(parsing: line)
-            config.projector = try await EventStore.open(o.connecting(as: .projector))
-            let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
-            let service = LedgerService(configuration: config, stores: stores)
-            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-            let group = ServiceGroup(configuration: .init(services: [service.application(onListening: { continuation.yield($0) })],
-                                                          logger: Logger(label: "test")))
-            let running = Task { try await group.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { Issue.record("the server did not start"); return }
-            var append = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/events")!)
-            append.httpMethod = "POST"
-            append.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-            let (_, appended) = try await URLSession.shared.upload(for: append, from: Data(ServiceFixture.orderLine("p1").utf8))
-            #expect((appended as? HTTPURLResponse)?.statusCode == 201)
-            var order = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/orders/p1")!)
-            order.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-            var status = 0
-            for _ in 0..<250 where status != 200 {
-                let (_, r) = try await URLSession.shared.data(for: order)
-                status = (r as? HTTPURLResponse)?.statusCode ?? -1
-                if status != 200 { try await Task.sleep(for: .milliseconds(20)) }
+        try await ServiceFixture.with("httpproject", projector: true) { f in
+            let token = f.allToken
+            try await f.serving { port, _ in
+                var append = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/events")!)
+                append.httpMethod = "POST"
+                append.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+                let (_, appended) = try await URLSession.shared.upload(for: append, from: Data(ServiceFixture.orderLine("p1").utf8))
+                #expect((appended as? HTTPURLResponse)?.statusCode == 201)
+                var order = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/orders/p1")!)
+                order.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+                var status = 0
+                for _ in 0..<250 where status != 200 {
+                    let (_, r) = try await URLSession.shared.data(for: order)
+                    status = (r as? HTTPURLResponse)?.statusCode ?? -1
+                    if status != 200 { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(status == 200)
             }
-            #expect(status == 200)
-            await group.triggerGracefulShutdown()
-            try await running.value
-        } }
+        }
     }
 }

@@ -9,6 +9,7 @@ import LedgerService
 import LedgerTesting
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A service over a fresh schema of the real PostgreSQL, its roles least-privileged as in
 /// production, with one token per scope and one with all of them.
@@ -24,12 +25,14 @@ struct ServiceFixture: Sendable {
     /// roles, each a writer connection and a pool of two), and the whole suite shares one server.
     static let slots = Slots(2)
 
-    static func with<T: Sendable>(_ label: String, configure: @Sendable (inout LedgerService.Configuration) -> Void = { _ in },
+    /// A service over a schema of its own; with `projector`, the projector runs inside it (`ledger serve --project`).
+    static func with<T: Sendable>(_ label: String, projector: Bool = false,
+                                  configure: @Sendable (inout LedgerService.Configuration) -> Void = { _ in },
                                   _ body: @Sendable (ServiceFixture) async throws -> T) async throws -> T {
-        try await slots.run { try await withSchema(label, configure: configure, body) }
+        try await slots.run { try await withSchema(label, projector: projector, configure: configure, body) }
     }
 
-    private static func withSchema<T: Sendable>(_ label: String, configure: @Sendable (inout LedgerService.Configuration) -> Void,
+    private static func withSchema<T: Sendable>(_ label: String, projector: Bool, configure: @Sendable (inout LedgerService.Configuration) -> Void,
                                                 _ body: @Sendable (ServiceFixture) async throws -> T) async throws -> T {
         try await TestDatabase.withSchema(label) { base in
             var owner = base
@@ -48,6 +51,7 @@ struct ServiceFixture: Sendable {
             config.tokens = try TokenTable(parsing: lines.joined(separator: "\n"))
             configure(&config)
             let o = owner
+            if projector { config.projector = try await EventStore.open(o.connecting(as: .projector)) }
             let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
             let fixture = ServiceFixture(owner: owner, service: LedgerService(configuration: config, stores: stores),
                                          appendToken: tokens[0], readToken: tokens[1], auditToken: tokens[2], allToken: tokens[3])
@@ -60,6 +64,35 @@ struct ServiceFixture: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Runs the service on 127.0.0.1 (an ephemeral port) under a ServiceGroup, as `ledger serve`
+    /// does. `body` gets the port and the group (to shut the service down while it works); after it,
+    /// the service is shut down gracefully (if it was not already) and its end awaited.
+    func serving<T: Sendable>(_ body: @Sendable (_ port: Int, _ group: ServiceGroup) async throws -> T) async throws -> T {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let group = ServiceGroup(configuration: .init(services: [service.application(onListening: { continuation.yield($0) })],
+                                                      logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            running.cancel()
+            throw ServiceDidNotStart()
+        }
+        do {
+            let value = try await body(port, group)
+            await group.triggerGracefulShutdown()
+            try await running.value
+            return value
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            throw error
+        }
+    }
+
+    struct ServiceDidNotStart: Error, CustomStringConvertible {
+        var description: String { "the service did not report a listening port" }
     }
 
     /// Runs `body` against the router (no network).
