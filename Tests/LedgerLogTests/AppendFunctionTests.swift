@@ -68,6 +68,13 @@ struct AppendFunctionTests {
             let malformed = await Self.sqlState { _ = try await Self.append(conn, owner.schema, ["{\"stream\":\"a\"}"]) }
             #expect(malformed == "23502")
             #expect(try await TestDatabase.storedEventRows(owner) == 1)
+            // The id of one stored event and the key of another (the earlier one, same content): a
+            // conflict, as the library says, not a retry of either.
+            let other = UUID()
+            _ = try await Self.append(conn, owner.schema, [Self.line("z", id: other)])
+            let twoEvents = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("a", key: "k-1", id: other)]) }
+            #expect(twoEvents == "LK409")
+            #expect(try await TestDatabase.storedEventRows(owner) == 2)
         }
     }
 

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0012_append_id_and_key_of_two_events.sql
