@@ -117,6 +117,9 @@ struct Serve: AsyncParsableCommand {
             for s in scopes.split(separator: ",") where Scope(rawValue: String(s)) == nil {
                 throw ValidationError("--scopes: unknown scope '\(s)'; scopes: append, read, audit")
             }
+            guard !scopes.split(separator: ",").isEmpty else {
+                throw ValidationError("--scopes: give at least one of append, read, audit (comma-separated)")
+            }
         }
 
         func run() throws {

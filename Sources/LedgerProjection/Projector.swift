@@ -51,8 +51,14 @@ extension EventStore {
         await conn.close()
     }
 
-    /// The position of the last event recorded at or before `time` (the log as it stood then).
+    /// The position of the last event recorded at or before `time` (the log as it stood then). A
+    /// hot standby that has not replayed up to `time` cannot know what was recorded by then: it is
+    /// refused with ``PositionNotReached``, like a position beyond the head.
     public func position(asOf time: Timestamp) async throws -> Int64 {
+        let standby = try await standbyState()
+        if standby.isStandby, standby.lastReplayedAt.map({ $0 < time }) ?? true {
+            throw PositionNotReached(requested: "the log as of \(time.iso8601)", head: try await headPosition(), standby: standby)
+        }
         let s = quoteIdentifier(configuration.schema)
         let r = try await pool.withConnection { conn in
             try await conn.query("SELECT coalesce(max(position), 0) FROM \(s).events WHERE recorded_at <= $1",

@@ -32,7 +32,7 @@ struct EventsRoutes {
         let decoded: (events: [NewEvent], lines: [Int])
         do {
             decoded = try EventLines.decode(body.readableBytesView, decoder: decoder,
-                                            eventId: key.map { k in { (line: Int, _: Int) -> UUID in Self.eventId(key: k, caller: context.caller ?? "", line: line) } })
+                                            eventId: key.map { k in { (_: Int, index: Int) -> UUID in Self.eventId(key: k, caller: context.caller ?? "", index: index) } })
         } catch {
             metrics.refused("events", status: Problem.input(error).status.code)
             throw Problem.input(error)
@@ -68,11 +68,11 @@ struct EventsRoutes {
                         body: .init(byteBuffer: ByteBuffer(string: out)))
     }
 
-    /// The id of line `line` of a request made with `key` by `caller`: the same request sent again
-    /// names the same events, so the log returns the original positions; other content under the
-    /// same key is an idempotency conflict.
-    static func eventId(key: String, caller: String, line: Int) -> UUID {
-        var bytes = Array(Crypto.SHA256.hash(data: Array("ledger-http-idempotency\u{0}\(caller)\u{0}\(key)\u{0}\(line)".utf8)).prefix(16))
+    /// The id of the `index`-th fact (blank lines not counted) of a request made with `key` by
+    /// `caller`: the same request sent again names the same events, so the log returns the original
+    /// positions; other content under the same key is an idempotency conflict.
+    static func eventId(key: String, caller: String, index: Int) -> UUID {
+        var bytes = Array(Crypto.SHA256.hash(data: Array("ledger-http-idempotency\u{0}\(caller)\u{0}\(key)\u{0}\(index)".utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],

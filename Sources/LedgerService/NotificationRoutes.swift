@@ -123,7 +123,7 @@ struct NotificationRoutes {
         }
         let metadata = EventMetadata(correlationId: "\(n.channel.rawValue):notification:\(n.notificationId)", source: "ledger-serve:\(route)")
         var events = n.facts.enumerated().map { i, f in
-            f.newEvent(occurredAt: n.occurredAt, eventId: EventsRoutes.eventId(key: "\(n.channel.rawValue):\(n.notificationId)", caller: "notification", line: i),
+            f.newEvent(occurredAt: n.occurredAt, eventId: EventsRoutes.eventId(key: "\(n.channel.rawValue):\(n.notificationId)", caller: "notification", index: i),
                        metadata: metadata)
         }
         var leftOut: [String] = []

@@ -125,6 +125,11 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Problem.ledger(e)
         } catch let e as EventInputError {
             throw Problem.input(e)
+        } catch let e as PositionNotReached {
+            // A hot standby behind the moment asked for: it will get there.
+            var p = Problem(.serviceUnavailable, "position-not-reached", "Not replayed here yet", detail: e.description)
+            p.headers[.retryAfter] = "1"
+            throw p
         } catch let e as HTTPError {
             if e.status == .contentTooLarge { throw Problem.tooLarge(limit: context.maxUploadSize) }
             throw Problem(e.status, "http-\(e.status.code)", e.status.reasonPhrase,

@@ -43,9 +43,11 @@ struct ReadRoutes {
         let run = try await store.audit(through: through, options: options)
         let scope = AuditReport.Scope(position: run.position, headHash: run.headHash.hexString, logTime: run.logTime, events: run.events,
                                       asOf: asOf, from: nil, user: nil, kinds: [], options: options)
-        let report = AuditReport(scope: scope, findings: run.findings,
+        var report = AuditReport(scope: scope, findings: run.findings,
                                  daily: run.daily.map { .init(day: $0.day, payments: $0.payments, grants: $0.grants, refunds: $0.refunds, revocations: $0.revocations) },
                                  verifiedByChannel: run.verifiedByChannel, sandbox: run.sandbox, policyGrants: run.policyGrants)
+        report.statements = run.statements
+        report.revenue = run.revenue
         if through == nil {
             metrics.findings(Dictionary(report.byKind.map { ($0.kind.rawValue, $0.count) }, uniquingKeysWith: +))
         }

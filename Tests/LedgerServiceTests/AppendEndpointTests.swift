@@ -14,11 +14,15 @@ struct AppendEndpointTests {
     @Test func aBatchIsAppendedAndARetryReturnsTheOriginalPositions() async throws {
         try await ServiceFixture.with("httpappend") { f in
             try await f.test { client in
-                let body = ByteBuffer(lines: [ServiceFixture.orderLine("o1"), ServiceFixture.orderLine("o2")])
+                // No business keys and no event ids in the lines: only the header makes the retry safe,
+                // and a retry that differs in blank lines is still the same request.
+                let lines = [ServiceFixture.orderLine("o1", expected: "\"any\"", businessKey: false),
+                             ServiceFixture.orderLine("o2", expected: "\"any\"", businessKey: false)]
                 let headers = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "batch-1"])
-                let first = try await client.execute(uri: "/v1/events", method: .post, headers: headers, body: body)
+                let first = try await client.execute(uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(lines: lines))
                 #expect(first.status == .created)
-                let second = try await client.execute(uri: "/v1/events", method: .post, headers: headers, body: body)
+                let second = try await client.execute(uri: "/v1/events", method: .post, headers: headers,
+                                                      body: ByteBuffer(lines: [lines[0], "", lines[1]]))
                 #expect(second.status == .ok)
                 guard case .array(let a)? = first.json?["events"], case .array(let b)? = second.json?["events"] else {
                     Issue.record("no events in \(first.text)")

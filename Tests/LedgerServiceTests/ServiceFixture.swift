@@ -109,10 +109,12 @@ struct ServiceFixture: Sendable {
         return h
     }
 
-    /// An OrderCreated fact line.
-    static func orderLine(_ order: String, user: String = "u_1", expected: String = "\"no-stream\"", eventId: String? = nil) -> String {
+    /// An OrderCreated fact line (with the business idempotency key unless `businessKey` is false).
+    static func orderLine(_ order: String, user: String = "u_1", expected: String = "\"no-stream\"", eventId: String? = nil,
+                          businessKey: Bool = true) -> String {
         let id = eventId.map { "\"eventId\":\"\($0)\"," } ?? ""
-        return "{\(id)\"stream\":\"order:\(order)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"\(order)\",\"userId\":\"\(user)\",\"channel\":\"appstore\",\"productId\":\"com.example.coins100\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\",\"idempotencyKey\":\"order:\(order):created\",\"metadata\":{\"source\":\"order-service\"},\"expectedVersion\":\(expected)}"
+        let key = businessKey ? "\"idempotencyKey\":\"order:\(order):created\"," : ""
+        return "{\(id)\"stream\":\"order:\(order)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"\(order)\",\"userId\":\"\(user)\",\"channel\":\"appstore\",\"productId\":\"com.example.coins100\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\",\(key)\"metadata\":{\"source\":\"order-service\"},\"expectedVersion\":\(expected)}"
     }
 }
 
