@@ -49,10 +49,12 @@ struct BenchReconcile: AsyncParsableCommand {
     }
 
     func measure(_ store: EventStore, _ config: LedgerConfiguration) async throws -> String {
-        let from = HistoryGeneratorStart.value, to = Timestamp(microsecondsSince1970: from.microseconds + Int64(days) * 86_400_000_000)
+        let from = HistoryGenerator.start, to = Timestamp(microsecondsSince1970: from.microseconds + Int64(days) * 86_400_000_000)
         let spec = try FaultSpec.parse("unrecorded-sale=0.0005,unrecorded-refund=0.0005,unconfirmed-payment=0.0005,amount-mismatch=0.0005")
-        // The generated log's fold is dropped once its statements are made: one fold in memory at a time.
-        let statements = SimulatedStatements(try await store.fold(through: Int64(events)), seed: seed, faults: spec, from: from, to: to)
+        // The generated log, folded once: its statements are made from it, and the statement facts
+        // are folded onto it below (consumed there, so one fold is in memory at a time).
+        let generated = try await store.fold(through: Int64(events))
+        let statements = SimulatedStatements(generated, seed: seed, faults: spec, from: from, to: to)
         let files = SimulateStatements.files(statements)
         // Parse everything first (timed), then append statement by statement (timed): the import is both.
         let t0 = ContinuousClock.now
@@ -76,7 +78,7 @@ struct BenchReconcile: AsyncParsableCommand {
         guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
         // The rules over one fold: all of them, then the reconciliation alone.
         let head = try await store.headPosition()
-        let p = try await store.fold(through: head)
+        let p = try await store.fold(consume generated, through: head)
         let t3 = ContinuousClock.now
         let all = Audit.run(p)
         let rulesSeconds = (ContinuousClock.now - t3).seconds
@@ -105,9 +107,4 @@ struct BenchReconcile: AsyncParsableCommand {
         }
         return out
     }
-}
-
-/// The first day of every generated benchmark history.
-enum HistoryGeneratorStart {
-    static let value = Timestamp("2026-01-01T00:00:00Z")!
 }

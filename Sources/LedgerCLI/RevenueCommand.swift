@@ -52,8 +52,8 @@ struct RevenueCommand: AsyncParsableCommand {
             let store = try await EventStore.open(try await connection.configuration(as: .auditor))
             let report: RevenueReport
             do {
-                let head = try await store.headPosition()
-                let target = min(try await replay.through(store) ?? head, head)
+                // A position beyond the head (or not replayed yet on a standby) is refused, as by audit.
+                let target = try await store.checkReached(try await replay.through(store))
                 let fold = try await store.fold(through: target)
                 let rows = Revenue.compute(fold, by: by, from: from.flatMap(Timestamp.init), to: to.flatMap(Timestamp.init))
                 report = RevenueReport(position: target, bucket: by, from: from, to: to, rows: rows)

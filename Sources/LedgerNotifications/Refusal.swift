@@ -78,9 +78,4 @@ enum Base64 {
         }
         return out
     }
-
-    static func urlEncode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 }

@@ -72,23 +72,13 @@ extension EventStore {
     public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), progress: FoldProgress? = nil) async throws -> AuditRun {
         let target = try await checkReached(through)
         let daily = DailyCounter()
-        let pipeline = FoldPipeline(Projections())
-        let counter = Atomic<Int64>(0)
-        let chain: ChainReport
-        do {
-            let verifier = try await scanFactsVerifyingChain(through: target) { scanned in
+        let (fold, verifier) = try await Self.piped(Projections(), total: target, progress: progress) { add in
+            try await scanFactsVerifyingChain(through: target) { scanned in
                 daily.count(scanned)
-                pipeline.add(scanned)
-                let n = counter.add(1, ordering: .relaxed).newValue
-                if n & 0x3FFF == 0 { progress?(n, target) }
+                add(scanned)
             }
-            chain = try await chainReport(verifier, through: target)
-        } catch {
-            _ = await pipeline.finish()
-            throw error
         }
-        let fold = await pipeline.finish()
-        progress?(counter.load(ordering: .relaxed), target)
+        let chain = try await chainReport(verifier, through: target)
         var findings = Audit.run(fold, options: options)
         if let problem = chain.problem {
             let position = chain.firstBrokenPosition ?? chain.lastPosition

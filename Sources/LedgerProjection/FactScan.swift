@@ -157,10 +157,7 @@ struct ChainedFactRowDecoder {
         }
         let payload = appendField(raw, b[11])
         appendField(raw, b[9])
-        var h = SHA256()
-        h.update(verifier.previous)
-        h.update(canonical)
-        verifier.consume(position: position, expected: h.finalize(), stored: stored)
+        verifier.consume(position: position, expected: EventChain.hash(previous: verifier.previous, canonical: canonical), stored: stored)
 
         let type = FactRowDecoder.typeName(UnsafeRawBufferPointer(rebasing: raw[b[4].0..<b[4].1]))
         let fact = canonical.withUnsafeBufferPointer {

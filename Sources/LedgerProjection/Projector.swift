@@ -69,19 +69,24 @@ extension EventStore {
 
     /// Folds the log after `state`'s position through `through` (streamed, bounded memory):
     /// decoding and folding on two threads (``FoldPipeline``), in log order.
-    /// `observe` sees every scanned fact too (on the connection's thread), for counts beside the fold.
-    public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil,
-                     observe: (@Sendable (ScannedFact) -> Void)? = nil) async throws -> Projections {
-        let start = initial.position
-        let total = through - start
-        guard total > 0 else { return initial }
+    public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil) async throws -> Projections {
+        guard through > initial.position else { return initial }
+        return try await Self.piped(initial, total: through - initial.position, progress: progress) { add in
+            try await scanFacts(after: initial.position, through: through, add)
+        }.0
+    }
+
+    /// The fold of what `scan` reads: `scan` hands each fact to the function it is given (on the
+    /// connection's thread), and a thread of its own folds them in order. `total` is for progress.
+    /// The pipeline is finished whether the scan succeeds or throws.
+    static func piped<R>(_ initial: Projections, total: Int64, progress: FoldProgress?,
+                         _ scan: (_ add: @escaping @Sendable (ScannedFact) -> Void) async throws -> R) async throws -> (Projections, R) {
         let counter = Atomic<Int64>(0)
-        // Decoded on the connection's thread, folded on a thread of its own.
         let pipeline = FoldPipeline(initial)
+        let scanned: R
         do {
-            try await scanFacts(after: start, through: through) { scanned in
-                observe?(scanned)
-                pipeline.add(scanned)
+            scanned = try await scan { fact in
+                pipeline.add(fact)
                 let n = counter.add(1, ordering: .relaxed).newValue
                 if n & 0x3FFF == 0 { progress?(n, total) }
             }
@@ -91,7 +96,7 @@ extension EventStore {
         }
         let folded = await pipeline.finish()
         progress?(counter.load(ordering: .relaxed), total)
-        return folded
+        return (folded, scanned)
     }
 
     /// The same fold on one thread (decode and fold in turn): what the pipeline must equal.

@@ -17,7 +17,8 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
     public private(set) var emitted = 0
 
     static let cny = Currency("CNY")!
-    static let start = Timestamp("2026-01-01T00:00:00Z")!
+    /// The first moment of every generated history.
+    public static let start = Timestamp("2026-01-01T00:00:00Z")!
     static let day: Int64 = 86_400_000_000
 
     /// The catalogue every generated history starts with.

@@ -167,6 +167,6 @@ enum GooglePlayEarnings {
             line.productId = table.value(row, "Product id").isEmpty ? nil : table.value(row, "Product id")
             lines.append(line)
         }
-        return try ctx.statement(lines, app: lines.first?.productId == nil ? nil : nil)
+        return try ctx.statement(lines)
     }
 }

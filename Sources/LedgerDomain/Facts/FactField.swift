@@ -223,13 +223,15 @@ public protocol PayloadValue: Sendable {
 public struct FieldTable<Root: Sendable>: Sendable {
     let blank: Root
     public let fields: [FactField<Root>]
+    /// The fields' names, for the message refusing a field the table does not name.
+    let names: [String]
     /// A rule across fields (an expiry after the purchase), run after every field was read.
     let check: (@Sendable (inout Root) -> FactError?)?
 
     /// - Parameter check: a rule across fields, run after they are read; it may also complete the
     ///   value (an upcast converting an old field).
     public init(_ blank: Root, _ fields: [FactField<Root>], check: (@Sendable (inout Root) -> FactError?)? = nil) {
-        self.blank = blank; self.fields = fields; self.check = check
+        self.blank = blank; self.fields = fields; self.names = fields.map(\.name); self.check = check
     }
 
     /// Reads every field, runs the check, and refuses fields the table does not name.
@@ -237,7 +239,7 @@ public struct FieldTable<Root: Sendable>: Sendable {
         var root = blank
         for f in fields { try f.read(&r, &root) }
         if let check, let e = check(&root) { throw FactError(field: r.name(e.field), message: e.message) }
-        try r.finish(fields: fields.map(\.name))
+        try r.finish(fields: names)
         return root
     }
 

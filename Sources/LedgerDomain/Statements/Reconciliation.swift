@@ -15,7 +15,7 @@ extension Audit {
     ///
     /// A statement line and a log transaction match on channel, app and transaction id. Sandbox lines
     /// and sandbox transactions are judged by no rule; lines of aggregated reports (no transaction
-    /// id) only feed revenue. The window `w` is ``AuditOptions/statementWindow``, in log time.
+    /// id) are judged by none either, and feed no revenue figure. The window `w` is ``AuditOptions/statementWindow``, in log time.
     /// - **unrecorded-sale**: a sale line whose transaction the log never verified, `w` after the
     ///   line's time. At risk: the line's amount.
     /// - **unrecorded-refund**: a refund line the log has no refund (nor store revocation) for, `w`

@@ -20,8 +20,6 @@ public struct StatementBook: Hashable, Sendable {
     public internal(set) var statements: [String: StatementRecord] = [:]
     /// Lines naming a transaction, by ``StatementLine/subject``: the first line seen.
     public internal(set) var lines: [String: StatementLineRecord] = [:]
-    /// Lines naming no transaction (the App Store financial report's aggregates), in log order.
-    public internal(set) var aggregates: [StatementLineRecord] = []
     /// Periods covered by statements that list every sale, per channel, merged and sorted.
     public internal(set) var salesCoverage: [Channel: [ClosedInterval]] = [:]
 
@@ -44,14 +42,12 @@ public struct StatementBook: Hashable, Sendable {
         salesCoverage[s.channel] = Self.merged(spans)
     }
 
+    /// A line naming no transaction (the App Store financial report's aggregates) stays in the log
+    /// as a fact; no rule or revenue figure reads it.
     mutating func apply(_ l: StatementLine, _ ctx: FactContext) {
-        let record = StatementLineRecord(line: l, position: ctx.position)
-        guard l.transactionId != nil else {
-            aggregates.append(record)
-            return
-        }
+        guard l.transactionId != nil else { return }
         let subject = l.subject
-        if lines[subject] == nil { lines[subject] = record }
+        if lines[subject] == nil { lines[subject] = StatementLineRecord(line: l, position: ctx.position) }
     }
 
     static func merged(_ spans: [ClosedInterval]) -> [ClosedInterval] {

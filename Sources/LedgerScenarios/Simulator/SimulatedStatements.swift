@@ -22,7 +22,8 @@ public struct SimulatedStatements: Sendable {
     public let from: Timestamp
     public let to: Timestamp
     public let truth: [ExpectedFinding]
-    public let injected: [FindingKind: Int]
+    /// The faults injected, by kind.
+    public var injected: [FindingKind: Int] { Dictionary(grouping: truth, by: \.kind).mapValues(\.count) }
 
     public static let bundleId = "com.sim.app"
     public static let packageName = "com.sim.android"
@@ -50,11 +51,9 @@ public struct SimulatedStatements: Sendable {
             guard t.verified, !t.isSandbox, let ch = t.channel, t.price != nil, let at = t.purchaseDate ?? t.verifiedAt else { return false }
             return ch == .wechat ? (wechatDays.first..<wechatDays.end).contains(at.microseconds) : at >= from && at < to
         }.sorted { ($0.verifiedPosition ?? 0, $0.transactionId) < ($1.verifiedPosition ?? 0, $1.transactionId) }
-        let sim = (seed: seed, faults: faults)
-        var rng = SplitMix64(seed: sim.seed ^ 0x5EC0_11C1_1A71_0000)
+        var rng = SplitMix64(seed: seed ^ 0x5EC0_11C1_1A71_0000)
         var out: [Channel: [StatementLine]] = [:]
         var truth: [ExpectedFinding] = []
-        var injected: [FindingKind: Int] = [:]
         var extra = 0
         var dropped: [StatementLine] = []
         for t in txs {
@@ -65,13 +64,12 @@ public struct SimulatedStatements: Sendable {
             sale.fee = Self.fee(ch, price)
             let refunds = Self.refundLines(t, ch, price)
             let clean = refunds.isEmpty && t.revenue != nil
-            var fault = clean ? Self.draw(sim.faults, &rng) : nil
+            let fault = clean ? Self.draw(faults, &rng) : nil
             if fault == .unrecordedSale {
                 extra += 1
                 var ghost = sale
-                ghost.transactionId = Self.ghostId(ch, sim.seed, extra)
+                ghost.transactionId = Self.ghostId(ch, seed, extra)
                 ghost.at = Timestamp(microsecondsSince1970: sale.at.microseconds + 7 * Sim.minute)
-                ghost.fee = Self.fee(ch, price)
                 out[ch, default: []].append(ghost)
                 truth.append(ExpectedFinding(kind: .unrecordedSale, channel: ch, transactionId: ghost.transactionId, orderId: nil, userId: nil))
             } else if let f = fault {
@@ -86,15 +84,13 @@ public struct SimulatedStatements: Sendable {
                 out[ch, default: []].append(sale)
                 var r = Self.line(ch, .refund, t.transactionId, price, Timestamp(microsecondsSince1970: sale.at.microseconds + 2 * Sim.day),
                                   product: t.productId)
-                r.refundId = ch == .wechat ? "50300000\(sim.seed % 10_000)\(t.transactionId.suffix(12))" : nil
+                r.refundId = ch == .wechat ? "50300000\(seed % 10_000)\(t.transactionId.suffix(12))" : nil
                 r.fee = sale.fee
                 out[ch, default: []].append(r)
             default:
                 out[ch, default: []].append(sale)
                 out[ch, default: []].append(contentsOf: refunds)
-                fault = fault == .unrecordedSale ? fault : nil
             }
-            if let f = fault { injected[f, default: 0] += 1 }
         }
         // A WeChat line after those days (a refund, a ghost sale) would need a bill of its own day,
         // which would then have to list that day's every sale: it is left out, and so is its fault.
@@ -105,7 +101,6 @@ public struct SimulatedStatements: Sendable {
                 guard let i = truth.firstIndex(where: { $0.channel == .wechat && $0.transactionId == l.transactionId
                                                         && ($0.kind == .unrecordedSale || ($0.kind == .unrecordedRefund && l.kind == .refund)) })
                 else { continue }
-                injected[truth[i].kind, default: 0] -= 1
                 truth.remove(at: i)
             }
         }
@@ -121,11 +116,9 @@ public struct SimulatedStatements: Sendable {
             guard !covered else { continue }
             out[sale.channel, default: []].append(sale)
             truth.removeAll { $0.kind == .unconfirmedPayment && $0.transactionId == sale.transactionId }
-            injected[.unconfirmedPayment, default: 0] -= 1
         }
         lines = out.mapValues { $0.sorted { ($0.at, $0.transactionId ?? "", $0.kind) < ($1.at, $1.transactionId ?? "", $1.kind) } }
         self.truth = truth
-        self.injected = injected
     }
 
     static func line(_ ch: Channel, _ kind: StatementLineKind, _ tx: String, _ amount: Money?, _ at: Timestamp,
