@@ -12,6 +12,9 @@ public struct SHA256 {
         return Array(Crypto.SHA256.hash(data: Array(data)))
     }
 
+    /// `sha256:<hex>`, the form the ledger names a file or a raw payload by.
+    public static func digest<S: Sequence>(_ data: S) -> String where S.Element == UInt8 { "sha256:" + hash(data).hexString }
+
     public mutating func update(_ data: [UInt8]) { hasher.update(data: data) }
 
     public mutating func update(_ data: UnsafeBufferPointer<UInt8>) { hasher.update(bufferPointer: UnsafeRawBufferPointer(data)) }

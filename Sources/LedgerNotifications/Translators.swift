@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import LedgerCore
 import LedgerDomain
@@ -17,7 +16,7 @@ public struct NotificationFacts: Sendable {
     /// `sha256:<hex>` of `raw`, as the facts carry it.
     public var rawDigest: String
 
-    public static func digest(_ raw: [UInt8]) -> String { "sha256:" + Array(Crypto.SHA256.hash(data: raw)).hexString }
+    public static func digest(_ raw: [UInt8]) -> String { LedgerCore.SHA256.digest(raw) }
 }
 
 /// Pure translations from a verified notification to facts, one per store. They add nothing the

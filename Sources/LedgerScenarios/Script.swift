@@ -107,7 +107,7 @@ struct Script {
         add(.storeNotificationReceived(StoreNotificationReceived(
             channel: channel, notificationId: id, type: NotificationType(raw: type), subtype: subtype.map { NotificationType(raw: $0) },
             signedAt: now, transactionId: tx, originalTransactionId: original, tradeState: tradeState, outTradeNo: outTradeNo,
-            rawDigest: "sha256:" + SHA256.hash(Array("\(channel.rawValue):\(id)".utf8)).hexString)))
+            rawDigest: SHA256.digest(Array("\(channel.rawValue):\(id)".utf8)))))
     }
 
     @discardableResult
@@ -116,7 +116,7 @@ struct Script {
         let price = Catalogue.definition(product, channel)?.price ?? Money(minorUnits: 0, currency: Catalogue.cny)
         var f = PaymentVerified(channel: channel, transactionId: tx, originalTransactionId: original, productId: product,
                                 purchaseDate: purchased ?? now, expiresDate: expires, price: price, appAccountToken: token,
-                                rawDigest: "sha256:" + SHA256.hash(Array("\(channel.rawValue):tx:\(tx)".utf8)).hexString)
+                                rawDigest: SHA256.digest(Array("\(channel.rawValue):tx:\(tx)".utf8)))
         details(&f)
         verified[tx] = f
         if let original, original != tx, let u = subscriptionUser[original] { subscriptionUser[tx] = u }

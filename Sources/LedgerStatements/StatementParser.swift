@@ -32,7 +32,7 @@ public struct StatementOptions: Sendable, Hashable {
     /// The period covered, when the file does not say (WeChat bills: the bill date; else from the lines).
     public var periodStart: Timestamp?
     public var periodEnd: Timestamp?
-    /// The digest the store published for the file (WeChat's hash_value; `sha256:<hex>` or `sha1:<hex>`):
+    /// The digest the store published for the file (WeChat's hash_value, `sha256:<hex>` or bare hex; other algorithms are refused):
     /// the bytes must match it.
     public var expectedDigest: String?
 
@@ -71,7 +71,7 @@ public enum StatementParser {
     /// Parses and validates a store file. Every error names its line and column (or field), and the
     /// whole file is refused.
     public static func parse(_ bytes: [UInt8], source: StatementSource, options: StatementOptions = StatementOptions()) throws(StatementError) -> StatementFile {
-        let digest = "sha256:" + SHA256.hash(bytes).hexString
+        let digest = SHA256.digest(bytes)
         try checkDigest(bytes, digest: digest, expected: options.expectedDigest)
         guard var text = String(validating: bytes, as: UTF8.self) else {
             throw StatementError(line: firstInvalidUTF8Line(bytes), "the file is not UTF-8 text")

@@ -89,6 +89,8 @@ struct AppleVerifierTests {
         let facts = try NotificationTranslator.appStore(try await Self.verifier(chain).verifyNotification(body: body), raw: body)
         #expect(facts.notificationId == "0f7f2e7a-0b6c-4f4e-9e55-1a2b3c4d5e6f")
         #expect(facts.rawDigest == NotificationFacts.digest(body))
+        // The digest itself, against SHA-256's published test vector.
+        #expect(NotificationFacts.digest(Array("abc".utf8)) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(facts.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified"])
         guard case .storeNotificationReceived(let n) = facts.facts[0], case .paymentVerified(let p) = facts.facts[1] else {
             Issue.record("unexpected facts")

@@ -132,7 +132,7 @@ enum Sim {
     static let hour: Int64 = 60 * minute
     static let day: Int64 = 24 * hour
 
-    static func digest(_ s: String) -> String { "sha256:" + SHA256.hash(Array(s.utf8)).hexString }
+    static func digest(_ s: String) -> String { SHA256.digest(Array(s.utf8)) }
 
     /// A version 4 UUID whose last 8 bytes carry `unique` (so uniqueness never depends on chance).
     static func uuid(_ random: UInt64, _ unique: UInt64) -> UUID { UUID(high: random, unique: unique) }

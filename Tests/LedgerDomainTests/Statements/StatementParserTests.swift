@@ -103,7 +103,7 @@ struct StatementParserTests {
         #expect(badCount?.line == 7 && badCount?.column == 1)
         let noSummary = Self.refusal(bill.components(separatedBy: "总交易单数")[0], .wechatTradeBill)
         #expect(noSummary?.message.contains("summary") == true)
-        let badState = Self.refusal(bill.replacingOccurrences(of: "`CMB_DEBIT", with: "`CMB_DEBIT").replacingOccurrences(of: "`REFUND,", with: "`NOTPAY,"), .wechatTradeBill)
+        let badState = Self.refusal(bill.replacingOccurrences(of: "`REFUND,", with: "`NOTPAY,"), .wechatTradeBill)
         #expect(badState?.line == 4 && badState?.field == "交易状态")
         let finance = try Self.text("appstore-finance-2026-03.tsv")
         let badUnits = Self.refusal(finance.replacingOccurrences(of: "Total_Units\t661", with: "Total_Units\t662"), .appstoreFinance)
