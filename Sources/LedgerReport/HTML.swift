@@ -99,7 +99,7 @@ extension AuditReport {
         <title>\(Self.esc(title))</title>
         <style>\(Self.style)</style></head><body><main>
         <h1>\(Self.esc(title))</h1>
-        <p class="sub">\(scope.events) facts replayed\(scope.headHash.map { ", head hash <code>\(Self.esc($0))</code>" } ?? "")\(scope.logTime.map { ", log time \($0.iso8601)" } ?? "")\(scope.asOf.map { ", as of \(Self.esc($0))" } ?? "")\(scope.user.map { ", user \(Self.esc($0))" } ?? ""). Windows: missing grant \(scope.options.missingGrantWindow.components.seconds / 60) min, refund not revoked \(scope.options.refundWindow.components.seconds / 60) min, stale order \(scope.options.staleOrderWindow.components.seconds / 3600) h (log time).</p>
+        <p class="sub">\(scope.events) facts replayed\(scope.headHash.map { ", head hash <code>\(Self.esc($0))</code>" } ?? "")\(scope.logTime.map { ", log time \($0.iso8601)" } ?? "")\(scope.asOf.map { ", as of \(Self.esc($0))" } ?? "")\(scope.user.map { ", user \(Self.esc($0))" } ?? ""). Windows: missing grant \(scope.options.missingGrantWindow.components.seconds / 60) min, refund not revoked \(scope.options.refundWindow.components.seconds / 60) min, stale order \(scope.options.staleOrderWindow.components.seconds / 3600) h, acknowledgement \(scope.options.acknowledgementWindow.components.seconds / 3600) h, statements \(scope.options.statementWindow.components.seconds / 3600) h (log time).</p>
         <div class="cards">
         <div class="card"><div class="t">Findings</div><div class="n" id="total-findings" data-value="\(findings.count)">\(findings.count)</div></div>
 

@@ -31,6 +31,8 @@ extension AuditReport {
                 ("missingGrantWindowSeconds", Self.seconds(scope.options.missingGrantWindow)),
                 ("refundWindowSeconds", Self.seconds(scope.options.refundWindow)),
                 ("staleOrderWindowSeconds", Self.seconds(scope.options.staleOrderWindow)),
+                ("acknowledgementWindowSeconds", Self.seconds(scope.options.acknowledgementWindow)),
+                ("statementWindowSeconds", Self.seconds(scope.options.statementWindow)),
             ])),
             ("summary", .makeObject([
                 ("findings", .int(Int64(findings.count))),

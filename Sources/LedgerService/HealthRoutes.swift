@@ -11,6 +11,8 @@ struct HealthRoutes {
     let stores: LedgerStores
     let metrics: ServiceMetrics
     let maximumProjectorLag: Int64
+    /// This build's migrations, read from its resources once (not on every probe).
+    static let shippedMigrations = Result { try Migration.eventLogAndReadModels() }
 
     func healthz(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         json(.ok, "{\"status\":\"ok\"}\n")
@@ -29,7 +31,7 @@ struct HealthRoutes {
         }
         do {
             let applied = try await stores.reader.queryReadModels("SELECT version, checksum FROM $schema.schema_migrations ORDER BY version")
-            let shipped = try Migration.eventLogAndReadModels()
+            let shipped = try Self.shippedMigrations.get()
             let appliedPairs = (0..<applied.count).map { "\(applied.string($0, 0) ?? "")/\(applied.string($0, 1) ?? "")" }
             let shippedPairs = shipped.map { "\($0.version)/\($0.checksum)" }
             let current = appliedPairs == shippedPairs
@@ -41,10 +43,7 @@ struct HealthRoutes {
             checks.append(("migrations", .makeObject([("ok", .bool(false)), ("problem", .string(Problem.unavailable(error).title))])))
         }
         do {
-            let checkpoints = try await stores.reader.checkpoints()
-            let lag = head - (checkpoints.values.min() ?? 0)
-            metrics.projectorLag.record(lag)
-            metrics.logHead.record(head)
+            let lag = try await recordLag(head: head)
             let ok = lag <= maximumProjectorLag
             if !ok { ready = false }
             checks.append(("projector", .makeObject([("ok", .bool(ok)), ("lag", .int(lag)), ("maximumLag", .int(maximumProjectorLag))])))
@@ -57,13 +56,16 @@ struct HealthRoutes {
     }
 
     func metricsText(_ request: Request, context: LedgerRequestContext) async throws -> Response {
-        if let head = try? await stores.reader.headPosition() {
-            metrics.logHead.record(head)
-            if let checkpoints = try? await stores.reader.checkpoints() {
-                metrics.projectorLag.record(head - (checkpoints.values.min() ?? 0))
-            }
-        }
+        if let head = try? await stores.reader.headPosition() { _ = try? await recordLag(head: head) }
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
+    }
+
+    /// Records the head and how far the slowest read model is behind it; returns that lag.
+    private func recordLag(head: Int64) async throws -> Int64 {
+        metrics.logHead.record(head)
+        let lag = head - (try await stores.reader.checkpoints().values.min() ?? 0)
+        metrics.projectorLag.record(lag)
+        return lag
     }
 
     private func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
