@@ -14,6 +14,7 @@ if ! command -v schemathesis >/dev/null 2>&1; then
   exit 0
 fi
 ledger=.build/debug/ledger
+[ -x "$ledger" ] || { echo "contract-test: $ledger is missing: build first (swift build, or run tools/test.sh, which builds)" >&2; exit 1; }
 url=${LEDGER_TEST_DATABASE_URL:-${LEDGER_DATABASE_URL:-$("$ledger" db start)}}
 export LEDGER_DATABASE_URL="$url" LEDGER_SCHEMA="contract_$(date +%s)_$$"
 work=$(mktemp -d)

@@ -137,4 +137,14 @@ public struct RecordedEvent: Hashable, Sendable {
 extension UUID {
     /// The canonical lowercase form, as PostgreSQL prints a `uuid`.
     public var lowercased: String { uuidString.lowercased() }
+
+    /// The first 16 of `bytes` (a hash of a name: the same name, the same id) with RFC 4122's
+    /// `version` (4 bits) and variant bits set.
+    public init(bytes: some Sequence<UInt8>, version: UInt8) {
+        var b = Array(bytes.prefix(16))
+        precondition(b.count == 16, "a UUID takes 16 bytes")
+        b[6] = (b[6] & 0x0F) | (version << 4)
+        b[8] = (b[8] & 0x3F) | 0x80
+        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
 }

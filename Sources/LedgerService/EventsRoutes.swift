@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -72,11 +71,7 @@ struct EventsRoutes {
     /// `caller`: the same request sent again names the same events, so the log returns the original
     /// positions; other content under the same key is an idempotency conflict.
     static func eventId(key: String, caller: String, index: Int) -> UUID {
-        var bytes = Array(Crypto.SHA256.hash(data: Array("ledger-http-idempotency\u{0}\(caller)\u{0}\(key)\u{0}\(index)".utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x50
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        UUID(bytes: SHA256.hash(Array("ledger-http-idempotency\u{0}\(caller)\u{0}\(key)\u{0}\(index)".utf8)), version: 5)
     }
 
     /// The log from a position as NDJSON, streamed page by page up to the head as it stood when the

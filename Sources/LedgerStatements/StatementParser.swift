@@ -60,10 +60,7 @@ public struct StatementFile: Sendable, Hashable {
     }
 
     static func eventId(_ digest: String, _ index: Int) -> UUID {
-        var b = SHA256.hash(Array("\(digest)#\(index)".utf8)).prefix(16).map { $0 }
-        b[6] = (b[6] & 0x0F) | 0x40
-        b[8] = (b[8] & 0x3F) | 0x80
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        UUID(bytes: SHA256.hash(Array("\(digest)#\(index)".utf8)), version: 4)
     }
 }
 

@@ -91,9 +91,7 @@ extension Audit {
         /// `now > start + window`, in log time.
         func passed(_ start: Timestamp?, _ window: Duration) -> Bool {
             guard let start, let now = p.logTime else { return false }
-            let w = window.components
-            let micros = w.seconds * 1_000_000 + w.attoseconds / 1_000_000_000_000
-            return now.microseconds - start.microseconds > micros
+            return now.microseconds - start.microseconds > window.microseconds
         }
 
         /// The owner of `t` (see ``Audit/run(_:options:)``) without the per-grant order fallback,

@@ -119,8 +119,7 @@ extension Audit {
 
     static func unconfirmedPayments(_ book: StatementBook, _ listed: Set<String>, _ c: inout Context) {
         guard !book.salesCoverage.isEmpty else { return }
-        let w = c.options.statementWindow.components
-        let window = w.seconds * 1_000_000 + w.attoseconds / 1_000_000_000_000
+        let window = c.options.statementWindow.microseconds
         for t in c.p.transactions.values {
             guard t.verified, let ch = t.channel, t.revenue != nil, let price = t.price,
                   let at = t.purchaseDate ?? t.verifiedAt else { continue }

@@ -120,9 +120,7 @@ extension UUID {
         var b = [UInt8](repeating: 0, count: 16)
         for i in 0..<8 { b[i] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(i))) }
         for i in 0..<8 { b[15 - i] = UInt8(truncatingIfNeeded: unique >> (8 * UInt64(i))) }
-        b[6] = (b[6] & 0x0F) | 0x40
-        b[8] = (b[8] & 0x3F) | 0x80
-        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        self.init(bytes: b, version: 4)
     }
 }
 
