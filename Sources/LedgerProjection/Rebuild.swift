@@ -103,23 +103,7 @@ extension EventStore {
         let schema = quoteIdentifier(configuration.schema)
         let tables = options.models.flatMap { m in m.tables.map { (model: m, name: $0.name, key: $0.key) } }
 
-        var results: [TableResult] = []
-        let plainSchema = configuration.schema
-        for t in tables {
-            let shadow = t.name + "_rebuild"
-            let rows: Int64 = try await conn.withIsolation { conn in
-                try Self.fillShadow(shadow, of: t.name, from: state, schema: plainSchema, on: conn)
-            }
-            var result = TableResult(table: t.name, rows: rows, checksum: try await Self.checksum(schema, shadow, conn).checksum,
-                                     differences: [], differingRows: 0)
-            if options.verify {
-                let l = try await Self.checksum(schema, t.name, conn)
-                result.liveRows = l.rows
-                result.liveChecksum = l.checksum
-                (result.differingRows, result.differences) = try await Self.differences(schema, live: t.name, rebuilt: shadow, key: t.key, conn)
-            }
-            results.append(result)
-        }
+        let results = try await writeShadows(tables.map { ($0.name, $0.key) }, from: state, verify: options.verify, main: conn)
         if options.verify {
             try await conn.withIsolation { conn in
                 for t in tables { try conn.execute("DROP TABLE IF EXISTS \(schema).\(t.name)_rebuild") }
@@ -130,6 +114,80 @@ extension EventStore {
         let t2 = clock.now
         return RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
                              tables: results, swapped: !options.verify, livePositions: live)
+    }
+
+    /// Fills the shadow table of each of `tables` (name, key) and checksums it (with `verify`, also
+    /// against the live table), on two connections at once: while one waits for PostgreSQL to
+    /// build indexes or checksum a table, the other streams rows. The larger tables are spread
+    /// first, so the two finish close together. Results come back in the order of `tables`.
+    private func writeShadows(_ tables: [(name: String, key: [String])], from state: Projections, verify: Bool,
+                              main: PostgresConnection) async throws -> [TableResult] {
+        let schema = configuration.schema
+        // Greedy split by rows to write: each table to the lighter of the two lanes.
+        var lanes: [[Int]] = [[], []]
+        var load = [0, 0]
+        let sizes = tables.map { Self.shadowRows($0.name, state) }
+        for i in tables.indices.sorted(by: { sizes[$0] > sizes[$1] }) {
+            let lane = load[0] <= load[1] ? 0 : 1
+            lanes[lane].append(i)
+            load[lane] += sizes[i]
+        }
+        let second = lanes[1].isEmpty ? nil
+            : try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
+        do {
+            let results = try await withThrowingTaskGroup(of: [(Int, TableResult)].self) { group in
+            for (lane, conn) in [(0, main), (1, second)] {
+                guard let conn, !lanes[lane].isEmpty else { continue }
+                let indices = lanes[lane]
+                group.addTask {
+                    var out: [(Int, TableResult)] = []
+                    for i in indices {
+                        out.append((i, try await Self.writeShadow(tables[i].name, key: tables[i].key, from: state, verify: verify,
+                                                                  schema: schema, on: conn)))
+                    }
+                    return out
+                }
+            }
+            var byIndex: [Int: TableResult] = [:]
+            for try await part in group { for (i, r) in part { byIndex[i] = r } }
+            return tables.indices.map { byIndex[$0]! }
+            }
+            await second?.close()
+            return results
+        } catch {
+            await second?.close()
+            throw error
+        }
+    }
+
+    /// The rows a table's shadow will hold, to spread the work.
+    private static func shadowRows(_ table: String, _ state: Projections) -> Int {
+        switch table {
+        case "rm_orders": state.orders.count
+        case "rm_transactions": state.transactions.count
+        case "rm_subscriptions": state.subscriptions.count
+        case "rm_users", "rm_entitlement_periods": state.users.count
+        case "rm_anomalies": state.anomalies.count
+        default: 0
+        }
+    }
+
+    private static func writeShadow(_ table: String, key: [String], from state: Projections, verify: Bool, schema plainSchema: String,
+                                    on conn: PostgresConnection) async throws -> TableResult {
+        let schema = quoteIdentifier(plainSchema)
+        let shadow = table + "_rebuild"
+        let rows: Int64 = try await conn.withIsolation { conn in
+            try Self.fillShadow(shadow, of: table, from: state, schema: plainSchema, on: conn)
+        }
+        var result = TableResult(table: table, rows: rows, checksum: try await Self.checksum(schema, shadow, conn).checksum,
+                                 differences: [], differingRows: 0)
+        if verify {
+            let l = try await Self.checksum(schema, table, conn)
+            result.liveRows = l.rows
+            result.liveChecksum = l.checksum
+            (result.differingRows, result.differences) = try await Self.differences(schema, live: table, rebuilt: shadow, key: key, conn)
+        }
+        return result
     }
 
     /// Creates the shadow table `shadow` of `table`, fills it from the fold, then gives it the
