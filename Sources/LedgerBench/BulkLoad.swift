@@ -64,8 +64,14 @@ extension EventStore {
                     }
                     progress?(position)
                 }
+                // Every event's claim (id, key, stream version), as an append would have made it.
+                try conn.execute("""
+                    INSERT INTO \(s).event_claims (event_id, idempotency_key, stream_id, stream_version)
+                    SELECT event_id, idempotency_key, stream_id, stream_version FROM \(s).events
+                    """)
                 try conn.execute("RESET session_replication_role")
                 try conn.execute("ANALYZE \(s).events")
+                try conn.execute("ANALYZE \(s).event_claims")
                 return position
             }
             await conn.close()

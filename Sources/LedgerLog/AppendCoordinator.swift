@@ -71,14 +71,24 @@ actor AppendCoordinator {
         while true {
             do {
                 return try await connection.withIsolation { conn in
-                    do {
-                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: false, on: conn)
-                    } catch let error as PostgresError
-                        where error.isUniqueViolation && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") {
-                        // A retry of stored events: decide again, knowing what is stored.
-                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
-                    } catch is AppendTransaction.LookUpStoredAndRetry {
-                        return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: true, on: conn)
+                    var lookUpStored = false
+                    var races = 0
+                    while true {
+                        do {
+                            return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: lookUpStored, on: conn)
+                        } catch let error as PostgresError
+                            where error.isUniqueViolation && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") && !lookUpStored {
+                            // A retry of stored events: decide again, knowing what is stored.
+                            lookUpStored = true
+                        } catch is AppendTransaction.LookUpStoredAndRetry where !lookUpStored {
+                            lookUpStored = true
+                        } catch let error as PostgresError
+                            where error.isUniqueViolation && AppendTransaction.versionRaceConstraints.contains(error.constraint ?? "")
+                                && races < AppendTransaction.maximumVersionRaces {
+                            // Another writer claimed a version this group planned: decide again on
+                            // what is stored now (an expected version may no longer hold).
+                            races += 1
+                        }
                     }
                 }
             } catch let error as PostgresError where error.isConnectionFailure {

@@ -3,6 +3,7 @@ import LedgerCore
 
 /// An event already in the log, as a retry is compared with it.
 struct StoredEvent: Sendable, Hashable {
+    /// 0 for an event committed but still pending (not yet sealed).
     var position: Int64
     var eventId: UUID
     var key: String?
@@ -25,6 +26,10 @@ struct AppendSnapshot: Sendable {
     /// The stored events carrying one of the group's event ids or idempotency keys; nil on the fast
     /// path, which does not look for them and lets the unique constraints find retries.
     var stored: [StoredEvent]?
+    /// Whether this transaction holds the append lock (it was free): the rows go straight into
+    /// `events` at the positions planned; otherwise they go to `pending_events` and the planned
+    /// positions are replaced by the sealed ones.
+    var holdsLock = true
 }
 
 /// The log's head after a write.

@@ -36,10 +36,17 @@ struct PreparedEvent: Sendable {
 /// Runs an ``AppendPlan`` over libpq: one transaction for a group of independent requests
 /// (group commit). Reads the snapshot the plan needs, then does what the plan says.
 ///
-/// Under the append lock (a transaction advisory lock per schema, held to COMMIT) appends are serialized, so
-/// positions are assigned in commit order with no gaps: a reader that has seen position N has seen
-/// everything before it. Duplicate and version checks run under the same lock and are backed by
-/// the unique and foreign-key constraints of `events`, which stay the final word for any writer.
+/// Positions and the hash chain are given under the append lock (a transaction advisory lock per
+/// schema), so a reader that has seen position N has seen everything before it. Uniqueness and
+/// versions do not need the lock: every event is claimed in `event_claims` (migration 0013),
+/// whose unique and foreign-key constraints are the final word for any writer.
+///
+/// When the lock is free, the transaction takes it, seals what other writers left pending, and
+/// writes its rows straight into `events` (one commit). When another session holds it, the
+/// transaction does not wait: it commits its rows as pending, then asks `seal_events` for their
+/// positions, which seals them together with every other writer's pending rows (or waits for the
+/// session that is doing so). Independent writers thus share one sealing transaction instead of
+/// queuing one by one behind a lock held across each commit.
 enum AppendTransaction {
     /// Groups at most this many events use one multi-row INSERT; larger ones use COPY.
     static let insertThreshold = 32
@@ -49,7 +56,17 @@ enum AppendTransaction {
     struct LookUpStoredAndRetry: Error {}
 
     /// The unique constraints whose violation means "an event of this group is already stored".
-    static let duplicateConstraints: Set<String> = ["events_event_id_key", "events_idempotency_key_key"]
+    static let duplicateConstraints: Set<String> = [
+        "events_event_id_key", "events_idempotency_key_key", "event_claims_pkey", "event_claims_idempotency_key_key",
+    ]
+
+    /// How many times a group is decided again after losing a version to a concurrent writer
+    /// before the conflict is reported (each retry reads what that writer committed).
+    static let maximumVersionRaces = 100
+
+    /// The unique constraints whose violation means "a concurrent writer took a version this group
+    /// planned": the group is decided again on a new snapshot.
+    static let versionRaceConstraints: Set<String> = ["event_claims_stream_version_key", "events_stream_version_key"]
 
     /// Runs one group. With `lookUpStored` false (the fast path) it does not look for stored events
     /// and lets the unique constraints on event id and idempotency key find retries: a violation
@@ -67,19 +84,42 @@ enum AppendTransaction {
             throw LookUpStoredAndRetry()
         case .rollBack:
             try conn.execute("ROLLBACK")
+            // Retries of events still pending: their positions once sealed.
+            if hasPending(plan.outcomes) {
+                return try withSealedPositions(plan.outcomes, sealed: try conn.pipeline([sealEvents(plan.outcomes, schema: s)])[0])
+            }
         case .write(let rows, let head, let recordedAt):
-            // The head is moved by the database (trigger `events_advance_head`, migration 0004),
-            // which also checks that the rows follow the head and carry the server's clock.
-            let finish: [Statement] = [
-                Statement("SELECT pg_notify($1, $2)", [.text(channel), .text(String(head.position))], prepared: true),
-                Statement("COMMIT"),
-            ]
             do {
-                if rows.count <= insertThreshold {
-                    try conn.pipeline([insertStatement(rows, recordedAt: recordedAt, schema: s)] + finish)
+                if snapshot.holdsLock {
+                    // The head is moved by the database (trigger `events_advance_head`, migration 0004),
+                    // which also checks that the rows follow the head and carry the server's clock.
+                    let finish: [Statement] = [
+                        Statement("SELECT pg_notify($1, $2)", [.text(channel), .text(String(head.position))], prepared: true),
+                        Statement("COMMIT"),
+                    ]
+                    if rows.count <= insertThreshold {
+                        try conn.pipeline([claimStatement(rows, schema: s), insertStatement(rows, recordedAt: recordedAt, schema: s)] + finish)
+                    } else {
+                        try conn.copyIn("COPY \(s).event_claims (\(claimColumns)) FROM STDIN", chunks: claimChunks(rows))
+                        try conn.copyIn("COPY \(s).events (\(EventRows.insertColumns)) FROM STDIN", chunks: copyChunks(rows, recordedAt: recordedAt))
+                        try conn.pipeline(finish)
+                    }
+                    // A retry of an event another writer committed as pending after this one sealed.
+                    if hasPending(plan.outcomes) {
+                        return try withSealedPositions(plan.outcomes, sealed: try conn.pipeline([sealEvents(plan.outcomes, schema: s)])[0])
+                    }
                 } else {
-                    try conn.copyIn("COPY \(s).events (\(EventRows.insertColumns)) FROM STDIN", chunks: copyChunks(rows, recordedAt: recordedAt))
-                    try conn.pipeline(finish)
+                    // Committed as pending, then sealed (by this session or the one sealing now).
+                    let seal = [Statement("COMMIT"), sealEvents(plan.outcomes, schema: s)]
+                    let sealed: QueryResult
+                    if rows.count <= insertThreshold {
+                        sealed = try conn.pipeline([claimStatement(rows, schema: s), pendingStatement(rows, schema: s)] + seal)[3]
+                    } else {
+                        try conn.copyIn("COPY \(s).event_claims (\(claimColumns)) FROM STDIN", chunks: claimChunks(rows))
+                        try conn.copyIn("COPY \(s).pending_events (\(pendingColumns)) FROM STDIN", chunks: pendingChunks(rows))
+                        sealed = try conn.pipeline(seal)[1]
+                    }
+                    return try withSealedPositions(plan.outcomes, sealed: sealed)
                 }
             } catch {
                 if conn.isConnected { try? conn.execute("ROLLBACK") }
@@ -87,6 +127,38 @@ enum AppendTransaction {
             }
         }
         return plan.outcomes
+    }
+
+    /// Whether an outcome names an event still pending (position 0).
+    private static func hasPending(_ outcomes: [Result<[AppendedEvent], LedgerError>]) -> Bool {
+        outcomes.contains { (try? $0.get())?.contains { $0.position == 0 } ?? false }
+    }
+
+    /// `seal_events` for every event of the outcomes (new or already stored).
+    private static func sealEvents(_ outcomes: [Result<[AppendedEvent], LedgerError>], schema s: String) -> Statement {
+        let ids = outcomes.flatMap { (try? $0.get()) ?? [] }.map { $0.eventId.lowercased }
+        return Statement("SELECT event_id, position FROM \(s).seal_events($1::uuid[])", [.uuidArray(ids)], prepared: true)
+    }
+
+    /// The outcomes with each event's sealed position (`seal_events`'s rows: event id, position).
+    private static func withSealedPositions(
+        _ outcomes: [Result<[AppendedEvent], LedgerError>], sealed: QueryResult
+    ) throws -> [Result<[AppendedEvent], LedgerError>] {
+        var positions: [UUID: Int64] = [:]
+        for r in 0..<sealed.count {
+            if let id = sealed.string(r, 0).flatMap(UUID.init(uuidString:)), let p = sealed.int64(r, 1) { positions[id] = p }
+        }
+        return try outcomes.map { outcome in
+            guard case .success(let events) = outcome else { return outcome }
+            return .success(try events.map { e in
+                guard let p = positions[e.eventId] else {
+                    throw LedgerError.migration("event \(e.eventId.lowercased) was committed but seal_events did not return its position")
+                }
+                var sealed = e
+                sealed.position = p
+                return sealed
+            })
+        }
     }
 
     /// Begins the transaction, locks the head and reads what the plan needs (in one pipeline).
@@ -98,25 +170,33 @@ enum AppendTransaction {
         let streams = Array(Set(events.map(\.event.stream)))
         var statements = [
             Statement("BEGIN"),
-            // The writer may not lock the head row (that needs UPDATE on it): appends serialize on
-            // a per-schema advisory lock instead; the trigger that moves the head locks the row.
-            Statement("SELECT pg_advisory_xact_lock(4243, hashtext($1))", [.text("ledger-append:" + schema)], prepared: true),
-            Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head", prepared: true),
-            Statement("SELECT clock_timestamp()", prepared: true),
+            // Versions from the claims (sealed and pending events), read before anything is sealed.
             Statement("""
-                SELECT st, (SELECT max(stream_version) FROM \(s).events WHERE stream_id = st)
+                SELECT st, (SELECT max(stream_version) FROM \(s).event_claims WHERE stream_id = st)
                 FROM unnest($1::text[]) AS st
                 """, [.textArray(streams)], prepared: true),
+            // The append lock if it is free, with what is pending sealed; false when another
+            // session holds it (the group then commits as pending).
+            Statement("SELECT \(s).try_seal_pending()", prepared: true),
+            Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head", prepared: true),
+            Statement("SELECT clock_timestamp()", prepared: true),
         ]
         if lookUpStored {
             // One unique-index probe per id and per key, whatever the table's statistics say
             // (a prepared OR of two ANY() can settle on a sequential scan while the table is young).
+            // Pending events have no position yet (0 here; their sealed one comes from seal_events).
             statements.append(Statement("""
                 SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
                 FROM unnest($1::uuid[]) AS k(id) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE event_id = k.id) AS e
                 UNION ALL
                 SELECT e.position, e.event_id, e.idempotency_key, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload::text
                 FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE idempotency_key = k.key) AS e
+                UNION ALL
+                SELECT 0, p.event_id, p.idempotency_key, p.stream_id, p.stream_version, p.event_type, p.schema_version, p.payload::text
+                FROM unnest($1::uuid[]) AS k(id) CROSS JOIN LATERAL (SELECT * FROM \(s).pending_events WHERE event_id = k.id) AS p
+                UNION ALL
+                SELECT 0, p.event_id, p.idempotency_key, p.stream_id, p.stream_version, p.event_type, p.schema_version, p.payload::text
+                FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).pending_events WHERE idempotency_key = k.key) AS p
                 """, [.uuidArray(events.map { $0.event.eventId.lowercased }), .textArray(events.compactMap(\.event.idempotencyKey))], prepared: true))
         }
         let lookups: [QueryResult]
@@ -126,20 +206,21 @@ enum AppendTransaction {
             if conn.isConnected { try? conn.execute("ROLLBACK") }
             throw error
         }
-        let head = lookups[2]
+        let head = lookups[3]
         guard head.count == 1, let lastPosition = head.int64(0, 0), let lastHash = head.bytea(0, 1),
-              let lastRecorded = head.string(0, 2).flatMap(Timestamp.init), let clock = lookups[3].string(0, 0).flatMap(Timestamp.init)
+              let lastRecorded = head.string(0, 2).flatMap(Timestamp.init), let clock = lookups[4].string(0, 0).flatMap(Timestamp.init)
         else {
             try? conn.execute("ROLLBACK")
             throw LedgerError.migration("the log head of schema \(schema) is missing; run `ledger migrate`")
         }
         var versions: [String: Int64] = [:]
-        let current = lookups[4]
+        let current = lookups[1]
         for r in 0..<current.count {
             if let v = current.int64(r, 1) { versions[current.string(r, 0)!] = v }
         }
         return AppendSnapshot(lastPosition: lastPosition, lastHash: lastHash, lastRecordedAt: lastRecorded, clock: clock,
-                              streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[5]) : nil)
+                              streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[5]) : nil,
+                              holdsLock: lookups[2].bool(0, 0) == true)
     }
 
     private static func storedEvents(_ found: QueryResult) -> [StoredEvent] {
@@ -148,6 +229,91 @@ enum AppendTransaction {
                         stream: found.string(r, 3)!, version: found.int64(r, 4)!, type: found.string(r, 5)!,
                         schemaVersion: Int32(found.string(r, 6)!)!, payloadText: found.string(r, 7)!)
         }
+    }
+
+    /// The group's claims: ids, keys and stream versions, held by their unique constraints.
+    private static func claimStatement(_ rows: [PlannedRow], schema s: String) -> Statement {
+        Statement("""
+            INSERT INTO \(s).event_claims (event_id, idempotency_key, stream_id, stream_version)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[])
+            """, [
+                .uuidArray(rows.map { $0.prepared.event.eventId.lowercased }),
+                .textArray(rows.map { $0.prepared.event.idempotencyKey }),
+                .textArray(rows.map { $0.prepared.event.stream }),
+                .int8Array(rows.map { $0.version }),
+            ], prepared: true)
+    }
+
+    static let claimColumns = "event_id, idempotency_key, stream_id, stream_version"
+
+    /// Claims (``claimColumns``) in COPY text format, in chunks of about 256 KiB.
+    private static func claimChunks(_ rows: [PlannedRow]) -> [[UInt8]] {
+        var chunks: [[UInt8]] = []
+        var out: [UInt8] = []
+        out.reserveCapacity(300 * 1024)
+        for row in rows {
+            let e = row.prepared.event
+            out.append(contentsOf: e.eventId.lowercased.utf8); out.append(0x09)
+            if let k = e.idempotencyKey { CopyText.appendEscaped(k, into: &out) } else { CopyText.appendNull(into: &out) }
+            out.append(0x09)
+            CopyText.appendEscaped(e.stream, into: &out); out.append(0x09)
+            out.append(contentsOf: String(row.version).utf8)
+            out.append(0x0A)
+            if out.count >= 256 * 1024 {
+                chunks.append(out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        if !out.isEmpty { chunks.append(out) }
+        return chunks
+    }
+
+    static let pendingColumns = """
+        event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, idempotency_key
+        """
+
+    private static func pendingStatement(_ rows: [PlannedRow], schema s: String) -> Statement {
+        Statement("""
+            INSERT INTO \(s).pending_events (\(pendingColumns))
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::int4[], $6::jsonb[], $7::jsonb[],
+                                 $8::timestamptz[], $9::text[])
+            """, [
+                .uuidArray(rows.map { $0.prepared.event.eventId.lowercased }),
+                .textArray(rows.map { $0.prepared.event.stream }),
+                .int8Array(rows.map { $0.version }),
+                .textArray(rows.map { $0.prepared.event.type }),
+                .arrayOfLiterals(rows.map { String($0.prepared.event.schemaVersion) }, arrayOID: PostgresValue.OID.int4Array),
+                .arrayOfLiterals(rows.map { $0.prepared.payloadText }, arrayOID: PostgresValue.OID.jsonbArray),
+                .arrayOfLiterals(rows.map { $0.prepared.metadataText }, arrayOID: PostgresValue.OID.jsonbArray),
+                .arrayOfLiterals(rows.map { $0.prepared.event.occurredAt.iso8601 }, arrayOID: PostgresValue.OID.timestamptzArray),
+                .textArray(rows.map { $0.prepared.event.idempotencyKey }),
+            ], prepared: true)
+    }
+
+    /// Pending rows (``pendingColumns``) in COPY text format, in chunks of about 256 KiB.
+    private static func pendingChunks(_ rows: [PlannedRow]) -> [[UInt8]] {
+        var chunks: [[UInt8]] = []
+        var out: [UInt8] = []
+        out.reserveCapacity(300 * 1024)
+        for row in rows {
+            let e = row.prepared.event
+            out.append(contentsOf: e.eventId.lowercased.utf8); out.append(0x09)
+            CopyText.appendEscaped(e.stream, into: &out); out.append(0x09)
+            out.append(contentsOf: String(row.version).utf8); out.append(0x09)
+            out.append(contentsOf: e.type.utf8); out.append(0x09)
+            out.append(contentsOf: String(e.schemaVersion).utf8); out.append(0x09)
+            CopyText.appendEscaped(row.prepared.payloadText, into: &out); out.append(0x09)
+            CopyText.appendEscaped(row.prepared.metadataText, into: &out); out.append(0x09)
+            out.append(contentsOf: e.occurredAt.iso8601.utf8); out.append(0x09)
+            if let k = e.idempotencyKey { CopyText.appendEscaped(k, into: &out) } else { CopyText.appendNull(into: &out) }
+            out.append(0x0A)
+            if out.count >= 256 * 1024 {
+                chunks.append(out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        if !out.isEmpty { chunks.append(out) }
+        return chunks
     }
 
     private static func insertStatement(_ rows: [PlannedRow], recordedAt: Timestamp, schema s: String) -> Statement {

@@ -57,10 +57,13 @@ struct LogIntegrityTests {
             defer { Task { await admin.close() } }
             let s = quoteIdentifier(config.schema)
             let insert = { (position: Int, version: Int) in
+                // Claimed in the same statement, as every event must be (`events_claimed`).
                 """
+                WITH claim AS (INSERT INTO \(s).event_claims (event_id, stream_id, stream_version)
+                               VALUES (gen_random_uuid(), 's', \(version)) RETURNING event_id)
                 INSERT INTO \(s).events (position, event_id, stream_id, stream_version, event_type, schema_version, payload,
                                          occurred_at, recorded_at, hash)
-                VALUES (\(position), gen_random_uuid(), 's', \(version), 'X', 1, '{}', now(), now(), decode(repeat('00', 32), 'hex'))
+                SELECT \(position), claim.event_id, 's', \(version), 'X', 1, '{}', now(), now(), decode(repeat('00', 32), 'hex') FROM claim
                 """
             }
             // A position gap (3 without 2), a version hole (2 without 1), a duplicate version.

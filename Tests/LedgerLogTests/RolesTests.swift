@@ -23,10 +23,13 @@ struct RolesTests {
                                                       schemaVersion: 1, occurredAt: occurred, recordedAt: recordedAt, idempotencyKey: nil,
                                                       payloadText: payload, metadataText: metadata)
             let hash = chained ? EventChain.hash(previous: head.hash, canonical: canonical) : [UInt8](repeating: 7, count: 32)
+            // Claimed first, as every event must be (foreign key `events_claimed`).
             sql = """
+                WITH claim AS (INSERT INTO \(quoteIdentifier(schema)).event_claims (event_id, stream_id, stream_version)
+                               VALUES ($2::uuid, 'by-hand', 0) RETURNING event_id)
                 INSERT INTO \(quoteIdentifier(schema)).events (position, event_id, stream_id, stream_version, event_type, schema_version,
                                                                payload, metadata, occurred_at, recorded_at, hash)
-                VALUES ($1, $2::uuid, 'by-hand', 0, 'PaymentVerified', 1, $3::jsonb, $4::jsonb, $5, $6, $7)
+                SELECT $1, claim.event_id, 'by-hand', 0, 'PaymentVerified', 1, $3::jsonb, $4::jsonb, $5, $6, $7 FROM claim
                 """
             parameters = [.int8(position), .text(id), .text(payload), .text(metadata),
                           .timestamptz(microsecondsSince1970: occurred.microseconds),

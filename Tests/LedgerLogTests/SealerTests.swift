@@ -1,0 +1,126 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerLog
+import LedgerTesting
+import Testing
+
+/// Appends while another session holds the append lock: the writer commits its events as pending
+/// (claimed, not yet in the log), and they get their positions when the lock is free again.
+@Suite("Sealed appends", .timeLimit(.minutes(2)))
+struct SealerTests {
+    /// Holds the append lock of `schema` on `admin` until `release` (as a writer in the middle of
+    /// its commit, or a sealer, would).
+    static func holdAppendLock(_ admin: PostgresConnection, schema: String) async throws {
+        try await admin.execute("BEGIN")
+        _ = try await admin.query("SELECT pg_advisory_xact_lock(4243, hashtext($1))", [.text("ledger-append:" + schema)])
+    }
+
+    /// Polls (by count, each poll a query) until `sql` returns `expected`; a hang is caught by the
+    /// suite's time limit, not by a wall-clock bound here.
+    static func waitUntil(_ conn: PostgresConnection, _ sql: String, equals expected: Int64) async throws {
+        while try await conn.query(sql).int64(0, 0) != expected {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test func aWriterThatFindsTheLockTakenCommitsPendingAndIsSealedWhenItIsFree() async throws {
+        try await TestDatabase.withSchema("sealer") { owner in
+            let config = owner.connecting(as: .writer)
+            let store = try await EventStore.open(config)
+            let other = try await EventStore.open(config)
+            defer { Task { await store.close(); await other.close() } }
+            let s = quoteIdentifier(owner.schema)
+            _ = try await store.append([testEvent(stream: "s")])
+            let holder = try await TestDatabase.admin(owner)
+            let watcher = try await TestDatabase.admin(owner)
+            defer { Task { await holder.close(); await watcher.close() } }
+
+            try await Self.holdAppendLock(holder, schema: owner.schema)
+            let event = testEvent(stream: "s", key: "pending-1")
+            let first = Task { try await store.append([event]) }
+            // The same event again, from another writer, while it is still pending: a retry.
+            try await Self.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 1)
+            let retry = Task { try await other.append([event]) }
+            // Committed and claimed, but not in the log: readers do not see it, the head has not moved.
+            #expect(try await watcher.query("SELECT count(*) FROM \(s).event_claims WHERE event_id = $1::uuid",
+                                            [.text(event.eventId.lowercased)]).int64(0, 0) == 1)
+            #expect(try await store.headPosition() == 1)
+            #expect(try await store.readAll(after: 0).count == 1)
+
+            try await holder.execute("COMMIT")
+            let appended = try await first.value
+            let again = try await retry.value
+            #expect(appended.map(\.position) == [2] && appended.map(\.version) == [1])
+            #expect(again.map(\.position) == [2] && again.allSatisfy(\.alreadyStored))
+            #expect(try await watcher.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
+            #expect(try await store.readAll(after: 0).map(\.eventId).last == event.eventId)
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// A pending event whose writer never asked for its position (it crashed after its commit) is
+    /// sealed by the next append of any writer, before that append's own events.
+    @Test func anAbandonedPendingEventIsSealedByTheNextAppend() async throws {
+        try await TestDatabase.withSchema("abandoned") { owner in
+            let config = owner.connecting(as: .writer)
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "a")])
+            let writer = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            let s = quoteIdentifier(owner.schema)
+            let id = UUID().uuidString.lowercased()
+            try await writer.execute("BEGIN")
+            _ = try await writer.query("INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, 'a', 1)", [.text(id)])
+            _ = try await writer.query("""
+                INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
+                VALUES ($1::uuid, 'a', 1, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z')
+                """, [.text(id)])
+            try await writer.execute("COMMIT")
+            // The writer may not remove or change what it committed.
+            for sql in ["DELETE FROM \(s).pending_events", "UPDATE \(s).pending_events SET stream_version = 5",
+                        "DELETE FROM \(s).event_claims"] {
+                await #expect(throws: PostgresError.self) { try await writer.execute(sql) }
+            }
+            // Version 1 of "a" is claimed: the next event of "a" is version 2, after it in the log.
+            let next = try await store.append([testEvent(stream: "a")])
+            #expect(next.map(\.position) == [3] && next.map(\.version) == [2])
+            let log = try await store.readAll(after: 0)
+            #expect(log.map(\.position) == [1, 2, 3])
+            #expect(log[1].eventId.uuidString.lowercased() == id && log[1].version == 1)
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// Version races between writers that do not hold the lock: an expected version that still
+    /// holds succeeds once; the loser gets a typed conflict, and nothing is written twice.
+    @Test func twoPendingWritersExpectingTheSameVersionOneWins() async throws {
+        try await TestDatabase.withSchema("sealrace") { owner in
+            let config = owner.connecting(as: .writer)
+            let a = try await EventStore.open(config)
+            let b = try await EventStore.open(config)
+            defer { Task { await a.close(); await b.close() } }
+            _ = try await a.append([testEvent(stream: "s")])
+            let holder = try await TestDatabase.admin(owner)
+            defer { Task { await holder.close() } }
+            try await Self.holdAppendLock(holder, schema: owner.schema)
+            let first = Task { try await a.append([testEvent(stream: "s", expected: .exact(0))]) }
+            let second = Task { try await b.append([testEvent(stream: "s", expected: .exact(0))]) }
+            try await Self.waitUntil(holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: 1)
+            try await holder.execute("COMMIT")
+            let results = [await first.result, await second.result]
+            let won = results.compactMap { try? $0.get() }
+            #expect(won.count == 1 && won.first?.map(\.position) == [2])
+            let lost = results.compactMap { r -> LedgerError? in if case .failure(let e) = r { return e as? LedgerError } else { return nil } }
+            #expect(lost.count == 1)
+            if case .versionConflict(let stream, _, let actual, _)? = lost.first {
+                #expect(stream == "s" && actual == 1)
+            } else {
+                Issue.record("expected a version conflict, got \(String(describing: lost.first))")
+            }
+            #expect(try await a.headPosition() == 2)
+            #expect(try await a.verifyChain().isIntact)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0013_sealed_appends.sql
