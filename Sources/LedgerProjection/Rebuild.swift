@@ -132,6 +132,10 @@ extension EventStore {
             lanes[lane].append(i)
             load[lane] += sizes[i]
         }
+        // A small rebuild is over before a second connection pays for itself.
+        if load.reduce(0, +) < Self.rowsForSecondConnection {
+            lanes = [lanes[0] + lanes[1], []]
+        }
         let second = lanes[1].isEmpty ? nil
             : try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
         do {
@@ -159,6 +163,9 @@ extension EventStore {
             throw error
         }
     }
+
+    /// Below this many rows in all, the shadow tables are written on one connection.
+    static let rowsForSecondConnection = 100_000
 
     /// The rows a table's shadow will hold, to spread the work.
     private static func shadowRows(_ table: String, _ state: Projections) -> Int {
