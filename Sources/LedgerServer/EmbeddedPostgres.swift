@@ -156,7 +156,7 @@ public struct EmbeddedPostgres: Sendable {
                     listen_addresses = ''
                     unix_socket_directories = '\(socketDirectory.path)'
                     port = \(port)
-                    max_connections = 200
+                    max_connections = 400
                     shared_buffers = 256MB
                     max_wal_size = 2GB
 
