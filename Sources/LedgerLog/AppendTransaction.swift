@@ -246,12 +246,9 @@ enum AppendTransaction {
 
     static let claimColumns = "event_id, idempotency_key, stream_id, stream_version"
 
-    /// Claims (``claimColumns``) in COPY text format, in chunks of about 256 KiB.
+    /// Claims (``claimColumns``) in COPY text format.
     private static func claimChunks(_ rows: [PlannedRow]) -> [[UInt8]] {
-        var chunks: [[UInt8]] = []
-        var out: [UInt8] = []
-        out.reserveCapacity(300 * 1024)
-        for row in rows {
+        chunked(rows) { row, out in
             let e = row.prepared.event
             out.append(contentsOf: e.eventId.lowercased.utf8); out.append(0x09)
             if let k = e.idempotencyKey { CopyText.appendEscaped(k, into: &out) } else { CopyText.appendNull(into: &out) }
@@ -259,13 +256,7 @@ enum AppendTransaction {
             CopyText.appendEscaped(e.stream, into: &out); out.append(0x09)
             out.append(contentsOf: String(row.version).utf8)
             out.append(0x0A)
-            if out.count >= 256 * 1024 {
-                chunks.append(out)
-                out.removeAll(keepingCapacity: true)
-            }
         }
-        if !out.isEmpty { chunks.append(out) }
-        return chunks
     }
 
     static let pendingColumns = """
@@ -290,12 +281,9 @@ enum AppendTransaction {
             ], prepared: true)
     }
 
-    /// Pending rows (``pendingColumns``) in COPY text format, in chunks of about 256 KiB.
+    /// Pending rows (``pendingColumns``) in COPY text format.
     private static func pendingChunks(_ rows: [PlannedRow]) -> [[UInt8]] {
-        var chunks: [[UInt8]] = []
-        var out: [UInt8] = []
-        out.reserveCapacity(300 * 1024)
-        for row in rows {
+        chunked(rows) { row, out in
             let e = row.prepared.event
             out.append(contentsOf: e.eventId.lowercased.utf8); out.append(0x09)
             CopyText.appendEscaped(e.stream, into: &out); out.append(0x09)
@@ -307,13 +295,7 @@ enum AppendTransaction {
             out.append(contentsOf: e.occurredAt.iso8601.utf8); out.append(0x09)
             if let k = e.idempotencyKey { CopyText.appendEscaped(k, into: &out) } else { CopyText.appendNull(into: &out) }
             out.append(0x0A)
-            if out.count >= 256 * 1024 {
-                chunks.append(out)
-                out.removeAll(keepingCapacity: true)
-            }
         }
-        if !out.isEmpty { chunks.append(out) }
-        return chunks
     }
 
     private static func insertStatement(_ rows: [PlannedRow], recordedAt: Timestamp, schema s: String) -> Statement {
@@ -338,18 +320,25 @@ enum AppendTransaction {
             ], prepared: true)
     }
 
-    /// COPY text rows, in chunks of about 256 KiB.
+    /// `events` rows in COPY text format.
     private static func copyChunks(_ rows: [PlannedRow], recordedAt: Timestamp) -> [[UInt8]] {
-        var chunks: [[UInt8]] = []
-        var out: [UInt8] = []
-        out.reserveCapacity(300 * 1024)
         let recorded = Array(recordedAt.iso8601.utf8)
-        for row in rows {
+        return chunked(rows) { row, out in
             let e = row.prepared.event
             EventRows.appendCopyRow(position: row.position, eventId: e.eventId.lowercased, stream: e.stream, version: row.version,
                                     type: e.type, schemaVersion: e.schemaVersion, payloadText: row.prepared.payloadText,
                                     metadataText: row.prepared.metadataText, occurredAt: e.occurredAt, recordedAt: recorded,
                                     idempotencyKey: e.idempotencyKey, hash: row.hash, into: &out)
+        }
+    }
+
+    /// COPY text rows written by `row`, in chunks of about 256 KiB.
+    private static func chunked(_ rows: [PlannedRow], _ row: (PlannedRow, inout [UInt8]) -> Void) -> [[UInt8]] {
+        var chunks: [[UInt8]] = []
+        var out: [UInt8] = []
+        out.reserveCapacity(300 * 1024)
+        for r in rows {
+            row(r, &out)
             if out.count >= 256 * 1024 {
                 chunks.append(out)
                 out.removeAll(keepingCapacity: true)

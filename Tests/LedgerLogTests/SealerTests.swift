@@ -59,6 +59,27 @@ struct SealerTests {
         }
     }
 
+    /// A batch too large for one INSERT goes to pending by COPY, claims first, and is sealed whole,
+    /// in the batch's order.
+    @Test func aLargeBatchCommittedWhileTheLockIsTakenIsSealedInOrder() async throws {
+        try await TestDatabase.withSchema("sealcopy") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            let holder = try await TestDatabase.admin(owner)
+            defer { Task { await holder.close() } }
+            let batch = (0..<(AppendTransaction.insertThreshold + 8)).map { i in testEvent(stream: "s\(i % 3)", key: "copy-\(i)") }
+            try await Self.holdAppendLock(holder, schema: owner.schema)
+            let appending = Task { try await store.append(batch) }
+            try await Self.waitUntil(holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: Int64(batch.count))
+            try await holder.execute("COMMIT")
+            let appended = try await appending.value
+            #expect(appended.map(\.position) == Array(1...Int64(batch.count)))
+            #expect(appended.map(\.eventId) == batch.map(\.eventId))
+            #expect(try await store.readAll(after: 0).map(\.eventId) == batch.map(\.eventId))
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
     /// A pending event whose writer never asked for its position (it crashed after its commit) is
     /// sealed by the next append of any writer, before that append's own events.
     @Test func anAbandonedPendingEventIsSealedByTheNextAppend() async throws {
