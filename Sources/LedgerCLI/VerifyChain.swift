@@ -37,6 +37,7 @@ struct VerifyChain: AsyncParsableCommand {
                 if Diagnostics.isTerminal { Diagnostics.say("ledger: verified \(n) events...") }
             }
             let checks = try await store.check(anchors)
+            let pending = try await store.pendingCount()
             let seconds = (ContinuousClock.now - start).seconds
             let anchorsJSON = JSONValue.array(checks.map { c in
                 .makeObject([("position", .int(c.anchor.position)), ("hash", .string(c.anchor.hash)), ("holds", .bool(c.holds)),
@@ -44,12 +45,15 @@ struct VerifyChain: AsyncParsableCommand {
             })
             var failed = false
             if let problem = report.problem {
-                print("{\"intact\":false,\"verified\":\(report.verified),\"firstBrokenPosition\":\(report.firstBrokenPosition ?? 0),\"problem\":\(JSONValue.string(problem).compactText),\"anchors\":\(anchorsJSON.compactText)}")
+                print("{\"intact\":false,\"verified\":\(report.verified),\"firstBrokenPosition\":\(report.firstBrokenPosition ?? 0),\"problem\":\(JSONValue.string(problem).compactText),\"anchors\":\(anchorsJSON.compactText),\"pending\":\(pending)}")
                 Diagnostics.say("ledger: chain BROKEN at position \(report.firstBrokenPosition ?? 0): \(problem)")
                 failed = true
             } else {
-                print("{\"intact\":true,\"verified\":\(report.verified),\"lastPosition\":\(report.lastPosition),\"headHash\":\"\(report.lastHash.hexString)\",\"anchors\":\(anchorsJSON.compactText)}")
+                print("{\"intact\":true,\"verified\":\(report.verified),\"lastPosition\":\(report.lastPosition),\"headHash\":\"\(report.lastHash.hexString)\",\"anchors\":\(anchorsJSON.compactText),\"pending\":\(pending)}")
                 Diagnostics.say("ledger: chain intact: \(report.verified) events verified in \(String(format: "%.2f", seconds)) s (head \(report.lastPosition), hash \(report.lastHash.hexString))")
+            }
+            if pending > 0 {
+                Diagnostics.say("ledger: \(pending) committed event(s) wait to be sealed into the log (not verified yet; the next append of any writer seals them)")
             }
             for c in checks {
                 if let problem = c.problem {

@@ -88,6 +88,16 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// Events committed by writers that found the append lock taken and not sealed yet (they are not
+    /// in the log, and their appends have not returned). Normally 0 or a moment's worth; the next
+    /// append of any writer seals them.
+    public func pendingCount() async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        return try await pool.withConnection { conn in
+            try await conn.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) ?? 0
+        }
+    }
+
     /// Whether this database is a hot standby, and the commit time of the last transaction it replayed.
     public func standbyState() async throws -> StandbyState {
         try await pool.withConnection { conn in

@@ -5,7 +5,7 @@ import Prometheus
 import Synchronization
 
 /// The service's metrics, through swift-metrics with a Prometheus registry of its own (one per
-/// service, so tests can run several): appends, latencies, conflicts, refusals, projector lag and
+/// service, so tests can run several): appends, latencies, conflicts, refusals, projector lag, events waiting to be sealed and
 /// the last audit's findings by kind. `GET /metrics` prints them in Prometheus text format.
 public final class ServiceMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
@@ -15,6 +15,7 @@ public final class ServiceMetrics: Sendable {
     let appendLatency: Metrics.Timer
     let projectorLag: Metrics.Gauge
     let logHead: Metrics.Gauge
+    let pendingEvents: Metrics.Gauge
     private let findingKinds = Mutex<Set<String>>([])
 
     public init() {
@@ -28,6 +29,7 @@ public final class ServiceMetrics: Sendable {
         appendLatency = Metrics.Timer(label: "ledger_append_duration_seconds", factory: factory)
         projectorLag = Metrics.Gauge(label: "ledger_projector_lag_events", factory: factory)
         logHead = Metrics.Gauge(label: "ledger_log_head_position", factory: factory)
+        pendingEvents = Metrics.Gauge(label: "ledger_pending_events", factory: factory)
     }
 
     func conflict(_ kind: String) {

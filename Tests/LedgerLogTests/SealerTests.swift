@@ -104,8 +104,10 @@ struct SealerTests {
                         "DELETE FROM \(s).event_claims"] {
                 await #expect(throws: PostgresError.self) { try await writer.execute(sql) }
             }
+            #expect(try await store.pendingCount() == 1)
             // Version 1 of "a" is claimed: the next event of "a" is version 2, after it in the log.
             let next = try await store.append([testEvent(stream: "a")])
+            #expect(try await store.pendingCount() == 0)
             #expect(next.map(\.position) == [3] && next.map(\.version) == [2])
             let log = try await store.readAll(after: 0)
             #expect(log.map(\.position) == [1, 2, 3])

@@ -98,6 +98,7 @@ struct ReadEndpointTests {
                 #expect(metrics.text.contains("ledger_appended_events_total 2"))
                 #expect(metrics.text.contains("ledger_conflicts_total{kind=\"version-conflict\"} 1"))
                 #expect(metrics.text.contains("ledger_projector_lag_events 2"))
+                #expect(metrics.text.contains("ledger_pending_events 0"))
                 #expect(metrics.text.contains("ledger_append_duration_seconds_bucket"))
                 let notFound = try await client.execute(uri: "/v2/nothing", method: .get)
                 #expect(notFound.status == .notFound && notFound.headers[.contentType] == "application/problem+json")
