@@ -14,7 +14,8 @@ struct StoredEvent: Sendable, Hashable {
     var payloadText: String
 }
 
-/// What an append transaction read under the head lock: everything its decisions depend on.
+/// What an append transaction read (the head under the append lock when it holds it): everything
+/// its decisions depend on.
 struct AppendSnapshot: Sendable {
     var lastPosition: Int64
     var lastHash: [UInt8]
