@@ -140,21 +140,21 @@ extension EventStore {
             : try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
         do {
             let results = try await withThrowingTaskGroup(of: [(Int, TableResult)].self) { group in
-            for (lane, conn) in [(0, main), (1, second)] {
-                guard let conn, !lanes[lane].isEmpty else { continue }
-                let indices = lanes[lane]
-                group.addTask {
-                    var out: [(Int, TableResult)] = []
-                    for i in indices {
-                        out.append((i, try await Self.writeShadow(tables[i].name, key: tables[i].key, from: state, verify: verify,
-                                                                  schema: schema, on: conn)))
+                for (lane, conn) in [(0, main), (1, second)] {
+                    guard let conn, !lanes[lane].isEmpty else { continue }
+                    let indices = lanes[lane]
+                    group.addTask {
+                        var out: [(Int, TableResult)] = []
+                        for i in indices {
+                            out.append((i, try await Self.writeShadow(tables[i].name, key: tables[i].key, from: state, verify: verify,
+                                                                      schema: schema, on: conn)))
+                        }
+                        return out
                     }
-                    return out
                 }
-            }
-            var byIndex: [Int: TableResult] = [:]
-            for try await part in group { for (i, r) in part { byIndex[i] = r } }
-            return tables.indices.map { byIndex[$0]! }
+                var byIndex: [Int: TableResult] = [:]
+                for try await part in group { for (i, r) in part { byIndex[i] = r } }
+                return tables.indices.map { byIndex[$0]! }
             }
             await second?.close()
             return results
