@@ -268,17 +268,22 @@ enum AppendTransaction {
             INSERT INTO \(s).pending_events (\(pendingColumns))
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::int4[], $6::jsonb[], $7::jsonb[],
                                  $8::timestamptz[], $9::text[])
-            """, [
-                .uuidArray(rows.map { $0.prepared.event.eventId.lowercased }),
-                .textArray(rows.map { $0.prepared.event.stream }),
-                .int8Array(rows.map { $0.version }),
-                .textArray(rows.map { $0.prepared.event.type }),
-                .arrayOfLiterals(rows.map { String($0.prepared.event.schemaVersion) }, arrayOID: PostgresValue.OID.int4Array),
-                .arrayOfLiterals(rows.map { $0.prepared.payloadText }, arrayOID: PostgresValue.OID.jsonbArray),
-                .arrayOfLiterals(rows.map { $0.prepared.metadataText }, arrayOID: PostgresValue.OID.jsonbArray),
-                .arrayOfLiterals(rows.map { $0.prepared.event.occurredAt.iso8601 }, arrayOID: PostgresValue.OID.timestamptzArray),
-                .textArray(rows.map { $0.prepared.event.idempotencyKey }),
-            ], prepared: true)
+            """, contentParameters(rows) + [.textArray(rows.map { $0.prepared.event.idempotencyKey })], prepared: true)
+    }
+
+    /// The parameters both inserts share: event id, stream, version, type, schema version, payload,
+    /// metadata and occurredAt, one array each.
+    private static func contentParameters(_ rows: [PlannedRow]) -> [PostgresValue] {
+        [
+            .uuidArray(rows.map { $0.prepared.event.eventId.lowercased }),
+            .textArray(rows.map { $0.prepared.event.stream }),
+            .int8Array(rows.map { $0.version }),
+            .textArray(rows.map { $0.prepared.event.type }),
+            .arrayOfLiterals(rows.map { String($0.prepared.event.schemaVersion) }, arrayOID: PostgresValue.OID.int4Array),
+            .arrayOfLiterals(rows.map { $0.prepared.payloadText }, arrayOID: PostgresValue.OID.jsonbArray),
+            .arrayOfLiterals(rows.map { $0.prepared.metadataText }, arrayOID: PostgresValue.OID.jsonbArray),
+            .arrayOfLiterals(rows.map { $0.prepared.event.occurredAt.iso8601 }, arrayOID: PostgresValue.OID.timestamptzArray),
+        ]
     }
 
     /// Pending rows (``pendingColumns``) in COPY text format.
@@ -304,16 +309,7 @@ enum AppendTransaction {
             INSERT INTO \(s).events (\(EventRows.insertColumns))
             SELECT * FROM unnest($1::int8[], $2::uuid[], $3::text[], $4::int8[], $5::text[], $6::int4[], $7::jsonb[],
                                  $8::jsonb[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::bytea[])
-            """, [
-                .int8Array(rows.map(\.position)),
-                .uuidArray(rows.map { $0.prepared.event.eventId.lowercased }),
-                .textArray(rows.map { $0.prepared.event.stream }),
-                .int8Array(rows.map { $0.version }),
-                .textArray(rows.map { $0.prepared.event.type }),
-                .arrayOfLiterals(rows.map { String($0.prepared.event.schemaVersion) }, arrayOID: PostgresValue.OID.int4Array),
-                .arrayOfLiterals(rows.map { $0.prepared.payloadText }, arrayOID: PostgresValue.OID.jsonbArray),
-                .arrayOfLiterals(rows.map { $0.prepared.metadataText }, arrayOID: PostgresValue.OID.jsonbArray),
-                .arrayOfLiterals(rows.map { $0.prepared.event.occurredAt.iso8601 }, arrayOID: PostgresValue.OID.timestamptzArray),
+            """, [.int8Array(rows.map(\.position))] + contentParameters(rows) + [
                 .arrayOfLiterals(rows.map { _ in recorded }, arrayOID: PostgresValue.OID.timestamptzArray),
                 .textArray(rows.map { $0.prepared.event.idempotencyKey }),
                 .arrayOfLiterals(rows.map { "\\x" + $0.hash.hexString }, arrayOID: PostgresValue.OID.byteaArray),
