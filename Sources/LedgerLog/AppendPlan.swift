@@ -40,7 +40,8 @@ struct LogHead: Sendable, Hashable {
     var recordedAt: Timestamp
 }
 
-/// One new row of `events`, with everything computed.
+/// One new row of `events`, with everything computed (for a pending row, position 0 and no hash:
+/// the sealer gives them).
 struct PlannedRow: Sendable {
     var prepared: PreparedEvent
     var position: Int64
@@ -79,6 +80,11 @@ struct AppendPlan: Sendable {
         rows.reserveCapacity(decider.newRows.count)
         var previous = snapshot.lastHash
         for (i, row) in decider.newRows.enumerated() {
+            // Without the lock the rows go to pending: the sealer gives positions and hashes.
+            guard snapshot.holdsLock else {
+                rows.append(PlannedRow(prepared: row.prepared, position: 0, version: row.version, hash: []))
+                continue
+            }
             let position = firstPosition + Int64(i)
             previous = EventChain.hash(previous: previous, canonical: Self.canonicalBytes(row, position: position, recordedAt: recordedAt))
             rows.append(PlannedRow(prepared: row.prepared, position: position, version: row.version, hash: previous))
@@ -152,13 +158,14 @@ struct RequestDecider {
     private var storedByKey: [[UInt8]: StoredEvent] = [:]
     private var newById: [UUID: Int] = [:]
     private var newByKey: [[UInt8]: Int] = [:]
-    /// The position the group's first new row takes.
-    private let firstPosition: Int64
+    /// The position the group's first new row takes; nil when the rows go to pending (the sealer
+    /// gives positions).
+    private let firstPosition: Int64?
     /// The first new row of the request being decided (rows before it belong to accepted requests).
     private var requestStart = 0
 
     init(_ snapshot: AppendSnapshot) {
-        firstPosition = snapshot.lastPosition + 1
+        firstPosition = snapshot.holdsLock ? snapshot.lastPosition + 1 : nil
         versions = snapshot.streamVersions
         for s in snapshot.stored ?? [] {
             storedById[s.eventId] = s
@@ -238,11 +245,12 @@ struct RequestDecider {
                  schemaVersion: s.schemaVersion, payloadText: s.payloadText, slot: .stored(s))
     }
 
-    /// A row of a request accepted earlier in the group has its position; a row of the same
-    /// request (the batch repeats an id or key) has none, reported as position 0.
+    /// A row of a request accepted earlier in the group has its position (unless the group goes to
+    /// pending); a row of the same request (the batch repeats an id or key) has none, reported as
+    /// position 0.
     private func original(row i: Int) -> Original {
         let p = newRows[i].prepared
-        return Original(position: i < requestStart ? firstPosition + Int64(i) : 0, eventId: p.event.eventId, key: p.event.idempotencyKey, stream: p.event.stream, type: p.event.type,
+        return Original(position: i < requestStart ? firstPosition.map { $0 + Int64(i) } ?? 0 : 0, eventId: p.event.eventId, key: p.event.idempotencyKey, stream: p.event.stream, type: p.event.type,
                         schemaVersion: p.event.schemaVersion, payloadText: p.payloadText, slot: .new(i))
     }
 

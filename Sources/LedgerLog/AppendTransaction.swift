@@ -152,7 +152,7 @@ enum AppendTransaction {
             guard case .success(let events) = outcome else { return outcome }
             return .success(try events.map { e in
                 guard let p = positions[e.eventId] else {
-                    throw LedgerError.migration("event \(e.eventId.lowercased) was committed but seal_events did not return its position")
+                    throw LedgerError.migration("event \(e.eventId.lowercased) is committed but seal_events did not return its position; it is kept, pending until sealed: append the same event again to get its position")
                 }
                 var sealed = e
                 sealed.position = p

@@ -101,15 +101,15 @@ extension EventStore {
         let state = try await fold(through: target, progress: progress)
         let t1 = clock.now
         let schema = quoteIdentifier(configuration.schema)
-        let tables = options.models.flatMap { m in m.tables.map { (model: m, name: $0.name, key: $0.key) } }
+        let tables = options.models.flatMap { m in m.tables.map { (name: $0.name, key: $0.key) } }
 
-        let results = try await writeShadows(tables.map { ($0.name, $0.key) }, from: state, verify: options.verify, main: conn)
+        let results = try await writeShadows(tables, from: state, verify: options.verify, main: conn)
         if options.verify {
             try await conn.withIsolation { conn in
                 for t in tables { try conn.execute("DROP TABLE IF EXISTS \(schema).\(t.name)_rebuild") }
             }
         } else {
-            try await swap(tables.map { ($0.name) }, models: options.models, position: target, schema: schema, conn)
+            try await swap(tables.map(\.name), models: options.models, position: target, schema: schema, conn)
         }
         let t2 = clock.now
         return RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,

@@ -57,14 +57,13 @@ struct HealthRoutes {
 
     func metricsText(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         if let head = try? await stores.reader.headPosition() { _ = try? await recordLag(head: head) }
+        if let pending = try? await stores.reader.pendingCount() { metrics.pendingEvents.record(pending) }
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
     }
 
-    /// Records the head, the events waiting to be sealed, and how far the slowest read model is
-    /// behind the head; returns that lag.
+    /// Records the head and how far the slowest read model is behind it; returns that lag.
     private func recordLag(head: Int64) async throws -> Int64 {
         metrics.logHead.record(head)
-        if let pending = try? await stores.reader.pendingCount() { metrics.pendingEvents.record(pending) }
         let lag = head - (try await stores.reader.checkpoints().values.min() ?? 0)
         metrics.projectorLag.record(lag)
         return lag
