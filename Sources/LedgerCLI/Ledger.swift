@@ -23,7 +23,7 @@ struct Ledger: AsyncParsableCommand {
             (try again later); 78 configuration (no server binaries, edited migration,
             schema not migrated).
             """,
-        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, AnchorCommand.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, ImportCommand.self, RevenueCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self, Serve.self]
+        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Seal.self, AnchorCommand.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, ImportCommand.self, RevenueCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self, Serve.self]
     )
 
     static func main() async {

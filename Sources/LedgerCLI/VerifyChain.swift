@@ -53,7 +53,7 @@ struct VerifyChain: AsyncParsableCommand {
                 Diagnostics.say("ledger: chain intact: \(report.verified) events verified in \(String(format: "%.2f", seconds)) s (head \(report.lastPosition), hash \(report.lastHash.hexString))")
             }
             if pending > 0 {
-                Diagnostics.say("ledger: \(pending) committed event(s) wait to be sealed into the log (not verified yet; the next append of any writer seals them)")
+                Diagnostics.say("ledger: \(pending) committed event(s) wait to be sealed into the log (not verified yet; the next append of any writer, `ledger serve` or `ledger seal` seals them)")
             }
             for c in checks {
                 if let problem = c.problem {

@@ -104,6 +104,15 @@ actor AppendCoordinator {
                 guard ContinuousClock.now < deadline else { throw error }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))
+            } catch let error as PostgresError where error.sqlState == .lockNotAvailable {
+                // The session's lock_timeout ran out, most often in `seal_events` after the events
+                // were committed as pending: they are kept. Running the group again finds them (by
+                // id and key) and asks for their positions again, so the caller gets the append's
+                // outcome rather than an error for events that are stored.
+                guard ContinuousClock.now < deadline else { throw error }
+                logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(error.message)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
             }
         }
     }

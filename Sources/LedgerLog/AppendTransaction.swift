@@ -78,12 +78,16 @@ enum AppendTransaction {
         let s = quoteIdentifier(schema)
         let snapshot = try readSnapshot(requests, schema: schema, lookUpStored: lookUpStored, on: conn)
         let plan = AppendPlan(requests: requests, snapshot: snapshot)
+        // Nothing of the group's own to write: end the transaction. With the lock, it may have
+        // sealed other writers' pending events (and the lookups may have returned their positions),
+        // so it commits that; a rollback would undo the seal and leave those positions unsealed.
+        let end = snapshot.holdsLock ? "COMMIT" : "ROLLBACK"
         switch plan.step {
         case .lookUpStored:
-            try conn.execute("ROLLBACK")
+            try conn.execute(end)
             throw LookUpStoredAndRetry()
         case .rollBack:
-            try conn.execute("ROLLBACK")
+            try conn.execute(end)
             // Retries of events still pending: their positions once sealed.
             if hasPending(plan.outcomes) {
                 return try withSealedPositions(plan.outcomes, sealed: try conn.pipeline([sealEvents(plan.outcomes, schema: s)])[0])

@@ -98,6 +98,20 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// Seals the events other writers committed as pending and have not sealed (a writer that
+    /// stopped between its commit and its `seal_events`, and no append since), waiting for the
+    /// append lock; returns how many it sealed. Appends seal them anyway; `ledger serve` calls
+    /// this every few seconds, and `ledger seal` once, so that a quiet log leaves nothing pending.
+    /// Needs the writer's rights.
+    @discardableResult
+    public func sealPending() async throws -> Int64 {
+        let s = quoteIdentifier(configuration.schema)
+        return try await pool.withConnection { conn in
+            try await conn.query("SELECT CASE WHEN EXISTS (SELECT 1 FROM \(s).pending_events) THEN \(s).seal_pending() ELSE 0 END")
+                .int64(0, 0) ?? 0
+        }
+    }
+
     /// Whether this database is a hot standby, and the commit time of the last transaction it replayed.
     public func standbyState() async throws -> StandbyState {
         try await pool.withConnection { conn in

@@ -138,16 +138,19 @@ public enum ConnectionString {
 }
 
 extension ConnectionString {
-    /// `s` with the login user set to `user`: a `user=` query parameter for a URL, a `user=`
-    /// keyword for a keyword string (libpq takes the last value given, so this wins over a user
-    /// named earlier, in a URL's userinfo or a keyword).
-    public static func settingUser(_ user: String, in s: String) -> String {
+    /// `s` with the login user set to `user` (see ``setting(_:to:in:)``).
+    public static func settingUser(_ user: String, in s: String) -> String { setting("user", to: user, in: s) }
+
+    /// `s` with libpq's `keyword` set to `value`: a query parameter for a URL, a keyword for a
+    /// keyword string (libpq takes the last value given, so this wins over one given earlier, in a
+    /// URL's userinfo or a keyword).
+    public static func setting(_ keyword: String, to value: String, in s: String) -> String {
         if s.hasPrefix("postgresql://") || s.hasPrefix("postgres://") {
-            let encoded = user.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-."))) ?? user
+            let encoded = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-."))) ?? value
             let (base, fragment) = s.firstIndex(of: "#").map { (String(s[..<$0]), String(s[$0...])) } ?? (s, "")
-            return base + (base.contains("?") ? "&" : "?") + "user=" + encoded + fragment
+            return base + (base.contains("?") ? "&" : "?") + keyword + "=" + encoded + fragment
         }
-        let quoted = "'" + user.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
-        return s + " user=" + quoted
+        let quoted = "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        return s + " " + keyword + "=" + quoted
     }
 }

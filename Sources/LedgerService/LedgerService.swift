@@ -19,6 +19,9 @@ public struct LedgerService: Sendable {
         public var maximumProjectorLag: Int64 = 10_000
         /// Runs the projector inside the service on this store (opened as the projector role).
         public var projector: EventStore?
+        /// How often the service seals events a writer committed as pending and left unsealed (a
+        /// writer that stopped between its commit and its seal); nil: never (appends seal them too).
+        public var sealInterval: Duration? = .seconds(2)
         public init() {}
     }
 
@@ -72,6 +75,7 @@ public struct LedgerService: Sendable {
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(StoresService(stores: stores, gate: gate))
+        if let interval = configuration.sealInterval { app.addServices(SealerService(store: stores.writer, interval: interval, logger: logger)) }
         if let projector = configuration.projector { app.addServices(ProjectorService(store: projector, logger: logger)) }
         return app
     }

@@ -67,6 +67,29 @@ struct ProjectorService: Service {
     }
 }
 
+/// Seals, every `interval`, the events a writer committed as pending and left unsealed (it stopped
+/// between its commit and its `seal_events`), so that they reach the log and its readers even when
+/// no append follows. A failure is logged and the next round tries again.
+struct SealerService: Service {
+    let store: EventStore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let sealed = try await store.sealPending()
+                    if sealed > 0 { logger.notice("sealed events a writer left pending", metadata: ["events": "\(sealed)"]) }
+                } catch where !Task.isCancelled {
+                    logger.warning("sealing pending events failed; trying again", metadata: ["error": "\(error)"])
+                } catch {}
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+}
+
 /// Closes the stores when the service group shuts down, after the HTTP server (listed before it,
 /// so shut down after it): in-flight appends have finished by then.
 struct StoresService: Service {

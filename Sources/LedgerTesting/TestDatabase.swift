@@ -103,6 +103,23 @@ public enum TestDatabase {
             """)
     }
 
+    /// Commits an event as pending, as the ledger's writer role, the way a writer that stopped
+    /// between its commit and its `seal_events` leaves it: claimed, in `pending_events`, not in the
+    /// log. Returns its id (lowercased).
+    @discardableResult
+    public static func leavePending(_ config: LedgerConfiguration, stream: String, version: Int64) async throws -> String {
+        let writer = try await PostgresConnection.connect(config.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+        defer { Task { await writer.close() } }
+        let s = quoteIdentifier(config.schema)
+        let id = UUID().uuidString.lowercased()
+        _ = try await writer.query("""
+            WITH c AS (INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, $2, $3) RETURNING event_id)
+            INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
+            SELECT event_id, $2, $3, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z' FROM c
+            """, [.text(id), .text(stream), .int8(version)])
+        return id
+    }
+
     /// A superuser connection to run SQL around the ledger (tampering, inspection).
     public static func admin(_ config: LedgerConfiguration) async throws -> PostgresConnection {
         try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-admin")

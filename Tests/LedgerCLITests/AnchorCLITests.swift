@@ -45,3 +45,23 @@ private func firstAnchor(_ stdout: String) -> JSONValue? {
     guard let v = try? JSONValue.parse(stdout), case .array(let checks)? = v["anchors"] else { return nil }
     return checks.first
 }
+
+@Suite("ledger seal", .timeLimit(.minutes(2)))
+struct SealCLITests {
+    /// What a writer left pending shows in verify-chain and reaches the log with `ledger seal`.
+    @Test func sealPutsWhatAWriterLeftPendingIntoTheLog() async throws {
+        try await TestDatabase.withSchema("cliseal") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try await cli.run(["append"], stdin: sample).status == 0)
+            try await TestDatabase.leavePending(config, stream: "left", version: 0)
+            let before = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
+            #expect(before["pending"] == .int(1) && before["lastPosition"] == .int(10))
+            let sealed = try await cli.run(["seal"])
+            #expect(sealed.status == 0, "\(sealed.stderr)")
+            #expect(try JSONValue.parse(sealed.stdout) == JSONValue.makeObject([("sealed", .int(1)), ("head", .int(11))]))
+            let after = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
+            #expect(after["pending"] == .int(0) && after["lastPosition"] == .int(11) && after["intact"] == .bool(true))
+            #expect(try JSONValue.parse(try await cli.run(["seal"]).stdout)["sealed"] == .int(0))
+        }
+    }
+}

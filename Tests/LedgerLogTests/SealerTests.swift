@@ -3,6 +3,8 @@ import LedgerCore
 import LedgerPostgres
 @testable import LedgerLog
 import LedgerTesting
+import Logging
+import Synchronization
 import Testing
 
 /// Appends while another session holds the append lock: the writer commits its events as pending
@@ -146,4 +148,74 @@ struct SealerTests {
             #expect(try await a.verifyChain().isIntact)
         }
     }
+
+    /// A writer whose `seal_events` runs out of lock_timeout after its commit does not report an
+    /// error for events that are stored: it asks again, and returns their position once sealed.
+    @Test func aSealThatRunsOutOfLockTimeoutAsksAgainAndReturnsThePosition() async throws {
+        try await TestDatabase.withSchema("sealtimeout") { owner in
+            var config = owner.connecting(as: .writer)
+            config.connectionString = ConnectionString.setting("options", to: "-c lock_timeout=100ms", in: config.connectionString)
+            let log = CapturedLog()
+            let store = try await EventStore.open(config, logger: Logger(label: "test", factory: { _ in log }))
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "s")])
+            let holder = try await TestDatabase.admin(owner)
+            defer { Task { await holder.close() } }
+            try await Self.holdAppendLock(holder, schema: owner.schema)
+            let event = testEvent(stream: "s", key: "timeout-1")
+            let finished = Mutex(false)
+            let appending = Task {
+                defer { finished.withLock { $0 = true } }
+                return try await store.append([event])
+            }
+            // Until the writer has timed out at least once (or given up, which fails below).
+            while !log.contains("lock_timeout") && !finished.withLock({ $0 }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await store.pendingCount() == 1)
+            try await holder.execute("COMMIT")
+            let appended = try await appending.value
+            #expect(appended.map(\.position) == [2] && appended.map(\.eventId) == [event.eventId])
+            // Sealed and committed (the retry that finds the lock free seals it in its snapshot,
+            // and keeps that seal although it has nothing of its own to write).
+            let stored = try await store.readAll(after: 0)
+            #expect(stored.map(\.position) == [1, 2] && stored.last?.eventId == event.eventId)
+            #expect(try await store.pendingCount() == 0)
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// `sealPending` seals what a writer committed and never sealed, without waiting for an append.
+    @Test func sealPendingSealsWhatAWriterLeftBehind() async throws {
+        try await TestDatabase.withSchema("sealleft") { owner in
+            let config = owner.connecting(as: .writer)
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "a")])
+            #expect(try await store.sealPending() == 0)
+            var ids: [String] = []
+            for version in [1, 2] as [Int64] { ids.append(try await TestDatabase.leavePending(owner, stream: "a", version: version)) }
+            #expect(try await store.pendingCount() == 2)
+            #expect(try await store.sealPending() == 2)
+            #expect(try await store.pendingCount() == 0)
+            let sealed = try await store.readAll(after: 0)
+            #expect(sealed.map(\.position) == [1, 2, 3])
+            #expect(sealed.dropFirst().map { $0.eventId.uuidString.lowercased() } == ids)
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+}
+
+/// Keeps every message logged (for tests that wait for a warning).
+final class CapturedLog: LogHandler, Sendable {
+    private let messages = Mutex<[String]>([])
+    var logLevel: Logger.Level { get { .trace } set {} }
+    var metadata: Logger.Metadata { get { [:] } set {} }
+    subscript(metadataKey _: String) -> Logger.Metadata.Value? { get { nil } set {} }
+
+    func log(event: LogEvent) {
+        messages.withLock { $0.append(event.message.description) }
+    }
+
+    func contains(_ text: String) -> Bool { messages.withLock { $0.contains { $0.contains(text) } } }
 }

@@ -77,4 +77,21 @@ struct GracefulShutdownTests {
             }
         }
     }
+
+    /// Events a writer committed as pending and never sealed (it stopped in between) reach the log
+    /// while the service runs, with no append to seal them.
+    @Test func theServiceSealsWhatAWriterLeftPending() async throws {
+        try await ServiceFixture.with("httpseal", configure: { $0.sealInterval = .milliseconds(50) }) { f in
+            let store = f.service.stores.writer
+            try await TestDatabase.leavePending(f.owner, stream: "s", version: 0)
+            #expect(try await store.pendingCount() == 1)
+            try await f.serving { _, _ in
+                // Bounded by count: at most 1,000 polls.
+                for _ in 0..<1000 where try await store.pendingCount() > 0 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(try await store.pendingCount() == 0)
+                #expect(try await store.headPosition() == 1)
+                #expect(try await store.verifyChain().isIntact)
+            }
+        }
+    }
 }
