@@ -14,13 +14,13 @@ public struct FactContext: Hashable, Sendable {
 /// that cannot be applied as it stands becomes an ``Anomaly`` and never stops the fold.
 public struct Projections: Sendable {
     public internal(set) var products: [String: [ProductDefinition]] = [:]
-    public internal(set) var orders: [String: OrderView] = [:]
+    public internal(set) var orders = ViewTable<OrderView>()
     /// By ``TransactionView/key``: the store's id, unless another channel or app uses it too.
-    public internal(set) var transactions: [String: TransactionView] = [:]
+    public internal(set) var transactions = ViewTable<TransactionView>()
     /// Transaction ids used by more than one channel or app (see `Payments/TransactionKeys.swift`).
     var shared = SharedTransactionIds()
-    public internal(set) var subscriptions: [String: SubscriptionView] = [:]
-    public internal(set) var users: [String: UserView] = [:]
+    public internal(set) var subscriptions = ViewTable<SubscriptionView>()
+    public internal(set) var users = ViewTable<UserView>()
     public internal(set) var anomalies: [Anomaly] = []
     /// Grants by policy (goodwill, compensation, promotion, migration), by grant id.
     public internal(set) var policyGrants: [String: PolicyGrant] = [:]
