@@ -1,0 +1,55 @@
+@testable import LedgerDomain
+import Testing
+
+/// The fold's table of views behaves as a dictionary of values: lookups, in-place changes, removal,
+/// value semantics across copies.
+@Suite("ViewTable")
+struct ViewTableTests {
+    /// Thousands of views, each changed in place after it was added.
+    @Test func behavesAsADictionaryAcrossPages() {
+        let n = 9_000
+        var table = ViewTable<[Int]>()
+        var reference: [String: [Int]] = [:]
+        for i in 0..<n {
+            table["k\(i)", default: []].append(i)
+            reference["k\(i)", default: []].append(i)
+        }
+        for i in stride(from: 0, to: n, by: 3) {
+            table["k\(i)", default: []].append(-i)
+            reference["k\(i)", default: []].append(-i)
+        }
+        #expect(table.count == n && table.values.count == n)
+        #expect(table.keys == (0..<n).map { "k\($0)" })
+        #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == reference)
+        #expect(table["k\(n - 1)"] == reference["k\(n - 1)"] && table["missing"] == nil)
+        #expect(table["missing", default: [7]] == [7] && table.count == n)
+    }
+
+    /// Removing a view moves the last one into its place; every other key still finds its view.
+    @Test func removalKeepsEveryOtherView() {
+        var table = ViewTable<Int>()
+        let n = 5_003
+        for i in 0..<n { table["k\(i)"] = i }
+        table["k5"] = nil
+        table["k\(n - 1)"] = nil
+        table["k\(n - 1)"] = nil
+        #expect(table.count == n - 2)
+        for i in 0..<n where i != 5 && i != n - 1 { #expect(table["k\(i)"] == i) }
+        #expect(table["k5"] == nil)
+        table["k5"] = 50
+        #expect(table["k5"] == 50 && table.keys.last == "k5")
+    }
+
+    /// A copy keeps its views when the original changes (and the other way round).
+    @Test func copiesAreIndependent() {
+        var a: ViewTable<Int> = ["x": 1, "y": 2]
+        let b = a
+        a["x", default: 0] += 10
+        a["z"] = 3
+        #expect(b["x"] == 1 && b["z"] == nil && b.count == 2)
+        #expect(a["x"] == 11 && a.count == 3)
+        var c: ViewTable<Int> = ["y": 2]
+        c["x"] = 1
+        #expect(c == b && c != a)
+    }
+}
