@@ -1,5 +1,5 @@
 /// An instant with microsecond precision (PostgreSQL's `timestamptz` precision), in UTC.
-public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     /// Microseconds since 1970-01-01T00:00:00Z.
     public var microseconds: Int64
 

@@ -1,7 +1,7 @@
 import LedgerCore
 
 /// A store product's entitlement, as of `validFrom`: the body of ProductDefined and ProductChanged.
-public struct ProductDefinition: FactBody {
+public struct ProductDefinition: FactBody, Codable {
     public var channel: Channel
     public var storeProductId: String
     public var entitlement: Entitlement

@@ -3,7 +3,7 @@ import LedgerCore
 // What fulfilment gave, and the coins users spent.
 
 /// Why something was granted: a purchase, or a policy (no store transaction behind it).
-public struct GrantReason: OpenEnum {
+public struct GrantReason: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     public static let purchase = GrantReason(raw: "purchase")

@@ -1,6 +1,6 @@
 import LedgerCore
 
-public struct GrantRecord: Hashable, Sendable {
+public struct GrantRecord: Hashable, Sendable, Codable {
     public var grantId: String
     public var userId: String
     public var orderId: String?
@@ -21,7 +21,7 @@ public struct GrantRecord: Hashable, Sendable {
 
 /// A grant without a store transaction (goodwill, compensation, promotion, migration), or with
 /// one but for another reason than the purchase: shown to finance in its own section.
-public struct PolicyGrant: Hashable, Sendable {
+public struct PolicyGrant: Hashable, Sendable, Codable {
     public var grant: GrantRecord
     public var reason: GrantReason
     public var authorizedBy: String?
@@ -37,7 +37,7 @@ public struct PeriodSummary: Hashable, Sendable {
 }
 
 /// What one user holds, from the grants, revocations and spends fulfilment recorded.
-public struct UserView: Hashable, Sendable {
+public struct UserView: Hashable, Sendable, Codable {
     public var userId: String
     public var coinsCredited: Int64 = 0
     public var coinsSpent: Int64 = 0
@@ -53,7 +53,7 @@ public struct UserView: Hashable, Sendable {
     public var negativeCause: String?
     public var positions: [Int64] = []
 
-    public struct PeriodGrant: Hashable, Sendable {
+    public struct PeriodGrant: Hashable, Sendable, Codable {
         public var entitlement: String
         public var anchor: Timestamp
         public var days: Int64

@@ -2,7 +2,7 @@ import LedgerCore
 
 // Our orders: created before paying, launched at the store, closed when never paid.
 
-public struct OrderCreated: FactBody {
+public struct OrderCreated: FactBody, Codable {
     public var orderId: String
     public var userId: String
     public var channel: Channel

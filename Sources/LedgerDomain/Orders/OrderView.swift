@@ -9,7 +9,7 @@ public enum OrderStatus: String, CaseIterable, Sendable, Hashable {
 }
 
 /// One of our orders.
-public struct OrderView: Hashable, Sendable {
+public struct OrderView: Hashable, Sendable, Codable {
     public var orderId: String
     public var created: OrderCreated?
     public var launchAttempts: Int64 = 0

@@ -11,7 +11,7 @@ extension Projections {
         if let txId = f.transactionId {
             updateTransaction(txKey(f.channel, f.app, txId), p) { t in
                 if t.channel == nil { t.channel = f.channel }
-                t.reports.append((f.userId, f.orderId ?? f.applicationUsername, p))
+                t.reports.append(.init(userId: f.userId, orderId: f.orderId ?? f.applicationUsername, position: p))
             }
         }
     }
@@ -73,7 +73,7 @@ extension Projections {
         let p = ctx.position
         updateTransaction(txKey(f.channel, f.app, f.transactionId), p) { t in
             if t.channel == nil { t.channel = f.channel }
-            t.failedVerifications.append((f.code, f.retryable, p))
+            t.failedVerifications.append(.init(code: f.code, retryable: f.retryable, position: p))
         }
     }
 

@@ -1,7 +1,7 @@
 import LedgerCore
 
 /// A move of a transaction to another user.
-public struct TransferRecord: Hashable, Sendable {
+public struct TransferRecord: Hashable, Sendable, Codable {
     public var fromUserId: String?
     public var toUserId: String
     public var orderId: String?
@@ -9,7 +9,7 @@ public struct TransferRecord: Hashable, Sendable {
     public var position: Int64
 }
 
-public struct BindingRecord: Hashable, Sendable {
+public struct BindingRecord: Hashable, Sendable, Codable {
     public var orderId: String?
     public var userId: String
     public var method: BindingMethod
@@ -17,7 +17,21 @@ public struct BindingRecord: Hashable, Sendable {
 }
 
 /// One store transaction: what the rules owe for it and what fulfilment granted.
-public struct TransactionView: Hashable, Sendable {
+public struct TransactionView: Hashable, Sendable, Codable {
+    /// A verification the store refused.
+    public struct FailedVerification: Hashable, Sendable, Codable {
+        public var code: Int64
+        public var retryable: Bool
+        public var position: Int64
+    }
+
+    /// A client or notification that reported the transaction for a user or order.
+    public struct Report: Hashable, Sendable, Codable {
+        public var userId: String?
+        public var orderId: String?
+        public var position: Int64
+    }
+
     /// The store's id: unique per channel and app, not across them.
     public var transactionId: String
     /// The fold's key: `transactionId`, unless another channel or app uses the same id.
@@ -36,11 +50,11 @@ public struct TransactionView: Hashable, Sendable {
     /// `occurredAt` of the fact at `verifiedPosition` (PaymentVerified or SubscriptionRenewed): the
     /// missing-grant window runs from it.
     public var verifiedAt: Timestamp?
-    public var failedVerifications: [(code: Int64, retryable: Bool, position: Int64)] = []
+    public var failedVerifications: [FailedVerification] = []
     public var isRenewal = false
     public var bindings: [BindingRecord] = []
     /// Users and orders named by client reports of this transaction (no user: a signed-out app).
-    public var reports: [(userId: String?, orderId: String?, position: Int64)] = []
+    public var reports: [Report] = []
     /// Refunds that returned money, by the store's dates (see ``standingRefunds``).
     public var refunds: [RefundRecord] = []
     public var reversals: [ReversalRecord] = []

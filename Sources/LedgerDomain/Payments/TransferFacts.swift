@@ -3,7 +3,7 @@ import LedgerCore
 // A transaction moved to another user, and Google's acknowledgement of a purchase.
 
 /// How a transaction came to move to another user.
-public struct TransferMethod: OpenEnum {
+public struct TransferMethod: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     /// The buyer restored the purchase while signed in to another account.

@@ -143,7 +143,7 @@ extension SubscriptionView: PositionedView {}
 extension UserView: PositionedView {}
 
 /// A fact the projections could not apply as it stands; kept for the audit, never dropped.
-public struct Anomaly: Hashable, Sendable {
+public struct Anomaly: Hashable, Sendable, Codable {
     public var position: Int64
     public var kind: String
     public var detail: String

@@ -102,3 +102,26 @@ extension ViewTable: Equatable where Value: Equatable {
         a.count == b.count && a.allSatisfy { b[$0.key] == $0.value }
     }
 }
+
+/// The keys, then the views in the same order.
+extension ViewTable: Codable where Value: Codable {
+    public init(from decoder: any Decoder) throws {
+        var c = try decoder.unkeyedContainer()
+        let keys = try c.decode([String].self)
+        let values = try c.decode([Value].self)
+        guard keys.count == values.count, Set(keys).count == keys.count else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "\(keys.count) keys for \(values.count) views")
+        }
+        self.init()
+        self.keys = keys
+        self.values = values
+        index.reserveCapacity(keys.count)
+        for (i, k) in keys.enumerated() { index[k] = i }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.unkeyedContainer()
+        try c.encode(keys)
+        try c.encode(values)
+    }
+}

@@ -1,6 +1,6 @@
 import LedgerCore
 
-public struct RevocationRecord: Hashable, Sendable {
+public struct RevocationRecord: Hashable, Sendable, Codable {
     public var userId: String
     public var reason: RevocationReason
     public var position: Int64
@@ -8,12 +8,12 @@ public struct RevocationRecord: Hashable, Sendable {
     public var grantsRevoked: Int
 }
 
-public enum RefundState: String, Sendable, Hashable {
+public enum RefundState: String, Sendable, Hashable, Codable {
     case none, requested, declined, refunded, reversed
 }
 
 /// One refund that returned money, as the store dated it.
-public struct RefundRecord: Hashable, Sendable {
+public struct RefundRecord: Hashable, Sendable, Codable {
     public var refundId: String
     public var amount: Money
     /// The store's time: refunds and reversals apply in this order, whatever order they arrive in.
@@ -24,7 +24,7 @@ public struct RefundRecord: Hashable, Sendable {
 }
 
 /// A refund reversal, as the store dated it; it names its refund when the store said which.
-public struct ReversalRecord: Hashable, Sendable {
+public struct ReversalRecord: Hashable, Sendable, Codable {
     public var refundId: String?
     public var at: Timestamp
     public var position: Int64

@@ -1,13 +1,13 @@
 import LedgerCore
 
 /// An imported statement, where it sits in the log.
-public struct StatementRecord: Hashable, Sendable {
+public struct StatementRecord: Hashable, Sendable, Codable {
     public var statement: StatementImported
     public var position: Int64
 }
 
 /// A statement line, where it sits in the log.
-public struct StatementLineRecord: Hashable, Sendable {
+public struct StatementLineRecord: Hashable, Sendable, Codable {
     public var line: StatementLine
     public var position: Int64
 }
@@ -15,7 +15,7 @@ public struct StatementLineRecord: Hashable, Sendable {
 /// The stores' statements as the log holds them: a pure fold of StatementImported and
 /// StatementLine facts. The same sale (or refund) listed by two statements (a trade bill and a
 /// refund bill, or two overlapping history downloads) is one subject: the first line is kept.
-public struct StatementBook: Hashable, Sendable {
+public struct StatementBook: Hashable, Sendable, Codable {
     /// By digest.
     public internal(set) var statements: [String: StatementRecord] = [:]
     /// Lines naming a transaction, by ``StatementLine/subject``: the first line seen.
@@ -28,7 +28,7 @@ public struct StatementBook: Hashable, Sendable {
     public var isEmpty: Bool { statements.isEmpty }
 
     /// `[start, end)`, in microseconds.
-    public struct ClosedInterval: Hashable, Sendable {
+    public struct ClosedInterval: Hashable, Sendable, Codable {
         public var start: Int64
         public var end: Int64
     }

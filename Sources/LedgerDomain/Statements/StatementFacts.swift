@@ -3,7 +3,7 @@ import LedgerCore
 // What the stores say they paid and refunded: an imported statement file and its lines.
 
 /// The store file a statement came from.
-public enum StatementSource: String, CaseIterable, Sendable, Hashable, Comparable {
+public enum StatementSource: String, CaseIterable, Sendable, Hashable, Comparable, Codable {
     /// WeChat Pay's daily trade bill (bill_type ALL: payments and refunds), CSV with summary rows.
     case wechatTradeBill = "wechat-tradebill"
     /// WeChat Pay's daily refund bill (bill_type REFUND), CSV with summary rows.
@@ -34,7 +34,7 @@ public enum StatementSource: String, CaseIterable, Sendable, Hashable, Comparabl
 }
 
 /// What one statement line says happened.
-public enum StatementLineKind: String, CaseIterable, Sendable, Hashable, Comparable {
+public enum StatementLineKind: String, CaseIterable, Sendable, Hashable, Comparable, Codable {
     case sale, refund, fee
     /// A fee given back (Google "Google fee refund").
     case feeRefund = "fee-refund"
@@ -43,7 +43,7 @@ public enum StatementLineKind: String, CaseIterable, Sendable, Hashable, Compara
 
 /// A statement file was imported: its source, the period it covers and the digest of its bytes.
 /// A re-import of the same file is the same fact (keyed by the digest).
-public struct StatementImported: StoreAppFact {
+public struct StatementImported: StoreAppFact, Codable {
     public var source: StatementSource
     public var channel: Channel
     /// `sha256:<hex>` of the file's bytes: names the statement.
@@ -85,7 +85,7 @@ public struct StatementImported: StoreAppFact {
 }
 
 /// One line of an imported statement: a sale, a refund or a fee as the store recorded it.
-public struct StatementLine: StoreAppFact {
+public struct StatementLine: StoreAppFact, Codable {
     /// The statement it belongs to (its digest) and its line in the file (1-based).
     public var digest: String
     public var line: Int64

@@ -4,7 +4,7 @@ import LedgerCore
 extension Projections {
     /// Google: `old` was replaced by `new` at `at`; it ends there, and its user carries over.
     mutating func supersede(_ c: Channel, _ old: String, by new: String, at: Timestamp, _ p: Int64) {
-        updateSubscription(c, old, p) { $0.superseded = (at, new) }
+        updateSubscription(c, old, p) { $0.superseded = .init(at: at, by: new) }
         updateSubscription(c, new, p) { $0.linkedFrom = old }
     }
 
@@ -53,7 +53,7 @@ extension Projections {
         // Notifications arrive out of order: the latest failure by the store's clock stands.
         updateSubscription(f.channel, f.originalTransactionId, p) { s in
             if s.failure.map({ $0.at <= ctx.occurredAt }) ?? true {
-                s.failure = (ctx.occurredAt, f.gracePeriodExpiresAt, f.inBillingRetry)
+                s.failure = .init(at: ctx.occurredAt, graceUntil: f.gracePeriodExpiresAt, billingRetry: f.inBillingRetry)
             }
         }
     }
@@ -71,7 +71,7 @@ extension Projections {
             case .immediate:
                 // An upgrade takes effect at once: the period running at the change is upgraded
                 // away, whether its transaction arrived before or after this notification.
-                s.upgrades.append((at: ctx.occurredAt, toProductId: f.toProductId))
+                s.upgrades.append(.init(at: ctx.occurredAt, toProductId: f.toProductId))
                 s.markUpgrades()
                 if latest.map({ $0 <= ctx.occurredAt }) ?? true {
                     s.productId = f.toProductId
@@ -90,7 +90,7 @@ extension Projections {
     mutating func apply(_ f: SubscriptionExpired, _ ctx: FactContext) {
         let p = ctx.position
         updateSubscription(f.channel, f.originalTransactionId, p) { s in
-            if s.expiry.map({ $0.at <= ctx.occurredAt }) ?? true { s.expiry = (ctx.occurredAt, f.reason) }
+            if s.expiry.map({ $0.at <= ctx.occurredAt }) ?? true { s.expiry = .init(at: ctx.occurredAt, reason: f.reason) }
         }
     }
 

@@ -15,8 +15,8 @@ public enum SubscriptionStatus: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A subscription, keyed by channel and original transaction id (Google: purchase token).
-public struct SubscriptionView: Hashable, Sendable {
-    public struct Period: Hashable, Sendable {
+public struct SubscriptionView: Hashable, Sendable, Codable {
+    public struct Period: Hashable, Sendable, Codable {
         /// The key of the period's transaction (``TransactionView/key``: its id unless that collides).
         public var transactionId: String
         public var productId: String
@@ -28,6 +28,29 @@ public struct SubscriptionView: Hashable, Sendable {
         public var upgradedAt: Timestamp?
     }
 
+    /// A renewal that failed, and the grace or billing retry that followed.
+    public struct Failure: Hashable, Sendable, Codable {
+        public var at: Timestamp
+        public var graceUntil: Timestamp?
+        public var billingRetry: Bool
+    }
+
+    public struct Expiry: Hashable, Sendable, Codable {
+        public var at: Timestamp
+        public var reason: ExpirationReason
+    }
+
+    public struct Upgrade: Hashable, Sendable, Codable {
+        public var at: Timestamp
+        public var toProductId: String
+    }
+
+    /// Google: the purchase token that replaced this one, and when.
+    public struct Supersession: Hashable, Sendable, Codable {
+        public var at: Timestamp
+        public var by: String
+    }
+
     public var channel: Channel
     public var originalTransactionId: String
     public var periods: [Period] = []
@@ -35,18 +58,18 @@ public struct SubscriptionView: Hashable, Sendable {
     /// A downgrade waiting for the next renewal.
     public var pendingProductId: String?
     public var autoRenew: Bool?
-    public var failure: (at: Timestamp, graceUntil: Timestamp?, billingRetry: Bool)?
-    public var expiry: (at: Timestamp, reason: ExpirationReason)?
+    public var failure: Failure?
+    public var expiry: Expiry?
     public var pausedAt: Timestamp?
     /// The user it belongs to: the binding of its original (or earliest bound) purchase.
     public var userId: String?
     public var resumedAt: Timestamp?
     /// Immediate plan changes (upgrades), by the store's clock.
-    public var upgrades: [(at: Timestamp, toProductId: String)] = []
+    public var upgrades: [Upgrade] = []
     /// Google: the purchase token this subscription replaced (its user carries over).
     public var linkedFrom: String?
     /// Google: replaced by another purchase token (upgrade, downgrade, resubscribe) at this time.
-    public var superseded: (at: Timestamp, by: String)?
+    public var superseded: Supersession?
     public var positions: [Int64] = []
 
     /// A period is upgraded away when an upgrade to another product happened while it ran.

@@ -1,7 +1,7 @@
 import LedgerCore
 
 /// What a store product gives, or what fulfilment granted.
-public enum Entitlement: Hashable, Sendable {
+public enum Entitlement: Hashable, Sendable, Codable {
     /// A consumable: this many coins per unit bought.
     case coins(Int64)
     /// A non-consumable feature owned forever (`no_ads`).

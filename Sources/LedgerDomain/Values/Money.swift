@@ -1,7 +1,7 @@
 import LedgerCore
 
 /// An ISO 4217 currency with its minor-unit exponent.
-public struct Currency: Hashable, Sendable, Comparable, CustomStringConvertible {
+public struct Currency: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
     public let code: String
     /// Digits after the decimal point: 2 for CNY and USD, 0 for JPY and KRW, 3 for KWD.
     public let exponent: Int
@@ -35,7 +35,7 @@ public struct Currency: Hashable, Sendable, Comparable, CustomStringConvertible 
 }
 
 /// An amount of money: integer minor units plus currency. Never a floating-point number.
-public struct Money: Hashable, Sendable, CustomStringConvertible {
+public struct Money: Hashable, Sendable, CustomStringConvertible, Codable {
     public var minorUnits: Int64
     public var currency: Currency
 

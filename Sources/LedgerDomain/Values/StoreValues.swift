@@ -1,6 +1,6 @@
 import LedgerCore
 
-public enum Channel: String, CaseIterable, Sendable, Hashable, Comparable {
+public enum Channel: String, CaseIterable, Sendable, Hashable, Comparable, Codable {
     case appstore, googleplay, wechat
     public static func < (a: Channel, b: Channel) -> Bool { a.rawValue < b.rawValue }
 }
@@ -18,7 +18,7 @@ extension OpenEnum {
     public var description: String { raw }
 }
 
-public struct CallbackState: OpenEnum {
+public struct CallbackState: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     public static let purchased = CallbackState(raw: "purchased")
@@ -30,7 +30,7 @@ public struct CallbackState: OpenEnum {
 }
 
 /// Apple `inAppOwnershipType`: PURCHASED, FAMILY_SHARED.
-public struct Ownership: OpenEnum {
+public struct Ownership: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     public static let purchased = Ownership(raw: "PURCHASED")
@@ -39,7 +39,7 @@ public struct Ownership: OpenEnum {
 }
 
 /// Production, Sandbox, Xcode, LocalTesting...
-public struct StoreEnvironment: OpenEnum {
+public struct StoreEnvironment: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     public static let production = StoreEnvironment(raw: "Production")
@@ -59,7 +59,7 @@ public struct NotificationType: OpenEnum {
                                                    "TRANSACTION.SUCCESS", "REFUND.SUCCESS"].map(NotificationType.init(raw:))
 }
 
-public struct RevocationReason: OpenEnum {
+public struct RevocationReason: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     public static let refund = RevocationReason(raw: "refund")
@@ -72,7 +72,7 @@ public struct RevocationReason: OpenEnum {
     public static let known: [RevocationReason] = [.refund, .revoke, .familyRevoke, .chargeback, .support, .upgrade]
 }
 
-public struct ExpirationReason: OpenEnum {
+public struct ExpirationReason: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     public static let voluntary = ExpirationReason(raw: "voluntary")
@@ -84,7 +84,7 @@ public struct ExpirationReason: OpenEnum {
     public static let known: [ExpirationReason] = [.voluntary, .billingRetry, .priceIncrease, .productNotForSale]
 }
 
-public struct CloseReason: OpenEnum {
+public struct CloseReason: OpenEnum, Codable {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     public static let timeout = CloseReason(raw: "timeout")
@@ -94,7 +94,7 @@ public struct CloseReason: OpenEnum {
 }
 
 /// How a store transaction was tied to an order (docs/domain.md, binding), in order of trust.
-public enum BindingMethod: String, CaseIterable, Sendable, Hashable {
+public enum BindingMethod: String, CaseIterable, Sendable, Hashable, Codable {
     case appAccountToken
     /// Google Play `obfuscatedExternalAccountId`: set by the app at purchase, as strong as a token.
     case obfuscatedAccountId = "obfuscatedExternalAccountId"

@@ -1,0 +1,511 @@
+/// A compact binary form of `Codable` values, for state a process writes and later reads back
+/// itself (the projector's snapshot): no field names, integers as LEB128 varints (signed ones
+/// zigzagged), strings as a length and their UTF-8, an optional as a 0/1 tag, a dictionary with
+/// string keys as its entries sorted by key (so equal values encode to equal bytes).
+///
+/// Fields are read back in the order they were written, so a value reads only with the same
+/// declarations that wrote it: whoever stores these bytes must also store which version of the
+/// declarations wrote them, and refuse other versions.
+public enum BinaryCoding {
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let out = BinaryWriter()
+        try out.encodeValue(value)
+        return out.bytes
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try bytes.withUnsafeBufferPointer { buffer in
+            let input = BinaryReader(buffer)
+            let value = try input.decodeValue(T.self)
+            input.settle()
+            guard input.offset == buffer.count else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the value"))
+            }
+            return value
+        }
+    }
+}
+
+// MARK: - Values with a form of their own
+
+/// Optionals write a tag before the value (a generic path cannot tell `nil` from a value otherwise).
+private protocol BinaryOptional {
+    static func decodeBinary(_ input: BinaryReader) throws -> Self
+    func encodeBinary(_ out: BinaryWriter) throws
+}
+
+extension Optional: BinaryOptional where Wrapped: Codable {
+    static func decodeBinary(_ input: BinaryReader) throws -> Self {
+        try input.byte() == 0 ? nil : try input.decodeValue(Wrapped.self)
+    }
+
+    func encodeBinary(_ out: BinaryWriter) throws {
+        if let self {
+            out.bytes.append(1)
+            try out.encodeValue(self)
+        } else {
+            out.bytes.append(0)
+        }
+    }
+}
+
+/// Dictionaries with comparable keys: a count, then the entries sorted by key (Swift's own form
+/// writes string and integer keys as coding keys, which this format does not keep).
+private protocol BinaryDictionary {
+    static func decodeBinary(_ input: BinaryReader) throws -> Self
+    func encodeBinary(_ out: BinaryWriter) throws
+}
+
+extension Dictionary: BinaryDictionary where Key: Codable & Comparable, Value: Codable {
+    static func decodeBinary(_ input: BinaryReader) throws -> Self {
+        let n = try input.count()
+        var d = Self(minimumCapacity: n)
+        for _ in 0..<n {
+            let k = try input.decodeValue(Key.self)
+            d[k] = try input.decodeValue(Value.self)
+        }
+        return d
+    }
+
+    func encodeBinary(_ out: BinaryWriter) throws {
+        out.varint(UInt64(count))
+        for (k, v) in sorted(by: { $0.key < $1.key }) {
+            try out.encodeValue(k)
+            try out.encodeValue(v)
+        }
+    }
+}
+
+/// Sets of comparable elements: sorted, so equal sets encode to equal bytes.
+private protocol BinarySortedSet {
+    static func decodeBinary(_ input: BinaryReader) throws -> Self
+    func encodeBinary(_ out: BinaryWriter) throws
+}
+
+extension Set: BinarySortedSet where Element: Codable & Comparable {
+    static func decodeBinary(_ input: BinaryReader) throws -> Self {
+        let n = try input.count()
+        var s = Self(minimumCapacity: n)
+        for _ in 0..<n { s.insert(try input.decodeValue(Element.self)) }
+        return s
+    }
+
+    func encodeBinary(_ out: BinaryWriter) throws {
+        out.varint(UInt64(count))
+        for e in sorted() { try out.encodeValue(e) }
+    }
+}
+
+/// How a type is written: by its own `Codable` conformance, or in one of the forms above.
+private enum BinaryForm {
+    case plain, optional, dictionary, set
+
+    init(of type: Any.Type) {
+        self = switch type {
+        case is any BinaryOptional.Type: .optional
+        case is any BinaryDictionary.Type: .dictionary
+        case is any BinarySortedSet.Type: .set
+        default: .plain
+        }
+    }
+}
+
+// MARK: - Writing
+
+final class BinaryWriter {
+    var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(1 << 16) }
+
+    /// What each type is, looked up once per type (a dynamic cast per value costs more).
+    private var forms: [ObjectIdentifier: BinaryForm] = [:]
+
+    func encodeValue<T: Encodable>(_ value: T) throws {
+        if T.self == String.self { return string(unsafeBitCast(value, to: String.self)) }
+        if T.self == Int64.self { return signed(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == Int.self { return signed(Int64(unsafeBitCast(value, to: Int.self))) }
+        if T.self == Bool.self { return bytes.append(unsafeBitCast(value, to: Bool.self) ? 1 : 0) }
+        let id = ObjectIdentifier(T.self)
+        let form = forms[id] ?? BinaryForm(of: T.self)
+        forms[id] = form
+        switch form {
+        case .optional: try (value as! any BinaryOptional).encodeBinary(self)
+        case .dictionary: try (value as! any BinaryDictionary).encodeBinary(self)
+        case .set: try (value as! any BinarySortedSet).encodeBinary(self)
+        case .plain: try value.encode(to: BinaryEncoderImpl(out: self))
+        }
+    }
+
+    func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+
+    func string(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+}
+
+private struct BinaryEncoderImpl: Encoder {
+    let out: BinaryWriter
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(KeyedWriter(out: out))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { UnkeyedWriter(out: out) }
+    func singleValueContainer() -> any SingleValueEncodingContainer { SingleWriter(out: out) }
+}
+
+/// Writes the fields in the order they come, without their names. A nested keyed container
+/// (how an enum's case is written) writes its key, so that the reader can tell the case.
+private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let out: BinaryWriter
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil(forKey key: Key) throws { out.bytes.append(0) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { out.bytes.append(value ? 1 : 0) }
+    mutating func encode(_ value: String, forKey key: Key) throws { out.string(value) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { out.varint(value.bitPattern) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { out.varint(UInt64(value.bitPattern)) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { out.signed(value) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { out.varint(value) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try out.encodeValue(value) }
+
+    // An absent optional writes its tag (the protocol's defaults would write nothing).
+    private mutating func tagged<V>(_ value: V?, _ write: (inout Self, V) throws -> Void) throws {
+        if let value {
+            out.bytes.append(1)
+            try write(&self, value)
+        } else {
+            out.bytes.append(0)
+        }
+    }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        out.string(key.stringValue)
+        return KeyedEncodingContainer(KeyedWriter<NestedKey>(out: out))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        out.string(key.stringValue)
+        return UnkeyedWriter(out: out)
+    }
+
+    mutating func superEncoder() -> any Encoder { BinaryEncoderImpl(out: out) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { BinaryEncoderImpl(out: out) }
+}
+
+/// Writes a count (fixed 8 bytes, patched as elements come), then the elements.
+private struct UnkeyedWriter: UnkeyedEncodingContainer {
+    let out: BinaryWriter
+    let countAt: Int
+    private(set) var count = 0
+    var codingPath: [any CodingKey] { [] }
+
+    init(out: BinaryWriter) {
+        self.out = out
+        countAt = out.bytes.count
+        out.bytes.append(contentsOf: repeatElement(0, count: 8))
+    }
+
+    private mutating func added() {
+        count += 1
+        var n = UInt64(count)
+        for i in 0..<8 {
+            out.bytes[countAt + i] = UInt8(truncatingIfNeeded: n)
+            n >>= 8
+        }
+    }
+
+    mutating func encodeNil() throws { out.bytes.append(0); added() }
+    mutating func encode(_ value: Bool) throws { out.bytes.append(value ? 1 : 0); added() }
+    mutating func encode(_ value: String) throws { out.string(value); added() }
+    mutating func encode(_ value: Int64) throws { out.signed(value); added() }
+    mutating func encode(_ value: Int) throws { out.signed(Int64(value)); added() }
+    mutating func encode<T: Encodable>(_ value: T) throws { try out.encodeValue(value); added() }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        added()
+        return KeyedEncodingContainer(KeyedWriter<NestedKey>(out: out))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        added()
+        return UnkeyedWriter(out: out)
+    }
+
+    mutating func superEncoder() -> any Encoder { added(); return BinaryEncoderImpl(out: out) }
+}
+
+private struct SingleWriter: SingleValueEncodingContainer {
+    let out: BinaryWriter
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil() throws { out.bytes.append(0) }
+    mutating func encode(_ value: Bool) throws { out.bytes.append(value ? 1 : 0) }
+    mutating func encode(_ value: String) throws { out.string(value) }
+    mutating func encode(_ value: Double) throws { out.varint(value.bitPattern) }
+    mutating func encode(_ value: Float) throws { out.varint(UInt64(value.bitPattern)) }
+    mutating func encode(_ value: Int) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int8) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int16) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int32) throws { out.signed(Int64(value)) }
+    mutating func encode(_ value: Int64) throws { out.signed(value) }
+    mutating func encode(_ value: UInt) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt8) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt16) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt32) throws { out.varint(UInt64(value)) }
+    mutating func encode(_ value: UInt64) throws { out.varint(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try out.encodeValue(value) }
+}
+
+// MARK: - Reading
+
+final class BinaryReader {
+    let buffer: UnsafeBufferPointer<UInt8>
+    var offset = 0
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
+
+    private var forms: [ObjectIdentifier: BinaryForm] = [:]
+
+    func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+        settle()
+        if T.self == String.self { return unsafeBitCast(try string(), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try signed(), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(Int(try signed()), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try byte() != 0, to: T.self) }
+        let id = ObjectIdentifier(T.self)
+        let form = forms[id] ?? BinaryForm(of: T.self)
+        forms[id] = form
+        switch form {
+        case .optional: return try (T.self as! any BinaryOptional.Type).decodeBinary(self) as! T
+        case .dictionary: return try (T.self as! any BinaryDictionary.Type).decodeBinary(self) as! T
+        case .set: return try (T.self as! any BinarySortedSet.Type).decodeBinary(self) as! T
+        case .plain: return try T(from: BinaryDecoderImpl(input: self))
+        }
+    }
+
+    func corrupted(_ what: String) -> DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(what) at byte \(offset) of \(buffer.count)"))
+    }
+
+    /// An enum's case key that was looked at (``peekKey()``) and is skipped by the next read.
+    private var key: (start: Int, end: Int, name: String)?
+
+    func peekKey() -> String? {
+        if let key, key.start == offset { return key.name }
+        let start = offset
+        defer { offset = start }
+        guard let name = try? string() else { return nil }
+        key = (start, offset, name)
+        return name
+    }
+
+    /// Skips a case key that was looked at and not read.
+    func settle() {
+        if let k = key, k.start == offset { offset = k.end; key = nil }
+    }
+
+    func byte() throws -> UInt8 {
+        settle()
+        guard offset < buffer.count else { throw corrupted("unexpected end") }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    func varint() throws -> UInt64 {
+        var v: UInt64 = 0, shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64 else { throw corrupted("varint too long") }
+            v |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return v }
+            shift += 7
+        }
+    }
+
+    func signed() throws -> Int64 {
+        let z = try varint()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+
+    func count() throws -> Int {
+        let n = try varint()
+        guard n <= UInt64(buffer.count - offset) else { throw corrupted("count \(n) beyond the data") }
+        return Int(n)
+    }
+
+    func string() throws -> String {
+        let n = try count()
+        defer { offset += n }
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[offset..<offset + n]), as: UTF8.self)
+    }
+
+    func integer<I: FixedWidthInteger>(_ type: I.Type, signed isSigned: Bool) throws -> I {
+        if isSigned {
+            let v = try signed()
+            guard let i = I(exactly: v) else { throw corrupted("\(v) does not fit \(I.self)") }
+            return i
+        }
+        let v = try varint()
+        guard let i = I(exactly: v) else { throw corrupted("\(v) does not fit \(I.self)") }
+        return i
+    }
+}
+
+private struct BinaryDecoderImpl: Decoder {
+    let input: BinaryReader
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(KeyedReader<Key>(input: input))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try UnkeyedReader(input: input) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleReader(input: input) }
+}
+
+private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let input: BinaryReader
+    var codingPath: [any CodingKey] { [] }
+
+    /// Only an enum asks which keys there are (to tell its case): the key its writer wrote.
+    /// (It may ask twice: the key is looked at, and skipped by the next read.)
+    var allKeys: [Key] { input.peekKey().flatMap { Key(stringValue: $0) }.map { [$0] } ?? [] }
+
+    func contains(_ key: Key) -> Bool { true }
+    /// Reads an optional's tag (the protocol's `decodeIfPresent` asks this, then decodes the value).
+    func decodeNil(forKey key: Key) throws -> Bool { try input.byte() == 0 }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try input.byte() != 0 }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try input.string() }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { Double(bitPattern: try input.varint()) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(bitPattern: try input.integer(UInt32.self, signed: false)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try input.integer(Int.self, signed: true) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try input.integer(Int8.self, signed: true) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try input.integer(Int16.self, signed: true) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try input.integer(Int32.self, signed: true) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try input.signed() }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try input.integer(UInt.self, signed: false) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try input.integer(UInt8.self, signed: false) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try input.integer(UInt16.self, signed: false) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try input.integer(UInt32.self, signed: false) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try input.varint() }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try input.decodeValue(T.self) }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        KeyedDecodingContainer(KeyedReader<NestedKey>(input: input))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try UnkeyedReader(input: input) }
+    func superDecoder() throws -> any Decoder { BinaryDecoderImpl(input: input) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { BinaryDecoderImpl(input: input) }
+}
+
+private struct UnkeyedReader: UnkeyedDecodingContainer {
+    let input: BinaryReader
+    let count: Int?
+    private(set) var currentIndex = 0
+    var codingPath: [any CodingKey] { [] }
+    var isAtEnd: Bool { currentIndex >= count ?? 0 }
+
+    init(input: BinaryReader) throws {
+        self.input = input
+        var n: UInt64 = 0
+        for i in 0..<8 { n |= UInt64(try input.byte()) << (8 * UInt64(i)) }
+        guard n <= UInt64(input.buffer.count - input.offset) else { throw input.corrupted("count \(n) beyond the data") }
+        count = Int(n)
+    }
+
+    private mutating func advance() throws {
+        guard !isAtEnd else { throw input.corrupted("read past the end of a list") }
+        currentIndex += 1
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        // Only an optional element asks; it is then read with its tag by `decode`.
+        guard !isAtEnd else { throw input.corrupted("read past the end of a list") }
+        input.settle()
+        guard input.offset < input.buffer.count else { throw input.corrupted("unexpected end") }
+        if input.buffer[input.offset] == 0 {
+            input.offset += 1
+            currentIndex += 1
+            return true
+        }
+        return false
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try advance(); return try input.byte() != 0 }
+    mutating func decode(_ type: String.Type) throws -> String { try advance(); return try input.string() }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try advance(); return try input.signed() }
+    mutating func decode(_ type: Int.Type) throws -> Int { try advance(); return try input.integer(Int.self, signed: true) }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try advance(); return try input.decodeValue(T.self) }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try advance()
+        return KeyedDecodingContainer(KeyedReader<NestedKey>(input: input))
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try advance(); return try UnkeyedReader(input: input) }
+    mutating func superDecoder() throws -> any Decoder { try advance(); return BinaryDecoderImpl(input: input) }
+}
+
+private struct SingleReader: SingleValueDecodingContainer {
+    let input: BinaryReader
+    var codingPath: [any CodingKey] { [] }
+
+    /// Only an optional asks, and an optional is written with a tag (see `BinaryOptional`).
+    func decodeNil() -> Bool { false }
+    func decode(_ type: Bool.Type) throws -> Bool { try input.byte() != 0 }
+    func decode(_ type: String.Type) throws -> String { try input.string() }
+    func decode(_ type: Double.Type) throws -> Double { Double(bitPattern: try input.varint()) }
+    func decode(_ type: Float.Type) throws -> Float { Float(bitPattern: try input.integer(UInt32.self, signed: false)) }
+    func decode(_ type: Int.Type) throws -> Int { try input.integer(Int.self, signed: true) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try input.integer(Int8.self, signed: true) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try input.integer(Int16.self, signed: true) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try input.integer(Int32.self, signed: true) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try input.signed() }
+    func decode(_ type: UInt.Type) throws -> UInt { try input.integer(UInt.self, signed: false) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try input.integer(UInt8.self, signed: false) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try input.integer(UInt16.self, signed: false) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try input.integer(UInt32.self, signed: false) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try input.varint() }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try input.decodeValue(T.self) }
+}
