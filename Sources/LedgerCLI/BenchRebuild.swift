@@ -115,6 +115,8 @@ struct BenchRebuild: AsyncParsableCommand {
             await store.close()
         } else {
             Diagnostics.say("bench: reusing the \(grouped(head))-fact log in schema \(schema) (--reload to regenerate)")
+            // A log loaded by an older build gets the migrations it lacks.
+            _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
         }
         try await admin.execute("VACUUM ANALYZE \(quoteIdentifier(schema)).events")
         return head
@@ -162,6 +164,72 @@ struct BenchAudit: AsyncParsableCommand {
                 ["audit (fold + hash chain + rules + JSON report, child process)", String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),
                  String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))), String(format: "%.2fx the time", seconds / copySeconds)],
                 ["peak RSS of the audit (its own VmHWM)", "\((childPeak ?? 0) / 1_048_576) MiB", "", ""],
+            ]), terminator: "")
+        }
+    }
+}
+
+/// `ledger bench project`: how long a projector takes to start on a large generated log, folding
+/// the log from the first event and starting from a snapshot, beside raw COPY TO in the same run.
+struct BenchProject: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "project",
+        abstract: "Measure a projector's start on a generated log: from the first event, and from a snapshot (use a release build).",
+        discussion: """
+            Uses the log of `ledger bench rebuild` (the same --schema, generated if missing) and brings its read
+            models to the head first if they are behind. Each start is a child process (`ledger project`), with
+            its own peak RSS: folding the log (no snapshot), folding it and writing a snapshot, then starting from
+            that snapshot.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "Facts in the generated log.") var events: Int = 10_000_000
+    @Option(help: "Distinct users in the generated log.") var users: Int = 200_000
+    @Option(help: "Generator seed.") var seed: UInt64 = 42
+    @Flag(help: "Drop and regenerate the benchmark log even if one of the right size exists.") var reload = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            var options = connection
+            if options.schema == nil { options.schema = "bench_rebuild" }
+            let config = try await options.configuration(as: nil)
+            let (url, schema) = (config.connectionString, config.schema)
+            let s = quoteIdentifier(schema)
+            let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
+            let head = try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
+            let low = try await admin.query("SELECT coalesce(min(position), 0) FROM \(s).projection_checkpoints").int64(0, 0) ?? 0
+            if low < head {
+                Diagnostics.say("bench: bringing the read models to the head first (ledger rebuild all)")
+                let (rebuilt, _) = try await PeakMemory.runMeasured(["rebuild", "all", "--database-url", url, "--schema", schema])
+                guard rebuilt.status == 0 else { throw ValidationError("the rebuild failed (exit \(rebuilt.status)): \(rebuilt.stderr)") }
+            }
+            let copySeconds = try await BenchRebuild.copyOut(admin, schema)
+
+            func start(_ snapshotEvery: Int64) async throws -> (seconds: Double, peak: Int64, stderr: String) {
+                let t0 = ContinuousClock.now
+                let (child, peak) = try await PeakMemory.runMeasured(["project", "--snapshot-every", "\(snapshotEvery)", "--database-url", url, "--schema", schema])
+                guard child.status == 0 else { throw ValidationError("the projector failed (exit \(child.status)): \(child.stderr)") }
+                return ((ContinuousClock.now - t0).seconds, peak ?? 0, child.stderr)
+            }
+            try await admin.execute("DELETE FROM \(s).projector_snapshots")
+            let scratch = try await start(0)
+            let writing = try await start(1)
+            let size = try await admin.query("SELECT coalesce(sum(length(bytes)), 0) FROM \(s).projector_snapshots").int64(0, 0) ?? 0
+            let resumed = try await start(1_000_000)
+            await admin.close()
+            guard resumed.stderr.contains("started from the snapshot") else {
+                throw ValidationError("the projector did not start from the snapshot: \(resumed.stderr)")
+            }
+            let copy = String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds)))
+            func row(_ what: String, _ r: (seconds: Double, peak: Int64, stderr: String)) -> [String] {
+                [what, String(format: "%.1f s, peak RSS %@ MiB", r.seconds, grouped(r.peak / 1_048_576)), copy, String(format: "%.2fx the time", r.seconds / copySeconds)]
+            }
+            print("ledger bench project: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
+            print(textTable(["measure", "ledger (child process)", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
+                row("projector start, folding the log from the first event", scratch),
+                row("  the same, then writing a snapshot", writing),
+                row("projector start from the snapshot", resumed),
+                ["snapshot size", "\(grouped(size / 1_048_576)) MiB (\(size / max(head, 1)) bytes/fact)", "", ""],
             ]), terminator: "")
         }
     }

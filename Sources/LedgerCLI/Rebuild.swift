@@ -69,6 +69,9 @@ struct Project: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Keep applying facts as they are appended (wakes on NOTIFY, polls every second) until interrupted; survives server restarts (reconnects with backoff, resumes where the tables are).")
     var follow = false
 
+    @Option(help: "Write a snapshot of the fold after this many facts were folded since the last one, for the next start to begin from (0: never).")
+    var snapshotEvery: Int64 = 1_000_000
+
     func run() async throws {
         try await runReportingErrors {
             if follow {
@@ -76,7 +79,7 @@ struct Project: AsyncParsableCommand {
                 defer { Task { await store.close() } }
                 Diagnostics.say("ledger: following the log (Ctrl-C to stop)")
                 try await Projector.followSurvivingRestarts(
-                    store,
+                    store, snapshotEvery: snapshotEvery,
                     onStart: { p in Diagnostics.say("ledger: projector at position \(p)") },
                     onBatch: { n, p in Diagnostics.say("ledger: applied \(n) events; at position \(p)") },
                     onRestart: { error, wait in Diagnostics.say("ledger: database unavailable (\(error)); reconnecting in \(wait)") })
@@ -86,12 +89,13 @@ struct Project: AsyncParsableCommand {
             let bar = ProgressBar("restore")
             let projector: Projector
             do {
-                projector = try await Projector.start(store, progress: bar.update)
+                projector = try await Projector.start(store, progress: bar.update, snapshotEvery: snapshotEvery)
             } catch {
                 await store.close()
                 throw error
             }
             bar.finish()
+            Diagnostics.say(Self.startLine(projector.startedFrom, at: await projector.position))
             do {
                 let n = try await projector.catchUp()
                 Diagnostics.say("ledger: projector applied \(grouped(n)) events; read models at position \(await projector.position)")
@@ -103,6 +107,14 @@ struct Project: AsyncParsableCommand {
             await projector.close()
             await store.close()
         }
+    }
+}
+
+extension Project {
+    /// Where a projector's fold began.
+    static func startLine(_ snapshot: SnapshotInfo?, at position: Int64) -> String {
+        guard let snapshot else { return "ledger: projector folded the log from the first event to position \(position)" }
+        return "ledger: projector started from the snapshot at position \(snapshot.position) (\(grouped(Int64(snapshot.bytes))) bytes) and folded to position \(position)"
     }
 }
 

@@ -137,29 +137,53 @@ public actor Projector {
     var failure: String?
     public private(set) var position: Int64 = 0
 
+    /// The snapshot this projector started from (nil: it folded the log from the first event).
+    public nonisolated let startedFrom: SnapshotInfo?
+    /// A snapshot is written after this many facts were folded since the last one (0: never).
+    let snapshotEvery: Int64
+    /// The position of the latest snapshot this projector wrote or started from.
+    var snapshotAt: Int64
+
     /// Takes the projector lock (failing with ``ProjectorBusy`` if another holds it) and restores
-    /// the fold state up to the oldest checkpoint.
-    public static func start(_ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil) async throws -> Projector {
+    /// the fold state up to the oldest checkpoint: from the latest snapshot at or before it that
+    /// this build can read (see ``SnapshotInfo``), folding only the facts after it, or from the
+    /// first event. After folding `snapshotEvery` facts or more (from the start, or as it
+    /// follows), it writes a snapshot for the next start; 0 turns snapshots off.
+    public static func start(_ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil,
+                             snapshotEvery: Int64 = 1_000_000) async throws -> Projector {
         let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
         do {
             try await store.takeProjectorLock(conn)
             let cps = try await store.checkpoints()
             let low = cps.values.min() ?? 0
-            var state = try await store.fold(through: low, progress: progress)
+            let schema = store.configuration.schema
+            let snapshot = low == 0 || snapshotEvery == 0 ? nil : try await conn.withIsolation { conn in
+                try SnapshotStore.latest(atOrBefore: low, schema: schema, skipped: { position, why in
+                    logger.warning("projector: not starting from the snapshot at position \(position): \(why)")
+                }, on: conn)
+            }
+            var state = try await store.fold(snapshot?.state ?? Projections(), through: low, progress: progress)
             state.tracksChanges = true
-            return Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps)
+            let projector = Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps,
+                                      startedFrom: snapshot?.info, snapshotEvery: snapshotEvery)
+            try await projector.snapshotIfDue()
+            return projector
         } catch {
             await store.closeReleasingProjectorLock(conn)
             throw error
         }
     }
 
-    init(store: EventStore, connection: PostgresConnection, logger: Logger, state: Projections, checkpoints: [ReadModel: Int64]) {
+    init(store: EventStore, connection: PostgresConnection, logger: Logger, state: Projections, checkpoints: [ReadModel: Int64],
+         startedFrom: SnapshotInfo?, snapshotEvery: Int64) {
         self.store = store
         self.connection = connection
         self.logger = logger
         self.state = state
         self.checkpoints = checkpoints
+        self.startedFrom = startedFrom
+        self.snapshotEvery = snapshotEvery
+        self.snapshotAt = startedFrom?.position ?? 0
         self.position = state.position
         // Anomalies up to the oldest checkpoint are in the table already.
         self.anomaliesWritten = state.anomalies.count
@@ -195,6 +219,19 @@ public actor Projector {
             }
             position = upto
             applied += Int64(page.count)
+            try await snapshotIfDue()
+        }
+    }
+
+    /// Writes a snapshot of the fold when `snapshotEvery` facts or more were folded since the last.
+    func snapshotIfDue() async throws {
+        guard snapshotEvery > 0, state.position - snapshotAt >= snapshotEvery else { return }
+        let (state, schema) = (self.state, store.configuration.schema)
+        let start = ContinuousClock.now
+        if let info = try await connection.withIsolation({ conn in try SnapshotStore.write(state, schema: schema, on: conn) }) {
+            snapshotAt = info.position
+            logger.info("projector: wrote a snapshot of the fold", metadata: [
+                "position": "\(info.position)", "bytes": "\(info.bytes)", "seconds": "\((ContinuousClock.now - start).seconds)"])
         }
     }
 

@@ -1,0 +1,92 @@
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+import LedgerPostgres
+
+/// The projector's snapshots of its fold (`projector_snapshots`, migration 0014): the fold of the
+/// log through a position, so that a projector starts from the latest one and folds only what
+/// came after, instead of the whole log.
+///
+/// A snapshot is read only if it was written by this build's declarations of the fold
+/// (``Projections/snapshotVersion``), the event at its position still has the hash it had (the
+/// chain through it is the same log), and its bytes have their SHA-256. Anything else is passed
+/// over, and the fold starts from an older snapshot or from the first event.
+public struct SnapshotInfo: Sendable, Hashable {
+    public var position: Int64
+    public var bytes: Int
+}
+
+enum SnapshotStore {
+    /// The largest part of a snapshot in one row (bytea holds up to 1 GiB; smaller parts keep
+    /// each statement's memory small).
+    static let partBytes = 64 << 20
+
+    /// The latest snapshot at or before `position` that passes every check, read back; nil when
+    /// there is none. `skipped` is told about each snapshot passed over, and why.
+    static func latest(atOrBefore position: Int64, schema: String, skipped: (Int64, String) -> Void,
+                       on conn: isolated PostgresConnection) throws -> (state: Projections, info: SnapshotInfo)? {
+        let s = quoteIdentifier(schema)
+        let candidates = try conn.query("""
+            SELECT p.position, p.parts, p.version, p.digest, p.log_hash = e.hash
+            FROM \(s).projector_snapshots p LEFT JOIN \(s).events e ON e.position = p.position
+            WHERE p.part = 0 AND p.position <= $1
+            ORDER BY p.position DESC
+            """, [.int8(position)])
+        for row in 0..<candidates.count {
+            guard let at = candidates.int64(row, 0), let parts = candidates.int64(row, 1), let version = candidates.int64(row, 2),
+                  let digest = candidates.bytea(row, 3) else { continue }
+            guard version == Int64(Projections.snapshotVersion) else {
+                skipped(at, "written by another version of the fold (\(version), this build reads \(Projections.snapshotVersion))")
+                continue
+            }
+            guard candidates.string(row, 4) == "t" else {
+                skipped(at, "the event at its position is not the one it was taken after (the log differs)")
+                continue
+            }
+            // Part by part, in binary (a part as hex text would be twice its size, then decoded).
+            var bytes: [UInt8] = []
+            var complete = true
+            for part in 0..<parts {
+                guard let data = try conn.binaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                                                      [.int8(at), .int4(Int32(part))]) else { complete = false; break }
+                bytes += data
+            }
+            guard complete, SHA256.hash(bytes) == digest else {
+                skipped(at, "its parts are missing or damaged")
+                continue
+            }
+            do {
+                return (try Projections(snapshot: bytes), SnapshotInfo(position: at, bytes: bytes.count))
+            } catch {
+                skipped(at, "it does not read back (\(error))")
+            }
+        }
+        return nil
+    }
+
+    /// Writes a snapshot of `state` (through its position) and removes every older one, in one
+    /// transaction.
+    @discardableResult
+    static func write(_ state: Projections, schema: String, on conn: isolated PostgresConnection) throws -> SnapshotInfo? {
+        guard state.position > 0 else { return nil }
+        let s = quoteIdentifier(schema)
+        let bytes = try state.snapshot()
+        let digest = SHA256.hash(bytes)
+        let parts = max(1, (bytes.count + partBytes - 1) / partBytes)
+        try conn.transaction { conn in
+            guard let hash = try conn.query("SELECT hash FROM \(s).events WHERE position = $1", [.int8(state.position)]).bytea(0, 0) else {
+                throw LedgerError.migration("no event at position \(state.position) to take a snapshot after")
+            }
+            _ = try conn.query("DELETE FROM \(s).projector_snapshots")
+            for part in 0..<parts {
+                let range = part * partBytes..<min(bytes.count, (part + 1) * partBytes)
+                _ = try conn.query("""
+                    INSERT INTO \(s).projector_snapshots (position, part, parts, version, log_hash, digest, bytes)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7)
+                    """, [.int8(state.position), .int4(Int32(part)), .int4(Int32(parts)), .int4(Int32(Projections.snapshotVersion)),
+                          .bytea(hash), .bytea(digest), .bytea(Array(bytes[range]))])
+            }
+        }
+        return SnapshotInfo(position: state.position, bytes: bytes.count)
+    }
+}

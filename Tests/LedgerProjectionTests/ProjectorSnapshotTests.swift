@@ -1,0 +1,92 @@
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerLog
+import LedgerPostgres
+@testable import LedgerProjection
+import LedgerScenarios
+import LedgerTesting
+import Testing
+
+/// A projector starts from the latest snapshot of its fold and folds only what came after; the
+/// read models it keeps equal a rebuild from scratch. A snapshot that does not fit the log or this
+/// build is passed over.
+@Suite("Projector snapshots", .timeLimit(.minutes(3)))
+struct ProjectorSnapshotTests {
+    static let history = Simulator(users: 30, days: 20, seed: 5, faults: try! FaultSpec.parse("all=0.05")).events()
+
+    static func open(_ config: LedgerConfiguration) async throws -> EventStore {
+        var c = config
+        c.validation = FactCatalogue.validation()
+        return try await EventStore.open(c)
+    }
+
+    static func snapshotPositions(_ config: LedgerConfiguration) async throws -> [Int64] {
+        let conn = try await TestDatabase.admin(config)
+        defer { Task { await conn.close() } }
+        let r = try await conn.query("SELECT DISTINCT position FROM \(quoteIdentifier(config.schema)).projector_snapshots ORDER BY 1")
+        return (0..<r.count).compactMap { r.int64($0, 0) }
+    }
+
+    @Test func aProjectorStartsFromTheLatestSnapshotAndEqualsARebuild() async throws {
+        try await TestDatabase.withSchema("snapresume") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            let half = Self.history.count / 2
+            _ = try await store.append(Array(Self.history[..<half]))
+            let first = try await Projector.start(store, snapshotEvery: 200)
+            #expect(first.startedFrom == nil)
+            try await first.catchUp(batchSize: 150)
+            await first.close()
+            // Snapshots every 200 facts or more, at batch ends; only the latest is kept.
+            let kept = try await Self.snapshotPositions(config)
+            #expect(kept.count == 1)
+            let at = try #require(kept.first)
+            #expect(at % 150 == 0 && Int64(half) - at < 200)
+
+            _ = try await store.append(Array(Self.history[half...]))
+            let second = try await Projector.start(store, snapshotEvery: 200)
+            #expect(second.startedFrom?.position == at)
+            #expect(await second.position == Int64(half))
+            try await second.catchUp()
+            await second.close()
+            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            #expect(verify.position == Int64(Self.history.count))
+            #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+        }
+    }
+
+    /// Another version of the fold, a log that differs at the snapshot's position, damaged bytes:
+    /// each time the projector folds from the first event instead, and the tables stay right.
+    @Test func aSnapshotThatDoesNotFitIsPassedOver() async throws {
+        try await TestDatabase.withSchema("snapskip") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append(Self.history)
+            let first = try await Projector.start(store, snapshotEvery: 100)
+            try await first.catchUp()
+            await first.close()
+            let s = quoteIdentifier(config.schema)
+            for damage in ["UPDATE \(s).projector_snapshots SET version = version + 1",
+                           "UPDATE \(s).projector_snapshots SET log_hash = '\\x00'",
+                           "UPDATE \(s).projector_snapshots SET digest = '\\x00'",
+                           "DELETE FROM \(s).projector_snapshots WHERE part = 0"] {
+                try await TestDatabase.tamper(config, "DELETE FROM \(s).projector_snapshots")
+                let writer = try await Projector.start(store, snapshotEvery: 100)
+                #expect(writer.startedFrom == nil)   // it folded, and wrote a snapshot
+                await writer.close()
+                #expect(try await Self.snapshotPositions(config) == [Int64(Self.history.count)])
+                let good = try await Projector.start(store, snapshotEvery: 100)
+                #expect(good.startedFrom?.position == Int64(Self.history.count))
+                await good.close()
+                try await TestDatabase.tamper(config, damage)
+                let projector = try await Projector.start(store, snapshotEvery: 0)
+                #expect(projector.startedFrom == nil, "\(damage)")
+                #expect(await projector.position == Int64(Self.history.count))
+                await projector.close()
+            }
+            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+        }
+    }
+}

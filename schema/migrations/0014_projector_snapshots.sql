@@ -1,0 +1,1 @@
+../../Sources/LedgerProjection/Migrations/0014_projector_snapshots.sql
