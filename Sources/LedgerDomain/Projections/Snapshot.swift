@@ -10,13 +10,21 @@ extension Projections {
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on
     /// folding after ``position`` as if it had folded the log up to there. Changes being tracked
     /// are not part of it. Equal states give equal bytes.
-    public func snapshot() throws -> [UInt8] {
-        try BinaryCoding.encode(State(self))
+    public func snapshot() throws -> [UInt8] { try snapshot(fields: true) }
+
+    /// With `fields` false, every view by its `Codable` conformance (the reference the views' own
+    /// ``BinaryFields`` are tested against).
+    func snapshot(fields: Bool) throws -> [UInt8] {
+        try BinaryCoding.encode(State(self), fields: fields)
     }
 
     /// The state a ``snapshot()`` was taken of (written with ``snapshotVersion``).
     public init(snapshot bytes: [UInt8], tracksChanges: Bool = false) throws {
-        let s = try BinaryCoding.decode(State.self, from: bytes)
+        try self.init(snapshot: bytes, fields: true, tracksChanges: tracksChanges)
+    }
+
+    init(snapshot bytes: [UInt8], fields: Bool, tracksChanges: Bool = false) throws {
+        let s = try BinaryCoding.decode(State.self, from: bytes, fields: fields)
         self.init(tracksChanges: tracksChanges)
         products = s.products
         orders = s.orders

@@ -1,3 +1,5 @@
+import LedgerCore
+
 /// Views by key: the views side by side in one array, in the order their keys first appeared, and
 /// a hash index from each key to its view's offset.
 ///
@@ -109,19 +111,41 @@ extension ViewTable: Codable where Value: Codable {
         var c = try decoder.unkeyedContainer()
         let keys = try c.decode([String].self)
         let values = try c.decode([Value].self)
-        guard keys.count == values.count, Set(keys).count == keys.count else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "\(keys.count) keys for \(values.count) views")
+        guard let table = Self(keys: keys, values: values) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "\(keys.count) keys for \(values.count) views, or a key twice")
         }
-        self.init()
-        self.keys = keys
-        self.values = values
-        index.reserveCapacity(keys.count)
-        for (i, k) in keys.enumerated() { index[k] = i }
+        self = table
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.unkeyedContainer()
         try c.encode(keys)
         try c.encode(values)
+    }
+
+    /// Nil unless there is one view per key and no key twice.
+    private init?(keys: [String], values: [Value]) {
+        guard keys.count == values.count else { return nil }
+        self.init()
+        index.reserveCapacity(keys.count)
+        for (i, k) in keys.enumerated() { index[k] = i }
+        guard index.count == keys.count else { return nil }
+        self.keys = keys
+        self.values = values
+    }
+}
+
+/// The same, each view by its own fields.
+extension ViewTable: BinaryFields where Value: BinaryFields {
+    public init(binary r: BinaryReader) throws {
+        let keys = try r.array { try r.string() }
+        let values = try r.array { try Value(binary: r) }
+        guard let table = Self(keys: keys, values: values) else { throw r.invalid("\(keys.count) keys for \(values.count) views, or a key twice") }
+        self = table
+    }
+
+    public func write(binary w: BinaryWriter) {
+        w.array(keys) { w.string($0) }
+        w.array(values) { $0.write(binary: w) }
     }
 }
