@@ -125,7 +125,7 @@ private enum BinaryForm {
 
 /// Where ``BinaryFields`` types write their fields.
 public final class BinaryWriter {
-    public internal(set) var bytes: [UInt8] = []
+    @usableFromInline var bytes: [UInt8] = []
     let fields: Bool
 
     init(fields: Bool) {
@@ -153,10 +153,10 @@ public final class BinaryWriter {
         }
     }
 
-    public func int(_ v: Int64) { signed(v) }
-    public func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
+    @inlinable public func int(_ v: Int64) { signed(v) }
+    @inlinable public func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
 
-    public func optional<V>(_ v: V?, _ write: (V) -> Void) {
+    @inlinable public func optional<V>(_ v: V?, _ write: (V) -> Void) {
         if let v {
             bytes.append(1)
             write(v)
@@ -165,14 +165,14 @@ public final class BinaryWriter {
         }
     }
 
-    public func array<V>(_ xs: [V], _ write: (V) -> Void) {
+    @inlinable public func array<V>(_ xs: [V], _ write: (V) -> Void) {
         varint(UInt64(xs.count))
         for x in xs { write(x) }
     }
 
-    public func fields<V: BinaryFields>(_ v: V) { v.write(binary: self) }
+    @inlinable public func fields<V: BinaryFields>(_ v: V) { v.write(binary: self) }
 
-    func varint(_ value: UInt64) {
+    @inlinable func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -181,9 +181,9 @@ public final class BinaryWriter {
         bytes.append(UInt8(v))
     }
 
-    func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+    @inlinable func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
 
-    public func string(_ s: String) {
+    @inlinable public func string(_ s: String) {
         var s = s
         s.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
@@ -335,8 +335,8 @@ private struct SingleWriter: SingleValueEncodingContainer {
 
 /// Where ``BinaryFields`` types read their fields back, in the order they wrote them.
 public final class BinaryReader {
-    let buffer: UnsafeBufferPointer<UInt8>
-    var offset = 0
+    @usableFromInline let buffer: UnsafeBufferPointer<UInt8>
+    @usableFromInline var offset = 0
     let fields: Bool
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, fields: Bool) {
@@ -344,14 +344,14 @@ public final class BinaryReader {
         self.fields = fields
     }
 
-    public func int() throws -> Int64 { try signed() }
-    public func bool() throws -> Bool { try byte() != 0 }
+    @inlinable public func int() throws -> Int64 { try signed() }
+    @inlinable public func bool() throws -> Bool { try byte() != 0 }
 
-    public func optional<V>(_ read: () throws -> V) throws -> V? {
+    @inlinable public func optional<V>(_ read: () throws -> V) throws -> V? {
         try byte() == 0 ? nil : try read()
     }
 
-    public func array<V>(_ read: () throws -> V) throws -> [V] {
+    @inlinable public func array<V>(_ read: () throws -> V) throws -> [V] {
         let n = try count()
         var xs: [V] = []
         xs.reserveCapacity(n)
@@ -359,7 +359,7 @@ public final class BinaryReader {
         return xs
     }
 
-    public func fields<V: BinaryFields>(_ type: V.Type = V.self) throws -> V { try V(binary: self) }
+    @inlinable public func fields<V: BinaryFields>(_ type: V.Type = V.self) throws -> V { try V(binary: self) }
 
     /// A value this reader cannot take (an unknown case, a broken invariant).
     public func invalid(_ what: String) -> DecodingError { corrupted(what) }
@@ -384,12 +384,12 @@ public final class BinaryReader {
         }
     }
 
-    func corrupted(_ what: String) -> DecodingError {
+    @usableFromInline func corrupted(_ what: String) -> DecodingError {
         DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(what) at byte \(offset) of \(buffer.count)"))
     }
 
     /// An enum's case key that was looked at (``peekKey()``) and is skipped by the next read.
-    private var key: (start: Int, end: Int, name: String)?
+    @usableFromInline var key: (start: Int, end: Int, name: String)?
 
     func peekKey() -> String? {
         if let key, key.start == offset { return key.name }
@@ -401,18 +401,18 @@ public final class BinaryReader {
     }
 
     /// Skips a case key that was looked at and not read.
-    func settle() {
+    @inlinable func settle() {
         if let k = key, k.start == offset { offset = k.end; key = nil }
     }
 
-    func byte() throws -> UInt8 {
+    @inlinable func byte() throws -> UInt8 {
         settle()
         guard offset < buffer.count else { throw corrupted("unexpected end") }
         defer { offset += 1 }
         return buffer[offset]
     }
 
-    func varint() throws -> UInt64 {
+    @inlinable func varint() throws -> UInt64 {
         var v: UInt64 = 0, shift: UInt64 = 0
         while true {
             let b = try byte()
@@ -423,18 +423,18 @@ public final class BinaryReader {
         }
     }
 
-    func signed() throws -> Int64 {
+    @inlinable func signed() throws -> Int64 {
         let z = try varint()
         return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
     }
 
-    func count() throws -> Int {
+    @inlinable func count() throws -> Int {
         let n = try varint()
         guard n <= UInt64(buffer.count - offset) else { throw corrupted("count \(n) beyond the data") }
         return Int(n)
     }
 
-    public func string() throws -> String {
+    @inlinable public func string() throws -> String {
         let n = try count()
         defer { offset += n }
         return String(decoding: UnsafeBufferPointer(rebasing: buffer[offset..<offset + n]), as: UTF8.self)

@@ -130,10 +130,10 @@ public actor PostgresConnection {
         // The simple protocol may return several results; PQexec keeps the last one.
     }
 
-    /// Runs one parameterized statement and returns the first column of its first row in the
-    /// server's binary form (for a bytea, its bytes as they are: no hex text to build and decode);
-    /// nil when there is no row or the value is NULL.
-    public func binaryValue(_ sql: String, _ parameters: [PostgresValue] = []) throws -> [UInt8]? {
+    /// Runs one parameterized statement and appends the first column of its first row, in the
+    /// server's binary form, to `out` (for a bytea, its bytes as they are: no hex text to build
+    /// and decode); false when there is no row or the value is NULL.
+    public func appendBinaryValue(_ sql: String, _ parameters: [PostgresValue] = [], to out: inout [UInt8]) throws -> Bool {
         let conn = try connected()
         let res = try withParameters(parameters) { count, types, values, lengths, formats in
             PQexecParams(conn, sql, count, types, values, lengths, formats, 1)
@@ -141,9 +141,10 @@ public actor PostgresConnection {
         guard let res else { throw connectionFailure(conn, sql) }
         defer { PQclear(res) }
         try check(res, conn, sql)
-        guard PQntuples(res) > 0, PQnfields(res) > 0, PQgetisnull(res, 0, 0) == 0, let value = PQgetvalue(res, 0, 0) else { return nil }
+        guard PQntuples(res) > 0, PQnfields(res) > 0, PQgetisnull(res, 0, 0) == 0, let value = PQgetvalue(res, 0, 0) else { return false }
         let n = Int(PQgetlength(res, 0, 0))
-        return value.withMemoryRebound(to: UInt8.self, capacity: n) { Array(UnsafeBufferPointer(start: $0, count: n)) }
+        value.withMemoryRebound(to: UInt8.self, capacity: n) { out.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+        return true
     }
 
     /// Runs one parameterized statement (extended protocol, explicit type OIDs) and returns its rows.

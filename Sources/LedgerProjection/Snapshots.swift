@@ -45,11 +45,12 @@ enum SnapshotStore {
             }
             // Part by part, in binary (a part as hex text would be twice its size, then decoded).
             var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(try conn.query("SELECT sum(octet_length(bytes)) FROM \(s).projector_snapshots WHERE position = $1",
+                                                     [.int8(at)]).int64(0, 0) ?? 0))
             var complete = true
-            for part in 0..<parts {
-                guard let data = try conn.binaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
-                                                      [.int8(at), .int4(Int32(part))]) else { complete = false; break }
-                bytes += data
+            for part in 0..<parts where complete {
+                complete = try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                                                      [.int8(at), .int4(Int32(part))], to: &bytes)
             }
             guard complete, SHA256.hash(bytes) == digest else {
                 skipped(at, "its parts are missing or damaged")

@@ -21,6 +21,10 @@ CREATE UNLOGGED TABLE projector_snapshots (
     PRIMARY KEY (position, part)
 );
 
+-- Out of line and not compressed: the snapshot is compact already, and compressing hundreds of
+-- megabytes would cost more than it saves.
+ALTER TABLE projector_snapshots ALTER COLUMN bytes SET STORAGE EXTERNAL;
+
 COMMENT ON TABLE projector_snapshots IS 'The projector''s fold through a position, to start from (a cache of the log; unlogged).';
 
 GRANT SELECT, INSERT, DELETE ON projector_snapshots TO ledger_projector;
