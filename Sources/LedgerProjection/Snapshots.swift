@@ -68,7 +68,7 @@ enum SnapshotStore {
     /// Writes a snapshot of `state` (through its position) and removes every older one, in one
     /// transaction.
     @discardableResult
-    static func write(_ state: Projections, schema: String, on conn: isolated PostgresConnection) throws -> SnapshotInfo? {
+    static func write(_ state: Projections, schema: String, partBytes: Int = partBytes, on conn: isolated PostgresConnection) throws -> SnapshotInfo? {
         guard state.position > 0 else { return nil }
         let s = quoteIdentifier(schema)
         let bytes = try state.snapshot()

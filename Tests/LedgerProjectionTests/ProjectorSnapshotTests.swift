@@ -89,4 +89,26 @@ struct ProjectorSnapshotTests {
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
     }
+
+    /// A snapshot larger than one part is written in parts and read back whole.
+    @Test func aSnapshotInManyPartsReadsBackWhole() async throws {
+        try await TestDatabase.withSchema("snapparts") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append(Self.history)
+            let state = try await store.fold(through: Int64(Self.history.count))
+            let conn = try await TestDatabase.admin(config.connecting(as: .projector))
+            defer { Task { await conn.close() } }
+            let schema = config.schema
+            let written = try await conn.withIsolation { conn in try SnapshotStore.write(state, schema: schema, partBytes: 1000, on: conn) }
+            let parts = try await conn.query("SELECT count(*) FROM \(quoteIdentifier(schema)).projector_snapshots").int64(0, 0) ?? 0
+            let size = try #require(written).bytes
+            #expect(parts > 3 && Int(parts) == (size + 999) / 1000)
+            let read = try await conn.withIsolation { conn in
+                try SnapshotStore.latest(atOrBefore: Int64(Self.history.count), schema: schema, skipped: { _, _ in }, on: conn)
+            }
+            #expect(read?.info == written)
+            #expect(try read?.state.snapshot() == state.snapshot())
+        }
+    }
 }
