@@ -114,7 +114,7 @@ extension Project {
     /// Where a projector's fold began.
     static func startLine(_ snapshot: SnapshotInfo?, at position: Int64) -> String {
         guard let snapshot else { return "ledger: projector folded the log from the first event to position \(position)" }
-        return "ledger: projector started from the snapshot at position \(snapshot.position) (\(grouped(Int64(snapshot.bytes))) bytes) and folded to position \(position)"
+        return "ledger: projector started from the snapshot at position \(snapshot.position) (\(snapshot.bytes / 1_048_576) MiB) and folded to position \(position)"
     }
 }
 
