@@ -24,31 +24,15 @@ struct BenchRebuild: AsyncParsableCommand {
             """)
 
     @OptionGroup var connection: ConnectionOptions
-
-    @Option(help: "Facts in the generated log.")
-    var events: Int = 10_000_000
-
-    @Option(help: "Distinct users in the generated log.")
-    var users: Int = 200_000
-
-    @Option(help: "Generator seed.")
-    var seed: UInt64 = 42
+    @OptionGroup var log: BenchLogOptions
 
     @Option(help: "Facts folded in memory for the pure fold figure.")
     var foldEvents: Int = 2_000_000
 
-    @Flag(help: "Drop and regenerate the benchmark log even if one of the right size exists.")
-    var reload = false
-
     func run() async throws {
         try await runReportingErrors {
-            var options = connection
-            if options.schema == nil { options.schema = "bench_rebuild" }
-            let config = try await options.configuration(as: nil)
-            let url = config.connectionString
-            let schema = config.schema
-            let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
-            let head = try await Self.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
+            let (config, admin, head) = try await log.open(connection)
+            let (url, schema, users, seed) = (config.connectionString, config.schema, log.users, log.seed)
 
             // Baseline: raw COPY TO of the same rows the rebuild reads, bytes counted, nothing decoded.
             let copySeconds = try await Self.copyOut(admin, schema)
@@ -92,6 +76,32 @@ struct BenchRebuild: AsyncParsableCommand {
         }
     }
 
+}
+
+/// The generated log the projection benchmarks run on (schema `bench_rebuild` unless given).
+struct BenchLogOptions: ParsableArguments {
+    @Option(help: "Facts in the generated log.") var events: Int = 10_000_000
+    @Option(help: "Distinct users in the generated log.") var users: Int = 200_000
+    @Option(help: "Generator seed.") var seed: UInt64 = 42
+    @Flag(help: "Drop and regenerate the benchmark log even if one of the right size exists.") var reload = false
+
+    /// The log's configuration, an owner connection and the log's head, after generating and
+    /// loading the log if it is not there.
+    func open(_ connection: ConnectionOptions) async throws -> (LedgerConfiguration, PostgresConnection, Int64) {
+        var options = connection
+        if options.schema == nil { options.schema = "bench_rebuild" }
+        let config = try await options.configuration(as: nil)
+        let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-bench")
+        do {
+            return (config, admin, try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload))
+        } catch {
+            await admin.close()
+            throw error
+        }
+    }
+}
+
+extension BenchRebuild {
     /// Generates and bulk-loads the benchmark log unless one of the right size is there.
     static func ensureLoaded(_ config: LedgerConfiguration, _ admin: PostgresConnection, events: Int, users: Int, seed: UInt64, reload: Bool) async throws -> Int64 {
         let schema = config.schema
@@ -140,18 +150,12 @@ struct BenchAudit: AsyncParsableCommand {
         abstract: "Measure `ledger audit` on a generated log (time, peak RSS) beside raw COPY TO (use a release build).")
 
     @OptionGroup var connection: ConnectionOptions
-    @Option(help: "Facts in the generated log.") var events: Int = 10_000_000
-    @Option(help: "Distinct users in the generated log.") var users: Int = 200_000
-    @Option(help: "Generator seed.") var seed: UInt64 = 42
-    @Flag(help: "Drop and regenerate the benchmark log even if one of the right size exists.") var reload = false
+    @OptionGroup var log: BenchLogOptions
 
     func run() async throws {
         try await runReportingErrors {
-            var options = connection
-            if options.schema == nil { options.schema = "bench_rebuild" }
-            let config = try await options.configuration(as: nil)
-            let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-bench")
-            let head = try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
+            let (config, admin, head) = try await log.open(connection)
+            let (users, seed) = (log.users, log.seed)
             let copySeconds = try await BenchRebuild.copyOut(admin, config.schema)
             await admin.close()
             let t0 = ContinuousClock.now
@@ -183,20 +187,13 @@ struct BenchProject: AsyncParsableCommand {
             """)
 
     @OptionGroup var connection: ConnectionOptions
-    @Option(help: "Facts in the generated log.") var events: Int = 10_000_000
-    @Option(help: "Distinct users in the generated log.") var users: Int = 200_000
-    @Option(help: "Generator seed.") var seed: UInt64 = 42
-    @Flag(help: "Drop and regenerate the benchmark log even if one of the right size exists.") var reload = false
+    @OptionGroup var log: BenchLogOptions
 
     func run() async throws {
         try await runReportingErrors {
-            var options = connection
-            if options.schema == nil { options.schema = "bench_rebuild" }
-            let config = try await options.configuration(as: nil)
-            let (url, schema) = (config.connectionString, config.schema)
+            let (config, admin, head) = try await log.open(connection)
+            let (url, schema, users, seed) = (config.connectionString, config.schema, log.users, log.seed)
             let s = quoteIdentifier(schema)
-            let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
-            let head = try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload)
             let low = try await admin.query("SELECT coalesce(min(position), 0) FROM \(s).projection_checkpoints").int64(0, 0) ?? 0
             if low < head {
                 Diagnostics.say("bench: bringing the read models to the head first (ledger rebuild all)")
