@@ -20,7 +20,7 @@ struct BenchRebuild: AsyncParsableCommand {
             The log is generated (deterministic per --seed) and loaded once into --schema with COPY
             (bench-only loader: positions, versions and hash chain as append computes them, constraints'
             triggers off); later runs reuse it unless --reload. The rebuild runs as a child process
-            (`ledger rebuild all --json`), which reports its own peak RSS (VmHWM) at exit.
+            (`ledger rebuild all --json --no-snapshot`), which reports its own peak RSS (VmHWM) at exit.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -53,7 +53,7 @@ struct BenchRebuild: AsyncParsableCommand {
 
             // Full rebuild in a child process.
             let r0 = ContinuousClock.now
-            let (child, childPeak) = try await PeakMemory.runMeasured(["rebuild", "all", "--json", "--database-url", url, "--schema", schema])
+            let (child, childPeak) = try await PeakMemory.runMeasured(["rebuild", "all", "--json", "--no-snapshot", "--database-url", url, "--schema", schema])
             let rebuildWall = (ContinuousClock.now - r0).seconds
             guard child.status == 0, let report = try? JSONValue.parse(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 throw ValidationError("the rebuild failed (exit \(child.status)): \(child.stderr)")

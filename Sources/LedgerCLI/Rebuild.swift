@@ -141,6 +141,9 @@ struct Rebuild: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON.")
     var json = false
 
+    @Flag(help: "Do not write a snapshot of the fold for the projector to start from (written by default after a swap).")
+    var noSnapshot = false
+
     func validate() throws {
         if name != "all" && ReadModel(rawValue: name) == nil {
             throw ValidationError("unknown read model '\(name)'; expected one of: all, \(ReadModel.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -158,7 +161,7 @@ struct Rebuild: AsyncParsableCommand {
                 let through = try await replay.through(store)
                 let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]
                 let bar = ProgressBar("rebuild")
-                let report = try await store.rebuild(RebuildOptions(models: models, through: through, verify: verify), progress: bar.update)
+                let report = try await store.rebuild(RebuildOptions(models: models, through: through, verify: verify, snapshot: !noSnapshot), progress: bar.update)
                 bar.finish()
                 print(json ? Self.json(report) : Self.table(report), terminator: "")
                 differs = report.hasDifferences
@@ -186,6 +189,9 @@ struct Rebuild: AsyncParsableCommand {
         s += textTable(header, rows)
         if r.swapped {
             s += "swapped in; checkpoints set to \(grouped(r.position))\n"
+            if let snapshot = r.snapshot {
+                s += "wrote a snapshot of the fold (\(snapshot.bytes / 1_048_576) MiB) in \(String(format: "%.2f", r.snapshotSeconds)) s: the projector starts from it\n"
+            }
         } else {
             for t in r.tables where !t.matches {
                 s += "\n\(t.table): \(t.differingRows) rows differ\n"
@@ -212,6 +218,7 @@ struct Rebuild: AsyncParsableCommand {
         return JSONValue.makeObject([
             ("position", .int(r.position)), ("swapped", .bool(r.swapped)),
             ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))), ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
+            ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null), ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
             ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),
         ]).compactText + "\n"
     }

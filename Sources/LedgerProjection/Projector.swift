@@ -148,7 +148,7 @@ public actor Projector {
     /// the fold state up to the oldest checkpoint: from the latest snapshot at or before it that
     /// this build can read (see ``SnapshotInfo``), folding only the facts after it, or from the
     /// first event. After folding `snapshotEvery` facts or more (from the start, or as it
-    /// follows), it writes a snapshot for the next start; 0 turns snapshots off.
+    /// follows), it writes a snapshot for the next start; with 0 it writes none (and still starts from one).
     public static func start(_ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil,
                              snapshotEvery: Int64 = 1_000_000) async throws -> Projector {
         let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
@@ -157,7 +157,7 @@ public actor Projector {
             let cps = try await store.checkpoints()
             let low = cps.values.min() ?? 0
             let schema = store.configuration.schema
-            let snapshot = low == 0 || snapshotEvery == 0 ? nil : try await conn.withIsolation { conn in
+            let snapshot = low == 0 ? nil : try await conn.withIsolation { conn in
                 try SnapshotStore.latest(atOrBefore: low, schema: schema, skipped: { position, why in
                     logger.warning("projector: not starting from the snapshot at position \(position): \(why)")
                 }, on: conn)

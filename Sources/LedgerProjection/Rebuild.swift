@@ -11,9 +11,12 @@ public struct RebuildOptions: Sendable {
     public var through: Int64?
     /// Compare with the live tables instead of swapping.
     public var verify: Bool
+    /// After swapping, write a snapshot of the fold at the rebuilt position, for the projector to
+    /// start from (see ``SnapshotInfo``).
+    public var snapshot: Bool
 
-    public init(models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false) {
-        self.models = models; self.through = through; self.verify = verify
+    public init(models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false, snapshot: Bool = true) {
+        self.models = models; self.through = through; self.verify = verify; self.snapshot = snapshot
     }
 }
 
@@ -40,6 +43,9 @@ public struct RebuildReport: Sendable {
     public var tables: [TableResult]
     public var swapped: Bool
     public var livePositions: [ReadModel: Int64]
+    /// The snapshot written after the swap, and how long it took.
+    public var snapshot: SnapshotInfo?
+    public var snapshotSeconds: Double = 0
     public var hasDifferences: Bool { tables.contains { !$0.matches } }
 }
 
@@ -112,8 +118,14 @@ extension EventStore {
             try await swap(tables.map(\.name), models: options.models, position: target, schema: schema, conn)
         }
         let t2 = clock.now
-        return RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
-                             tables: results, swapped: !options.verify, livePositions: live)
+        var report = RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
+                                   tables: results, swapped: !options.verify, livePositions: live)
+        if options.snapshot && !options.verify {
+            let name = configuration.schema
+            report.snapshot = try await conn.withIsolation { conn in try SnapshotStore.write(state, schema: name, on: conn) }
+            report.snapshotSeconds = (clock.now - t2).seconds
+        }
+        return report
     }
 
     /// Fills the shadow table of each of `tables` (name, key) and checksums it (with `verify`, also

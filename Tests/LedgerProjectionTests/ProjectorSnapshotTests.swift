@@ -111,4 +111,26 @@ struct ProjectorSnapshotTests {
             #expect(try read?.state.snapshot() == state.snapshot())
         }
     }
+
+    /// A rebuild leaves a snapshot at the position it rebuilt to, and the next projector starts
+    /// from it; a verify writes none.
+    @Test func aRebuildLeavesASnapshotTheProjectorStartsFrom() async throws {
+        try await TestDatabase.withSchema("snaprebuild") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append(Self.history)
+            let cut = Int64(Self.history.count / 2)
+            let rebuilt = try await store.rebuild(RebuildOptions(through: cut))
+            #expect(rebuilt.snapshot?.position == cut)
+            #expect(try await Self.snapshotPositions(config) == [cut])
+            let verified = try await store.rebuild(RebuildOptions(verify: true))
+            #expect(verified.snapshot == nil)
+            let projector = try await Projector.start(store, snapshotEvery: 0)
+            #expect(projector.startedFrom?.position == cut)
+            try await projector.catchUp()
+            await projector.close()
+            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+        }
+    }
 }
