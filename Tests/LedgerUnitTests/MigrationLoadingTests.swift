@@ -63,7 +63,7 @@ struct MigrationLoadingTests {
             "dcccaff97273d19ff1a4ed3a5680c3f4c6f89218b83b514b92c213ab21d56b6d",
             "1ab8eeb920650490b3f070b0bae8fa46d0879b06cc5e9a75cd38ed807027d1fa",
             "6a428b00fa7d43afc558514e5c5835814e3860a4f152df62af649a19e43a8601",
-            "47263f3eaa50bc48bf2c550080ba6107a30fe9c25e9c734e88c63b266202e2a1",
+            "94349442f829ef66941ee3a524edf7bd90b1594a393dcd79a2a774ca4f5ea07f",
         ])
     }
 }

@@ -57,6 +57,13 @@ public struct ViewTable<Value: Sendable>: Sendable {
         }
     }
 
+    /// Adds a view under a key that has none; false (and nothing added) when the key has one.
+    mutating func add(_ key: String, _ value: Value) -> Bool {
+        guard index[key] == nil else { return false }
+        append(key, value)
+        return true
+    }
+
     private mutating func append(_ key: String, _ value: Value) {
         index[key] = values.count
         keys.append(key)

@@ -3,16 +3,16 @@
 --
 -- A snapshot is the fold of the log through `position`, a pure function of that prefix, written
 -- by one version of the fold's declarations (`version`; another version is never read). It is
--- kept in parts of at most 64 MiB; `log_hash` is the hash of the event at `position` (the chain
--- through it), `digest` the SHA-256 of the whole snapshot. A projector reads one only if both
--- still hold.
+-- kept in `parts` parts, each readable on its own (the first: all but the views; then runs of
+-- views); `log_hash` is the hash of the event at `position` (the chain through it), `digest` the
+-- SHA-256 of the part. A projector reads one only if these still hold.
 --
 -- UNLOGGED: a snapshot is a cache of what the log already says, so it costs no WAL; after a crash
 -- the table is empty and the next projector folds the log, as before snapshots.
 CREATE UNLOGGED TABLE projector_snapshots (
     position  bigint      NOT NULL CHECK (position > 0),
     part      integer     NOT NULL CHECK (part >= 0),
-    parts     integer     NOT NULL CHECK (parts > part),
+    parts     integer     NOT NULL,
     version   integer     NOT NULL,
     log_hash  bytea       NOT NULL,
     digest    bytea       NOT NULL,
@@ -27,4 +27,4 @@ ALTER TABLE projector_snapshots ALTER COLUMN bytes SET STORAGE EXTERNAL;
 
 COMMENT ON TABLE projector_snapshots IS 'The projector''s fold through a position, to start from (a cache of the log; unlogged).';
 
-GRANT SELECT, INSERT, DELETE ON projector_snapshots TO ledger_projector;
+GRANT SELECT, INSERT, UPDATE, DELETE ON projector_snapshots TO ledger_projector;

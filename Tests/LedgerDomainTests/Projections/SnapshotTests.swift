@@ -24,7 +24,10 @@ struct SnapshotTests {
             let cut = history.count * k / cuts
             var head = Projections()
             fold(history[..<cut], into: &head, from: 0)
-            var resumed = try Projections(snapshot: try head.snapshot())
+            // In small parts, so that runs of views end anywhere.
+            var reader = SnapshotReader()
+            try head.writeSnapshot(partBytes: 300) { try reader.add($0) }
+            var resumed = try reader.finish()
             #expect(resumed.position == Int64(cut), "\(label) cut at \(cut)")
             fold(history[cut...], into: &resumed, from: cut)
             #expect(try resumed.snapshot() == expected, "\(label) cut at \(cut): state differs")
@@ -50,10 +53,11 @@ struct SnapshotTests {
     /// (so that snapshots written before are not read) and pin the new digest here.
     @Test func theSnapshotFormatIsPinned() throws {
         var bytes: [UInt8] = []
-        for scenario in Scenarios.all { bytes += try scenario.projections().snapshot() }
-        bytes += try SimulatorTests.fold(Simulator(users: 40, days: 20, seed: 3, faults: try FaultSpec.parse("all=0.05"))).snapshot()
+        var states = Scenarios.all.map { $0.projections() }
+        states.append(SimulatorTests.fold(Simulator(users: 40, days: 20, seed: 3, faults: try FaultSpec.parse("all=0.05"))))
+        for state in states { try state.writeSnapshot(partBytes: 4096) { bytes += $0 } }
         #expect(Projections.snapshotVersion == 1)
-        #expect(SHA256.hash(bytes).hexString == "887be923dbda080ded04a7be26cebfb6a85d00c01e5df2448d8955ffd3dc72aa")
+        #expect(SHA256.hash(bytes).hexString == "bf4d33a49509736c5a6224118491ab5f84be48f38e40e686502e5049d19896af")
     }
 
     /// The views write their own fields (fast); their `Codable` conformance lists every stored
@@ -75,5 +79,17 @@ struct SnapshotTests {
         let bytes = try Scenarios.all[0].projections().snapshot()
         #expect(throws: DecodingError.self) { try Projections(snapshot: Array(bytes.dropLast())) }
         #expect(throws: DecodingError.self) { try Projections(snapshot: []) }
+        var parts: [[UInt8]] = []
+        try SimulatorTests.fold(Simulator(users: 20, days: 10, seed: 3, faults: .none)).writeSnapshot(partBytes: 500) { parts.append($0) }
+        #expect(parts.count > 3)
+        func read(_ parts: [[UInt8]]) throws -> Projections {
+            var reader = SnapshotReader()
+            for p in parts { try reader.add(p) }
+            return try reader.finish()
+        }
+        #expect(throws: DecodingError.self) { try read(Array(parts.dropFirst())) }         // no first part
+        #expect(throws: DecodingError.self) { try read(parts + [parts[1]]) }              // views twice
+        #expect(throws: DecodingError.self) { try read(parts.dropLast() + [Array(parts.last!.dropLast())]) }
+        #expect(throws: DecodingError.self) { try read(parts + [[9]]) }                   // unknown kind
     }
 }
