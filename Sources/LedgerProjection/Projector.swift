@@ -157,16 +157,22 @@ public actor Projector {
             let cps = try await store.checkpoints()
             let low = cps.values.min() ?? 0
             let schema = store.configuration.schema
-            let snapshot = low == 0 ? nil : try await conn.withIsolation { conn in
-                try SnapshotStore.latest(atOrBefore: low, schema: schema, skipped: { position, why in
-                    logger.warning("projector: not starting from the snapshot at position \(position): \(why)")
-                }, on: conn)
+            let snapshot: (state: Projections, info: SnapshotInfo)?
+            do {
+                snapshot = low == 0 ? nil : try await conn.withIsolation { conn in
+                    try SnapshotStore.latest(atOrBefore: low, schema: schema, skipped: { position, why in
+                        logger.warning("projector: not starting from the snapshot at position \(position): \(why)")
+                    }, on: conn)
+                }
+            } catch let error as PostgresError where error.sqlState == .undefinedTable {
+                logger.warning("projector: no snapshot table (run `ledger migrate`); folding the log", metadata: ["error": "\(error.message)"])
+                snapshot = nil
             }
             var state = try await store.fold(snapshot?.state ?? Projections(), through: low, progress: progress)
             state.tracksChanges = true
             let projector = Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps,
                                       startedFrom: snapshot?.info, snapshotEvery: snapshotEvery)
-            try await projector.snapshotIfDue()
+            await projector.snapshotIfDue()
             return projector
         } catch {
             await store.closeReleasingProjectorLock(conn)
@@ -219,19 +225,25 @@ public actor Projector {
             }
             position = upto
             applied += Int64(page.count)
-            try await snapshotIfDue()
+            await snapshotIfDue()
         }
     }
 
     /// Writes a snapshot of the fold when `snapshotEvery` facts or more were folded since the last.
-    func snapshotIfDue() async throws {
+    /// A snapshot is a cache: failing to write one is logged, and the projector goes on (it tries
+    /// again after as many facts more).
+    func snapshotIfDue() async {
         guard snapshotEvery > 0, state.position - snapshotAt >= snapshotEvery else { return }
         let (state, schema) = (self.state, store.configuration.schema)
         let start = ContinuousClock.now
-        if let info = try await connection.withIsolation({ conn in try SnapshotStore.write(state, schema: schema, on: conn) }) {
-            snapshotAt = info.position
-            logger.info("projector: wrote a snapshot of the fold", metadata: [
-                "position": "\(info.position)", "bytes": "\(info.bytes)", "seconds": "\((ContinuousClock.now - start).seconds)"])
+        snapshotAt = state.position
+        do {
+            if let info = try await connection.withIsolation({ conn in try SnapshotStore.write(state, schema: schema, on: conn) }) {
+                logger.info("projector: wrote a snapshot of the fold", metadata: [
+                    "position": "\(info.position)", "bytes": "\(info.bytes)", "seconds": "\((ContinuousClock.now - start).seconds)"])
+            }
+        } catch {
+            logger.warning("projector: could not write a snapshot of the fold; going on without", metadata: ["error": "\(error)"])
         }
     }
 

@@ -132,4 +132,29 @@ struct ProjectorSnapshotTests {
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
     }
+
+    /// A snapshot is a cache: when it cannot be written (no right to) or the table is missing (a
+    /// schema not migrated yet), the projector folds the log and keeps the read models all the same.
+    @Test func aProjectorGoesOnWithoutSnapshots() async throws {
+        try await TestDatabase.withSchema("snapnone") { config in
+            let owner = try await Self.open(config)
+            let store = try await Self.open(config.connecting(as: .projector))
+            defer { Task { await owner.close(); await store.close() } }
+            let s = quoteIdentifier(config.schema)
+            _ = try await owner.append(Array(Self.history.prefix(300)))
+            try await TestDatabase.tamper(config, "REVOKE INSERT ON \(s).projector_snapshots FROM ledger_projector")
+            let first = try await Projector.start(store, snapshotEvery: 100)
+            #expect(try await first.catchUp(batchSize: 120) == 300)
+            await first.close()
+            #expect(try await Self.snapshotPositions(config).isEmpty)
+            try await TestDatabase.tamper(config, "DROP TABLE \(s).projector_snapshots")
+            _ = try await owner.append(Array(Self.history.dropFirst(300)))
+            let second = try await Projector.start(store, snapshotEvery: 100)
+            #expect(second.startedFrom == nil)
+            try await second.catchUp()
+            await second.close()
+            let verify = try await owner.rebuild(RebuildOptions(verify: true))
+            #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+        }
+    }
 }
