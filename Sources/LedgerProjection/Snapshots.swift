@@ -1,7 +1,9 @@
+import Dispatch
 import LedgerCore
 import LedgerDomain
 import LedgerLog
 import LedgerPostgres
+import Synchronization
 
 /// The projector's snapshots of its fold (`projector_snapshots`, migration 0014): the fold of the
 /// log through a position, so that a projector starts from the latest one and folds only what
@@ -44,23 +46,26 @@ enum SnapshotStore {
                 continue
             }
             do {
-                // Part by part, in binary (a part as hex text would be twice its size, then decoded).
-                var reader = SnapshotReader()
+                // Part by part, in binary (a part as hex text would be twice its size, then
+                // decoded). Each part is checked and decoded on a thread of its own while the
+                // connection fetches the next, at most two parts ahead.
+                let decoding = PartDecoder()
                 var total = 0
-                var bytes: [UInt8] = []
                 for part in 0..<parts {
-                    bytes.removeAll(keepingCapacity: true)
-                    guard try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
-                                                     [.int8(at), .int4(Int32(part))], to: &bytes),
-                          let digest = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
-                                                      [.int8(at), .int4(Int32(part))]).bytea(0, 0),
-                          SHA256.hash(bytes) == digest else {
+                    decoding.room.wait()
+                    var bytes: [UInt8] = []
+                    let found = try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                                                           [.int8(at), .int4(Int32(part))], to: &bytes)
+                    guard found, let digest = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                                                             [.int8(at), .int4(Int32(part))]).bytea(0, 0) else {
+                        decoding.room.signal()
+                        _ = try? decoding.finish()
                         throw SnapshotDamaged()
                     }
-                    try reader.add(bytes)
                     total += bytes.count
+                    decoding.add(bytes, digest: digest)
                 }
-                return (try reader.finish(), SnapshotInfo(position: at, bytes: total))
+                return (try decoding.finish(), SnapshotInfo(position: at, bytes: total))
             } catch is SnapshotDamaged {
                 skipped(at, "its parts are missing or damaged")
             } catch let error as DecodingError {
@@ -70,7 +75,42 @@ enum SnapshotStore {
         return nil
     }
 
-    private struct SnapshotDamaged: Error {}
+    struct SnapshotDamaged: Error {}
+
+    /// Checks and decodes the parts of one snapshot, in order, on a queue of its own.
+    final class PartDecoder: Sendable {
+        private let queue = DispatchQueue(label: "ledger-snapshot-decode")
+        /// Parts handed over and not decoded yet, at most two.
+        let room = DispatchSemaphore(value: 2)
+        private let state = Mutex<(reader: SnapshotReader, error: (any Error)?)>((SnapshotReader(), nil))
+
+        func add(_ bytes: [UInt8], digest: [UInt8]) {
+            queue.async { [self] in
+                defer { room.signal() }
+                state.withLock { s in
+                    guard s.error == nil else { return }
+                    do {
+                        guard SHA256.hash(bytes) == digest else { throw SnapshotDamaged() }
+                        try s.reader.add(bytes)
+                    } catch {
+                        s.error = error
+                    }
+                }
+            }
+        }
+
+        /// Waits for the parts handed over, then the state they hold (or the first error).
+        func finish() throws -> Projections {
+            queue.sync {}
+            // Moved out, so that nothing else holds the state the projector goes on changing.
+            let reader = try state.withLock { s in
+                if let error = s.error { throw error }
+                defer { s.reader = SnapshotReader() }
+                return s.reader
+            }
+            return try reader.finish()
+        }
+    }
 
     /// Writes a snapshot of `state` (through its position), part by part as the state is encoded,
     /// and removes every older one, in one transaction.
