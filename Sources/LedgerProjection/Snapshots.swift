@@ -25,7 +25,7 @@ enum SnapshotStore {
 
     /// The latest snapshot at or before `position` that passes every check, read back; nil when
     /// there is none. `skipped` is told about each snapshot passed over, and why. Each part is
-    /// decoded as it arrives, so only one part's bytes are held at a time.
+    /// decoded as it arrives, so only a few parts' bytes are held at a time.
     static func latest(atOrBefore position: Int64, schema: String, skipped: (Int64, String) -> Void,
                        on conn: isolated PostgresConnection) throws -> (state: Projections, info: SnapshotInfo)? {
         let s = quoteIdentifier(schema)
