@@ -1,7 +1,7 @@
 /// A compact binary form of `Codable` values, for state a process writes and later reads back
 /// itself (the projector's snapshot): no field names, integers as LEB128 varints (signed ones
-/// zigzagged), strings as a length and their UTF-8, an optional as a 0/1 tag, a dictionary with
-/// string keys as its entries sorted by key (so equal values encode to equal bytes).
+/// zigzagged), strings as a length and their UTF-8, an optional as a 0/1 tag, a dictionary (with
+/// comparable keys) or a set as its entries sorted (so equal values encode to equal bytes).
 ///
 /// Fields are read back in the order they were written, so a value reads only with the same
 /// declarations that wrote it: whoever stores these bytes must also store which version of the

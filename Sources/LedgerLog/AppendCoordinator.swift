@@ -99,18 +99,16 @@ actor AppendCoordinator {
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))
                 do { try await connection.reconnect() } catch { continue }
-            } catch let error as PostgresError where error.isRetryableTransactionFailure {
-                // Serialization failure or deadlock: nothing was written; try again, within the same deadline.
+            } catch let error as PostgresError where error.isRetryableTransactionFailure || error.sqlState == .lockNotAvailable {
+                // Serialization failure or deadlock: nothing was written. lock_timeout: most often
+                // in `seal_events`, after the events were committed as pending; they are kept, and
+                // running the group again finds them (by id and key) and asks for their positions
+                // again, so the caller gets the append's outcome rather than an error for stored
+                // events. Either way, try again within the same deadline.
                 guard ContinuousClock.now < deadline else { throw error }
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(1))
-            } catch let error as PostgresError where error.sqlState == .lockNotAvailable {
-                // The session's lock_timeout ran out, most often in `seal_events` after the events
-                // were committed as pending: they are kept. Running the group again finds them (by
-                // id and key) and asks for their positions again, so the caller gets the append's
-                // outcome rather than an error for events that are stored.
-                guard ContinuousClock.now < deadline else { throw error }
-                logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(error.message)"])
+                if error.sqlState == .lockNotAvailable {
+                    logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(error.message)"])
+                }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))
             }

@@ -49,15 +49,16 @@ enum SnapshotStore {
                 // Part by part, in binary (a part as hex text would be twice its size, then
                 // decoded). Each part is checked and decoded on a thread of its own while the
                 // connection fetches the next, at most two parts ahead.
+                let digests = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 ORDER BY part", [.int8(at)])
+                guard digests.count == parts else { throw SnapshotDamaged() }
                 let decoding = PartDecoder()
                 var total = 0
                 for part in 0..<parts {
                     decoding.room.wait()
                     var bytes: [UInt8] = []
-                    let found = try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
-                                                           [.int8(at), .int4(Int32(part))], to: &bytes)
-                    guard found, let digest = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
-                                                             [.int8(at), .int4(Int32(part))]).bytea(0, 0) else {
+                    guard try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                                                     [.int8(at), .int4(Int32(part))], to: &bytes),
+                          let digest = digests.bytea(Int(part), 0) else {
                         decoding.room.signal()
                         _ = try? decoding.finish()
                         throw SnapshotDamaged()

@@ -8,7 +8,7 @@
 /// client callbacks) or its channel (older grants) joins the transaction it can only mean: the one
 /// whose channel and app it does not contradict, the first such one if several. The views carry
 /// their channel and app, so only ids that collide need state of their own.
-struct SharedTransactionIds: Sendable {
+struct SharedTransactionIds: Sendable, Codable {
     /// By store id, the keys of the transactions after the first that use it.
     var keys: [String: [String]] = [:]
     /// The store id behind each of those keys.

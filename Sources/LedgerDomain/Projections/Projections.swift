@@ -32,7 +32,7 @@ public struct Projections: Sendable {
     public internal(set) var logTime: Timestamp?
 
     /// When set, the keys of every view changed since ``takeChanges()``.
-    public var tracksChanges: Bool
+    public var tracksChanges = false
     public internal(set) var changes = Changes()
 
     /// Keys of the views changed since ``takeChanges()``. (Anomalies are append-only: a writer
@@ -132,6 +132,13 @@ public struct Projections: Sendable {
     static func touch<V: PositionedView>(_ v: inout V, _ p: Int64, _ body: (inout V) -> Void) {
         body(&v)
         if v.positions.last != p { v.positions.append(p) }
+    }
+}
+
+/// The fold's state, without the change tracking: what a snapshot holds (`Snapshot.swift`).
+extension Projections: Codable {
+    private enum CodingKeys: CodingKey {
+        case products, orders, transactions, shared, subscriptions, users, anomalies, policyGrants, statements, position, logTime
     }
 }
 

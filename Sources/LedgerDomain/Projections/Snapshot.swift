@@ -15,7 +15,7 @@ extension Projections {
     /// With `fields` false, every view by its `Codable` conformance (the reference the views' own
     /// ``BinaryFields`` are tested against).
     func snapshot(fields: Bool) throws -> [UInt8] {
-        try BinaryCoding.encode(State(self), fields: fields)
+        try BinaryCoding.encode(self, fields: fields)
     }
 
     /// The state a ``snapshot()`` was taken of (written with ``snapshotVersion``).
@@ -24,20 +24,8 @@ extension Projections {
     }
 
     init(snapshot bytes: [UInt8], fields: Bool, tracksChanges: Bool = false) throws {
-        let s = try BinaryCoding.decode(State.self, from: bytes, fields: fields)
-        self.init(tracksChanges: tracksChanges)
-        products = s.products
-        orders = s.orders
-        transactions = s.transactions
-        shared.keys = s.sharedKeys
-        shared.ids = s.sharedIds
-        subscriptions = s.subscriptions
-        users = s.users
-        anomalies = s.anomalies
-        policyGrants = s.policyGrants
-        statements = s.statements
-        position = s.position
-        logTime = s.logTime
+        self = try BinaryCoding.decode(Projections.self, from: bytes, fields: fields)
+        self.tracksChanges = tracksChanges
     }
 
     /// The fold's state in parts of about `partBytes` each (a view is never split), handed to
@@ -65,37 +53,6 @@ extension Projections {
         try views(.transactions, transactions)
         try views(.subscriptions, subscriptions)
         try views(.users, users)
-    }
-
-    /// Every stored property but the change tracking, in one declared order.
-    private struct State: Codable {
-        var products: [String: [ProductDefinition]]
-        var orders: ViewTable<OrderView>
-        var transactions: ViewTable<TransactionView>
-        var sharedKeys: [String: [String]]
-        var sharedIds: [String: String]
-        var subscriptions: ViewTable<SubscriptionView>
-        var users: ViewTable<UserView>
-        var anomalies: [Anomaly]
-        var policyGrants: [String: PolicyGrant]
-        var statements: StatementBook
-        var position: Int64
-        var logTime: Timestamp?
-
-        init(_ p: Projections) {
-            products = p.products
-            orders = p.orders
-            transactions = p.transactions
-            sharedKeys = p.shared.keys
-            sharedIds = p.shared.ids
-            subscriptions = p.subscriptions
-            users = p.users
-            anomalies = p.anomalies
-            policyGrants = p.policyGrants
-            statements = p.statements
-            position = p.position
-            logTime = p.logTime
-        }
     }
 }
 
