@@ -19,8 +19,8 @@ public struct SnapshotInfo: Sendable, Hashable {
 }
 
 enum SnapshotStore {
-    /// About the largest part of a snapshot in one row (a view is never split): a reader holds
-    /// one part at a time.
+    /// About the largest part of a snapshot in one row (a view is never split): a reader holds a
+    /// few parts at a time.
     static let partBytes = 16 << 20
 
     /// The latest snapshot at or before `position` that passes every check, read back; nil when
@@ -121,7 +121,7 @@ enum SnapshotStore {
         let s = quoteIdentifier(schema)
         return try conn.transaction { conn in
             guard let hash = try conn.query("SELECT hash FROM \(s).events WHERE position = $1", [.int8(state.position)]).bytea(0, 0) else {
-                throw LedgerError.migration("no event at position \(state.position) to take a snapshot after")
+                throw LedgerError.migration("no event at position \(state.position), where the fold is: the log was cut back after the fold read it; no snapshot written (rebuild the read models)")
             }
             _ = try conn.query("DELETE FROM \(s).projector_snapshots")
             var parts: Int32 = 0
