@@ -24,7 +24,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// Parses RFC 3339 (`2026-03-31T08:15:00Z`, `...T16:15:00.5+08:00`) and PostgreSQL's output
     /// (`2026-03-31 08:15:00.123456+00`). More than 6 fractional digits is refused, not rounded.
     public init?(_ text: String) {
-        let u = Array(text.utf8)
+        var text = text
+        guard let t = text.withUTF8({ Timestamp(utf8: $0) }) else { return nil }
+        self = t
+    }
+
+    /// ``init(_:)`` from the text's UTF-8 bytes.
+    public init?(utf8 u: UnsafeBufferPointer<UInt8>) {
         var i = 0
         func digits(_ n: Int) -> Int64? {
             guard i + n <= u.count else { return nil }

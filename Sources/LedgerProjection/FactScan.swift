@@ -60,7 +60,7 @@ struct FactRowDecoder {
         CopyText.appendUnescaped(raw, from: bounds[4].0, to: bounds[4].1, into: &payload)
         return ScannedFact(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
                            occurredAt: Timestamp(microsecondsSince1970: micros),
-                           fact: Self.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), payload: payload))
+                           fact: Self.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), json: payload))
     }
 
     /// The known type name spelled by these bytes (no new String for the usual ones).
@@ -69,18 +69,10 @@ struct FactRowDecoder {
             ?? String(decoding: typeBytes, as: UTF8.self)
     }
 
-    /// The fact a stored payload (its JSON text) holds, or why it does not decode.
-    static func fact(type: String, schemaVersion: Int32, payload: [UInt8]) -> Result<Fact, FactError> {
-        payload.withUnsafeBufferPointer { fact(type: type, schemaVersion: schemaVersion, payload: $0) }
-    }
-
-    static func fact(type: String, schemaVersion: Int32, payload: UnsafeBufferPointer<UInt8>) -> Result<Fact, FactError> {
+    /// The fact a stored payload (its JSON text, `range` of `json`) holds, or why it does not decode.
+    static func fact(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil) -> Result<Fact, FactError> {
         do throws(FactError) {
-            let value: JSONValue
-            do { value = try JSONValue.parse(utf8: payload) } catch {
-                throw FactError(field: "payload", message: "is not JSON: \(error)")
-            }
-            return .success(try FactCatalogue.decode(type: type, schemaVersion: schemaVersion, payload: value))
+            return .success(try FactCatalogue.decode(type: type, schemaVersion: schemaVersion, json: json, range: range))
         } catch {
             return .failure(error)
         }
@@ -160,9 +152,7 @@ struct ChainedFactRowDecoder {
         verifier.consume(position: position, expected: EventChain.hash(previous: verifier.previous, canonical: canonical), stored: stored)
 
         let type = FactRowDecoder.typeName(UnsafeRawBufferPointer(rebasing: raw[b[4].0..<b[4].1]))
-        let fact = canonical.withUnsafeBufferPointer {
-            FactRowDecoder.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), payload: UnsafeBufferPointer(rebasing: $0[payload]))
-        }
+        let fact = FactRowDecoder.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), json: canonical, range: payload)
         return ScannedFact(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
                            occurredAt: Timestamp(microsecondsSince1970: micros), fact: fact)
     }

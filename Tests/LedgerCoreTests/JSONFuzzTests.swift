@@ -73,6 +73,47 @@ struct JSONFuzzTests {
         #expect(parsed > Self.cases / 20 && refused > Self.cases / 20, "the generator should make both: \(parsed) parsed, \(refused) refused")
     }
 
+    /// The tape (the in-place reader the replay decodes with) accepts exactly the texts the parser
+    /// accepts, and finds in each object the members the parser finds, with the same values.
+    @Test func theTapeAcceptsWhatTheParserAcceptsAndFindsTheSameMembers() {
+        var g = Gen(state: 11_23)
+        var parsed = 0, refused = 0
+        for n in 0..<Self.cases {
+            let source = n % 2 == 0 ? g.value().compactText : Self.line
+            let bytes = Array((n % 5 == 0 ? source : g.mutate(source)).utf8)
+            let value = try? bytes.withUnsafeBufferPointer { try JSONValue.parse(utf8: $0) }
+            let tape = bytes.withUnsafeBufferPointer { JSONTape($0) }
+            #expect((tape != nil) == (value != nil), "tape \(tape != nil), parser \(value != nil): \(Echo.quoted(String(decoding: bytes, as: UTF8.self)))")
+            guard let tape, let value else { refused += 1; continue }
+            parsed += 1
+            bytes.withUnsafeBufferPointer { b in
+                #expect(Self.value(tape.root, tape, b) == value, "\(Echo.quoted(String(decoding: bytes, as: UTF8.self)))")
+            }
+        }
+        #expect(parsed > Self.cases / 20 && refused > Self.cases / 20, "\(parsed) parsed, \(refused) refused")
+    }
+
+    /// A tape member as a value: objects from their members on the tape, anything else parsed from
+    /// its token's bytes.
+    static func value(_ m: JSONTape.Member, _ tape: JSONTape, _ b: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+        switch m.kind {
+        case .object:
+            return .makeObject(m.memberRange.map { i in
+                let member = tape.members[i]
+                let key = String(decoding: member.flags.contains(.keyEscaped) ? JSONTape.unescaped(b, member.keyRange) : Array(b[member.keyRange]),
+                                 as: UTF8.self)
+                return (key, value(member, tape, b) ?? .string("unreadable"))
+            })
+        case .string:
+            let text = m.flags.contains(.escaped) ? JSONTape.unescaped(b, m.stringRange) : Array(b[m.stringRange])
+            return .string(String(decoding: text, as: UTF8.self))
+        case .int: return .int(m.value)
+        case .bool: return .bool(m.value != 0)
+        case .null: return .null
+        case .array: return try? JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: b[m.valueRange]))
+        }
+    }
+
     @Test func mutatedEventLinesNeverCrashAndErrorsAreEscaped() {
         var g = Gen(state: 7)
         let decoder = EventLineDecoder(validation: EventValidation(allowUnknownTypes: true))

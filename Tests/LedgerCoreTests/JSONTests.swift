@@ -301,6 +301,27 @@ struct JSONParseErrorTests {
         #expect(error.message.contains(c.fragment), "message: \(error.message)")
     }
 
+    /// The tape, which the replay reads payloads with, judges every byte sequence in a string as the
+    /// parser does: each lead byte with each second byte, then the continuations that complete it.
+    @Test("the tape accepts exactly the UTF-8 the parser accepts")
+    func tapeAgreesOnUTF8() {
+        var cases = Self.invalidUTF8.map(\.bytes)
+        for lead in 0x20...0xFF where lead != Int(Self.q) && lead != 0x5C {
+            for second in 0x00...0xFF {
+                for tail: [UInt8] in [[], [0x80], [0x80, 0xBF], [0x41]] {
+                    cases.append([Self.q, UInt8(lead), UInt8(second)] + tail + [Self.q])
+                }
+            }
+        }
+        var disagreements: [String] = []
+        for bytes in cases {
+            let parsed = (try? bytes.withUnsafeBufferPointer { try JSONValue.parse(utf8: $0) }) != nil
+            let taped = bytes.withUnsafeBufferPointer { JSONTape($0) } != nil
+            if parsed != taped, disagreements.count < 10 { disagreements.append("\(bytes.hexString): parser \(parsed), tape \(taped)") }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements)")
+    }
+
     @Test("parse(utf8:) on an empty buffer reports end of input")
     func emptyBuffer() {
         guard case .failure(let error) = parseBytes([]) else {

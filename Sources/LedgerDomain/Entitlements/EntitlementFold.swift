@@ -8,7 +8,7 @@ extension Projections {
         // A grant without a transaction that is no policy grant is counted against a stand-in
         // named by the grant (never verified, so the audit flags it).
         let txId = f.transactionId.map { grantedTransaction(f, $0) } ?? "grant:\(f.grantId)"
-        let anchor = transactions[txId]?.purchaseDate ?? ctx.occurredAt
+        let anchor = (transactions.with(txId, \.purchaseDate) ?? nil) ?? ctx.occurredAt
         updateTransaction(txId, p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.grants.append(GrantRecord(grantId: f.grantId, userId: f.userId, orderId: f.orderId, entitlement: f.entitlement,
@@ -25,8 +25,8 @@ extension Projections {
     /// The transaction a grant is counted against. A grant names no app: the transaction bound
     /// to its order, when that has the id, tells which of several with the same id it means.
     mutating func grantedTransaction(_ f: EntitlementGranted, _ id: String) -> String {
-        if let key = f.orderId.flatMap({ orders[$0]?.transactionId }), transactions[key]?.transactionId == id,
-           f.channel == nil || transactions[key]?.channel == f.channel {
+        if let key = f.orderId.flatMap({ orders.with($0, \.transactionId) ?? nil }),
+           transactions.with(key, { $0.transactionId == id && (f.channel == nil || $0.channel == f.channel) }) == true {
             return key
         }
         return txKey(f.channel, nil, id)

@@ -33,23 +33,31 @@ public enum FactCatalogue {
 
     /// Decodes a payload, upcasting older versions. Errors name the field.
     public static func decode(type: String, schemaVersion: Int32, payload: JSONValue) throws(FactError) -> Fact {
+        let t = try declaration(type: type, schemaVersion: schemaVersion)
+        var r = try PayloadReader(payload)
+        return try t.decode(&r, schemaVersion)
+    }
+
+    /// Decodes a payload's JSON text (`range` of `json`, all of it when nil) straight from its bytes.
+    public static func decode(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil) throws(FactError) -> Fact {
+        let t = try declaration(type: type, schemaVersion: schemaVersion)
+        var r = try PayloadReader(json: json, range: range)
+        return try t.decode(&r, schemaVersion)
+    }
+
+    static func declaration(type: String, schemaVersion: Int32) throws(FactError) -> AnyFactType {
         guard let t = byName[type] else {
             throw FactError(field: "type", message: "\"\(type)\" is not a purchase fact")
         }
         guard schemaVersion >= 1, schemaVersion <= t.version else {
             throw FactError(field: "schemaVersion", message: "\(type) has schema versions 1...\(t.version) (got \(schemaVersion))")
         }
-        var r = try PayloadReader(payload)
-        return try t.decode(&r, schemaVersion)
+        return t
     }
 
     /// Decodes a stored event's payload text.
     public static func decode(_ event: RecordedEvent) throws(FactError) -> Fact {
-        let value: JSONValue
-        do { value = try JSONValue.parse(event.payloadText) } catch {
-            throw FactError(field: "payload", message: "is not JSON: \(error)")
-        }
-        return try decode(type: event.type, schemaVersion: event.schemaVersion, payload: value)
+        try decode(type: event.type, schemaVersion: event.schemaVersion, json: Array(event.payloadText.utf8))
     }
 
     /// Event validation that knows the fact types and checks each known fact's payload against its

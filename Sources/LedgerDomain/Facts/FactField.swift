@@ -237,7 +237,8 @@ public struct FieldTable<Root: Sendable>: Sendable {
     /// Reads every field, runs the check, and refuses fields the table does not name.
     public func read(_ r: inout PayloadReader) throws(FactError) -> Root {
         var root = blank
-        for f in fields { try f.read(&r, &root) }
+        // By index: iterating would copy each field (its name, schema and closures) out of the array.
+        for i in fields.indices { try fields[i].read(&r, &root) }
         if let check, let e = check(&root) { throw FactError(field: r.name(e.field), message: e.message) }
         try r.finish(fields: names)
         return root

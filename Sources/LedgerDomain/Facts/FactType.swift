@@ -157,7 +157,10 @@ public struct AnyFactType: Sendable {
     init<Body>(_ t: FactType<Body>) {
         name = t.name
         version = t.version
-        decode = { (r: inout PayloadReader, version: Int32) throws(FactError) -> Fact in t.wrap(try t.fields(version: version).read(&r)) }
+        // Each version's table made once, not copied out of the declaration at every decode.
+        let tables = (1...t.version).map { t.fields(version: $0) }
+        let wrap = t.wrap
+        decode = { (r: inout PayloadReader, version: Int32) throws(FactError) -> Fact in wrap(try tables[Int(version) - 1].read(&r)) }
         schema = { version in FactSchemas.schema(of: t, version: version) }
     }
 }

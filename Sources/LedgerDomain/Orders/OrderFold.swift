@@ -5,7 +5,7 @@ extension Projections {
     mutating func apply(_ f: OrderCreated, _ ctx: FactContext) {
         let p = ctx.position
         updateOrder(f.orderId, p) { $0.created = f }
-        if let tx = orders[f.orderId]?.transactionId { refreshOrder(f.orderId, from: tx) }
+        if let tx = orders.with(f.orderId, \.transactionId) ?? nil { refreshOrder(f.orderId, from: tx) }
         touchUser(f.userId, p)
     }
 
@@ -23,26 +23,28 @@ extension Projections {
             o.closeReason = f.reason
             if o.paid { o.closedAfterPayment = true }
         }
-        if orders[f.orderId]?.paid == true {
+        if orders.with(f.orderId, \.paid) == true {
             anomaly(p, "order-closed-after-payment", "order \(f.orderId) was closed (\(f.reason.raw)) after its payment was verified")
         }
     }
 
     /// Keeps the bound order in step with its transaction.
     mutating func transactionChanged(_ txId: String) {
-        guard let t = transactions[txId] else { return }
-        for orderId in Set(t.bindings.compactMap(\.orderId)) where orders[orderId]?.transactionId == txId {
+        guard let bound = transactions.with(txId, { Set($0.bindings.compactMap(\.orderId)) }) else { return }
+        for orderId in bound where orders.with(orderId, \.transactionId) == txId {
             refreshOrder(orderId, from: txId)
         }
     }
 
     mutating func refreshOrder(_ orderId: String, from txId: String) {
-        guard let t = transactions[txId], var o = orders[orderId] else { return }
-        o.paid = t.verified
-        o.verifiedProductId = t.productId
-        o.netGrants = Int64(t.activeGrants.count)
-        o.refunded = t.refundedAmount
-        orders[orderId] = o
+        guard let (paid, productId, grants, refunded) = transactions.with(txId, { t in
+            (t.verified, t.productId, Int64(t.activeGrants.count), t.refundedAmount)
+        }), orders.update(orderId, { o in
+            o.paid = paid
+            o.verifiedProductId = productId
+            o.netGrants = grants
+            o.refunded = refunded
+        }) else { return }
         if tracksChanges { changes.orders.insert(orderId) }
     }
 }

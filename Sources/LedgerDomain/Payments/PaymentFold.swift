@@ -58,7 +58,7 @@ extension Projections {
                                               position: ctx.position))
         }
         touchUser(f.toUserId, ctx.position)
-        if let t = transactions[key], let orig = t.originalTransactionId, let c = t.channel { subscriptionUserChanged(c, orig) }
+        if let (orig, c) = subscriptionOf(key) { subscriptionUserChanged(c, orig) }
         transactionChanged(key)
     }
 
@@ -79,7 +79,7 @@ extension Projections {
 
     mutating func apply(_ f: TransactionBound, _ ctx: FactContext) {
         let p = ctx.position
-        if let orderId = f.orderId, orders[orderId]?.created == nil {
+        if let orderId = f.orderId, orders.with(orderId, { $0.created == nil }) ?? true {
             anomaly(p, "binding-to-unknown-order", "transaction \(f.transactionId) bound to order \(orderId), which has no OrderCreated yet")
         }
         let key = txKey(f.channel, f.app, f.transactionId)
@@ -93,9 +93,14 @@ extension Projections {
                 if o.transactionId == nil { o.transactionId = key; o.bindingMethod = f.method }
             }
         }
-        if let orig = transactions[key]?.originalTransactionId, let c = transactions[key]?.channel {
+        if let (orig, c) = subscriptionOf(key) {
             subscriptionUserChanged(c, orig)
         }
         transactionChanged(key)
+    }
+
+    /// The original transaction and channel of a transaction that has both (one of a subscription's).
+    func subscriptionOf(_ key: String) -> (String, Channel)? {
+        transactions.with(key) { t in t.originalTransactionId.flatMap { orig in t.channel.map { (orig, $0) } } } ?? nil
     }
 }

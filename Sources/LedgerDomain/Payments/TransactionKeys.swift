@@ -29,7 +29,7 @@ extension Projections {
     mutating func txKey(_ c: Channel?, _ app: String?, _ id: String) -> String {
         guard let key = existingKey(c, app, id) else {
             // A new transaction, known by its channel and app from its first fact on.
-            let key = transactions[id] == nil ? id : "\(c?.rawValue ?? "?"):\(app ?? ""):\(id)"
+            let key = !transactions.contains(id) ? id : "\(c?.rawValue ?? "?"):\(app ?? ""):\(id)"
             if key != id { shared.keys[id, default: []].append(key); shared.ids[key] = id }
             var t = TransactionView(transactionId: id, key: key)
             t.channel = c
@@ -37,16 +37,19 @@ extension Projections {
             transactions[key] = t
             return key
         }
-        let t = transactions[key]
-        if let app, t?.app == nil { transactions[key]?.app = app; if tracksChanges { changes.transactions.insert(key) } }
-        if let c, t?.channel == nil { transactions[key]?.channel = c; if tracksChanges { changes.transactions.insert(key) } }
+        var changed = false
+        transactions.update(key) { t in
+            if let app, t.app == nil { t.app = app; changed = true }
+            if let c, t.channel == nil { t.channel = c; changed = true }
+        }
+        if changed, tracksChanges { changes.transactions.insert(key) }
         return key
     }
 
     /// The key of the transaction with store id `id` that a fact naming `c` and `app` means, if any.
     func existingKey(_ c: Channel?, _ app: String?, _ id: String) -> String? {
-        if let t = transactions[id], t.admits(c, app) { return id }
-        return shared.keys[id]?.first { transactions[$0]?.admits(c, app) ?? false }
+        if transactions.with(id, { $0.admits(c, app) }) == true { return id }
+        return shared.keys[id]?.first { transactions.with($0, { $0.admits(c, app) }) ?? false }
     }
 
     /// The transaction a fact names, if the log has it.

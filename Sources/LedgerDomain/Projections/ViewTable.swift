@@ -57,6 +57,25 @@ public struct ViewTable<Value: Sendable>: Sendable {
         }
     }
 
+    /// Whether a view is under `key`.
+    public func contains(_ key: String) -> Bool { index[key] != nil }
+
+    /// `body` applied to the view under `key` where it lies, or nil when there is none. Reading a
+    /// field through ``subscript(_:)`` copies the whole view out first (hundreds of bytes and a
+    /// retain for each string); the fold reads through this instead.
+    public func with<T>(_ key: String, _ body: (Value) throws -> T) rethrows -> T? {
+        guard let i = index[key] else { return nil }
+        return try body(values[i])
+    }
+
+    /// Changes the view under `key` in place; false when there is none.
+    @discardableResult
+    public mutating func update(_ key: String, _ body: (inout Value) throws -> Void) rethrows -> Bool {
+        guard let i = index[key] else { return false }
+        try body(&values[i])
+        return true
+    }
+
     /// Adds a view under a key that has none; false (and nothing added) when the key has one.
     mutating func add(_ key: String, _ value: Value) -> Bool {
         guard index[key] == nil else { return false }

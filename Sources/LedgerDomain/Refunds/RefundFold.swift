@@ -51,7 +51,7 @@ extension Projections {
             }
             return
         }
-        if transactions[key]?.verified != true {
+        if transactions.with(key, \.verified) != true {
             anomaly(p, "refund-for-unknown-transaction", "refund \(f.refundId) of \(f.amount) names transaction \(f.transactionId), which was never verified")
         }
         updateTransaction(key, p) { t in
@@ -67,7 +67,7 @@ extension Projections {
         let p = ctx.position
         let key = txKey(f.channel, f.app, f.transactionId)
         // A reversal naming its refund may arrive before it (the store's order is not the log's).
-        if f.refundId == nil, transactions[key]?.refunds.isEmpty ?? true {
+        if f.refundId == nil, transactions.with(key, { $0.refunds.isEmpty }) ?? true {
             anomaly(p, "reversal-without-refund", "refund reversal for transaction \(f.transactionId), which has no refund")
         }
         updateTransaction(key, p) { t in
@@ -80,12 +80,12 @@ extension Projections {
 
     /// A refund, reversal or store revocation changed what stands: the subscription period and the order follow.
     mutating func refundsChanged(_ txId: String) {
-        setRevoked(txId, transactions[txId]?.refundState == .refunded || transactions[txId]?.storeRevokedPosition != nil)
+        setRevoked(txId, transactions.with(txId, { $0.refundState == .refunded || $0.storeRevokedPosition != nil }) ?? false)
         transactionChanged(txId)
     }
 
     mutating func setRevoked(_ txId: String, _ revoked: Bool) {
-        guard let t = transactions[txId], let orig = t.originalTransactionId, let c = t.channel else { return }
+        guard let (orig, c) = subscriptionOf(txId) else { return }
         let key = Self.subscriptionKey(c, orig)
         guard var s = subscriptions[key], let i = s.periods.firstIndex(where: { $0.transactionId == txId }) else { return }
         s.periods[i].revoked = revoked
