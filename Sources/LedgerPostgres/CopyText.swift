@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// PostgreSQL's COPY text format (`COPY ... FROM STDIN` / `TO STDOUT` without options): fields
 /// separated by a tab, rows ended by a newline, `\N` for NULL, and backslash escapes for backslash,
 /// tab, newline and carriage return in the data.
@@ -43,8 +49,11 @@ public enum CopyText {
         if end > 0, raw[end - 1] == 0x0A { end -= 1 }
         var i = 0
         while i < end, bounds.count < limit - 1 {
-            if raw[i] == 0x09 { bounds.append((start, i)); start = i + 1 }
+            guard let tab = memchr(raw.baseAddress! + i, 0x09, end - i) else { break }
+            i = tab - UnsafeMutableRawPointer(mutating: raw.baseAddress!)
+            bounds.append((start, i))
             i += 1
+            start = i
         }
         bounds.append((start, end))
     }
@@ -55,8 +64,7 @@ public enum CopyText {
         var k = from
         while k < to {
             // The run up to the next backslash is copied as it is, in one piece.
-            var j = k
-            while j < to, raw[j] != 0x5C { j += 1 }
+            let j = memchr(raw.baseAddress! + k, 0x5C, to - k).map { $0 - UnsafeMutableRawPointer(mutating: raw.baseAddress!) } ?? to
             if j > k {
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[k..<j]))
                 k = j

@@ -51,18 +51,24 @@ public struct RebuildReport: Sendable {
 
 /// Rows produced lazily, about 1 MiB a chunk, so a rebuild never holds a table's text in memory.
 struct RowChunks<Element>: Sequence, IteratorProtocol {
-    var base: AnyIterator<Element>
+    let elements: [Element]
+    var offset = 0
     let write: (Element, inout RowWriter) -> Void
 
-    init<S: Sequence>(_ s: S, _ write: @escaping (Element, inout RowWriter) -> Void) where S.Element == Element {
-        var it = s.makeIterator()
-        base = AnyIterator { it.next() }
+    init(_ elements: [Element], _ write: @escaping (Element, inout RowWriter) -> Void) {
+        self.elements = elements
         self.write = write
     }
 
     mutating func next() -> [UInt8]? {
         var w = RowWriter()
-        while w.out.count < 1 << 20, let e = base.next() { write(e, &w) }
+        // Through the buffer, so each view is written where it lies rather than copied out first.
+        elements.withUnsafeBufferPointer { views in
+            while w.out.count < 1 << 20, offset < views.count {
+                write(views[offset], &w)
+                offset += 1
+            }
+        }
         return w.out.isEmpty ? nil : w.out
     }
 }

@@ -34,7 +34,7 @@ extension Projections {
             var t = TransactionView(transactionId: id, key: key)
             t.channel = c
             t.app = app
-            transactions[key] = t
+            _ = transactions.add(key, t)
             return key
         }
         var changed = false

@@ -65,7 +65,8 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// retain for each string); the fold reads through this instead.
     public func with<T>(_ key: String, _ body: (Value) throws -> T) rethrows -> T? {
         guard let i = index[key] else { return nil }
-        return try body(values[i])
+        // Through the buffer: the array's subscript would hand out a copy.
+        return try values.withUnsafeBufferPointer { try body($0[i]) }
     }
 
     /// Changes the view under `key` in place; false when there is none.
