@@ -41,7 +41,7 @@ public struct AuditRun: Sendable {
 final class DailyCounter: Sendable {
     private let state = Mutex<(days: [Int64: DailyActivity], events: Int64)>(([:], 0))
 
-    func count(_ scanned: ScannedFact) {
+    func count(_ scanned: ScannedRow) {
         let micros = scanned.occurredAt.microseconds
         let dayNumber = micros >= 0 ? micros / 86_400_000_000 : (micros + 1) / 86_400_000_000 - 1
         state.withLock { s in
@@ -66,8 +66,8 @@ final class DailyCounter: Sendable {
 extension EventStore {
     /// Replays the log through `through` (the head when nil; a position beyond the head is refused
     /// with ``PositionNotReached``): the fold, the hash chain and the daily counts, from one read
-    /// of the log. Each row is hashed onto the chain and its fact decoded on the connection's
-    /// thread, and folded on a thread of its own (``FoldPipeline``). A broken chain becomes a chain-broken
+    /// of the log. Each row is hashed onto the chain on the connection's thread, its fact decoded on
+    /// a thread of its own and folded on another (``FoldPipeline``). A broken chain becomes a chain-broken
     /// finding at the first position that does not verify, and the rest of the log is still audited.
     public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), progress: FoldProgress? = nil) async throws -> AuditRun {
         let target = try await checkReached(through)

@@ -25,13 +25,29 @@ public struct ScannedFact: Sendable {
     }
 }
 
+/// One stored fact as read, its payload not yet decoded: what the reading thread hands to the
+/// decoding one.
+struct ScannedRow: Sendable {
+    var position: Int64
+    var type: String
+    var schemaVersion: Int32
+    var occurredAt: Timestamp
+    /// The payload's JSON text is `json[payload]`.
+    var json: [UInt8]
+    var payload: Range<Int>
+
+    func decoded() -> ScannedFact {
+        ScannedFact(position: position, type: type, schemaVersion: schemaVersion, occurredAt: occurredAt,
+                    fact: FactRowDecoder.fact(type: type, schemaVersion: schemaVersion, json: json, range: payload))
+    }
+}
+
 /// Decodes rows of `COPY (SELECT position, event_type, schema_version, <occurred µs>, payload::text)`.
 struct FactRowDecoder {
-    var payload: [UInt8] = []
     var bounds: [(Int, Int)] = []
     static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalogue.typeNames.sorted().map { (Array($0.utf8), $0) }
 
-    init() { payload.reserveCapacity(4096) }
+    init() {}
 
     static func integer(_ raw: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Int64? {
         var i = start, sign: Int64 = 1, v: Int64 = 0
@@ -47,6 +63,11 @@ struct FactRowDecoder {
     }
 
     mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
+        try row(raw).decoded()
+    }
+
+    /// The row with its payload's text unescaped into an array of its own (handed to another thread).
+    mutating func row(_ raw: UnsafeRawBufferPointer) throws -> ScannedRow {
         CopyText.fieldBounds(raw, limit: 5, into: &bounds)
         guard bounds.count == 5,
               let position = Self.integer(raw, bounds[0].0, bounds[0].1),
@@ -56,11 +77,11 @@ struct FactRowDecoder {
         }
         let type = Self.typeName(UnsafeRawBufferPointer(rebasing: raw[bounds[1].0..<bounds[1].1]))
         // COPY text escapes backslashes and control characters; undo that for the payload.
-        payload.removeAll(keepingCapacity: true)
+        var payload: [UInt8] = []
+        payload.reserveCapacity(bounds[4].1 - bounds[4].0)
         CopyText.appendUnescaped(raw, from: bounds[4].0, to: bounds[4].1, into: &payload)
-        return ScannedFact(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
-                           occurredAt: Timestamp(microsecondsSince1970: micros),
-                           fact: Self.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), json: payload))
+        return ScannedRow(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
+                          occurredAt: Timestamp(microsecondsSince1970: micros), json: payload, payload: 0..<payload.count)
     }
 
     /// The known type name spelled by these bytes (no new String for the usual ones).
@@ -95,7 +116,7 @@ struct ChainedFactRowDecoder {
     private var canonical: [UInt8] = []
     private var bounds: [(Int, Int)] = []
 
-    init() { canonical.reserveCapacity(8192) }
+    init() { canonical.reserveCapacity(1024) }
 
     /// Each byte's value as a hex digit, 0xFF for any other byte.
     static let hexDigits: [UInt8] = (0...255).map { c -> UInt8 in
@@ -126,6 +147,12 @@ struct ChainedFactRowDecoder {
     }
 
     mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
+        try row(raw).decoded()
+    }
+
+    /// The row hashed onto the chain, its payload not yet decoded: its canonical bytes, which hold
+    /// the payload, go with it to the decoding thread.
+    mutating func row(_ raw: UnsafeRawBufferPointer) throws -> ScannedRow {
         CopyText.fieldBounds(raw, limit: 12, into: &bounds)
         let b = bounds
         guard b.count == 12,
@@ -152,9 +179,12 @@ struct ChainedFactRowDecoder {
         verifier.consume(position: position, expected: EventChain.hash(previous: verifier.previous, canonical: canonical), stored: stored)
 
         let type = FactRowDecoder.typeName(UnsafeRawBufferPointer(rebasing: raw[b[4].0..<b[4].1]))
-        let fact = FactRowDecoder.fact(type: type, schemaVersion: Int32(truncatingIfNeeded: version), json: canonical, range: payload)
-        return ScannedFact(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
-                           occurredAt: Timestamp(microsecondsSince1970: micros), fact: fact)
+        // The next row starts a new buffer: this one goes with the row.
+        let row = ScannedRow(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
+                             occurredAt: Timestamp(microsecondsSince1970: micros), json: canonical, payload: payload)
+        canonical = []
+        canonical.reserveCapacity(row.json.count + 256)
+        return row
     }
 
     /// Unescapes a field straight into the canonical bytes behind its length (written once the
@@ -198,16 +228,32 @@ extension EventStore {
         }
     }
 
+    /// ``scanFacts(after:through:_:)`` with each payload left for another thread to decode.
+    func scanRows(after: Int64, through: Int64, _ body: @escaping @Sendable (ScannedRow) throws -> Void) async throws {
+        let s = quoteIdentifier(configuration.schema)
+        let sql = """
+            COPY (SELECT position, event_type, schema_version, \
+            (extract(epoch FROM occurred_at) * 1000000)::bigint, payload::text \
+            FROM \(s).events WHERE position > \(after) AND position <= \(through) ORDER BY position) TO STDOUT
+            """
+        try await pool.withConnection { conn in
+            try await conn.withIsolation { conn in
+                var decoder = FactRowDecoder()
+                try conn.copyOut(sql) { row in try body(try decoder.row(row)) }
+            }
+        }
+    }
+
     /// One read of the log through `through` serving the hash chain and the fold: every row is
     /// hashed onto the chain and its fact handed to `body` (on the connection's thread). Returns
     /// the chain as read, for ``chainReport(_:through:)``.
-    func scanFactsVerifyingChain(through: Int64, _ body: @escaping @Sendable (ScannedFact) throws -> Void) async throws -> ChainVerifier {
+    func scanFactsVerifyingChain(through: Int64, _ body: @escaping @Sendable (ScannedRow) throws -> Void) async throws -> ChainVerifier {
         let s = quoteIdentifier(configuration.schema)
         let sql = "COPY (SELECT \(ChainedFactRowDecoder.columns) FROM \(s).events WHERE position <= \(through) ORDER BY position) TO STDOUT"
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 var decoder = ChainedFactRowDecoder()
-                try conn.copyOut(sql) { row in try body(try decoder.decode(row)) }
+                try conn.copyOut(sql) { row in try body(try decoder.row(row)) }
                 return decoder.verifier
             }
         }

@@ -3,37 +3,36 @@ import Foundation
 import LedgerDomain
 import Synchronization
 
-/// Decoding and folding on two cores: the connection's thread decodes rows into facts and hands
-/// them over in batches; a thread of its own folds them, in log order. The result is the fold of
-/// the same facts in the same order, as folding inline would give (a test compares them).
-final class FoldPipeline: Sendable {
+/// One stage of a pipeline: elements handed over in batches to a thread of its own, which works
+/// through them in the order they came.
+final class BatchStage<Element: Sendable>: Sendable {
     private struct Queue {
-        var pending: [ScannedFact] = []
-        var batches: [[ScannedFact]] = []
+        var pending: [Element] = []
+        var batches: [[Element]] = []
         var finished = false
     }
 
     private let queue = Mutex(Queue())
-    private let box: FoldBox
     private let filled = DispatchSemaphore(value: 0)
     private let free: DispatchSemaphore
     private let drained = DispatchSemaphore(value: 0)
     private let batchSize: Int
+    private let work: @Sendable ([Element]) -> Void
 
-    /// `depth` batches of `batchSize` facts may wait between the two threads.
-    init(_ initial: Projections, batchSize: Int = 2_048, depth: Int = 8) {
-        box = FoldBox(initial)
+    /// `depth` batches of `batchSize` elements may wait for the stage's thread.
+    init(name: String, batchSize: Int = 2_048, depth: Int = 8, work: @escaping @Sendable ([Element]) -> Void) {
         self.batchSize = batchSize
+        self.work = work
         free = DispatchSemaphore(value: depth)
-        let thread = Thread { [self] in self.foldLoop() }
-        thread.name = "ledger-fold"
+        let thread = Thread { [self] in self.loop() }
+        thread.name = name
         thread.start()
     }
 
-    /// On the decoding thread: queues one fact (handed over when a batch is full; may wait for room).
-    func add(_ fact: ScannedFact) {
-        let full: [ScannedFact]? = queue.withLock { q in
-            q.pending.append(fact)
+    /// Queues one element (handed over when a batch is full; may wait for room).
+    func add(_ element: Element) {
+        let full: [Element]? = queue.withLock { q in
+            q.pending.append(element)
             guard q.pending.count >= batchSize else { return nil }
             defer { q.pending = []; q.pending.reserveCapacity(batchSize) }
             return q.pending
@@ -41,36 +40,78 @@ final class FoldPipeline: Sendable {
         if let full { hand(full) }
     }
 
-    private func hand(_ batch: [ScannedFact]) {
+    /// Queues a whole batch, after any elements queued one by one.
+    func add(batch: [Element]) {
+        let rest = queue.withLock { q in defer { q.pending = [] }; return q.pending }
+        if !rest.isEmpty { hand(rest) }
+        if !batch.isEmpty { hand(batch) }
+    }
+
+    private func hand(_ batch: [Element]) {
         free.wait()
         queue.withLock { $0.batches.append(batch) }
         filled.signal()
     }
 
-    /// Hands over the last facts and waits (off the caller's thread) until all are folded.
-    func finish() async -> Projections {
+    /// Hands over the last elements and blocks until the stage's thread has worked through all.
+    func finishBlocking() {
         let rest = queue.withLock { q in defer { q.pending = [] }; return q.pending }
         if !rest.isEmpty { hand(rest) }
         queue.withLock { $0.finished = true }
         filled.signal()
-        let drained = self.drained
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { drained.wait(); c.resume() }
-        }
-        return box.value
+        drained.wait()
     }
 
-    private func foldLoop() {
+    /// ``finishBlocking()``, waiting off the caller's thread.
+    func finish() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { [self] in self.finishBlocking(); c.resume() }
+        }
+    }
+
+    private func loop() {
         while true {
             filled.wait()
-            let next: [ScannedFact]? = queue.withLock { q in q.batches.isEmpty ? nil : q.batches.removeFirst() }
+            let next: [Element]? = queue.withLock { q in q.batches.isEmpty ? nil : q.batches.removeFirst() }
             guard let batch = next else {
                 if queue.withLock({ $0.finished && $0.batches.isEmpty }) { break }
                 continue
             }
-            box.state.withLock { p in for f in batch { p.apply(f) } }
+            work(batch)
             free.signal()
         }
         drained.signal()
+    }
+}
+
+/// Reading, decoding and folding on three threads: the connection's thread reads rows (and hashes
+/// them onto the chain, in an audit) and hands them over in batches; a thread of its own decodes
+/// their payloads into facts; another folds them, in log order. The result is the fold of the same
+/// facts in the same order, as folding inline would give (a test compares them).
+final class FoldPipeline: Sendable {
+    private let box: FoldBox
+    private let folding: BatchStage<ScannedFact>
+    private let decoding: BatchStage<ScannedRow>
+
+    init(_ initial: Projections) {
+        let box = FoldBox(initial)
+        let folding = BatchStage<ScannedFact>(name: "ledger-fold") { batch in
+            box.state.withLock { p in for f in batch { p.apply(f) } }
+        }
+        self.box = box
+        self.folding = folding
+        self.decoding = BatchStage<ScannedRow>(name: "ledger-decode") { rows in
+            folding.add(batch: rows.map { $0.decoded() })
+        }
+    }
+
+    /// On the reading thread: queues one row (may wait for room).
+    func add(_ row: ScannedRow) { decoding.add(row) }
+
+    /// Hands over the last rows and waits (off the caller's thread) until all are folded.
+    func finish() async -> Projections {
+        await decoding.finish()
+        await folding.finish()
+        return box.value
     }
 }

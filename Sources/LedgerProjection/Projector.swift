@@ -68,19 +68,19 @@ extension EventStore {
     }
 
     /// Folds the log after `state`'s position through `through` (streamed, bounded memory):
-    /// decoding and folding on two threads (``FoldPipeline``), in log order.
+    /// reading, decoding and folding on three threads (``FoldPipeline``), in log order.
     public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil) async throws -> Projections {
         guard through > initial.position else { return initial }
         return try await Self.piped(initial, total: through - initial.position, progress: progress) { add in
-            try await scanFacts(after: initial.position, through: through, add)
+            try await scanRows(after: initial.position, through: through, add)
         }.0
     }
 
-    /// The fold of what `scan` reads: `scan` hands each fact to the function it is given (on the
-    /// connection's thread), and a thread of its own folds them in order. `total` is for progress.
-    /// The pipeline is finished whether the scan succeeds or throws.
+    /// The fold of what `scan` reads: `scan` hands each row to the function it is given (on the
+    /// connection's thread); a thread of its own decodes them and another folds them, in order.
+    /// `total` is for progress. The pipeline is finished whether the scan succeeds or throws.
     static func piped<R>(_ initial: Projections, total: Int64, progress: FoldProgress?,
-                         _ scan: (_ add: @escaping @Sendable (ScannedFact) -> Void) async throws -> R) async throws -> (Projections, R) {
+                         _ scan: (_ add: @escaping @Sendable (ScannedRow) -> Void) async throws -> R) async throws -> (Projections, R) {
         let counter = Atomic<Int64>(0)
         let pipeline = FoldPipeline(initial)
         let scanned: R

@@ -9,9 +9,9 @@ import Testing
 
 @Suite("Fold pipeline", .timeLimit(.minutes(3)))
 struct FoldPipelineTests {
-    /// Decoding on the connection's thread and folding on another gives, on the simulator's
-    /// histories, exactly the fold of one thread: the same read-model rows byte for byte, the same
-    /// anomalies and the same findings.
+    /// Reading on the connection's thread, decoding on another and folding on a third gives, on the
+    /// simulator's histories, exactly the fold of one thread: the same read-model rows byte for
+    /// byte, the same anomalies and the same findings.
     @Test(arguments: [(UInt64(7), "none"), (UInt64(11), "all=0.03")])
     func pipelineEqualsInline(_ seed: UInt64, _ faults: String) async throws {
         try await TestDatabase.withSchema("pipeline") { config in
