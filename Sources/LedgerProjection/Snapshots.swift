@@ -78,31 +78,45 @@ enum SnapshotStore {
 
     struct SnapshotDamaged: Error {}
 
-    /// Checks and decodes the parts of one snapshot, in order, on a queue of its own.
+    /// Checks and decodes the parts of one snapshot on both cores (several parts at once), and
+    /// puts them together in order on a queue of its own.
     final class PartDecoder: Sendable {
-        private let queue = DispatchQueue(label: "ledger-snapshot-decode")
-        /// Parts handed over and not decoded yet, at most two.
-        let room = DispatchSemaphore(value: 2)
+        /// One part being decoded: its result once there.
+        private final class Slot: Sendable {
+            let done = DispatchSemaphore(value: 0)
+            let result = Mutex<Result<SnapshotReader.DecodedPart, any Error>?>(nil)
+        }
+
+        private let merging = DispatchQueue(label: "ledger-snapshot-merge")
+        /// Parts handed over and not put together yet (each at most 16 MiB, with its views).
+        let room = DispatchSemaphore(value: 4)
         private let state = Mutex<(reader: SnapshotReader, error: (any Error)?)>((SnapshotReader(), nil))
 
         func add(_ bytes: [UInt8], digest: [UInt8]) {
-            queue.async { [self] in
+            let slot = Slot()
+            DispatchQueue.global().async {
+                let result = Result<SnapshotReader.DecodedPart, any Error> {
+                    guard SHA256.hash(bytes) == digest else { throw SnapshotDamaged() }
+                    return try SnapshotReader.decode(bytes)
+                }
+                slot.result.withLock { $0 = result }
+                slot.done.signal()
+            }
+            // Parts are put together in the order they were handed over: this queue is serial.
+            merging.async { [self] in
                 defer { room.signal() }
+                slot.done.wait()
+                let result = slot.result.withLock { r in defer { r = nil }; return r! }
                 state.withLock { s in
                     guard s.error == nil else { return }
-                    do {
-                        guard SHA256.hash(bytes) == digest else { throw SnapshotDamaged() }
-                        try s.reader.add(bytes)
-                    } catch {
-                        s.error = error
-                    }
+                    do { try s.reader.add(result.get()) } catch { s.error = error }
                 }
             }
         }
 
         /// Waits for the parts handed over, then the state they hold (or the first error).
         func finish() throws -> Projections {
-            queue.sync {}
+            merging.sync {}
             // Moved out, so that nothing else holds the state the projector goes on changing.
             let reader = try state.withLock { s in
                 if let error = s.error { throw error }

@@ -61,37 +61,76 @@ enum SnapshotPart: UInt8 {
     case rest = 0, orders, transactions, subscriptions, users
 }
 
-/// Reads back the parts ``Projections/writeSnapshot(partBytes:_:)`` wrote, one at a time, in order.
+/// Reads back the parts ``Projections/writeSnapshot(partBytes:_:)`` wrote: each part decodes on
+/// its own (``decode(_:)``, on any thread, several at once), and ``add(_:)-(DecodedPart)`` puts
+/// them together in order.
 public struct SnapshotReader: Sendable {
     private var state: Projections?
 
     public init() {}
 
-    public mutating func add(_ part: [UInt8]) throws {
+    /// One part's contents, decoded.
+    public struct DecodedPart: Sendable {
+        fileprivate enum Contents: Sendable {
+            case rest(Projections)
+            case orders([String], [OrderView])
+            case transactions([String], [TransactionView])
+            case subscriptions([String], [SubscriptionView])
+            case users([String], [UserView])
+        }
+        fileprivate let contents: Contents
+    }
+
+    /// Decodes one part by itself.
+    public static func decode(_ part: [UInt8]) throws -> DecodedPart {
         guard let first = part.first, let kind = SnapshotPart(rawValue: first) else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a snapshot part of unknown kind"))
         }
-        if kind == .rest {
+        if kind == .rest { return DecodedPart(contents: .rest(try Projections(snapshot: Array(part.dropFirst())))) }
+        return try BinaryCoding.read(part, from: 1) { r in
+            func views<V: BinaryFields>(_: V.Type) throws -> ([String], [V]) {
+                var keys: [String] = [], values: [V] = []
+                while !r.isAtEnd {
+                    keys.append(try r.string())
+                    values.append(try V(binary: r))
+                }
+                return (keys, values)
+            }
+            switch kind {
+            case .rest: preconditionFailure("read above")
+            case .orders: let (k, v) = try views(OrderView.self); return DecodedPart(contents: .orders(k, v))
+            case .transactions: let (k, v) = try views(TransactionView.self); return DecodedPart(contents: .transactions(k, v))
+            case .subscriptions: let (k, v) = try views(SubscriptionView.self); return DecodedPart(contents: .subscriptions(k, v))
+            case .users: let (k, v) = try views(UserView.self); return DecodedPart(contents: .users(k, v))
+            }
+        }
+    }
+
+    /// Decodes the next part and adds it.
+    public mutating func add(_ part: [UInt8]) throws {
+        try add(Self.decode(part))
+    }
+
+    /// Adds the next part, decoded: the first part first, then the views, in the order written.
+    public mutating func add(_ part: DecodedPart) throws {
+        if case .rest(let rest) = part.contents {
             guard state == nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a second first part")) }
-            state = try Projections(snapshot: Array(part.dropFirst()))
+            state = rest
             return
         }
         guard var s = state else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "views before the first part")) }
         state = nil
-        try BinaryCoding.read(part, from: 1) { r in
-            func add<V: BinaryFields>(_ table: inout ViewTable<V>) throws {
-                while !r.isAtEnd {
-                    let key = try r.string()
-                    guard table.add(key, try V(binary: r)) else { throw r.invalid("the view \(key) twice") }
-                }
+        func add<V>(_ table: inout ViewTable<V>, _ keys: [String], _ values: [V]) throws {
+            if let key = table.add(keys: keys, values: values) {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(key) twice"))
             }
-            switch kind {
-            case .rest: break
-            case .orders: try add(&s.orders)
-            case .transactions: try add(&s.transactions)
-            case .subscriptions: try add(&s.subscriptions)
-            case .users: try add(&s.users)
-            }
+        }
+        switch part.contents {
+        case .rest: preconditionFailure("added above")
+        case .orders(let k, let v): try add(&s.orders, k, v)
+        case .transactions(let k, let v): try add(&s.transactions, k, v)
+        case .subscriptions(let k, let v): try add(&s.subscriptions, k, v)
+        case .users(let k, let v): try add(&s.users, k, v)
         }
         state = s
     }

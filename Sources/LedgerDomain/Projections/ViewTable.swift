@@ -84,6 +84,29 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return true
     }
 
+    /// Adds views under keys that have none, in order; the first key that already has one, and
+    /// then nothing is added, or nil. (An empty table takes the arrays as they are, uncopied.)
+    mutating func add(keys newKeys: [String], values newValues: [Value]) -> String? {
+        precondition(newKeys.count == newValues.count)
+        index.reserveCapacity(index.count + newKeys.count)
+        for (i, key) in newKeys.enumerated() {
+            if let old = index.updateValue(values.count + i, forKey: key) {
+                // Put back what was there, take out the keys this call added, and refuse.
+                index[key] = old
+                for k in newKeys[..<i] { index[k] = nil }
+                return key
+            }
+        }
+        if keys.isEmpty {
+            keys = newKeys
+            values = newValues
+        } else {
+            keys.append(contentsOf: newKeys)
+            values.append(contentsOf: newValues)
+        }
+        return nil
+    }
+
     private mutating func append(_ key: String, _ value: Value) {
         index[key] = values.count
         keys.append(key)
