@@ -47,14 +47,17 @@ public enum JSONValue: Hashable, Sendable {
     public var isNull: Bool { if case .null = self { return true }; return false }
 
     /// The name of this value's JSON type, for error messages.
-    public var typeName: String {
+    public var typeName: String { kind.name }
+
+    /// This value's JSON type.
+    public var kind: JSONTape.Kind {
         switch self {
-        case .null: return "null"
-        case .bool: return "boolean"
-        case .int: return "integer"
-        case .string: return "string"
-        case .array: return "array"
-        case .object: return "object"
+        case .null: .null
+        case .bool: .bool
+        case .int: .int
+        case .string: .string
+        case .array: .array
+        case .object: .object
         }
     }
 }
