@@ -118,7 +118,7 @@ enum SnapshotStore {
         func finish() throws -> Projections {
             merging.sync {}
             // Moved out, so that nothing else holds the state the projector goes on changing.
-            let reader = try state.withLock { s in
+            var reader = try state.withLock { s in
                 if let error = s.error { throw error }
                 defer { s.reader = SnapshotReader() }
                 return s.reader

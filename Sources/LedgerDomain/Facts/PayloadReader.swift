@@ -67,26 +67,13 @@ public struct PayloadReader {
 
     /// The index in ``tape`` of the member whose key has exactly the bytes of `key`.
     func find(_ key: String) -> Int? {
-        let n = key.utf8.count
-        let found: Int?? = key.utf8.withContiguousStorageIfAvailable { k in
-            bytes.withUnsafeBufferPointer { b -> Int? in
-                for i in first..<first + count {
+        var key = key
+        return key.withUTF8 { k in
+            bytes.withUnsafeBufferPointer { b in
+                (first..<first + count).first { i in
                     let m = tape[i]
-                    if m.flags.contains(.keyEscaped) {
-                        if JSONTape.unescaped(b, m.keyRange).elementsEqual(k) { return i }
-                    } else if Int(m.keyEnd - m.keyStart) == n, n == 0 || memcmp(b.baseAddress! + Int(m.keyStart), k.baseAddress!, n) == 0 {
-                        return i
-                    }
-                }
-                return nil
-            }
-        }
-        if let found { return found }
-        return Array(key.utf8).withUnsafeBufferPointer { k in
-            (first..<first + count).first { i in
-                bytes.withUnsafeBufferPointer { b in
-                    let m = tape[i]
-                    return (m.flags.contains(.keyEscaped) ? JSONTape.unescaped(b, m.keyRange) : Array(b[m.keyRange])).elementsEqual(k)
+                    if m.flags.contains(.keyEscaped) { return JSONTape.unescaped(b, m.keyRange).elementsEqual(k) }
+                    return m.keyRange.count == k.count && (k.isEmpty || memcmp(b.baseAddress! + m.keyRange.lowerBound, k.baseAddress!, k.count) == 0)
                 }
             }
         }

@@ -84,28 +84,27 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return true
     }
 
-    /// Adds views under keys that have none, in order; the first key that already has one, and
-    /// then nothing is added, or nil. (An empty table takes the arrays as they are, uncopied.)
-    mutating func add(keys newKeys: [String], values newValues: [Value]) -> String? {
-        precondition(newKeys.count == newValues.count)
-        index.reserveCapacity(index.count + newKeys.count)
-        for (i, key) in newKeys.enumerated() {
-            if let old = index.updateValue(values.count + i, forKey: key) {
-                // Put back what was there, take out the keys this call added, and refuse.
-                index[key] = old
-                for k in newKeys[..<i] { index[k] = nil }
-                return key
+    /// The views of `runs` in order, each run's array freed once its views are in (so the table
+    /// never needs twice its size); the first key found twice, if one is.
+    static func assemble(_ runs: consuming [([String], [Value])]) -> Result<ViewTable, DuplicateKey> {
+        var table = ViewTable()
+        let total = runs.reduce(0) { $0 + $1.0.count }
+        table.index.reserveCapacity(total)
+        table.keys.reserveCapacity(total)
+        table.values.reserveCapacity(total)
+        for r in runs.indices {
+            let (keys, values) = runs[r]
+            runs[r] = ([], [])
+            for key in keys {
+                guard table.index.updateValue(table.keys.count, forKey: key) == nil else { return .failure(DuplicateKey(key: key)) }
+                table.keys.append(key)
             }
+            table.values.append(contentsOf: values)
         }
-        if keys.isEmpty {
-            keys = newKeys
-            values = newValues
-        } else {
-            keys.append(contentsOf: newKeys)
-            values.append(contentsOf: newValues)
-        }
-        return nil
+        return .success(table)
     }
+
+    struct DuplicateKey: Error { let key: String }
 
     private mutating func append(_ key: String, _ value: Value) {
         index[key] = values.count

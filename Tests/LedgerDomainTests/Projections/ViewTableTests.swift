@@ -53,17 +53,16 @@ struct ViewTableTests {
         #expect(c == b && c != a)
     }
 
-    /// Views added a run at a time (as a snapshot's parts are): a run whose key is already there, or
-    /// twice in the run, is refused whole and leaves the table as it was; reads and changes in place
-    /// see the views where they lie.
-    @Test func runsOfViewsAreAddedWholeOrNotAtAll() {
-        var table = ViewTable<Int>()
-        #expect(table.add(keys: ["a", "b"], values: [1, 2]) == nil)
-        #expect(table.add(keys: ["c", "a"], values: [3, 9]) == "a")
-        #expect(table.add(keys: ["d", "e", "d"], values: [4, 5, 6]) == "d")
-        #expect(table.count == 2 && table.keys == ["a", "b"] && table["a"] == 1 && table["c"] == nil && table["e"] == nil)
-        #expect(table.add(keys: ["c"], values: [3]) == nil)
-        #expect(table.keys == ["a", "b", "c"] && table["c"] == 3)
+    /// A table put together from runs of views (as a snapshot's parts are): in order, every key
+    /// finding its view; a key twice, in one run or two, is refused by name. Reads and changes in
+    /// place see the views where they lie.
+    @Test func tablesAssembledFromRunsOfViews() throws {
+        var table = try ViewTable<Int>.assemble([(["a", "b"], [1, 2]), ([], []), (["c"], [3])]).get()
+        #expect(table.keys == ["a", "b", "c"] && table.values == [1, 2, 3] && table["b"] == 2 && table.count == 3)
+        for runs in [[(["a", "b"], [1, 2]), (["c", "a"], [3, 4])], [(["d", "e", "d"], [4, 5, 6])]] {
+            guard case .failure(let duplicate) = ViewTable<Int>.assemble(runs) else { Issue.record("\(runs) assembled"); continue }
+            #expect(duplicate.key == runs.flatMap(\.0).first { k in runs.flatMap(\.0).filter { $0 == k }.count > 1 })
+        }
         #expect(table.with("b") { $0 * 10 } == 20 && table.with("z") { $0 } == nil)
         #expect(table.update("c") { $0 += 1 } && !table.update("z") { $0 += 1 })
         #expect(table["c"] == 4 && table.contains("c") && !table.contains("z"))
