@@ -136,16 +136,9 @@ struct JSONParser {
                 guard index < bytes.count else { throw failure("unterminated escape sequence") }
                 let e = bytes[index]
                 index += 1
-                switch e {
-                case UInt8(ascii: "\""): scratch.append(0x22)
-                case UInt8(ascii: "\\"): scratch.append(0x5C)
-                case UInt8(ascii: "/"): scratch.append(0x2F)
-                case UInt8(ascii: "b"): scratch.append(0x08)
-                case UInt8(ascii: "f"): scratch.append(0x0C)
-                case UInt8(ascii: "n"): scratch.append(0x0A)
-                case UInt8(ascii: "r"): scratch.append(0x0D)
-                case UInt8(ascii: "t"): scratch.append(0x09)
-                case UInt8(ascii: "u"):
+                if let simple = JSONTape.simpleEscape(e) {
+                    scratch.append(simple)
+                } else if e == UInt8(ascii: "u") {
                     var scalar = try hex4()
                     if scalar >= 0xD800, scalar < 0xDC00 {
                         guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
@@ -159,8 +152,8 @@ struct JSONParser {
                         throw failure("unpaired UTF-16 surrogate in \\u escape")
                     }
                     if scalar == 0 { throw failure("\\u0000 cannot be stored (PostgreSQL jsonb refuses it)") }
-                    scratch.append(contentsOf: Array(String(UnicodeScalar(scalar)!).utf8))
-                default:
+                    JSONTape.appendUTF8(scalar, to: &scratch)
+                } else {
                     throw failure("invalid escape '\\\(Self.printable(e))'", at: index - 2)
                 }
                 runStart = index

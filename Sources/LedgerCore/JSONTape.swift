@@ -93,12 +93,8 @@ public struct JSONTape: Sendable {
             guard c == UInt8(ascii: "\\") else { out.append(c); i += 1; continue }
             let e = bytes[i + 1]
             i += 2
+            if let simple = simpleEscape(e) { out.append(simple); continue }
             switch e {
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
             case UInt8(ascii: "u"):
                 var scalar = Scan.hex4(bytes, i, end: range.upperBound)!
                 i += 4
@@ -107,10 +103,25 @@ public struct JSONTape: Sendable {
                     i += 6
                 }
                 appendUTF8(scalar, to: &out)
-            default: out.append(e) // " \ /
+            default: preconditionFailure("a scanned string holds only valid escapes")
             }
         }
         return out
+    }
+
+    /// The byte a one-letter escape (`\n`, `\"`...) stands for; nil for `\u` and for letters that
+    /// are no escape.
+    @inline(__always)
+    static func simpleEscape(_ e: UInt8) -> UInt8? {
+        switch e {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return e
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "t"): return 0x09
+        default: return nil
+        }
     }
 
     static func appendUTF8(_ s: UInt32, to out: inout [UInt8]) {
@@ -244,10 +255,8 @@ public struct JSONTape: Sendable {
                     guard index + 1 < end else { return nil }
                     let e = bytes[index + 1]
                     index += 2
+                    if JSONTape.simpleEscape(e) != nil { continue }
                     switch e {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-                        continue
                     case UInt8(ascii: "u"):
                         guard let scalar = Self.hex4(bytes, index, end: end) else { return nil }
                         index += 4
