@@ -1,3 +1,4 @@
+import Foundation
 import LedgerPostgres
 import Logging
 
@@ -68,9 +69,12 @@ actor AppendCoordinator {
         let schema = configuration.schema
         let channel = configuration.channel
         var delay = Duration.milliseconds(50)
+        // Events an earlier attempt of this append committed before its seal timed out: asking
+        // again finds them stored, and they are still this append's own.
+        var written: Set<UUID> = []
         while true {
             do {
-                return try await connection.withIsolation { conn in
+                let outcomes = try await connection.withIsolation { conn in
                     var lookUpStored = false
                     var races = 0
                     while true {
@@ -91,6 +95,13 @@ actor AppendCoordinator {
                         }
                     }
                 }
+                return written.isEmpty ? outcomes : Self.reportingAsWritten(written, outcomes)
+            } catch let timedOut as AppendTransaction.SealTimedOut {
+                guard ContinuousClock.now < deadline else { throw timedOut.error }
+                written.formUnion(timedOut.written)
+                logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(timedOut.error.message)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
             } catch let error as PostgresError where error.isConnectionFailure {
                 // The outcome of an interrupted COMMIT is unknown; re-running is safe because
                 // stored events are recognized by id and key and returned, never written twice.
@@ -100,17 +111,32 @@ actor AppendCoordinator {
                 delay = min(delay * 2, .seconds(1))
                 do { try await connection.reconnect() } catch { continue }
             } catch let error as PostgresError where error.isRetryableTransactionFailure || error.sqlState == .lockNotAvailable {
-                // Serialization failure or deadlock: nothing was written. lock_timeout: most often
-                // in `seal_events`, after the events were committed as pending; they are kept, and
-                // running the group again finds them (by id and key) and asks for their positions
-                // again, so the caller gets the append's outcome rather than an error for stored
-                // events. Either way, try again within the same deadline.
+                // Serialization failure or deadlock: nothing was written. lock_timeout before the
+                // commit (waiting on a row another writer is inserting): nothing was written either.
+                // (After the commit, in `seal_events`, it is `SealTimedOut` above: the events are
+                // kept, and running the group again finds them by id and key and asks for their
+                // positions again.) Either way, try again within the same deadline.
                 guard ContinuousClock.now < deadline else { throw error }
                 if error.sqlState == .lockNotAvailable {
                     logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(error.message)"])
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))
+            }
+        }
+    }
+
+    /// The outcomes with the first report of each event in `written` as this append's own write
+    /// (`alreadyStored` false), as the attempt that committed it would have reported it.
+    static func reportingAsWritten(_ written: Set<UUID>, _ outcomes: [Result<[AppendedEvent], LedgerError>]) -> [Result<[AppendedEvent], LedgerError>] {
+        var reported: Set<UUID> = []
+        return outcomes.map { outcome in
+            outcome.map { events in
+                events.map { e in
+                    var e = e
+                    if written.contains(e.eventId), reported.insert(e.eventId).inserted { e.alreadyStored = false }
+                    return e
+                }
             }
         }
     }

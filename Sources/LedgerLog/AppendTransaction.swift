@@ -116,12 +116,18 @@ enum AppendTransaction {
                     // Committed as pending, then sealed (by this session or the one sealing now).
                     let seal = [Statement("COMMIT"), sealEvents(plan.outcomes, schema: s)]
                     let sealed: QueryResult
-                    if rows.count <= insertThreshold {
-                        sealed = try conn.pipeline([claimStatement(rows, schema: s), pendingStatement(rows, schema: s)] + seal)[3]
-                    } else {
-                        try conn.copyIn("COPY \(s).event_claims (\(claimColumns)) FROM STDIN", chunks: claimChunks(rows))
-                        try conn.copyIn("COPY \(s).pending_events (\(pendingColumns)) FROM STDIN", chunks: pendingChunks(rows))
-                        sealed = try conn.pipeline(seal)[1]
+                    do {
+                        if rows.count <= insertThreshold {
+                            sealed = try conn.pipeline([claimStatement(rows, schema: s), pendingStatement(rows, schema: s)] + seal)[3]
+                        } else {
+                            try conn.copyIn("COPY \(s).event_claims (\(claimColumns)) FROM STDIN", chunks: claimChunks(rows))
+                            try conn.copyIn("COPY \(s).pending_events (\(pendingColumns)) FROM STDIN", chunks: pendingChunks(rows))
+                            sealed = try conn.pipeline(seal)[1]
+                        }
+                    } catch let error as PostgresError
+                        where error.sqlState == .lockNotAvailable && error.statement?.contains(sealEventsCall) == true {
+                        // `seal_events` runs after the COMMIT: this attempt's rows are stored.
+                        throw SealTimedOut(written: Set(rows.map(\.prepared.event.eventId)), error: error)
                     }
                     return try withSealedPositions(plan.outcomes, sealed: sealed)
                 }
@@ -138,10 +144,21 @@ enum AppendTransaction {
         outcomes.contains { (try? $0.get())?.contains { $0.position == 0 } ?? false }
     }
 
+    /// `seal_events` ran out of `lock_timeout` after this attempt had committed `written` as
+    /// pending: the events are stored, their positions not known yet. Asking again reports them
+    /// as stored before; the append reports them as its own (``AppendCoordinator``).
+    struct SealTimedOut: Error {
+        let written: Set<UUID>
+        let error: PostgresError
+    }
+
+    /// How the statement that asks for positions names the function (to tell its errors apart).
+    static let sealEventsCall = "seal_events("
+
     /// `seal_events` for every event of the outcomes (new or already stored).
     private static func sealEvents(_ outcomes: [Result<[AppendedEvent], LedgerError>], schema s: String) -> Statement {
         let ids = outcomes.flatMap { (try? $0.get()) ?? [] }.map { $0.eventId.lowercased }
-        return Statement("SELECT event_id, position FROM \(s).seal_events($1::uuid[])", [.uuidArray(ids)], prepared: true)
+        return Statement("SELECT event_id, position FROM \(s).\(sealEventsCall)$1::uuid[])", [.uuidArray(ids)], prepared: true)
     }
 
     /// The outcomes with each event's sealed position (`seal_events`'s rows: event id, position).

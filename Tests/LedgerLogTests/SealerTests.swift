@@ -150,7 +150,8 @@ struct SealerTests {
     }
 
     /// A writer whose `seal_events` runs out of lock_timeout after its commit does not report an
-    /// error for events that are stored: it asks again, and returns their position once sealed.
+    /// error for events that are stored: it asks again, and returns their position once sealed,
+    /// reported as written by this append.
     @Test func aSealThatRunsOutOfLockTimeoutAsksAgainAndReturnsThePosition() async throws {
         try await TestDatabase.withSchema("sealtimeout") { owner in
             var config = owner.connecting(as: .writer)
@@ -176,6 +177,8 @@ struct SealerTests {
             try await holder.execute("COMMIT")
             let appended = try await appending.value
             #expect(appended.map(\.position) == [2] && appended.map(\.eventId) == [event.eventId])
+            // Its own write, not a retry of a stored event (the service answers 201, not 200).
+            #expect(appended.allSatisfy { !$0.alreadyStored })
             // Sealed and committed (the retry that finds the lock free seals it in its snapshot,
             // and keeps that seal although it has nothing of its own to write).
             let stored = try await store.readAll(after: 0)
