@@ -62,10 +62,6 @@ struct FactRowDecoder {
         return v * sign
     }
 
-    mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
-        try row(raw).decoded()
-    }
-
     /// The row with its payload's text unescaped into an array of its own (handed to another thread).
     mutating func row(_ raw: UnsafeRawBufferPointer) throws -> ScannedRow {
         CopyText.fieldBounds(raw, limit: 5, into: &bounds)
@@ -100,11 +96,12 @@ struct FactRowDecoder {
     }
 }
 
-/// Decodes the rows of the audit's one read of the log: each row's canonical bytes are built
-/// straight from its stored text and hashed onto the chain (``ChainVerifier``), and its payload is
-/// decoded into a fact, with no ``RecordedEvent``, UUID or date parsing in between.
+/// Reads the rows of the audit's one read of the log: each row's canonical bytes are built
+/// straight from its stored text and hashed onto the chain (``ChainVerifier``), and its payload,
+/// within those bytes, is left for the decoding thread, with no ``RecordedEvent``, UUID or date
+/// parsing in between.
 struct ChainedFactRowDecoder {
-    /// The columns, in the order ``decode(_:)`` expects: the canonical fields first, in their
+    /// The columns, in the order ``row(_:)`` expects: the canonical fields first, in their
     /// canonical order, then metadata, the stored hash and the payload.
     static let columns = """
         position, event_id, stream_id, stream_version, event_type, schema_version, \
@@ -144,10 +141,6 @@ struct ChainedFactRowDecoder {
             }
         }
         return valid ? out : nil
-    }
-
-    mutating func decode(_ raw: UnsafeRawBufferPointer) throws -> ScannedFact {
-        try row(raw).decoded()
     }
 
     /// The row hashed onto the chain, its payload not yet decoded: its canonical bytes, which hold
@@ -207,6 +200,12 @@ extension EventStore {
     /// the speed PostgreSQL sends rows. `body` runs on the connection's own thread.
     @discardableResult
     public func scanFacts(after: Int64 = 0, through: Int64? = nil, _ body: @escaping @Sendable (ScannedFact) throws -> Void) async throws -> Int64 {
+        try await scanRows(after: after, through: through) { row in try body(row.decoded()) }
+    }
+
+    /// ``scanFacts(after:through:_:)`` with each payload left undecoded (for another thread to decode).
+    @discardableResult
+    func scanRows(after: Int64, through: Int64?, _ body: @escaping @Sendable (ScannedRow) throws -> Void) async throws -> Int64 {
         let s = quoteIdentifier(configuration.schema)
         var conditions = ["position > \(after)"]
         if let through { conditions.append("position <= \(through)") }
@@ -221,25 +220,9 @@ extension EventStore {
                 var decoder = FactRowDecoder()
                 try conn.copyOut(sql) { row in
                     count += 1
-                    try body(try decoder.decode(row))
+                    try body(try decoder.row(row))
                 }
                 return count
-            }
-        }
-    }
-
-    /// ``scanFacts(after:through:_:)`` with each payload left for another thread to decode.
-    func scanRows(after: Int64, through: Int64, _ body: @escaping @Sendable (ScannedRow) throws -> Void) async throws {
-        let s = quoteIdentifier(configuration.schema)
-        let sql = """
-            COPY (SELECT position, event_type, schema_version, \
-            (extract(epoch FROM occurred_at) * 1000000)::bigint, payload::text \
-            FROM \(s).events WHERE position > \(after) AND position <= \(through) ORDER BY position) TO STDOUT
-            """
-        try await pool.withConnection { conn in
-            try await conn.withIsolation { conn in
-                var decoder = FactRowDecoder()
-                try conn.copyOut(sql) { row in try body(try decoder.row(row)) }
             }
         }
     }

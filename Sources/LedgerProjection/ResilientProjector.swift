@@ -8,7 +8,8 @@ extension Projector {
     /// tables are (each batch is committed with its checkpoint, so nothing is applied twice or
     /// skipped), then follows again. Any other failure ends it.
     ///
-    /// Snapshots as ``start(_:logger:progress:snapshotEvery:)`` says. `onBatch(applied, position)` after each batch; `onRestart(error, wait)` before each wait.
+    /// Snapshots as ``start(_:logger:progress:snapshotEvery:)`` says. `onBatch(applied, position)`
+    /// after each batch; `onRestart(error, wait)` before each wait.
     public static func followSurvivingRestarts(
         _ store: EventStore, pollInterval: Duration = .seconds(1), backoff: Backoff = Backoff(),
         logger: Logger = Logger(label: "ledger"), snapshotEvery: Int64 = 1_000_000,

@@ -47,8 +47,8 @@ enum SnapshotStore {
             }
             do {
                 // Part by part, in binary (a part as hex text would be twice its size, then
-                // decoded). Each part is checked and decoded on a thread of its own while the
-                // connection fetches the next, at most two parts ahead.
+                // decoded). Parts are checked and decoded on both cores while the connection
+                // fetches the next, at most four handed over and not yet put together.
                 let digests = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 ORDER BY part", [.int8(at)])
                 guard digests.count == parts else { throw SnapshotDamaged() }
                 let decoding = PartDecoder()

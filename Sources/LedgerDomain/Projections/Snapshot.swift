@@ -43,11 +43,14 @@ extension Projections {
         try emit([SnapshotPart.rest.rawValue] + rest.snapshot())
         let w = BinaryWriter()
         func views<V: BinaryFields>(_ kind: SnapshotPart, _ table: ViewTable<V>) throws {
-            for (key, view) in table {
-                if w.count == 0 { w.byte(kind.rawValue) }
-                w.string(key)
-                view.write(binary: w)
-                if w.count >= partBytes { try emit(w.take()) }
+            // Through the buffer: iterating the table would copy each view out first.
+            try table.values.withUnsafeBufferPointer { views in
+                for i in views.indices {
+                    if w.count == 0 { w.byte(kind.rawValue) }
+                    w.string(table.keys[i])
+                    views[i].write(binary: w)
+                    if w.count >= partBytes { try emit(w.take()) }
+                }
             }
             if w.count > 0 { try emit(w.take()) }
         }

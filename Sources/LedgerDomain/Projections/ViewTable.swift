@@ -84,22 +84,28 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return true
     }
 
-    /// The views of `runs` in order, each run's array freed once its views are in (so the table
-    /// never needs twice its size); the first key found twice, if one is.
+    /// The views of `runs` (each a run of keys and their views, as many of one as of the other) in
+    /// order, each run's arrays freed once its views are in (so the table never needs twice its
+    /// size; the first run's arrays are taken as they are); the first key found twice, if one is.
     static func assemble(_ runs: consuming [([String], [Value])]) -> Result<ViewTable, DuplicateKey> {
         var table = ViewTable()
         let total = runs.reduce(0) { $0 + $1.0.count }
         table.index.reserveCapacity(total)
-        table.keys.reserveCapacity(total)
-        table.values.reserveCapacity(total)
         for r in runs.indices {
             let (keys, values) = runs[r]
+            precondition(keys.count == values.count, "a run of \(keys.count) keys for \(values.count) views")
             runs[r] = ([], [])
-            for key in keys {
-                guard table.index.updateValue(table.keys.count, forKey: key) == nil else { return .failure(DuplicateKey(key: key)) }
-                table.keys.append(key)
+            for (i, key) in keys.enumerated() {
+                guard table.index.updateValue(table.keys.count + i, forKey: key) == nil else { return .failure(DuplicateKey(key: key)) }
             }
-            table.values.append(contentsOf: values)
+            if table.keys.isEmpty {
+                (table.keys, table.values) = (keys, values)
+                table.keys.reserveCapacity(total)
+                table.values.reserveCapacity(total)
+            } else {
+                table.keys.append(contentsOf: keys)
+                table.values.append(contentsOf: values)
+            }
         }
         return .success(table)
     }
@@ -160,7 +166,7 @@ extension ViewTable: Codable where Value: Codable {
         var c = try decoder.unkeyedContainer()
         let keys = try c.decode([String].self)
         let values = try c.decode([Value].self)
-        guard let table = Self(keys: keys, values: values) else {
+        guard keys.count == values.count, case .success(let table) = Self.assemble([(keys, values)]) else {
             throw DecodingError.dataCorruptedError(in: c, debugDescription: "\(keys.count) keys for \(values.count) views, or a key twice")
         }
         self = table
@@ -171,17 +177,6 @@ extension ViewTable: Codable where Value: Codable {
         try c.encode(keys)
         try c.encode(values)
     }
-
-    /// Nil unless there is one view per key and no key twice.
-    private init?(keys: [String], values: [Value]) {
-        guard keys.count == values.count else { return nil }
-        self.init()
-        index.reserveCapacity(keys.count)
-        for (i, k) in keys.enumerated() { index[k] = i }
-        guard index.count == keys.count else { return nil }
-        self.keys = keys
-        self.values = values
-    }
 }
 
 /// The same, each view by its own fields.
@@ -189,7 +184,9 @@ extension ViewTable: BinaryFields where Value: BinaryFields {
     public init(binary r: BinaryReader) throws {
         let keys = try r.array { try r.string() }
         let values = try r.array { try Value(binary: r) }
-        guard let table = Self(keys: keys, values: values) else { throw r.invalid("\(keys.count) keys for \(values.count) views, or a key twice") }
+        guard keys.count == values.count, case .success(let table) = Self.assemble([(keys, values)]) else {
+            throw r.invalid("\(keys.count) keys for \(values.count) views, or a key twice")
+        }
         self = table
     }
 
