@@ -96,32 +96,34 @@ actor AppendCoordinator {
                     }
                 }
                 return written.isEmpty ? outcomes : Self.reportingAsWritten(written, outcomes)
-            } catch let timedOut as AppendTransaction.SealTimedOut {
-                guard ContinuousClock.now < deadline else { throw timedOut.error }
-                written.formUnion(timedOut.written)
-                logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(timedOut.error.message)"])
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(1))
-            } catch let error as PostgresError where error.isConnectionFailure {
-                // The outcome of an interrupted COMMIT is unknown; re-running is safe because
-                // stored events are recognized by id and key and returned, never written twice.
-                guard ContinuousClock.now < deadline else { throw error }
-                logger.warning("append: connection lost, reconnecting", metadata: ["error": "\(error.message)"])
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(1))
-                do { try await connection.reconnect() } catch { continue }
-            } catch let error as PostgresError where error.isRetryableTransactionFailure || error.sqlState == .lockNotAvailable {
-                // Serialization failure or deadlock: nothing was written. lock_timeout before the
-                // commit (waiting on a row another writer is inserting): nothing was written either.
-                // (After the commit, in `seal_events`, it is `SealTimedOut` above: the events are
-                // kept, and running the group again finds them by id and key and asks for their
-                // positions again.) Either way, try again within the same deadline.
-                guard ContinuousClock.now < deadline else { throw error }
-                if error.sqlState == .lockNotAvailable {
-                    logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(error.message)"])
+            } catch {
+                // Retried within the same deadline:
+                // - a lost connection (reconnecting first): the outcome of an interrupted COMMIT is
+                //   unknown; running the group again is safe because stored events are recognized
+                //   by id and key and returned, never written twice;
+                // - a serialization failure or deadlock, or lock_timeout before the commit (waiting
+                //   on a row another writer is inserting): nothing was written;
+                // - lock_timeout in `seal_events`, after the commit (`SealTimedOut`): the events
+                //   are kept, and running the group again finds them and asks for their positions.
+                let failure: PostgresError
+                if let timedOut = error as? AppendTransaction.SealTimedOut {
+                    written.formUnion(timedOut.written)
+                    failure = timedOut.error
+                } else if let error = error as? PostgresError,
+                          error.isConnectionFailure || error.isRetryableTransactionFailure || error.sqlState == .lockNotAvailable {
+                    failure = error
+                } else {
+                    throw error
+                }
+                guard ContinuousClock.now < deadline else { throw failure }
+                if failure.isConnectionFailure {
+                    logger.warning("append: connection lost, reconnecting", metadata: ["error": "\(failure.message)"])
+                } else if failure.sqlState == .lockNotAvailable {
+                    logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(failure.message)"])
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))
+                if failure.isConnectionFailure { try? await connection.reconnect() }
             }
         }
     }
