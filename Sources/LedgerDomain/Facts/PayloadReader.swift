@@ -44,7 +44,8 @@ public struct PayloadReader {
             let reason: String = bytes.withUnsafeBufferPointer { b in
                 do throws(JSONSyntaxError) {
                     _ = try JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: b[range]))
-                    return "is not JSON the reader accepts"
+                    // The tape and the parser are tested to agree; if they ever do not, say so.
+                    return "is JSON the parser accepts but the in-place reader (JSONTape) refuses: a bug, report it with this payload"
                 } catch {
                     return "is not JSON: \(error)"
                 }
