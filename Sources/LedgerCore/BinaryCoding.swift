@@ -208,9 +208,12 @@ public final class BinaryWriter {
     }
 
     @inlinable public func array<V>(_ xs: [V], _ write: (V) -> Void) {
-        varint(UInt64(xs.count))
+        count(xs.count)
         for x in xs { write(x) }
     }
+
+    /// How many elements follow, as ``array(_:_:)`` writes it before them.
+    @inlinable public func count(_ n: Int) { varint(UInt64(n)) }
 
     @inlinable public func fields<V: BinaryFields>(_ v: V) { v.write(binary: self) }
 

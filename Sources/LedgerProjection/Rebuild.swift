@@ -50,24 +50,27 @@ public struct RebuildReport: Sendable {
 }
 
 /// Rows produced lazily, about 1 MiB a chunk, so a rebuild never holds a table's text in memory.
-struct RowChunks<Element>: Sequence, IteratorProtocol {
-    let elements: [Element]
+/// Each element is written where it lies, not copied out first.
+struct RowChunks: Sequence, IteratorProtocol {
+    let count: Int
     var offset = 0
-    let write: (Element, inout RowWriter) -> Void
+    let write: (Int, inout RowWriter) -> Void
 
-    init(_ elements: [Element], _ write: @escaping (Element, inout RowWriter) -> Void) {
-        self.elements = elements
-        self.write = write
+    init<Element>(_ views: ViewTable<Element>.Views, _ write: @escaping (Element, inout RowWriter) -> Void) {
+        count = views.count
+        self.write = { i, w in views.with(at: i) { write($0, &w) } }
+    }
+
+    init<Element>(_ elements: [Element], _ write: @escaping (Element, inout RowWriter) -> Void) {
+        count = elements.count
+        self.write = { i, w in write(elements[i], &w) }
     }
 
     mutating func next() -> [UInt8]? {
         var w = RowWriter()
-        // Through the buffer, so each view is written where it lies rather than copied out first.
-        elements.withUnsafeBufferPointer { views in
-            while w.out.count < 1 << 20, offset < views.count {
-                write(views[offset], &w)
-                offset += 1
-            }
+        while w.out.count < 1 << 20, offset < count {
+            write(offset, &w)
+            offset += 1
         }
         return w.out.isEmpty ? nil : w.out
     }

@@ -30,8 +30,8 @@ extension Projections {
 
     /// Keeps the bound order in step with its transaction.
     mutating func transactionChanged(_ txId: String) {
-        guard let bound = transactions.with(txId, { Set($0.bindings.compactMap(\.orderId)) }) else { return }
-        for orderId in bound where orders.with(orderId, \.transactionId) == txId {
+        guard let bound = transactions.with(txId, { $0.bindings.compactMap(\.orderId) }) else { return }
+        for (i, orderId) in bound.enumerated() where !bound[..<i].contains(orderId) && orders.with(orderId, \.transactionId) == txId {
             refreshOrder(orderId, from: txId)
         }
     }

@@ -43,14 +43,12 @@ extension Projections {
         try emit([SnapshotPart.rest.rawValue] + rest.snapshot())
         let w = BinaryWriter()
         func views<V: BinaryFields>(_ kind: SnapshotPart, _ table: ViewTable<V>) throws {
-            // Through the buffer: iterating the table would copy each view out first.
-            try table.values.withUnsafeBufferPointer { views in
-                for i in views.indices {
-                    if w.count == 0 { w.byte(kind.rawValue) }
-                    w.string(table.keys[i])
-                    views[i].write(binary: w)
-                    if w.count >= partBytes { try emit(w.take()) }
-                }
+            // In place: iterating the table would copy each view out first.
+            try table.forEachInPlace { key, view in
+                if w.count == 0 { w.byte(kind.rawValue) }
+                w.string(key)
+                view.write(binary: w)
+                if w.count >= partBytes { try emit(w.take()) }
             }
             if w.count > 0 { try emit(w.take()) }
         }
@@ -177,7 +175,7 @@ public struct SnapshotReader: Sendable {
 
     /// A table's runs, taken out of `table` (any views the first part held, first) and `runs`.
     private static func runs<V>(_ table: inout ViewTable<V>, _ runs: inout [([String], [V])]) -> [([String], [V])] {
-        var all = table.isEmpty ? [] : [(table.keys, table.values)]
+        var all = table.isEmpty ? [] : [(table.keys, Array(table.values))]
         table = ViewTable()
         all.append(contentsOf: runs)
         runs = []

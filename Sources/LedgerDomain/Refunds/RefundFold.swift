@@ -87,9 +87,13 @@ extension Projections {
     mutating func setRevoked(_ txId: String, _ revoked: Bool) {
         guard let (orig, c) = subscriptionOf(txId) else { return }
         let key = Self.subscriptionKey(c, orig)
-        guard var s = subscriptions[key], let i = s.periods.firstIndex(where: { $0.transactionId == txId }) else { return }
-        s.periods[i].revoked = revoked
-        subscriptions[key] = s
+        var found = false
+        subscriptions.update(key) { s in
+            guard let i = s.periods.firstIndex(where: { $0.transactionId == txId }) else { return }
+            s.periods[i].revoked = revoked
+            found = true
+        }
+        guard found else { return }
         if tracksChanges { changes.subscriptions.insert(key) }
     }
 

@@ -10,8 +10,10 @@ extension Projections {
 
     /// The transaction of the period running at `at` (the latest one started by then).
     func currentPeriod(_ c: Channel, _ orig: String, at: Timestamp) -> String? {
-        subscriptions[Self.subscriptionKey(c, orig)]?.periods.filter { !$0.revoked && $0.purchaseDate <= at }
-            .max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }?.transactionId
+        subscriptions.with(Self.subscriptionKey(c, orig)) { s in
+            s.periods.filter { !$0.revoked && $0.purchaseDate <= at }
+                .max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }?.transactionId
+        } ?? nil
     }
 
     /// Google Play pauses (10) and restarts or recoveries (7, 1) of a subscription.
@@ -28,8 +30,8 @@ extension Projections {
 
     mutating func apply(_ f: SubscriptionRenewed, _ ctx: FactContext) {
         let p = ctx.position
-        if subscriptions[Self.subscriptionKey(f.channel, f.originalTransactionId)] == nil
-            && transaction(f.channel, app: f.app, f.originalTransactionId) == nil {
+        if !subscriptions.contains(Self.subscriptionKey(f.channel, f.originalTransactionId))
+            && existingKey(f.channel, f.app, f.originalTransactionId) == nil {
             anomaly(p, "renewal-for-unknown-subscription", "renewal \(f.transactionId) names subscription \(f.originalTransactionId), which no verified purchase started")
         }
         let key = txKey(f.channel, f.app, f.transactionId)
@@ -99,7 +101,7 @@ extension Projections {
     /// `transactionId`: the key of the period's transaction.
     mutating func addPeriod(_ c: Channel, _ orig: String, transaction transactionId: String, productId: String,
                             purchase: Timestamp, expires: Timestamp, _ p: Int64) {
-        let refunded = transactions[transactionId]?.refundState == .refunded
+        let refunded = transactions.with(transactionId, \.refundState) == .refunded
         updateSubscription(c, orig, p) { s in
             if let i = s.periods.firstIndex(where: { $0.transactionId == transactionId }) {
                 s.periods[i].expiresDate = max(s.periods[i].expiresDate, expires)
@@ -122,44 +124,44 @@ extension Projections {
 
     /// Marks the transactions of upgraded periods.
     mutating func upgradesChanged(_ c: Channel, _ orig: String, _ p: Int64) {
-        guard let s = subscriptions[Self.subscriptionKey(c, orig)] else { return }
-        for period in s.periods where period.upgraded && transactions[period.transactionId]?.upgraded != true {
+        guard let periods = subscriptions.with(Self.subscriptionKey(c, orig), \.periods) else { return }
+        for period in periods where period.upgraded && transactions.with(period.transactionId, \.upgraded) != true {
             updateTransaction(period.transactionId, p) { $0.upgraded = true; $0.upgradedAt = period.upgradedAt }
         }
     }
 
     /// Renewals belong to the user their original transaction is bound to.
     mutating func subscriptionUserChanged(_ c: Channel, _ orig: String) {
-        guard let s = subscriptions[Self.subscriptionKey(c, orig)] else { return }
+        guard let (periods, linkedFrom) = subscriptions.with(Self.subscriptionKey(c, orig), { ($0.periods, $0.linkedFrom) }) else { return }
         // The owner: the binding of the original transaction; Google names a subscription by its
         // purchase token, which is no transaction id, so there it is the binding of the earliest
         // purchase that has one.
-        let byPurchase = s.periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        let byPurchase = periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
         let origKey = existingKey(c, nil, orig)
-        var user = origKey.flatMap { transactions[$0] }?.userId
+        var user = origKey.flatMap { transactions.with($0, \.userId) ?? nil }
         if user == nil {
             for period in byPurchase {
-                if let u = transactions[period.transactionId].flatMap({ $0.transfers.last?.toUserId ?? $0.bindings.first?.userId }) { user = u; break }
+                if let u = transactions.with(period.transactionId, { $0.transfers.last?.toUserId ?? $0.bindings.first?.userId }) ?? nil { user = u; break }
             }
         }
         // A linked purchase token carries the binding of the token it replaced.
-        if user == nil, let old = s.linkedFrom { user = subscriptions[Self.subscriptionKey(c, old)]?.userId }
+        if user == nil, let old = linkedFrom { user = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil }
         if c == .googleplay, let first = byPurchase.first?.transactionId {
             // A Google renewal keeps the purchase token and gets a new order id: every period but
             // the first purchase is a renewal.
-            for period in s.periods where transactions[period.transactionId]?.isRenewal != (period.transactionId != first) {
-                transactions[period.transactionId]?.isRenewal = period.transactionId != first
+            for period in periods where transactions.with(period.transactionId, \.isRenewal) != (period.transactionId != first) {
+                transactions.update(period.transactionId) { $0.isRenewal = period.transactionId != first }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
             }
         }
         let key = Self.subscriptionKey(c, orig)
-        if subscriptions[key]?.userId != user {
-            subscriptions[key]?.userId = user
+        if (subscriptions.with(key, \.userId) ?? nil) != user {
+            subscriptions.update(key) { $0.userId = user }
             if tracksChanges { changes.subscriptions.insert(key) }
         }
-        for period in s.periods where period.transactionId != origKey && transactions[period.transactionId]?.bindings.isEmpty != false {
-            if transactions[period.transactionId]?.subscriptionUserId != user {
-                transactions[period.transactionId]?.subscriptionUserId = user
+        for period in periods where period.transactionId != origKey && transactions.with(period.transactionId, \.bindings.isEmpty) != false {
+            if (transactions.with(period.transactionId, \.subscriptionUserId) ?? nil) != user {
+                transactions.update(period.transactionId) { $0.subscriptionUserId = user }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
             }
         }

@@ -5,9 +5,9 @@ import Testing
 /// value semantics across copies.
 @Suite("ViewTable")
 struct ViewTableTests {
-    /// Thousands of views, each changed in place after it was added.
+    /// Views over three pages, each changed in place after it was added.
     @Test func behavesAsADictionaryAcrossPages() {
-        let n = 9_000
+        let n = ViewTable<[Int]>.pageSize * 2 + 9
         var table = ViewTable<[Int]>()
         var reference: [String: [Int]] = [:]
         for i in 0..<n {
@@ -18,7 +18,11 @@ struct ViewTableTests {
             table["k\(i)", default: []].append(-i)
             reference["k\(i)", default: []].append(-i)
         }
-        #expect(table.count == n && table.values.count == n)
+        #expect(table.count == n && table.values.count == n && table.values.last == reference["k\(n - 1)"])
+        #expect(table.with("k\(n - 1)") { $0.count } == 1 && table.with("k0") { $0 } == [0, 0])
+        var inPlace: [String] = []
+        table.forEachInPlace { key, value in if value.first == ViewTable<[Int]>.pageSize { inPlace.append(key) } }
+        #expect(inPlace == ["k\(ViewTable<[Int]>.pageSize)"])
         #expect(table.keys == (0..<n).map { "k\($0)" })
         #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == reference)
         #expect(table["k\(n - 1)"] == reference["k\(n - 1)"] && table["missing"] == nil)
@@ -28,7 +32,8 @@ struct ViewTableTests {
     /// Removing a view moves the last one into its place; every other key still finds its view.
     @Test func removalKeepsEveryOtherView() {
         var table = ViewTable<Int>()
-        let n = 5_003
+        // The last view alone on the last page: removing it removes the page.
+        let n = ViewTable<Int>.pageSize * 2 + 1
         for i in 0..<n { table["k\(i)"] = i }
         table["k5"] = nil
         table["k\(n - 1)"] = nil
@@ -38,6 +43,7 @@ struct ViewTableTests {
         #expect(table["k5"] == nil)
         table["k5"] = 50
         #expect(table["k5"] == 50 && table.keys.last == "k5")
+        #expect(Array(table.values) == table.keys.map { table[$0]! } && table.values.count == n - 1)
     }
 
     /// A copy keeps its views when the original changes (and the other way round).
@@ -58,7 +64,14 @@ struct ViewTableTests {
     /// place see the views where they lie.
     @Test func tablesAssembledFromRunsOfViews() throws {
         var table = try ViewTable<Int>.assemble([(["a", "b"], [1, 2]), ([], []), (["c"], [3])]).get()
-        #expect(table.keys == ["a", "b", "c"] && table.values == [1, 2, 3] && table["b"] == 2 && table.count == 3)
+        #expect(table.keys == ["a", "b", "c"] && Array(table.values) == [1, 2, 3] && table["b"] == 2 && table.count == 3)
+        // Runs that end inside a page and runs longer than one.
+        let size = ViewTable<Int>.pageSize
+        let cuts = [0, 3, size - 1, size + 2, 3 * size + 5, 3 * size + 6]
+        let runs = zip(cuts, cuts.dropFirst()).map { a, b in ((a..<b).map { "k\($0)" }, Array(a..<b)) }
+        let big = try ViewTable<Int>.assemble(runs).get()
+        #expect(big.count == cuts.last! && Array(big.values) == Array(0..<cuts.last!))
+        #expect((0..<cuts.last!).allSatisfy { big["k\($0)"] == $0 })
         for runs in [[(["a", "b"], [1, 2]), (["c", "a"], [3, 4])], [(["d", "e", "d"], [4, 5, 6])]] {
             guard case .failure(let duplicate) = ViewTable<Int>.assemble(runs) else { Issue.record("\(runs) assembled"); continue }
             #expect(duplicate.key == runs.flatMap(\.0).first { k in runs.flatMap(\.0).filter { $0 == k }.count > 1 })
