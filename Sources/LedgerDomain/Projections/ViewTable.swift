@@ -23,6 +23,11 @@ public struct ViewTable<Value: Sendable>: Sendable {
     public private(set) var keys: [String] = []
     /// The views, in the order of ``keys``: every page but the last holds ``pageSize`` views.
     private var pages: [[Value]] = []
+    /// The key last changed or added, and its view's offset (-1: none). A fact's rules look up the
+    /// same order or transaction several times in a row; a key compared with the last one is
+    /// found without hashing it again. Not part of the table's value.
+    private var lastKey = ""
+    private var lastOffset = -1
 
     /// Views per page: 16,384 (7.7 MB of transactions).
     static var pageShift: Int { 14 }
@@ -50,11 +55,24 @@ public struct ViewTable<Value: Sendable>: Sendable {
         }
     }
 
+    /// The offset of the view under `key`, if there is one.
+    @inline(__always)
+    private func offset(of key: String) -> Int? {
+        if lastOffset >= 0, lastKey == key { return lastOffset }
+        return index[key]
+    }
+
+    @inline(__always)
+    private mutating func remember(_ key: String, _ offset: Int) {
+        lastKey = key
+        lastOffset = offset
+    }
+
     /// The view under `key`; setting nil removes it (the last view takes its place in the order).
     public subscript(key: String) -> Value? {
-        get { index[key].map { self[offset: $0] } }
+        get { offset(of: key).map { self[offset: $0] } }
         set {
-            if let i = index[key] {
+            if let i = offset(of: key) {
                 if let newValue {
                     self[offset: i] = newValue
                 } else {
@@ -68,15 +86,16 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// The view under `key`, added as `defaultValue` first when there is none; changed in place.
     public subscript(key: String, default defaultValue: @autoclosure () -> Value) -> Value {
-        get { index[key].map { self[offset: $0] } ?? defaultValue() }
+        get { offset(of: key).map { self[offset: $0] } ?? defaultValue() }
         _modify {
             let i: Int
-            if let found = index[key] {
+            if let found = offset(of: key) {
                 i = found
             } else {
                 i = keys.count
                 append(key, defaultValue())
             }
+            remember(key, i)
             yield &self[offset: i]
         }
     }
@@ -87,13 +106,13 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     /// Whether a view is under `key`.
-    public func contains(_ key: String) -> Bool { index[key] != nil }
+    public func contains(_ key: String) -> Bool { offset(of: key) != nil }
 
     /// `body` applied to the view under `key` where it lies, or nil when there is none. Reading a
     /// field through ``subscript(_:)`` copies the whole view out first (hundreds of bytes and a
     /// retain for each string); the fold reads through this instead.
     public func with<T>(_ key: String, _ body: (Value) throws -> T) rethrows -> T? {
-        guard let i = index[key] else { return nil }
+        guard let i = offset(of: key) else { return nil }
         return try values.with(at: i, body)
     }
 
@@ -122,15 +141,17 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// Changes the view under `key` in place; false when there is none.
     @discardableResult
     public mutating func update(_ key: String, _ body: (inout Value) throws -> Void) rethrows -> Bool {
-        guard let i = index[key] else { return false }
+        guard let i = offset(of: key) else { return false }
+        remember(key, i)
         try body(&self[offset: i])
         return true
     }
 
     /// Adds a view under a key that has none; false (and nothing added) when the key has one.
     mutating func add(_ key: String, _ value: Value) -> Bool {
-        guard index[key] == nil else { return false }
+        guard offset(of: key) == nil else { return false }
         append(key, value)
+        remember(key, keys.count - 1)
         return true
     }
 
@@ -179,6 +200,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     private mutating func remove(at i: Int) {
+        lastOffset = -1
         index[keys[i]] = nil
         let last = keys.count - 1
         let moved = pages[pages.count - 1].removeLast()

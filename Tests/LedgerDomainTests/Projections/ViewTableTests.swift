@@ -35,6 +35,8 @@ struct ViewTableTests {
         // The last view alone on the last page: removing it removes the page.
         let n = ViewTable<Int>.pageSize * 2 + 1
         for i in 0..<n { table["k\(i)"] = i }
+        // The last key changed is remembered with its offset; a removal moves the last view.
+        #expect(table.update("k\(n - 2)") { $0 += 0 })
         table["k5"] = nil
         table["k\(n - 1)"] = nil
         table["k\(n - 1)"] = nil
@@ -43,7 +45,11 @@ struct ViewTableTests {
         #expect(table["k5"] == nil)
         table["k5"] = 50
         #expect(table["k5"] == 50 && table.keys.last == "k5")
-        #expect(Array(table.values) == table.keys.map { table[$0]! } && table.values.count == n - 1)
+        #expect(table.with("k\(n - 2)") { $0 } == n - 2 && table.with("k5") { $0 } == 50)
+        #expect(table.update("k5") { $0 += 1 } && table["k5"] == 51)
+        table["k5"] = nil
+        #expect(table.with("k5") { $0 } == nil && !table.contains("k5") && !table.update("k5") { $0 += 1 })
+        #expect(Array(table.values) == table.keys.map { table[$0]! } && table.values.count == n - 2)
     }
 
     /// A copy keeps its views when the original changes (and the other way round).
