@@ -8,8 +8,8 @@ public struct SHA256 {
     public init() {}
 
     public static func hash<S: Sequence>(_ data: S) -> [UInt8] where S.Element == UInt8 {
-        if let bytes = data as? [UInt8] { return Array(Crypto.SHA256.hash(data: bytes)) }
-        return Array(Crypto.SHA256.hash(data: Array(data)))
+        if let bytes = data as? [UInt8] { return bytesOf(Crypto.SHA256.hash(data: bytes)) }
+        return bytesOf(Crypto.SHA256.hash(data: Array(data)))
     }
 
     /// `sha256:<hex>`, the form the ledger names a file or a raw payload by.
@@ -19,7 +19,11 @@ public struct SHA256 {
 
     public mutating func update(_ data: UnsafeBufferPointer<UInt8>) { hasher.update(bufferPointer: UnsafeRawBufferPointer(data)) }
 
-    public mutating func finalize() -> [UInt8] { Array(hasher.finalize()) }
+    public mutating func finalize() -> [UInt8] { Self.bytesOf(hasher.finalize()) }
+
+    /// The digest's 32 bytes, copied at once (`Array(digest)` goes through the generic sequence
+    /// path, byte by byte).
+    private static func bytesOf(_ digest: Crypto.SHA256.Digest) -> [UInt8] { digest.withUnsafeBytes { Array($0) } }
 }
 
 extension Sequence where Element == UInt8 {

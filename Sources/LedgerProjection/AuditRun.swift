@@ -96,6 +96,7 @@ extension EventStore {
             run.statements = Array(fold.statements.statements.values)
             run.revenue = Revenue.compute(fold, by: .day)
         }
+        Discarded.free(consume fold)
         return run
     }
 }

@@ -134,6 +134,7 @@ extension EventStore {
             report.snapshot = try await conn.withIsolation { conn in try SnapshotStore.write(state, schema: name, on: conn) }
             report.snapshotSeconds = (clock.now - t2).seconds
         }
+        Discarded.free(consume state)
         return report
     }
 

@@ -45,8 +45,11 @@ extension Audit {
             guard let d = defs.first else { continue }
             c.catalogue[d.channel, default: [:]][d.storeProductId] = defs
         }
-        for t in p.transactions.values where !t.isSandbox {
-            // Sandbox purchases are shown apart and judged by no rule. Fast path: the common clean transaction allocates nothing (no grant list, no
+        // In place: iterating a table copies each view out first.
+        p.transactions.forEachInPlace { _, t in
+            // Sandbox purchases are shown apart and judged by no rule.
+            guard !t.isSandbox else { return }
+            // Fast path: the common clean transaction allocates nothing (no grant list, no
             // owed-versus-granted unless a rule needs it).
             var activeCount = 0
             for g in t.grants where g.revokedAt == nil { activeCount += 1 }
@@ -62,11 +65,11 @@ extension Audit {
             subscriptionDrift(t, active, &c)
             unacknowledgedPurchase(t, &c)
         }
-        for o in p.orders.values {
+        p.orders.forEachInPlace { _, o in
             productMismatch(o, &c)
             staleOrder(o, &c)
         }
-        for u in p.users.values { negativeBalance(u, &c) }
+        p.users.forEachInPlace { _, u in negativeBalance(u, &c) }
         reconcile(&c)
         c.findings.sort()
         return c.findings
@@ -100,23 +103,24 @@ extension Audit {
             if let m = t.transfers.last(where: { $0.position < position }) { return (m.toUserId, m.position) }
             if let b = t.bindings.first { return (b.userId, b.position) }
             if let u = t.subscriptionUserId {
-                return (u, t.originalTransactionId.flatMap { p.transaction(t.channel, app: t.app, $0)?.bindings.first?.position })
+                let original = t.originalTransactionId.flatMap { p.existingKey(t.channel, t.app, $0) }
+                return (u, original.flatMap { p.transactions.with($0, \.bindings.first?.position) ?? nil })
             }
             guard let token = t.appAccountToken else { return nil }
             if tokenOrders == nil {
                 var index: [String: String] = [:]
-                for o in p.orders.values {
-                    guard let tok = o.created?.accountToken?.lowercased() else { continue }
-                    if let seen = index[tok], seen < o.orderId { continue }
+                p.orders.forEachInPlace { _, o in
+                    guard let tok = o.created?.accountToken?.lowercased() else { return }
+                    if let seen = index[tok], seen < o.orderId { return }
                     index[tok] = o.orderId
                 }
                 tokenOrders = index
             }
-            if let id = tokenOrders?[token], let o = p.orders[id], let u = o.userId { return (u, o.positions.first) }
+            if let id = tokenOrders?[token], let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }), let user { return (user, first) }
             return nil
         }
 
-        func orderPrice(_ orderId: String?) -> Money? { orderId.flatMap { p.orders[$0]?.created?.price } }
+        func orderPrice(_ orderId: String?) -> Money? { orderId.flatMap { p.orders.with($0, \.created?.price) ?? nil } }
 
         mutating func add(_ kind: FindingKind, _ channel: Channel?, user: String?, order: String?, tx: String?,
                           _ positions: [Int64?], _ amount: Money?, _ detail: String) {
