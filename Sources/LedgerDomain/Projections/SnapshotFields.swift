@@ -194,29 +194,18 @@ extension TransactionView: BinaryFields {
         appAccountToken = try r.optionalString()
         verifiedPosition = try r.optionalInt()
         verifiedAt = try r.optionalTimestamp()
-        failedVerifications = try r.array { FailedVerification(code: try r.int(), retryable: try r.bool(), position: try r.int()) }
         isRenewal = try r.bool()
         bindings = try r.array { try r.fields(BindingRecord.self) }
         reports = try r.array { Report(userId: try r.optionalString(), orderId: try r.optionalString(), position: try r.int()) }
-        refunds = try r.array { try r.fields(RefundRecord.self) }
-        reversals = try r.array { try r.fields(ReversalRecord.self) }
         noticeState = try r.raw()
-        refundPositions = try r.ints()
-        storeRevokedPosition = try r.optionalInt()
-        storeRevokedAt = try r.optionalTimestamp()
-        voidedQuantity = try r.optionalInt()
-        voidedPosition = try r.optionalInt()
-        voidedAt = try r.optionalTimestamp()
-        transfers = try r.array { try r.fields(TransferRecord.self) }
         acknowledgedAt = try r.optionalTimestamp()
         environment = try r.open()
         ownership = try r.open()
         grants = try r.array { try r.fields(GrantRecord.self) }
-        revocations = try r.array { try r.fields(RevocationRecord.self) }
         upgraded = try r.bool()
-        upgradedAt = try r.optionalTimestamp()
         positions = try r.ints()
         subscriptionUserId = try r.optionalString()
+        extras = try r.array { try r.fields(Extras.self) }
     }
 
     public func write(binary w: BinaryWriter) {
@@ -233,13 +222,41 @@ extension TransactionView: BinaryFields {
         w.string(appAccountToken)
         w.int(verifiedPosition)
         w.timestamp(verifiedAt)
-        w.array(failedVerifications) { w.int($0.code); w.bool($0.retryable); w.int($0.position) }
         w.bool(isRenewal)
         w.array(bindings) { w.fields($0) }
         w.array(reports) { w.string($0.userId); w.string($0.orderId); w.int($0.position) }
+        w.raw(noticeState)
+        w.timestamp(acknowledgedAt)
+        w.open(environment)
+        w.open(ownership)
+        w.array(grants) { w.fields($0) }
+        w.bool(upgraded)
+        w.ints(positions)
+        w.string(subscriptionUserId)
+        w.array(extras) { w.fields($0) }
+    }
+}
+
+extension TransactionView.Extras: BinaryFields {
+    init(binary r: BinaryReader) throws {
+        failedVerifications = try r.array { .init(code: try r.int(), retryable: try r.bool(), position: try r.int()) }
+        refunds = try r.array { try r.fields(RefundRecord.self) }
+        reversals = try r.array { try r.fields(ReversalRecord.self) }
+        refundPositions = try r.ints()
+        storeRevokedPosition = try r.optionalInt()
+        storeRevokedAt = try r.optionalTimestamp()
+        voidedQuantity = try r.optionalInt()
+        voidedPosition = try r.optionalInt()
+        voidedAt = try r.optionalTimestamp()
+        transfers = try r.array { try r.fields(TransferRecord.self) }
+        revocations = try r.array { try r.fields(RevocationRecord.self) }
+        upgradedAt = try r.optionalTimestamp()
+    }
+
+    func write(binary w: BinaryWriter) {
+        w.array(failedVerifications) { w.int($0.code); w.bool($0.retryable); w.int($0.position) }
         w.array(refunds) { w.fields($0) }
         w.array(reversals) { w.fields($0) }
-        w.raw(noticeState)
         w.ints(refundPositions)
         w.int(storeRevokedPosition)
         w.timestamp(storeRevokedAt)
@@ -247,15 +264,8 @@ extension TransactionView: BinaryFields {
         w.int(voidedPosition)
         w.timestamp(voidedAt)
         w.array(transfers) { w.fields($0) }
-        w.timestamp(acknowledgedAt)
-        w.open(environment)
-        w.open(ownership)
-        w.array(grants) { w.fields($0) }
         w.array(revocations) { w.fields($0) }
-        w.bool(upgraded)
         w.timestamp(upgradedAt)
-        w.ints(positions)
-        w.string(subscriptionUserId)
     }
 }
 
