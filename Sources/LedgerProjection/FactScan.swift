@@ -36,9 +36,10 @@ struct ScannedRow: Sendable {
     var json: [UInt8]
     var payload: Range<Int>
 
-    func decoded() -> ScannedFact {
+    /// `shared`: where strings that many facts repeat are shared (one per decoding thread).
+    func decoded(shared: SharedStrings? = nil) -> ScannedFact {
         ScannedFact(position: position, type: type, schemaVersion: schemaVersion, occurredAt: occurredAt,
-                    fact: FactRowDecoder.fact(type: type, schemaVersion: schemaVersion, json: json, range: payload))
+                    fact: FactRowDecoder.fact(type: type, schemaVersion: schemaVersion, json: json, range: payload, shared: shared))
     }
 }
 
@@ -87,9 +88,10 @@ struct FactRowDecoder {
     }
 
     /// The fact a stored payload (its JSON text, `range` of `json`) holds, or why it does not decode.
-    static func fact(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil) -> Result<Fact, FactError> {
+    static func fact(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil,
+                     shared: SharedStrings? = nil) -> Result<Fact, FactError> {
         do throws(FactError) {
-            return .success(try FactCatalogue.decode(type: type, schemaVersion: schemaVersion, json: json, range: range))
+            return .success(try FactCatalogue.decode(type: type, schemaVersion: schemaVersion, json: json, range: range, shared: shared))
         } catch {
             return .failure(error)
         }

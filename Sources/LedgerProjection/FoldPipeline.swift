@@ -101,7 +101,8 @@ final class FoldPipeline: Sendable {
         self.box = box
         self.folding = folding
         self.decoding = BatchStage<ScannedRow>(name: "ledger-decode") { rows in
-            folding.add(batch: rows.map { $0.decoded() })
+            let shared = SharedStrings()
+            folding.add(batch: rows.map { $0.decoded(shared: shared) })
         }
     }
 

@@ -38,10 +38,12 @@ public enum FactCatalogue {
         return try t.decode(&r, schemaVersion)
     }
 
-    /// Decodes a payload's JSON text (`range` of `json`, all of it when nil) straight from its bytes.
-    public static func decode(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil) throws(FactError) -> Fact {
+    /// Decodes a payload's JSON text (`range` of `json`, all of it when nil) straight from its bytes;
+    /// the strings many facts repeat are shared through `shared`, when given.
+    public static func decode(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil,
+                              shared: SharedStrings? = nil) throws(FactError) -> Fact {
         let t = try declaration(type: type, schemaVersion: schemaVersion)
-        var r = try PayloadReader(json: json, range: range)
+        var r = try PayloadReader(json: json, range: range, shared: shared)
         return try t.decode(&r, schemaVersion)
     }
 

@@ -121,6 +121,12 @@ extension FactField {
         required(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) }, text: { $0 })
     }
 
+    /// A ``text(_:_:_:)`` that many facts repeat (a product id): decoding shares one string among
+    /// them (``SharedStrings``).
+    public static func catalogueText(_ name: String, _ kp: FieldPath<Root, String>, _ doc: String? = nil) -> FactField {
+        required(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.catalogueString(k) }, put: { $0.set($1, $2) }, text: { $0 })
+    }
+
     /// A text field an older version required and the current one makes optional: read as
     /// ``text(_:_:_:)`` into the optional property.
     public static func requiredText(_ name: String, _ kp: FieldPath<Root, String?>, _ doc: String? = nil) -> FactField {

@@ -24,6 +24,8 @@ public struct PayloadReader {
     /// larger ones fall back to a set of indices).
     private var claimed: UInt64 = 0
     private var claimedBeyond: Set<Int> = []
+    /// Where ``catalogueString(_:maxLength:)`` shares the strings it makes, when set.
+    var shared: SharedStrings?
 
     /// A decoded value's object (the append path: its canonical text is read).
     public init(_ value: JSONValue, path: String = "") throws(FactError) {
@@ -37,7 +39,7 @@ public struct PayloadReader {
 
     /// The object a JSON text holds (`range` of `bytes`, all of them when nil). A text that is not
     /// JSON is refused with the line and column ``JSONValue/parse(utf8:)`` names.
-    public init(json bytes: [UInt8], range: Range<Int>? = nil, path: String = "") throws(FactError) {
+    public init(json bytes: [UInt8], range: Range<Int>? = nil, path: String = "", shared: SharedStrings? = nil) throws(FactError) {
         let range = range ?? 0..<bytes.count
         let scanned = bytes.withUnsafeBufferPointer { b in JSONTape(b, range: range) }
         guard let tape = scanned else {
@@ -55,11 +57,12 @@ public struct PayloadReader {
         guard tape.root.kind == .object else {
             throw FactError(field: path, message: "must be a JSON object (got \(tape.root.kind.name))")
         }
-        self.init(bytes: bytes, tape: tape.members, object: tape.root, path: path)
+        self.init(bytes: bytes, tape: tape.members, object: tape.root, path: path, shared: shared)
     }
 
-    init(bytes: [UInt8], tape: [JSONTape.Member], object: JSONTape.Member, path: String) {
+    init(bytes: [UInt8], tape: [JSONTape.Member], object: JSONTape.Member, path: String, shared: SharedStrings?) {
         self.bytes = bytes; self.tape = tape; self.first = Int(object.value); self.count = Int(object.count); self.path = path
+        self.shared = shared
     }
 
     func name(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
@@ -120,7 +123,14 @@ public struct PayloadReader {
         return try checkString(key, v, maxLength: maxLength)
     }
 
-    func checkString(_ key: String, _ v: JSONTape.Member, maxLength: Int) throws(FactError) -> String {
+    /// A ``string(_:maxLength:)`` that many facts repeat (a product id): shared through
+    /// ``SharedStrings`` when the reader has them.
+    public mutating func catalogueString(_ key: String, maxLength: Int = 200) throws(FactError) -> String {
+        let v = try required(key)
+        return try checkString(key, v, maxLength: maxLength, shared: shared)
+    }
+
+    func checkString(_ key: String, _ v: JSONTape.Member, maxLength: Int, shared: SharedStrings? = nil) throws(FactError) -> String {
         guard v.kind == .string else { throw fail(key, "must be a string (got \(v.kind.name))") }
         guard v.stringRange.count > 0 else { throw fail(key, "must not be empty") }
         // Unicode scalars, as JSON Schema's maxLength counts them: a grapheme count would let one
@@ -139,7 +149,7 @@ public struct PayloadReader {
         }
         if let problem { throw fail(key, problem) }
         // The scan checked the UTF-8.
-        return withStringBytes(v) { String(decoding: $0, as: UTF8.self) }
+        return withStringBytes(v) { shared?.string($0) ?? String(decoding: $0, as: UTF8.self) }
     }
 
     public mutating func int(_ key: String, min: Int64 = .min, max: Int64 = .max) throws(FactError) -> Int64 {
@@ -293,7 +303,7 @@ public struct PayloadReader {
 
     func nested(_ key: String, _ v: JSONTape.Member) throws(FactError) -> PayloadReader {
         guard v.kind == .object else { throw fail(key, "must be a JSON object (got \(v.kind.name))") }
-        return PayloadReader(bytes: bytes, tape: tape, object: v, path: name(key))
+        return PayloadReader(bytes: bytes, tape: tape, object: v, path: name(key), shared: shared)
     }
 
     /// Refuses a member no read claimed. `fields` are the names the reader's table reads: with the

@@ -20,7 +20,7 @@ public struct OrderCreated: FactBody, Codable {
         .text("orderId", \.orderId),
         .text("userId", \.userId),
         .channel("channel", \.channel),
-        .text("productId", \.productId),
+        .catalogueText("productId", \.productId),
         .int("amount", \.price.minorUnits, min: 0, max: Money.maximumMinorUnits, "The order price in minor units of currency."),
         .currency("currency", \.price.currency),
         .optionalText("accountToken", \.accountToken, "The StoreKit 2 appAccountToken minted for this order, or WeChat's out_trade_no."),

@@ -32,7 +32,7 @@ public struct ClientCallbackReceived: StoreAppFact {
         .optionalText("userId", \.userId, "The signed-in user of the app that reported it; absent when the app was signed out."),
         .optionalText("orderId", \.orderId),
         .optionalText("transactionId", \.transactionId),
-        .text("productId", \.productId),
+        .catalogueText("productId", \.productId),
         .open("state", \.state, "The store result the app saw."),
         .optionalText("applicationUsername", \.applicationUsername, "StoreKit 1 applicationUsername as the payment carried it."),
         .optionalText("deviceId", \.deviceId),

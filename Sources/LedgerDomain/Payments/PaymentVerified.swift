@@ -52,7 +52,7 @@ public struct PaymentVerified: StoreAppFact {
         .channel("channel", \.channel),
         .text("transactionId", \.transactionId),
         .optionalText("originalTransactionId", \.originalTransactionId, "Apple originalTransactionId or Google purchaseToken; names the subscription."),
-        .text("productId", \.productId),
+        .catalogueText("productId", \.productId),
         .int("quantity", \.quantity, min: 1, max: 10_000),
         .timestamp("purchaseDate", \.purchaseDate),
         .optionalTimestamp("expiresDate", \.expiresDate, "For subscriptions; must be after purchaseDate."),

@@ -27,7 +27,7 @@ public struct SubscriptionRenewed: StoreAppFact {
             .channel("channel", \.channel),
             .text("originalTransactionId", \.originalTransactionId),
             .text("transactionId", \.transactionId),
-            .text("productId", \.productId),
+            .catalogueText("productId", \.productId),
             .timestamp("purchaseDate", \.purchaseDate),
             .timestamp("expiresDate", \.expiresDate, "Must be after purchaseDate."),
             .optionalObject("price", \.price),

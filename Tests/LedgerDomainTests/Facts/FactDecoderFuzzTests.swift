@@ -59,6 +59,8 @@ struct FactDecoderFuzzTests {
         let facts = Scenarios.all.flatMap { $0.facts.map(\.fact) }
         var g = SplitMix64(seed: 7)
         var same = 0, notJSON = 0
+        // Few slots: product ids, mutated ones among them, take each other's places all the time.
+        let shared = SharedStrings(slots: 4)
         for n in 0..<Self.cases {
             let fact = facts[g.below(facts.count)]
             let version = FactCatalogue.currentVersions[fact.typeName]!
@@ -66,7 +68,8 @@ struct FactDecoderFuzzTests {
             var text = n % 2 == 0 ? payload.canonicalText : payload.compactText
             let mangled = n % 7 == 0
             if mangled { text = Self.mangle(text, &g) }
-            let fromBytes = Result { () throws(FactError) in try FactCatalogue.decode(type: fact.typeName, schemaVersion: version, json: Array(text.utf8)) }
+            let fromBytes = Result { () throws(FactError) in try FactCatalogue.decode(type: fact.typeName, schemaVersion: version, json: Array(text.utf8),
+                                                                                         shared: n % 2 == 0 ? shared : nil) }
             guard let value = try? JSONValue.parse(text) else {
                 notJSON += 1
                 guard case .failure(let e) = fromBytes else { Issue.record("accepted text that is not JSON: \(text.prefix(300))"); continue }
