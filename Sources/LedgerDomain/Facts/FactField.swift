@@ -17,6 +17,9 @@ public struct FactField<Root>: Sendable {
     let write: @Sendable (Root, inout PayloadWriter) -> Void
     /// The value as it appears in a stream name or an idempotency key; nil when absent.
     let text: (@Sendable (Root) -> String?)?
+    /// Whether a read writes the value at the property's offset, or (a key path through a
+    /// protocol's requirement, which has no fixed offset) through the key path, far slower.
+    var setsAtOffset = true
 
     init(_ name: String, required: Bool, schema: FieldSchema,
          read: @escaping @Sendable (inout PayloadReader, inout Root) throws(FactError) -> Void,
@@ -75,15 +78,15 @@ extension FactField {
     /// Sets the property `kp` names. A key path's setter runs through the runtime each time (about
     /// 6 % of the decoding thread's time in a replay); a stored property of a struct has a fixed
     /// offset, written through directly.
-    static func setter<V>(_ kp: FieldPath<Root, V>) -> @Sendable (inout Root, V) -> Void {
+    static func setter<V>(_ kp: FieldPath<Root, V>) -> (set: @Sendable (inout Root, V) -> Void, atOffset: Bool) {
         guard let offset = MemoryLayout<Root>.offset(of: kp as PartialKeyPath<Root>) else {
-            return { root, value in root[keyPath: kp] = value }
+            return ({ root, value in root[keyPath: kp] = value }, false)
         }
-        return { root, value in
+        return ({ root, value in
             withUnsafeMutableBytes(of: &root) { bytes in
                 bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: V.self).pointee = value
             }
-        }
+        }, true)
     }
 
     /// A required field read by `get` and written by `put`, published as `schema`.
@@ -91,14 +94,16 @@ extension FactField {
                             get: @escaping @Sendable (inout PayloadReader, String) throws(FactError) -> V,
                             put: @escaping @Sendable (inout PayloadWriter, String, V) -> Void,
                             text: (@Sendable (V) -> String)? = nil) -> FactField {
-        let set = setter(kp)
+        let (set, atOffset) = setter(kp)
         let read: @Sendable (inout PayloadReader, inout Root) throws(FactError) -> Void = { r, root throws(FactError) in
             set(&root, try get(&r, name))
         }
         let write: @Sendable (Root, inout PayloadWriter) -> Void = { root, w in put(&w, name, root[keyPath: kp]) }
         var rootText: (@Sendable (Root) -> String?)?
         if let text { rootText = { root in text(root[keyPath: kp]) } }
-        return FactField(name, required: true, schema: schema, read: read, write: write, text: rootText)
+        var field = FactField(name, required: true, schema: schema, read: read, write: write, text: rootText)
+        field.setsAtOffset = atOffset
+        return field
     }
 
     /// An optional field: absent or null reads as nil, and nil is left out when written.
@@ -106,14 +111,16 @@ extension FactField {
                             get: @escaping @Sendable (inout PayloadReader, String) throws(FactError) -> V?,
                             put: @escaping @Sendable (inout PayloadWriter, String, V) -> Void,
                             text: (@Sendable (V) -> String)? = nil) -> FactField {
-        let set = setter(kp)
+        let (set, atOffset) = setter(kp)
         let read: @Sendable (inout PayloadReader, inout Root) throws(FactError) -> Void = { r, root throws(FactError) in
             set(&root, try get(&r, name))
         }
         let write: @Sendable (Root, inout PayloadWriter) -> Void = { root, w in if let v = root[keyPath: kp] { put(&w, name, v) } }
         var rootText: (@Sendable (Root) -> String?)?
         if let text { rootText = { root in root[keyPath: kp].map(text) } }
-        return FactField(name, required: false, schema: schema, read: read, write: write, text: rootText)
+        var field = FactField(name, required: false, schema: schema, read: read, write: write, text: rootText)
+        field.setsAtOffset = atOffset
+        return field
     }
 
     /// A non-empty string of at most 200 characters, no control characters.

@@ -153,12 +153,16 @@ public struct AnyFactType: Sendable {
     public let version: Int32
     let decode: @Sendable (inout PayloadReader, Int32) throws(FactError) -> Fact
     let schema: @Sendable (Int32) -> JSONValue
+    /// Fields of any version a read sets through a key path instead of at an offset (see
+    /// ``FactField/setsAtOffset``): none, as tested.
+    let setThroughKeyPaths: [String]
 
     init<Body>(_ t: FactType<Body>) {
         name = t.name
         version = t.version
         // Each version's table made once, not copied out of the declaration at every decode.
         let tables = (1...t.version).map { t.fields(version: $0) }
+        setThroughKeyPaths = tables.enumerated().flatMap { v, table in table.fields.filter { !$0.setsAtOffset }.map { "v\(v + 1).\($0.name)" } }
         let wrap = t.wrap
         decode = { (r: inout PayloadReader, version: Int32) throws(FactError) -> Fact in wrap(try tables[Int(version) - 1].read(&r)) }
         schema = { version in FactSchemas.schema(of: t, version: version) }

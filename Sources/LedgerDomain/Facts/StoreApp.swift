@@ -9,9 +9,12 @@ public protocol StoreAppFact: FactBody {
 }
 
 extension StoreAppFact {
-    static var appFields: [FactField<Self>] {
-        [.optionalText("app", \.app, "The app: Apple bundleId, Google packageName or WeChat appid."),
-         .optionalText("merchant", \.merchant, "The WeChat Pay merchant (mchid), when the store names one.")]
+    /// `app` and `merchant`: the conforming type's own properties (`\.app`, `\.merchant` written
+    /// where the type's fields are declared). A key path through the protocol's requirement has no
+    /// fixed offset, and a read sets it through the runtime, far slower.
+    static func appFields(_ app: FieldPath<Self, String?>, _ merchant: FieldPath<Self, String?>) -> [FactField<Self>] {
+        [.optionalText("app", app, "The app: Apple bundleId, Google packageName or WeChat appid."),
+         .optionalText("merchant", merchant, "The WeChat Pay merchant (mchid), when the store names one.")]
     }
 }
 

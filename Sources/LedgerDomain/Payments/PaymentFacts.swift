@@ -37,7 +37,7 @@ public struct ClientCallbackReceived: StoreAppFact {
         .optionalText("applicationUsername", \.applicationUsername, "StoreKit 1 applicationUsername as the payment carried it."),
         .optionalText("deviceId", \.deviceId),
         .optionalText("reportId", \.reportId, "The client's id for this report."),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 
     /// Version 1: the user was required and there was no app.
     static let version1 = FieldTable(ClientCallbackReceived(channel: .appstore, userId: nil, productId: "", state: .purchased),
@@ -86,7 +86,7 @@ public struct StoreNotificationReceived: StoreAppFact {
         .optionalText("tradeState", \.tradeState, "WeChat trade_state."),
         .optionalText("outTradeNo", \.outTradeNo, "WeChat out_trade_no (our order id)."),
         .optionalText("rawDigest", \.rawDigest, "sha256:... of the raw signed payload."),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 }
 
 public struct VerificationFailed: StoreAppFact {
@@ -110,7 +110,7 @@ public struct VerificationFailed: StoreAppFact {
         .int("code", \.code, "The store's status (Apple 21002, 21003...; Google HTTP status; WeChat error code as a number)."),
         .bool("retryable", \.retryable),
         .int("attempt", \.attempt, min: 1, max: 1000),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 }
 
 /// The binding decision: which order and user a store transaction belongs to.
@@ -135,7 +135,7 @@ public struct TransactionBound: StoreAppFact {
         .optionalText("orderId", \.orderId),
         .text("userId", \.userId),
         .choice("method", \.method, "How the binding was decided, in order of trust."),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 
     /// Version 1: no app, and no obfuscatedExternalAccountId method.
     static let version1 = FieldTable(fields.blank, fields.removing(appFieldNames).fields.map {

@@ -73,7 +73,7 @@ public struct PaymentVerified: StoreAppFact {
         .optionalText("linkedPurchaseToken", \.linkedPurchaseToken, "Google: the purchase token this one replaces (upgrade, downgrade, resubscribe)."),
         .optionalText("obfuscatedAccountId", \.obfuscatedAccountId, "Google obfuscatedExternalAccountId, set by the app at purchase."),
         .optionalText("offer", \.offer, "The offer that priced this period (Apple offerType and offerIdentifier, Google offerId)."),
-    ] + appFields, check: check)
+    ] + appFields(\.app, \.merchant), check: check)
 
     static let newInVersion3: Set<String> = appFieldNames.union(["linkedPurchaseToken", "obfuscatedAccountId", "offer"])
 

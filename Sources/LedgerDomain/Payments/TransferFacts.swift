@@ -50,7 +50,7 @@ public struct TransactionTransferred: StoreAppFact {
             .open("method", \.method, "How it came to move."),
             .text("reason", \.reason, "Why, in words an auditor can check."),
             .optionalText("authorizedBy", \.authorizedBy, "Who decided it."),
-        ] + appFields)
+        ] + appFields(\.app, \.merchant))
 }
 
 /// Google Play: the purchase was acknowledged. Google refunds a purchase left unacknowledged for
@@ -71,7 +71,7 @@ public struct PurchaseAcknowledged: StoreAppFact {
         .channel("channel", \.channel),
         .text("transactionId", \.transactionId, "The Google order id of the purchase."),
         .timestamp("acknowledgedAt", \.acknowledgedAt),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 }
 
 extension FactTypes {

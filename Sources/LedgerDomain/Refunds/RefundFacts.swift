@@ -26,7 +26,7 @@ public struct RefundNotice: StoreAppFact {
         .optionalText("notificationId", \.notificationId, "The store notification that said so."),
         .optionalText("refundId", \.refundId, "The refund it is about (a reversal names the refund it undoes)."),
         .optionalTimestamp("signedAt", \.signedAt, "The store's time of the notice; refunds and reversals apply in the store's order."),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 
     static let newInVersion2 = appFieldNames.union(["refundId", "signedAt"])
 }
@@ -73,7 +73,7 @@ public struct Refunded: StoreAppFact {
         .timestamp("refundedAt", \.refundedAt),
         .optionalText("reason", \.reason),
         .optionalOpen("status", \.status, "WeChat Pay's refund status; only SUCCESS (or no status) returns money."),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 }
 
 /// What fulfilment actually took back: whole grants, or part of one (`units`).
@@ -182,7 +182,7 @@ public struct PurchaseVoided: StoreAppFact {
         .optionalText("voidedSource", \.voidedSource, "Google voidedSource (0 user, 1 developer, 2 Google)."),
         .optionalText("voidedReason", \.voidedReason, "Google voidedReason (e.g. 7 chargeback)."),
         .optionalInt("voidedQuantity", \.voidedQuantity, min: 1, max: 10_000, "For a partial void (refundType 2): the quantity voided."),
-    ] + appFields)
+    ] + appFields(\.app, \.merchant))
 }
 
 extension FactTypes {

@@ -72,7 +72,7 @@ public struct StatementImported: StoreAppFact, Codable {
             .timestamp("periodEnd", \.periodEnd, "End of the period covered (exclusive); after periodStart."),
             .int("lines", \.lines, min: 0, max: 100_000_000, "Data lines imported (summary rows are checked, not imported)."),
             .optionalText("fileName", \.fileName, "The file's name as imported (no folder)."),
-        ] + appFields,
+        ] + appFields(\.app, \.merchant),
         check: { s in
             if s.channel != s.source.channel {
                 return FactError(field: "channel", message: "\(s.source.rawValue) is a \(s.source.channel.rawValue) statement (got \(s.channel.rawValue))")
@@ -148,7 +148,7 @@ public struct StatementLine: StoreAppFact, Codable {
             .timestamp("at", \.at, "The store's time of the sale or refund."),
             .optionalOpen("environment", \.environment, "The store environment, where the statement gives it."),
             .optionalOpen("ownership", \.ownership, "Apple inAppOwnershipType, where given."),
-        ] + appFields,
+        ] + appFields(\.app, \.merchant),
         check: { l in
             l.channel == l.source.channel ? nil
                 : FactError(field: "channel", message: "\(l.source.rawValue) is a \(l.source.channel.rawValue) statement (got \(l.channel.rawValue))")

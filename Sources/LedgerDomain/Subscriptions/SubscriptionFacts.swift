@@ -31,7 +31,7 @@ public struct SubscriptionRenewed: StoreAppFact {
             .timestamp("purchaseDate", \.purchaseDate),
             .timestamp("expiresDate", \.expiresDate, "Must be after purchaseDate."),
             .optionalObject("price", \.price),
-        ] + appFields,
+        ] + appFields(\.app, \.merchant),
         check: { f in
             guard f.expiresDate <= f.purchaseDate else { return nil }
             return FactError(field: "expiresDate", message: "\(f.expiresDate.iso8601) is not after purchaseDate \(f.purchaseDate.iso8601)")
@@ -46,10 +46,13 @@ protocol SubscriptionNotice: StoreAppFact {
 }
 
 extension SubscriptionNotice {
-    static func noticeFields(_ rest: [FactField<Self>]) -> [FactField<Self>] {
-        [.channel("channel", \.channel),
-         .text("originalTransactionId", \.originalTransactionId, "Names the subscription."),
-         .text("notificationId", \.notificationId)] + rest + appFields
+    /// The key paths: the conforming type's own properties (see ``StoreAppFact/appFields(_:_:)``).
+    static func noticeFields(_ channel: FieldPath<Self, Channel>, _ original: FieldPath<Self, String>, _ notification: FieldPath<Self, String>,
+                             _ app: FieldPath<Self, String?>, _ merchant: FieldPath<Self, String?>,
+                             _ rest: [FactField<Self>]) -> [FactField<Self>] {
+        [.channel("channel", channel),
+         .text("originalTransactionId", original, "Names the subscription."),
+         .text("notificationId", notification)] + rest + appFields(app, merchant)
     }
 }
 
@@ -71,7 +74,7 @@ public struct RenewalFailed: SubscriptionNotice {
     }
 
     public static let fields = FieldTable(RenewalFailed(channel: .appstore, originalTransactionId: "", notificationId: "", inBillingRetry: false),
-                                          noticeFields([.optionalTimestamp("gracePeriodExpiresAt", \.gracePeriodExpiresAt),
+                                          noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.optionalTimestamp("gracePeriodExpiresAt", \.gracePeriodExpiresAt),
                                                         .bool("inBillingRetry", \.inBillingRetry)]))
 }
 
@@ -90,7 +93,7 @@ public struct AutoRenewChanged: SubscriptionNotice {
     }
 
     public static let fields = FieldTable(AutoRenewChanged(channel: .appstore, originalTransactionId: "", notificationId: "", enabled: false),
-                                          noticeFields([.bool("enabled", \.enabled)]))
+                                          noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.bool("enabled", \.enabled)]))
 }
 
 /// Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.
@@ -112,7 +115,7 @@ public struct PlanChanged: SubscriptionNotice {
 
     public static let fields = FieldTable(
         PlanChanged(channel: .appstore, originalTransactionId: "", notificationId: "", toProductId: "", effective: .immediate),
-        noticeFields([.text("toProductId", \.toProductId),
+        noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.text("toProductId", \.toProductId),
                       .choice("effective", \.effective, "immediate for an upgrade, next-renewal for a downgrade or crossgrade.")]))
 }
 
@@ -131,7 +134,7 @@ public struct SubscriptionExpired: SubscriptionNotice {
     }
 
     public static let fields = FieldTable(SubscriptionExpired(channel: .appstore, originalTransactionId: "", notificationId: "", reason: .voluntary),
-                                          noticeFields([.open("reason", \.reason, "Why it expired.")]))
+                                          noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.open("reason", \.reason, "Why it expired.")]))
 }
 
 extension FactTypes {
