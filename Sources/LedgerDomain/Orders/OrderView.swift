@@ -21,12 +21,41 @@ public struct OrderView: Hashable, Sendable, Codable {
     public var paid = false
     /// Net grants (granted minus revoked) recorded for the order's transaction.
     public var netGrants: Int64 = 0
-    public var refunded: Money?
-    public var closeReason: CloseReason?
-    public var closedAfterPayment = false
     /// `occurredAt` of the latest PaymentLaunched (the stale-order window runs from it).
     public var launchedAt: Timestamp?
     public var positions: [Int64] = []
+    /// What few orders have, out of line: none (no memory) until one of its fields is set.
+    var extras: [Extras] = []
+
+    /// Refunds and closes, which few orders have: inline they made every order 56 bytes larger.
+    struct Extras: Hashable, Sendable, Codable {
+        var refunded: Money?
+        var closeReason: CloseReason?
+        var closedAfterPayment = false
+    }
+
+    public var refunded: Money? {
+        get { extras.isEmpty ? nil : extras[0].refunded }
+        // Every change of the order's transaction sets it, nearly always to nil.
+        set { if newValue != nil || !extras.isEmpty { changingExtras.refunded = newValue } }
+    }
+    public var closeReason: CloseReason? {
+        get { extras.isEmpty ? nil : extras[0].closeReason }
+        set { if newValue != nil || !extras.isEmpty { changingExtras.closeReason = newValue } }
+    }
+    public var closedAfterPayment: Bool {
+        get { extras.isEmpty ? false : extras[0].closedAfterPayment }
+        set { if newValue || !extras.isEmpty { changingExtras.closedAfterPayment = newValue } }
+    }
+
+    /// The extras to change, made when there are none yet.
+    private var changingExtras: Extras {
+        get { extras.first ?? Extras() }
+        _modify {
+            if extras.isEmpty { extras.append(Extras()) }
+            yield &extras[0]
+        }
+    }
 
     public init(orderId: String) { self.orderId = orderId }
 

@@ -91,11 +91,9 @@ extension OrderView: BinaryFields {
         verifiedProductId = try r.optionalString()
         paid = try r.bool()
         netGrants = try r.int()
-        refunded = try r.optional { try r.money() }
-        closeReason = try r.optional { try r.open(CloseReason.self) }
-        closedAfterPayment = try r.bool()
         launchedAt = try r.optionalTimestamp()
         positions = try r.ints()
+        extras = try r.array { try r.fields(Extras.self) }
     }
 
     public func write(binary w: BinaryWriter) {
@@ -108,11 +106,23 @@ extension OrderView: BinaryFields {
         w.string(verifiedProductId)
         w.bool(paid)
         w.int(netGrants)
+        w.timestamp(launchedAt)
+        w.ints(positions)
+        w.array(extras) { w.fields($0) }
+    }
+}
+
+extension OrderView.Extras: BinaryFields {
+    init(binary r: BinaryReader) throws {
+        refunded = try r.optional { try r.money() }
+        closeReason = try r.optional { try r.open(CloseReason.self) }
+        closedAfterPayment = try r.bool()
+    }
+
+    func write(binary w: BinaryWriter) {
         w.optional(refunded) { w.money($0) }
         w.optional(closeReason) { w.open($0) }
         w.bool(closedAfterPayment)
-        w.timestamp(launchedAt)
-        w.ints(positions)
     }
 }
 
