@@ -266,8 +266,11 @@ public struct FieldTable<Root: Sendable>: Sendable {
     /// Reads every field, runs the check, and refuses fields the table does not name.
     public func read(_ r: inout PayloadReader) throws(FactError) -> Root {
         var root = blank
-        // By index: iterating would copy each field (its name, schema and closures) out of the array.
-        for i in fields.indices { try fields[i].read(&r, &root) }
+        // In place: `fields[i]` would copy the field out (its name, schema and closures retained
+        // and released) for each field of each fact.
+        try fields.withUnsafeBufferPointer { (fields) throws(FactError) in
+            for i in fields.indices { try fields.lend(i) { (field) throws(FactError) in try field.read(&r, &root) } }
+        }
         if let check, let e = check(&root) { throw FactError(field: r.name(e.field), message: e.message) }
         try r.finish(fields: names)
         return root

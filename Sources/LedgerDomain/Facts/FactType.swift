@@ -164,7 +164,12 @@ public struct AnyFactType: Sendable {
         let tables = (1...t.version).map { t.fields(version: $0) }
         setThroughKeyPaths = tables.enumerated().flatMap { v, table in table.fields.filter { !$0.setsAtOffset }.map { "v\(v + 1).\($0.name)" } }
         let wrap = t.wrap
-        decode = { (r: inout PayloadReader, version: Int32) throws(FactError) -> Fact in wrap(try tables[Int(version) - 1].read(&r)) }
+        decode = { (r: inout PayloadReader, version: Int32) throws(FactError) -> Fact in
+            // In place: `tables[i]` would copy the table out, retaining what it holds.
+            wrap(try tables.withUnsafeBufferPointer { (tables) throws(FactError) in
+                try tables.lend(Int(version) - 1) { (table) throws(FactError) in try table.read(&r) }
+            })
+        }
         schema = { version in FactSchemas.schema(of: t, version: version) }
     }
 }

@@ -51,7 +51,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
         /// `body` applied to the view at offset `i` where it lies (see ``ViewTable/with(_:_:)``).
         public func with<T>(at i: Int, _ body: (Value) throws -> T) rethrows -> T {
-            try pages[i >> ViewTable.pageShift].withUnsafeBufferPointer { try ViewTable.lend($0, i & (ViewTable.pageSize - 1), body) }
+            try pages[i >> ViewTable.pageShift].withUnsafeBufferPointer { try $0.lend(i & (ViewTable.pageSize - 1), body) }
         }
     }
 
@@ -116,23 +116,12 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return try values.with(at: i, body)
     }
 
-    /// `body` applied to `views[i]` where it lies. Passing `views[i]` itself would copy the view
-    /// first (hundreds of bytes and a retain for each string): the compiler cannot tell that
-    /// `body` leaves the buffer's memory alone. Borrowed from an `inout` it can, and nothing is
-    /// copied. Nothing writes through the pointer.
-    @inline(__always)
-    static func lend<T>(_ views: UnsafeBufferPointer<Value>, _ i: Int, _ body: (Value) throws -> T) rethrows -> T {
-        precondition(views.indices.contains(i))
-        func borrow(_ v: inout Value) throws -> T { try body(v) }
-        return try borrow(&UnsafeMutablePointer(mutating: views.baseAddress! + i).pointee)
-    }
-
     /// `body` applied to each key and its view where it lies, in order.
     public func forEachInPlace(_ body: (String, Value) throws -> Void) rethrows {
         var offset = 0
         for page in pages {
             try page.withUnsafeBufferPointer { views in
-                for i in views.indices { try Self.lend(views, i) { try body(keys[offset + i], $0) } }
+                for i in views.indices { try views.lend(i) { try body(keys[offset + i], $0) } }
             }
             offset += page.count
         }
