@@ -7,6 +7,8 @@ public struct SHA256 {
 
     public init() {}
 
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] { bytesOf(Crypto.SHA256.hash(data: bytes)) }
+
     public static func hash<S: Sequence>(_ data: S) -> [UInt8] where S.Element == UInt8 {
         if let bytes = data as? [UInt8] { return bytesOf(Crypto.SHA256.hash(data: bytes)) }
         return bytesOf(Crypto.SHA256.hash(data: Array(data)))

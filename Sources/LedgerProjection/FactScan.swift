@@ -111,7 +111,8 @@ struct ChainedFactRowDecoder {
         idempotency_key, metadata::text, encode(hash, 'hex'), payload::text
         """
     private(set) var verifier = ChainVerifier()
-    /// The row's canonical bytes; the payload's JSON is read from them too.
+    /// The previous event's hash and the row's canonical bytes; the payload's JSON is read from
+    /// them too.
     private var canonical: [UInt8] = []
     private var bounds: [(Int, Int)] = []
 
@@ -158,9 +159,11 @@ struct ChainedFactRowDecoder {
               let stored = Self.hex(raw, b[10].0, b[10].1) else {
             throw EventRows.DecodeError(message: "unexpected row in the chain and fact read")
         }
-        // Position, event id, stream, stream version, type, schema version, occurred and recorded
+        // The previous event's hash, then the row's canonical bytes, hashed in one pass. Position,
+        // event id, stream, stream version, type, schema version, occurred and recorded
         // microseconds: their text is what canonicalBytes makes of the typed values.
         canonical.removeAll(keepingCapacity: true)
+        canonical.append(contentsOf: verifier.previous)
         EventChain.appendField(EventChain.tag, to: &canonical)
         for i in 0..<8 { appendField(raw, b[i]) }
         if CopyText.isNull(raw, from: b[8].0, to: b[8].1) {
@@ -171,7 +174,7 @@ struct ChainedFactRowDecoder {
         }
         let payload = appendField(raw, b[11])
         appendField(raw, b[9])
-        verifier.consume(position: position, expected: EventChain.hash(previous: verifier.previous, canonical: canonical), stored: stored)
+        verifier.consume(position: position, expected: SHA256.hash(canonical), stored: stored)
 
         let type = FactRowDecoder.typeName(UnsafeRawBufferPointer(rebasing: raw[b[4].0..<b[4].1]))
         // The next row starts a new buffer: this one goes with the row.
