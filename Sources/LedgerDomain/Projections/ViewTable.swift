@@ -51,7 +51,12 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
         /// `body` applied to the view at offset `i` where it lies (see ``ViewTable/with(_:_:)``).
         public func with<T>(at i: Int, _ body: (Value) throws -> T) rethrows -> T {
-            try pages[i >> ViewTable.pageShift].withUnsafeBufferPointer { try $0.lend(i & (ViewTable.pageSize - 1), body) }
+            // The page lent too: `pages[p]` would retain and release it.
+            try pages.withUnsafeBufferPointer { pages in
+                try pages.lend(i >> ViewTable.pageShift) { page in
+                    try page.withUnsafeBufferPointer { try $0.lend(i & (ViewTable.pageSize - 1), body) }
+                }
+            }
         }
     }
 
