@@ -118,34 +118,6 @@ struct ChainedFactRowDecoder {
 
     init() { canonical.reserveCapacity(1024) }
 
-    /// Each byte's value as a hex digit, 0xFF for any other byte.
-    static let hexDigits: [UInt8] = (0...255).map { c -> UInt8 in
-        switch UInt8(c) {
-        case 0x30...0x39: return UInt8(c) - 0x30
-        case 0x61...0x66: return UInt8(c) - 0x61 + 10
-        case 0x41...0x46: return UInt8(c) - 0x41 + 10
-        default: return 0xFF
-        }
-    }
-
-    static func hex(_ raw: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> [UInt8]? {
-        guard (end - start) % 2 == 0 else { return nil }
-        var valid = true
-        let out = hexDigits.withUnsafeBufferPointer { table in
-            [UInt8](unsafeUninitializedCapacity: (end - start) / 2) { buffer, count in
-                var i = start, k = 0
-                while i < end {
-                    let hi = table[Int(raw[i])], lo = table[Int(raw[i + 1])]
-                    if hi | lo > 0x0F { valid = false; break }
-                    buffer[k] = hi << 4 | lo
-                    i += 2; k += 1
-                }
-                count = k
-            }
-        }
-        return valid ? out : nil
-    }
-
     /// The row hashed onto the chain, its payload not yet decoded: its canonical bytes, which hold
     /// the payload, go with it to the decoding thread.
     mutating func row(_ raw: UnsafeRawBufferPointer) throws -> ScannedRow {
@@ -156,7 +128,7 @@ struct ChainedFactRowDecoder {
               let version = FactRowDecoder.integer(raw, b[5].0, b[5].1),
               let micros = FactRowDecoder.integer(raw, b[6].0, b[6].1),
               FactRowDecoder.integer(raw, b[7].0, b[7].1) != nil,
-              let stored = Self.hex(raw, b[10].0, b[10].1) else {
+              let stored = Hex.bytes(UnsafeRawBufferPointer(rebasing: raw[b[10].0..<b[10].1])) else {
             throw EventRows.DecodeError(message: "unexpected row in the chain and fact read")
         }
         // The previous event's hash, then the row's canonical bytes, hashed in one pass. Position,

@@ -48,7 +48,7 @@ public struct TokenTable: Sendable {
                 }
                 scopes.insert(scope)
             }
-            guard parts[2].hasPrefix("sha256:"), let digest = Self.hexBytes(String(parts[2].dropFirst(7))), digest.count == 32 else {
+            guard parts[2].hasPrefix("sha256:"), let digest = Hex.bytes(String(parts[2].dropFirst(7))), digest.count == 32 else {
                 throw TokenTableError(line: i + 1, message: "the digest must be sha256: and 64 hex digits")
             }
             entries.append(Entry(name: parts[0], scopes: scopes, digest: digest))
@@ -79,29 +79,6 @@ public struct TokenTable: Sendable {
             if difference == 0 && found == nil { found = entry }
         }
         return found
-    }
-
-    static func hexBytes(_ text: String) -> [UInt8]? {
-        let chars = Array(text.utf8)
-        guard chars.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(chars.count / 2)
-        var i = 0
-        while i < chars.count {
-            guard let hi = hexValue(chars[i]), let lo = hexValue(chars[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        case 0x41...0x46: return c - 0x41 + 10
-        default: return nil
-        }
     }
 }
 

@@ -239,7 +239,7 @@ public struct PayloadReader {
                     guard u[i] == UInt8(ascii: "-") else { return false }
                     i += 1
                 }
-                let hi = hexDigit(u[i]), lo = hexDigit(u[i + 1])
+                let hi = Hex.digit(u[i]), lo = Hex.digit(u[i + 1])
                 guard hi | lo < 0x10 else { return false }
                 out[k] = hi << 4 | lo
                 i += 2
@@ -249,14 +249,6 @@ public struct PayloadReader {
         return valid ? UUID(uuid: bytes) : nil
     }
 
-    static func hexDigit(_ c: UInt8) -> UInt8 {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return 0xFF
-        }
-    }
 
     public mutating func currency(_ key: String) throws(FactError) -> Currency {
         let code = try string(key, maxLength: 3)

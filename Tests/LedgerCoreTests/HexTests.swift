@@ -1,0 +1,22 @@
+import LedgerCore
+import Testing
+
+/// Hex text back to bytes, as a stored hash, a token digest and a UUID are read.
+@Suite("Hex")
+struct HexTests {
+    @Test func digitsOfEitherCaseAndNothingElse() {
+        #expect(Hex.bytes("00ff7A0b") == [0x00, 0xFF, 0x7A, 0x0B])
+        #expect(Hex.bytes("") == [])
+        for bad in ["0", "abc", "0g", "g0", " 0", "0x00", "-1", "é0"] { #expect(Hex.bytes(bad) == nil, "\(bad)") }
+        for c in UInt8.min...UInt8.max {
+            let isDigit = (0x30...0x39).contains(c) || (0x41...0x46).contains(c) || (0x61...0x66).contains(c)
+            #expect((Hex.digit(c) < 0x10) == isDigit, "\(c)")
+        }
+    }
+
+    @Test func everyByteRoundTrips() {
+        let all = Array(UInt8.min...UInt8.max)
+        #expect(Hex.bytes(all.hexString) == all)
+        #expect(Hex.bytes(all.hexString.uppercased()) == all)
+    }
+}
