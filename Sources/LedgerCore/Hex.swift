@@ -3,12 +3,10 @@ public enum Hex {
     /// The value of the hex digit `c`, 0xFF when `c` is not one.
     @inlinable @inline(__always)
     public static func digit(_ c: UInt8) -> UInt8 {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        case 0x41...0x46: return c - 0x41 + 10
-        default: return 0xFF
-        }
+        let decimal = c &- 0x30
+        if decimal < 10 { return decimal }
+        let letter = (c | 0x20) &- 0x61  // a-f, either case
+        return letter < 6 ? letter + 10 : 0xFF
     }
 
     /// The bytes `text` spells; nil when it is not an even number of hex digits.
