@@ -26,6 +26,23 @@ struct AppendFunctionTests {
         return nil
     }
 
+    /// The chain functions are inlined where they are called: declared IMMUTABLE over STABLE
+    /// built-ins (`convert_to`, `extract`), each call parsed and planned their bodies again in every
+    /// transaction, about a quarter of an append's server time (migration 0015).
+    @Test func theChainFunctionsAreInlinedIntoTheirCallers() async throws {
+        try await TestDatabase.withSchema("inlined") { owner in
+            let conn = try await PostgresConnection.connect(owner.connectionString, applicationName: "test-inlined")
+            defer { Task { await conn.close() } }
+            let s = quoteIdentifier(owner.schema)
+            // As the trigger and append_events call it: with the schema as the search path.
+            try await conn.execute("SET search_path TO \(s)")
+            let plan = try await conn.query("EXPLAIN (VERBOSE, COSTS OFF) SELECT chain_hash('\\x00'::bytea, e) FROM events e")
+            let text = (0..<plan.count).compactMap { plan.string($0, 0) }.joined(separator: "\n")
+            #expect(text.contains("sha256(") && text.contains("convert_to("), "\(text)")
+            #expect(!text.contains("chain_"), "\(text)")
+        }
+    }
+
     @Test func appendsChainOntoTheLibrarysRowsAndRetriesReturnTheOriginalPositions() async throws {
         try await TestDatabase.withSchema("sqlappend") { owner in
             let writer = owner.connecting(as: .writer)

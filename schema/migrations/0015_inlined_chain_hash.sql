@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0015_inlined_chain_hash.sql
