@@ -69,11 +69,24 @@ actor AppendCoordinator {
         let schema = configuration.schema
         let channel = configuration.channel
         var delay = Duration.milliseconds(50)
-        // Events an earlier attempt of this append committed before its seal timed out: asking
-        // again finds them stored, and they are still this append's own.
+        // Events an earlier attempt of this append committed (before its seal timed out, or before
+        // the connection broke): asking again finds them stored, and they are still its own.
         var written: Set<UUID> = []
+        // An attempt cut off by a lost connection, whose transaction's end is not known yet.
+        var unknown: AppendTransaction.OutcomeUnknown?
         while true {
             do {
+                if let attempt = unknown {
+                    // Before running the group again: did the cut-off attempt commit?
+                    guard let committed = try await connection.withIsolation({ try AppendTransaction.committed(attempt.transaction, on: $0) }) else {
+                        // Its server process still runs it: ask again shortly.
+                        guard ContinuousClock.now < deadline else { throw attempt.error }
+                        try? await Task.sleep(for: .milliseconds(20))
+                        continue
+                    }
+                    if committed { written.formUnion(attempt.written) }
+                    unknown = nil
+                }
                 let outcomes = try await connection.withIsolation { conn in
                     var lookUpStored = false
                     var races = 0
@@ -100,7 +113,9 @@ actor AppendCoordinator {
                 // Retried within the same deadline:
                 // - a lost connection (reconnecting first): the outcome of an interrupted COMMIT is
                 //   unknown; running the group again is safe because stored events are recognized
-                //   by id and key and returned, never written twice;
+                //   by id and key and returned, never written twice. After a write
+                //   (`OutcomeUnknown`), the attempt's transaction is asked how it ended: committed,
+                //   its events are reported as this append's own, not as stored before;
                 // - a serialization failure or deadlock, or lock_timeout before the commit (waiting
                 //   on a row another writer is inserting): nothing was written;
                 // - lock_timeout in `seal_events`, after the commit (`SealTimedOut`): the events
@@ -109,6 +124,9 @@ actor AppendCoordinator {
                 if let timedOut = error as? AppendTransaction.SealTimedOut {
                     written.formUnion(timedOut.written)
                     failure = timedOut.error
+                } else if let cutOff = error as? AppendTransaction.OutcomeUnknown {
+                    unknown = cutOff
+                    failure = cutOff.error
                 } else if let error = error as? PostgresError,
                           error.isConnectionFailure || error.isRetryableTransactionFailure || error.sqlState == .lockNotAvailable {
                     failure = error

@@ -76,7 +76,7 @@ enum AppendTransaction {
         requests: [[PreparedEvent]], schema: String, channel: String, lookUpStored: Bool, on conn: isolated PostgresConnection
     ) throws -> [Result<[AppendedEvent], LedgerError>] {
         let s = quoteIdentifier(schema)
-        let snapshot = try readSnapshot(requests, schema: schema, lookUpStored: lookUpStored, on: conn)
+        let (snapshot, transaction) = try readSnapshot(requests, schema: schema, lookUpStored: lookUpStored, on: conn)
         let plan = AppendPlan(requests: requests, snapshot: snapshot)
         // Nothing of the group's own to write: end the transaction. With the lock, it may have
         // sealed other writers' pending events (and the lookups may have returned their positions),
@@ -131,12 +131,35 @@ enum AppendTransaction {
                     }
                     return try withSealedPositions(plan.outcomes, sealed: sealed)
                 }
+            } catch let error as PostgresError where error.isConnectionFailure {
+                // The COMMIT may have run: the caller asks the database how this transaction ended.
+                throw OutcomeUnknown(transaction: transaction, written: Set(rows.map(\.prepared.event.eventId)), error: error)
             } catch {
                 if conn.isConnected { try? conn.execute("ROLLBACK") }
                 throw error
             }
         }
         return plan.outcomes
+    }
+
+    /// The connection broke while this attempt wrote `written`: its COMMIT may or may not have
+    /// run. `transaction` (the attempt's id, `pg_current_xact_id()`) tells, once reconnected:
+    /// committed, the events are this append's own, as ``SealTimedOut``'s are.
+    struct OutcomeUnknown: Error {
+        let transaction: String
+        let written: Set<UUID>
+        let error: PostgresError
+    }
+
+    /// How the transaction `id` ended, asked on a new connection after ``OutcomeUnknown``: true
+    /// when it committed, false when it aborted, nil while the old session still runs it (its
+    /// server process has not yet seen the connection close).
+    static func committed(_ id: String, on conn: isolated PostgresConnection) throws -> Bool? {
+        switch try conn.query("SELECT pg_xact_status($1::xid8)", [.text(id)], prepared: true).string(0, 0) {
+        case "committed": return true
+        case "in progress": return nil
+        default: return false // aborted, or too old to know (null): not committed by this attempt
+        }
     }
 
     /// Whether an outcome names an event still pending (position 0).
@@ -185,7 +208,7 @@ enum AppendTransaction {
     /// Begins the transaction, locks the head and reads what the plan needs (in one pipeline).
     private static func readSnapshot(
         _ requests: [[PreparedEvent]], schema: String, lookUpStored: Bool, on conn: isolated PostgresConnection
-    ) throws -> AppendSnapshot {
+    ) throws -> (AppendSnapshot, transaction: String) {
         let s = quoteIdentifier(schema)
         let events = requests.joined()
         let streams = Array(Set(events.map(\.event.stream)))
@@ -200,7 +223,8 @@ enum AppendTransaction {
             // session holds it (the group then commits as pending).
             Statement("SELECT \(s).try_seal_pending()", prepared: true),
             Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head", prepared: true),
-            Statement("SELECT clock_timestamp()", prepared: true),
+            // This transaction's id, to ask how it ended if the connection breaks.
+            Statement("SELECT clock_timestamp(), pg_current_xact_id()::text", prepared: true),
         ]
         if lookUpStored {
             // One unique-index probe per id and per key, whatever the table's statistics say
@@ -229,7 +253,8 @@ enum AppendTransaction {
         }
         let head = lookups[3]
         guard head.count == 1, let lastPosition = head.int64(0, 0), let lastHash = head.bytea(0, 1),
-              let lastRecorded = head.string(0, 2).flatMap(Timestamp.init), let clock = lookups[4].string(0, 0).flatMap(Timestamp.init)
+              let lastRecorded = head.string(0, 2).flatMap(Timestamp.init), let clock = lookups[4].string(0, 0).flatMap(Timestamp.init),
+              let transaction = lookups[4].string(0, 1)
         else {
             try? conn.execute("ROLLBACK")
             throw LedgerError.migration("the log head of schema \(schema) is missing; run `ledger migrate`")
@@ -239,9 +264,10 @@ enum AppendTransaction {
         for r in 0..<current.count {
             if let v = current.int64(r, 1) { versions[current.string(r, 0)!] = v }
         }
-        return AppendSnapshot(lastPosition: lastPosition, lastHash: lastHash, lastRecordedAt: lastRecorded, clock: clock,
-                              streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[5]) : nil,
-                              holdsLock: lookups[2].bool(0, 0) == true)
+        let snapshot = AppendSnapshot(lastPosition: lastPosition, lastHash: lastHash, lastRecordedAt: lastRecorded, clock: clock,
+                                      streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[5]) : nil,
+                                      holdsLock: lookups[2].bool(0, 0) == true)
+        return (snapshot, transaction)
     }
 
     private static func storedEvents(_ found: QueryResult) -> [StoredEvent] {

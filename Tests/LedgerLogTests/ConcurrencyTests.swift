@@ -133,6 +133,70 @@ struct ConcurrencyTests {
         }
     }
 
+    /// The server commits, and the connection breaks before the client reads the answer. The
+    /// append reconnects and runs again; it must report the events as its own write (the caller
+    /// acts on `alreadyStored`), written once. One event goes through INSERT, 40 through COPY.
+    @Test(arguments: [1, 40])
+    func anAppendWhoseCommitAnswerIsLostReportsItsEventsAsItsOwn(events count: Int) async throws {
+        try await TestDatabase.withSchema("lostcommit") { config in
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
+            let proxy = try await CommitDroppingProxy.inFront(of: admin)
+            defer { proxy.close() }
+            var through = config
+            through.connectionString = proxy.connectionString(config.connectionString)
+            let store = try await EventStore.open(through)
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "before")])
+            proxy.arm()
+            let events = (0..<count).map { testEvent(stream: "s", key: "k\($0)") }
+            let appended = try await store.append(events)
+            // The answer must really have been lost, or this test would pass without the fault.
+            #expect(proxy.dropped == 1, "no COMMIT answer was dropped")
+            #expect(appended.map(\.position) == Array(2...Int64(count + 1)))
+            #expect(appended.allSatisfy { !$0.alreadyStored }, "the append reported its own events as stored before it")
+            #expect(try await TestDatabase.storedEventRows(config) == Int64(count + 1))
+            let again = try await store.append(events)
+            #expect(again.map(\.position) == appended.map(\.position) && again.allSatisfy(\.alreadyStored))
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// The same when another session holds the append lock: the events commit as pending, and
+    /// the answers to that COMMIT and to `seal_events` are lost. Asked again, the append finds them
+    /// sealed and reports them as its own.
+    @Test func anAppendWhosePendingCommitAnswerIsLostReportsItsEventsAsItsOwn() async throws {
+        try await TestDatabase.withSchema("lostpending") { config in
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
+            let proxy = try await CommitDroppingProxy.inFront(of: admin)
+            defer { proxy.close() }
+            var through = config
+            through.connectionString = proxy.connectionString(config.connectionString)
+            let store = try await EventStore.open(through)
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "before")])
+            let lock = "4243, hashtext('ledger-append:' || $1)"
+            _ = try await admin.query("SELECT pg_advisory_lock(\(lock))", [.text(config.schema)])
+            proxy.arm()
+            let events = (0..<3).map { testEvent(stream: "s", key: "k\($0)") }
+            let append = Task { try await store.append(events) }
+            // Committed as pending; the answer waits behind seal_events, which waits for the lock.
+            var polls = 0
+            while try await admin.query("SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events").int64(0, 0) != 3 && polls < 6000 {
+                try await Task.sleep(for: .milliseconds(10))
+                polls += 1
+            }
+            _ = try await admin.query("SELECT pg_advisory_unlock(\(lock))", [.text(config.schema)])
+            let appended = try await append.value
+            #expect(proxy.dropped == 1, "no COMMIT answer was dropped")
+            #expect(appended.map(\.position) == [2, 3, 4])
+            #expect(appended.allSatisfy { !$0.alreadyStored }, "the append reported its own events as stored before it")
+            #expect(try await TestDatabase.storedEventRows(config) == 4)
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
     @Test func subscriptionResumesFromAGivenPosition() async throws {
         try await TestDatabase.withSchema("resume") { config in
             let store = try await EventStore.open(config)
