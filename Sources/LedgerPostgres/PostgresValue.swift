@@ -72,30 +72,33 @@ public enum PostgresValue: Sendable, Hashable {
         case .timestamptz(let micros):
             return (bigEndianBytes(UInt64(bitPattern: micros - Self.postgresEpochOffset)), true)
         case .textArray(let items):
-            return (Array(Self.arrayLiteral(items).utf8), false)
+            return (Self.arrayLiteral(items), false)
         case .int8Array(let items):
             return (Array(("{" + items.map(String.init).joined(separator: ",") + "}").utf8), false)
         case .uuidArray(let items):
             return (Array(("{" + items.joined(separator: ",") + "}").utf8), false)
         case .arrayOfLiterals(let items, _):
-            return (Array(Self.arrayLiteral(items).utf8), false)
+            return (Self.arrayLiteral(items), false)
         }
     }
 
-    /// A PostgreSQL array literal with every element quoted.
-    static func arrayLiteral(_ items: [String?]) -> String {
-        var out = "{"
+    /// A PostgreSQL array literal with every element quoted, in UTF-8. Quotes and backslashes
+    /// are single bytes in UTF-8, so they are escaped byte by byte.
+    static func arrayLiteral(_ items: [String?]) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(2 + items.reduce(0) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (i, item) in items.enumerated() {
-            if i > 0 { out += "," }
-            guard let item else { out += "NULL"; continue }
-            out += "\""
-            for ch in item.unicodeScalars {
-                if ch == "\"" || ch == "\\" { out += "\\" }
-                out.unicodeScalars.append(ch)
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            guard let item else { out.append(contentsOf: "NULL".utf8); continue }
+            out.append(UInt8(ascii: "\""))
+            for byte in item.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                out.append(byte)
             }
-            out += "\""
+            out.append(UInt8(ascii: "\""))
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 }
 
