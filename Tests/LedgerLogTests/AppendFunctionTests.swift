@@ -95,6 +95,67 @@ struct AppendFunctionTests {
         }
     }
 
+    /// Another writer's claim on the same stream version commits while append_events waits on it:
+    /// the claim finds the conflict, seals the other event and decides again on the next version.
+    @Test func aClaimLostToACommittingWriterIsDecidedAgain() async throws {
+        try await TestDatabase.withSchema("sqlclaimrace") { owner in
+            let writer = owner.connecting(as: .writer)
+            let s = quoteIdentifier(owner.schema)
+            let other = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-other")
+            defer { Task { await other.close() } }
+            let conn = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-writer")
+            defer { Task { await conn.close() } }
+            // The other writer claims version 0 of "s" and keeps its transaction open.
+            try await other.execute("BEGIN")
+            _ = try await other.query("""
+                WITH c AS (INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES (gen_random_uuid(), 's', 0) RETURNING event_id)
+                INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
+                SELECT event_id, 's', 0, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z' FROM c
+                """)
+            let appending = Task { try await Self.append(conn, owner.schema, [Self.line("s")]) }
+            // append_events waits on the other writer's claim (its own session shows it waiting).
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            var polls = 0
+            while try await admin.query("""
+                SELECT count(*) FROM pg_stat_activity WHERE application_name = 'test-sql-writer' AND wait_event_type = 'Lock'
+                """).int64(0, 0) != 1 && polls < 6000 {
+                try await Task.sleep(for: .milliseconds(10))
+                polls += 1
+            }
+            // Had it not waited, it would have sealed the other event first: no conflict tested.
+            #expect(polls < 6000, "append_events never waited on the other writer's claim")
+            try await other.execute("COMMIT")
+            let appended = try await appending.value
+            #expect(appended.map(\.version) == [1], "append_events did not decide again after losing version 0")
+            #expect(appended.map(\.position) == [2])
+            #expect(try await TestDatabase.storedEventRows(owner) == 2)
+            let store = try await EventStore.open(writer)
+            defer { Task { await store.close() } }
+            #expect(try await store.readStream("s", limit: 10).map(\.version) == [0, 1])
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// append_events claims events without a subtransaction each: a row written in a
+    /// subtransaction carries the subtransaction's id, not the transaction's. (A batch of more than
+    /// 64 subtransactions overflows the session's cache and slows every other session's snapshots.)
+    @Test func eventsAreClaimedWithoutSubtransactions() async throws {
+        try await TestDatabase.withSchema("sqlnosubxact") { owner in
+            let conn = try await PostgresConnection.connect(owner.connecting(as: .writer).connectionString, applicationName: "test-sql-writer")
+            defer { Task { await conn.close() } }
+            try await conn.execute("BEGIN")
+            let appended = try await Self.append(conn, owner.schema, (0..<70).map { Self.line("s-\($0)") })
+            let rows = try await conn.query("""
+                SELECT count(*) FILTER (WHERE c.xmin = pg_current_xact_id()::xid), count(*) FROM \(quoteIdentifier(owner.schema)).event_claims c
+                """)
+            try await conn.execute("COMMIT")
+            #expect(appended.count == 70)
+            #expect(rows.int64(0, 1) == 70)
+            #expect(rows.int64(0, 0) == 70, "claims were written by subtransactions")
+        }
+    }
+
     @Test func concurrentSQLAndLibraryAppendsStayGapFreeOnOneChain() async throws {
         try await TestDatabase.withSchema("sqlconcurrent") { owner in
             let writer = owner.connecting(as: .writer)

@@ -50,7 +50,7 @@ struct MigrationLoadingTests {
     @Test func shippedMigrationsAreUnchanged() throws {
         let log = try Migration.eventLog()
         let readModels = try Migration.readModels()
-        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege", "0011_append_function", "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash"])
+        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege", "0011_append_function", "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash", "0016_append_events_without_subtransactions"])
         #expect(readModels.map(\.name) == ["0002_read_models", "0003_read_model_indexes", "0005_projector_role", "0006_transaction_keys", "0010_store_notification_payloads", "0014_projector_snapshots"])
         #expect(try Migration.eventLogAndReadModels().map(\.checksum) == [
             "3ed56e4da7db371675105890b9ee119cd666855f12db83822fdf90bde26e3831",
@@ -65,6 +65,7 @@ struct MigrationLoadingTests {
             "6a428b00fa7d43afc558514e5c5835814e3860a4f152df62af649a19e43a8601",
             "94349442f829ef66941ee3a524edf7bd90b1594a393dcd79a2a774ca4f5ea07f",
             "db37170d58b716385f4b4d627e3612b0fbd83188e5d603f7877a9acaa965d6f6",
+            "8f47ae63af0b9038f39a20d59247ab6a17215256bbda7f2f5f45547d97c91517",
         ])
     }
 }

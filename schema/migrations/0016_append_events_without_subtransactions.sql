@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0016_append_events_without_subtransactions.sql
