@@ -43,42 +43,46 @@ struct ScannedRow: Sendable {
     }
 }
 
-/// Decodes rows of `COPY (SELECT position, event_type, schema_version, <occurred µs>, payload::text)`.
+/// Decodes rows of `COPY (SELECT position, event_type, schema_version, occurred_at, payload) TO
+/// STDOUT (FORMAT binary)`: integers and the timestamp as their bytes, the payload as jsonb's binary
+/// form (a version byte, then the same text `payload::text` gives), nothing to unescape.
 struct FactRowDecoder {
-    var bounds: [(Int, Int)] = []
+    static let columns = "position, event_type, schema_version, occurred_at, payload"
     static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalogue.typeNames.sorted().map { (Array($0.utf8), $0) }
 
     init() {}
 
-    static func integer(_ raw: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Int64? {
-        var i = start, sign: Int64 = 1, v: Int64 = 0
-        if i < end, raw[i] == UInt8(ascii: "-") { sign = -1; i += 1 }
-        guard i < end else { return nil }
-        while i < end {
-            let c = raw[i]
-            guard c >= 0x30, c <= 0x39 else { return nil }
-            v = v * 10 + Int64(c - 0x30)
-            i += 1
-        }
-        return v * sign
-    }
-
-    /// The row with its payload's text unescaped into an array of its own (handed to another thread).
-    mutating func row(_ raw: UnsafeRawBufferPointer) throws -> ScannedRow {
-        CopyText.fieldBounds(raw, limit: 5, into: &bounds)
-        guard bounds.count == 5,
-              let position = Self.integer(raw, bounds[0].0, bounds[0].1),
-              let version = Self.integer(raw, bounds[2].0, bounds[2].1),
-              let micros = Self.integer(raw, bounds[3].0, bounds[3].1) else {
+    /// The row, its payload's text copied into an array of its own (handed to another thread).
+    func row(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field]) throws -> ScannedRow {
+        guard f.count == 5, f[0].length == 8, !f[1].isNull, f[2].length == 4, f[3].length == 8,
+              let payload = Self.jsonbText(raw, f[4]) else {
             throw EventRows.DecodeError(message: "unexpected fact row")
         }
-        let type = Self.typeName(UnsafeRawBufferPointer(rebasing: raw[bounds[1].0..<bounds[1].1]))
-        // COPY text escapes backslashes and control characters; undo that for the payload.
-        var payload: [UInt8] = []
-        payload.reserveCapacity(bounds[4].1 - bounds[4].0)
-        CopyText.appendUnescaped(raw, from: bounds[4].0, to: bounds[4].1, into: &payload)
-        return ScannedRow(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
-                          occurredAt: Timestamp(microsecondsSince1970: micros), json: payload, payload: 0..<payload.count)
+        let position = CopyBinary.int64(raw, f[0].start)
+        return ScannedRow(position: position, type: Self.typeName(Self.bytes(raw, f[1])), schemaVersion: CopyBinary.int32(raw, f[2].start),
+                          occurredAt: Timestamp(microsecondsSince1970: try Self.microseconds(raw, f[3], position: position)),
+                          json: Array(payload), payload: 0..<payload.count)
+    }
+
+    /// A field's bytes (empty for NULL).
+    static func bytes(_ raw: UnsafeRawBufferPointer, _ field: CopyBinary.Field) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: raw[field.start..<field.end])
+    }
+
+    /// The text of a jsonb field in binary form (version 1, then the text), nil if it is not one.
+    static func jsonbText(_ raw: UnsafeRawBufferPointer, _ field: CopyBinary.Field) -> UnsafeRawBufferPointer? {
+        guard field.length >= 1, raw[field.start] == 1 else { return nil }
+        return UnsafeRawBufferPointer(rebasing: raw[field.start + 1..<field.end])
+    }
+
+    /// A binary timestamptz (microseconds since 2000-01-01) as microseconds since 1970-01-01;
+    /// `infinity` and `-infinity` are refused.
+    static func microseconds(_ raw: UnsafeRawBufferPointer, _ field: CopyBinary.Field, position: Int64) throws -> Int64 {
+        let micros = CopyBinary.int64(raw, field.start)
+        guard micros != .max, micros != .min else {
+            throw EventRows.DecodeError(message: "the event at position \(position) has an infinite timestamp")
+        }
+        return micros + CopyBinary.unixEpochOffset
     }
 
     /// The known type name spelled by these bytes (no new String for the usual ones).
@@ -98,76 +102,98 @@ struct FactRowDecoder {
     }
 }
 
-/// Reads the rows of the audit's one read of the log: each row's canonical bytes are built
-/// straight from its stored text and hashed onto the chain (``ChainVerifier``), and its payload,
-/// within those bytes, is left for the decoding thread, with no ``RecordedEvent``, UUID or date
-/// parsing in between.
+/// Reads the rows of the audit's one read of the log (binary COPY): each row's canonical bytes are
+/// built straight from its stored fields and hashed onto the chain (``ChainVerifier``), and its
+/// payload, within those bytes, is left for the decoding thread, with no ``RecordedEvent``, UUID or
+/// date parsing in between.
 struct ChainedFactRowDecoder {
-    /// The columns, in the order ``row(_:)`` expects: the canonical fields first, in their
+    /// The columns, in the order ``row(_:_:)`` expects: the canonical fields first, in their
     /// canonical order, then metadata, the stored hash and the payload.
     static let columns = """
-        position, event_id, stream_id, stream_version, event_type, schema_version, \
-        (extract(epoch FROM occurred_at) * 1000000)::bigint, (extract(epoch FROM recorded_at) * 1000000)::bigint, \
-        idempotency_key, metadata::text, encode(hash, 'hex'), payload::text
+        position, event_id, stream_id, stream_version, event_type, schema_version, occurred_at, recorded_at, \
+        idempotency_key, metadata, hash, payload
         """
     private(set) var verifier = ChainVerifier()
     /// The previous event's hash and the row's canonical bytes; the payload's JSON is read from
     /// them too.
     private var canonical: [UInt8] = []
-    private var bounds: [(Int, Int)] = []
 
     init() { canonical.reserveCapacity(1024) }
 
     /// The row hashed onto the chain, its payload not yet decoded: its canonical bytes, which hold
     /// the payload, go with it to the decoding thread.
-    mutating func row(_ raw: UnsafeRawBufferPointer) throws -> ScannedRow {
-        CopyText.fieldBounds(raw, limit: 12, into: &bounds)
-        let b = bounds
-        guard b.count == 12,
-              let position = FactRowDecoder.integer(raw, b[0].0, b[0].1),
-              let version = FactRowDecoder.integer(raw, b[5].0, b[5].1),
-              let micros = FactRowDecoder.integer(raw, b[6].0, b[6].1),
-              FactRowDecoder.integer(raw, b[7].0, b[7].1) != nil,
-              let stored = Hex.bytes(UnsafeRawBufferPointer(rebasing: raw[b[10].0..<b[10].1])) else {
+    mutating func row(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field]) throws -> ScannedRow {
+        guard f.count == 12, f[0].length == 8, f[1].length == 16, !f[2].isNull, f[3].length == 8, !f[4].isNull,
+              f[5].length == 4, f[6].length == 8, f[7].length == 8, !f[10].isNull,
+              let metadata = FactRowDecoder.jsonbText(raw, f[9]), let payloadText = FactRowDecoder.jsonbText(raw, f[11]) else {
             throw EventRows.DecodeError(message: "unexpected row in the chain and fact read")
         }
-        // The previous event's hash, then the row's canonical bytes, hashed in one pass. Position,
-        // event id, stream, stream version, type, schema version, occurred and recorded
-        // microseconds: their text is what canonicalBytes makes of the typed values.
+        let position = CopyBinary.int64(raw, f[0].start)
+        let version = CopyBinary.int32(raw, f[5].start)
+        let occurred = try FactRowDecoder.microseconds(raw, f[6], position: position)
+        let recorded = try FactRowDecoder.microseconds(raw, f[7], position: position)
+        // The previous event's hash, then the row's canonical bytes (what EventChain.canonicalBytes
+        // makes of the typed values), hashed in one pass.
         canonical.removeAll(keepingCapacity: true)
         canonical.append(contentsOf: verifier.previous)
         EventChain.appendField(EventChain.tag, to: &canonical)
-        for i in 0..<8 { appendField(raw, b[i]) }
-        if CopyText.isNull(raw, from: b[8].0, to: b[8].1) {
+        appendDecimal(position)
+        appendUUID(raw, at: f[1].start)
+        EventChain.appendField(FactRowDecoder.bytes(raw, f[2]), to: &canonical)
+        appendDecimal(CopyBinary.int64(raw, f[3].start))
+        EventChain.appendField(FactRowDecoder.bytes(raw, f[4]), to: &canonical)
+        appendDecimal(Int64(version))
+        appendDecimal(occurred)
+        appendDecimal(recorded)
+        if f[8].isNull {
             canonical.append(0)
         } else {
             canonical.append(1)
-            appendField(raw, b[8])
+            EventChain.appendField(FactRowDecoder.bytes(raw, f[8]), to: &canonical)
         }
-        let payload = appendField(raw, b[11])
-        appendField(raw, b[9])
-        verifier.consume(position: position, expected: SHA256.hash(canonical), stored: stored)
+        EventChain.appendField(payloadText, to: &canonical)
+        let payload = canonical.count - payloadText.count..<canonical.count
+        EventChain.appendField(metadata, to: &canonical)
+        verifier.consume(position: position, expected: SHA256.hash(canonical), stored: Array(FactRowDecoder.bytes(raw, f[10])))
 
-        let type = FactRowDecoder.typeName(UnsafeRawBufferPointer(rebasing: raw[b[4].0..<b[4].1]))
+        let type = FactRowDecoder.typeName(FactRowDecoder.bytes(raw, f[4]))
         // The next row starts a new buffer: this one goes with the row.
-        let row = ScannedRow(position: position, type: type, schemaVersion: Int32(truncatingIfNeeded: version),
-                             occurredAt: Timestamp(microsecondsSince1970: micros), json: canonical, payload: payload)
+        let row = ScannedRow(position: position, type: type, schemaVersion: version,
+                             occurredAt: Timestamp(microsecondsSince1970: occurred), json: canonical, payload: payload)
         canonical = []
         canonical.reserveCapacity(row.json.count + 256)
         return row
     }
 
-    /// Unescapes a field straight into the canonical bytes behind its length (written once the
-    /// length is known); returns where its bytes are.
-    @discardableResult
-    private mutating func appendField(_ raw: UnsafeRawBufferPointer, _ bounds: (Int, Int)) -> Range<Int> {
-        let lengthAt = canonical.count
-        canonical.append(0); canonical.append(0); canonical.append(0); canonical.append(0)
-        CopyText.appendUnescaped(raw, from: bounds.0, to: bounds.1, into: &canonical)
-        let n = UInt32(canonical.count - lengthAt - 4)
-        canonical[lengthAt] = UInt8(truncatingIfNeeded: n >> 24); canonical[lengthAt + 1] = UInt8(truncatingIfNeeded: n >> 16)
-        canonical[lengthAt + 2] = UInt8(truncatingIfNeeded: n >> 8); canonical[lengthAt + 3] = UInt8(truncatingIfNeeded: n)
-        return lengthAt + 4..<canonical.count
+    /// Appends `value` in decimal as one field (what `String(value)` spells).
+    private mutating func appendDecimal(_ value: Int64) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 19 digits and a sign
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var v = value.magnitude
+            var i = buffer.count
+            repeat {
+                i -= 1
+                buffer[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            } while v > 0
+            if value < 0 { i -= 1; buffer[i] = UInt8(ascii: "-") }
+            EventChain.appendField(UnsafeRawBufferPointer(rebasing: buffer[i...]), to: &canonical)
+        }
+    }
+
+    /// Appends a binary UUID (16 bytes at `at`) as one field, in its lowercase text form
+    /// (8-4-4-4-12 hexadecimal digits).
+    private mutating func appendUUID(_ raw: UnsafeRawBufferPointer, at: Int) {
+        let digits: StaticString = "0123456789abcdef"
+        canonical.append(0); canonical.append(0); canonical.append(0); canonical.append(36)
+        digits.withUTF8Buffer { hex in
+            for i in 0..<16 {
+                if i == 4 || i == 6 || i == 8 || i == 10 { canonical.append(UInt8(ascii: "-")) }
+                let b = raw[at + i]
+                canonical.append(hex[Int(b >> 4)])
+                canonical.append(hex[Int(b & 0x0F)])
+            }
+        }
     }
 }
 
@@ -187,17 +213,16 @@ extension EventStore {
         var conditions = ["position > \(after)"]
         if let through { conditions.append("position <= \(through)") }
         let sql = """
-            COPY (SELECT position, event_type, schema_version, \
-            (extract(epoch FROM occurred_at) * 1000000)::bigint, payload::text \
-            FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT
+            COPY (SELECT \(FactRowDecoder.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) \
+            ORDER BY position) TO STDOUT (FORMAT binary)
             """
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 var count: Int64 = 0
-                var decoder = FactRowDecoder()
-                try conn.copyOut(sql) { row in
+                let decoder = FactRowDecoder()
+                try conn.copyOutBinary(sql) { row, fields in
                     count += 1
-                    try body(try decoder.row(row))
+                    try body(try decoder.row(row, fields))
                 }
                 return count
             }
@@ -209,11 +234,11 @@ extension EventStore {
     /// the chain as read, for ``chainReport(_:through:)``.
     func scanFactsVerifyingChain(through: Int64, _ body: @escaping @Sendable (ScannedRow) throws -> Void) async throws -> ChainVerifier {
         let s = quoteIdentifier(configuration.schema)
-        let sql = "COPY (SELECT \(ChainedFactRowDecoder.columns) FROM \(s).events WHERE position <= \(through) ORDER BY position) TO STDOUT"
+        let sql = "COPY (SELECT \(ChainedFactRowDecoder.columns) FROM \(s).events WHERE position <= \(through) ORDER BY position) TO STDOUT (FORMAT binary)"
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 var decoder = ChainedFactRowDecoder()
-                try conn.copyOut(sql) { row in try body(try decoder.row(row)) }
+                try conn.copyOutBinary(sql) { row, fields in try body(try decoder.row(row, fields)) }
                 return decoder.verifier
             }
         }

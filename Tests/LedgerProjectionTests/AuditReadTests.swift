@@ -8,9 +8,9 @@ import LedgerScenarios
 import LedgerTesting
 import Testing
 
-/// The audit reads the log once: each row is hashed onto the chain from its stored text and its
-/// fact folded. It must agree with `verify-chain` (which decodes whole events) on every row, however
-/// its text is escaped, and with the fold's own read on every finding.
+/// The audit reads the log once (binary COPY): each row is hashed onto the chain from its stored
+/// fields and its fact folded. It must agree with `verify-chain` (which decodes whole events, from
+/// text COPY) on every row, whatever its text holds, and with the fold's own read on every finding.
 @Suite("Audit's one read", .timeLimit(.minutes(3)))
 struct AuditReadTests {
     /// Text that COPY escapes (tab, newline, carriage return, backslash) and text it does not.
@@ -33,6 +33,41 @@ struct AuditReadTests {
             UPDATE \(quoteIdentifier(schema)).events SET \(set) WHERE position = \(position);
             SET session_replication_role = origin;
             """)
+    }
+
+    /// Values the append path refuses (an occurredAt before 1970: negative microseconds), written
+    /// by the owner and re-chained with the database's own chain function: both readers rebuild the
+    /// same canonical bytes as PostgreSQL and find the chain intact.
+    @Test func rowsRechainedByTheDatabaseVerifyWhateverTheirValues() async throws {
+        try await TestDatabase.withSchema("auditvalues") { config in
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append(Self.events())
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
+            try await admin.execute("""
+                SET search_path TO \(quoteIdentifier(config.schema));
+                SET session_replication_role = replica;
+                UPDATE events SET occurred_at = '1969-12-30 23:59:59.999999+00' WHERE position = 7;
+                UPDATE events SET occurred_at = '1900-01-01 00:00:00.000001+00' WHERE position = 8;
+                DO $$
+                DECLARE e events; prev bytea;
+                BEGIN
+                    SELECT hash INTO prev FROM events WHERE position = 6;
+                    FOR e IN SELECT * FROM events WHERE position >= 7 ORDER BY position LOOP
+                        UPDATE events SET hash = chain_hash(prev, e) WHERE position = e.position RETURNING hash INTO prev;
+                    END LOOP;
+                    UPDATE log_head SET last_hash = prev;
+                END
+                $$;
+                SET session_replication_role = origin;
+                RESET search_path;
+                """)
+            let chain = try await store.verifyChain()
+            #expect(chain.isIntact, "\(chain.problem ?? "")")
+            let run = try await store.audit()
+            #expect(!run.findings.contains { $0.kind == .chainBroken }, "\(run.findings.filter { $0.kind == .chainBroken })")
+        }
     }
 
     @Test func oneReadAgreesWithVerifyChainAndTheFold() async throws {
