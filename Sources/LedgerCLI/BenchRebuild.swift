@@ -34,7 +34,7 @@ struct BenchRebuild: AsyncParsableCommand {
             let (config, admin, head) = try await log.open(connection)
             let (url, schema, users, seed) = (config.connectionString, config.schema, log.users, log.seed)
 
-            // Baseline: raw COPY TO of the same rows the rebuild reads, bytes counted, nothing decoded.
+            // Baseline: raw binary COPY TO of every column of the log, rows counted, nothing decoded.
             let copySeconds = try await Self.copyOut(admin, schema)
             await admin.close()
 
@@ -154,7 +154,8 @@ extension BenchRebuild {
         let t0 = ContinuousClock.now
         try await conn.withIsolation { conn in
             var rows = 0
-            try conn.copyOut("COPY (SELECT position, event_id, stream_id, stream_version, event_type, schema_version, payload::text, metadata::text, occurred_at, recorded_at, idempotency_key, hash FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT") { _ in rows += 1 }
+            // Binary, PostgreSQL's fastest way out (the ledger's reads use it too): no text formatting.
+            try conn.copyOut("COPY (SELECT position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, recorded_at, idempotency_key, hash FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT (FORMAT binary)") { _ in rows += 1 }
         }
         return (ContinuousClock.now - t0).seconds
     }
