@@ -133,12 +133,12 @@ struct ConcurrencyTests {
         }
     }
 
-    /// The server commits, and the connection breaks before the client reads the answer. The
-    /// append reconnects and runs again; it must report the events as its own write (the caller
-    /// acts on `alreadyStored`), written once. One event goes through INSERT, 40 through COPY.
-    @Test(arguments: [1, 40])
-    func anAppendWhoseCommitAnswerIsLostReportsItsEventsAsItsOwn(events count: Int) async throws {
-        try await TestDatabase.withSchema("lostcommit") { config in
+    /// A store whose connections go through a ``CommitDroppingProxy`` (not armed yet), with one
+    /// event appended, and an admin connection.
+    static func behindACommitDroppingProxy(
+        _ label: String, _ body: (LedgerConfiguration, EventStore, CommitDroppingProxy, PostgresConnection) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withSchema(label) { config in
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
             let proxy = try await CommitDroppingProxy.inFront(of: admin)
@@ -148,6 +148,16 @@ struct ConcurrencyTests {
             let store = try await EventStore.open(through)
             defer { Task { await store.close() } }
             _ = try await store.append([testEvent(stream: "before")])
+            try await body(config, store, proxy, admin)
+        }
+    }
+
+    /// The server commits, and the connection breaks before the client reads the answer. The
+    /// append reconnects and runs again; it must report the events as its own write (the caller
+    /// acts on `alreadyStored`), written once. One event goes through INSERT, 40 through COPY.
+    @Test(arguments: [1, 40])
+    func anAppendWhoseCommitAnswerIsLostReportsItsEventsAsItsOwn(events count: Int) async throws {
+        try await Self.behindACommitDroppingProxy("lostcommit") { config, store, proxy, _ in
             proxy.arm()
             let events = (0..<count).map { testEvent(stream: "s", key: "k\($0)") }
             let appended = try await store.append(events)
@@ -166,16 +176,7 @@ struct ConcurrencyTests {
     /// the answers to that COMMIT and to `seal_events` are lost. Asked again, the append finds them
     /// sealed and reports them as its own.
     @Test func anAppendWhosePendingCommitAnswerIsLostReportsItsEventsAsItsOwn() async throws {
-        try await TestDatabase.withSchema("lostpending") { config in
-            let admin = try await TestDatabase.admin(config)
-            defer { Task { await admin.close() } }
-            let proxy = try await CommitDroppingProxy.inFront(of: admin)
-            defer { proxy.close() }
-            var through = config
-            through.connectionString = proxy.connectionString(config.connectionString)
-            let store = try await EventStore.open(through)
-            defer { Task { await store.close() } }
-            _ = try await store.append([testEvent(stream: "before")])
+        try await Self.behindACommitDroppingProxy("lostpending") { config, store, proxy, admin in
             let lock = "4243, hashtext('ledger-append:' || $1)"
             _ = try await admin.query("SELECT pg_advisory_lock(\(lock))", [.text(config.schema)])
             proxy.arm()
