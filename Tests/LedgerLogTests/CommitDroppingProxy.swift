@@ -107,11 +107,22 @@ final class CommitDroppingProxy: Sendable {
 
     private func connectUpstream() -> Int32 {
         switch upstream {
+        case .tcp(let host, let port) where host.contains(":"):
+            let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { Glibc.close(fd); return -1 }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+            if connected != 0 { Glibc.close(fd); return -1 }
+            return fd
         case .tcp(let host, let port):
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr(host)
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { Glibc.close(fd); return -1 }
             address.sin_port = port.bigEndian
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
