@@ -88,9 +88,12 @@ final class CommitDroppingProxy: Sendable {
     var dropped: Int { state.withLock { $0.dropped } }
 
     /// Stops accepting connections (those open stay until their ends close them).
-    func close() { shutdown(listener, Int32(SHUT_RDWR)); Glibc.close(listener) }
+    /// The accepting thread sees `accept` fail and closes the socket itself, so its number cannot be
+    /// reused (by another test's proxy) while that thread may still call `accept` on it.
+    func close() { shutdown(listener, Int32(SHUT_RDWR)) }
 
     private func acceptLoop() {
+        defer { Glibc.close(listener) }
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
