@@ -16,6 +16,16 @@ public enum EventChain {
         out.append(contentsOf: bytes)
     }
 
+    /// Appends an integer as one field, in decimal (what `String(value)` spells).
+    @inlinable
+    public static func appendField(decimal value: Int64, to out: inout [UInt8]) {
+        let lengthAt = out.count
+        out.append(0); out.append(0); out.append(0); out.append(0)
+        DecimalText.append(value, to: &out)
+        // At most 20 characters: the length's three high bytes stay 0.
+        out[lengthAt + 3] = UInt8(truncatingIfNeeded: out.count - lengthAt - 4)
+    }
+
     /// Length-prefixed fields (4-byte big-endian length, then UTF-8), so no two events share bytes.
     public static func canonicalBytes(
         position: Int64, eventId: String, stream: String, version: Int64, type: String, schemaVersion: Int32,
@@ -25,14 +35,14 @@ public enum EventChain {
         out.reserveCapacity(128 + payloadText.utf8.count + metadataText.utf8.count)
         func field<S: Collection>(_ bytes: S) where S.Element == UInt8 { appendField(bytes, to: &out) }
         field(tag)
-        field(String(position).utf8)
+        appendField(decimal: position, to: &out)
         field(eventId.utf8)
         field(stream.utf8)
-        field(String(version).utf8)
+        appendField(decimal: version, to: &out)
         field(type.utf8)
-        field(String(schemaVersion).utf8)
-        field(String(occurredAt.microseconds).utf8)
-        field(String(recordedAt.microseconds).utf8)
+        appendField(decimal: Int64(schemaVersion), to: &out)
+        appendField(decimal: occurredAt.microseconds, to: &out)
+        appendField(decimal: recordedAt.microseconds, to: &out)
         if let idempotencyKey { out.append(1); field(idempotencyKey.utf8) } else { out.append(0) }
         field(payloadText.utf8)
         field(metadataText.utf8)

@@ -51,16 +51,7 @@ struct RowWriter {
     }
 
     /// Decimal digits, written straight into the row (no String in between).
-    mutating func digits(_ value: Int64) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var v = value.magnitude
-        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: more than UInt64's 20 digits
-        withUnsafeMutableBytes(of: &buffer) { b in
-            var i = b.count
-            repeat { i -= 1; b[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10); v /= 10 } while v > 0
-            out.append(contentsOf: b[i...])
-        }
-    }
+    mutating func digits(_ value: Int64) { DecimalText.append(value, to: &out) }
 
     mutating func field(_ i: Int64?) {
         guard let i else { return null() }
