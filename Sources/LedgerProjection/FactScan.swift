@@ -50,18 +50,27 @@ struct FactRowDecoder {
     static let columns = "position, event_type, schema_version, occurred_at, payload"
     static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalogue.typeNames.sorted().map { (Array($0.utf8), $0) }
 
-    init() {}
-
     /// The row, its payload's text copied into an array of its own (handed to another thread).
-    func row(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field]) throws -> ScannedRow {
+    static func row(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field]) throws -> ScannedRow {
         guard f.count == 5, f[0].length == 8, !f[1].isNull, f[2].length == 4, f[3].length == 8,
               let payload = Self.jsonbText(raw, f[4]) else {
-            throw EventRows.DecodeError(message: "unexpected fact row")
+            throw unexpectedRow(raw, f, columns: columns)
         }
         let position = CopyBinary.int64(raw, f[0].start)
         return ScannedRow(position: position, type: Self.typeName(Self.bytes(raw, f[1])), schemaVersion: CopyBinary.int32(raw, f[2].start),
                           occurredAt: Timestamp(microsecondsSince1970: try Self.microseconds(raw, f[3], position: position)),
                           json: Array(payload), payload: 0..<payload.count)
+    }
+
+    /// A row whose fields are not the types of the log's columns (`events` altered by hand, or a
+    /// ledger this build has not migrated), named with its position when that much is readable.
+    static func unexpectedRow(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field], columns: String) -> EventRows.DecodeError {
+        let position = f.first.flatMap { $0.length == 8 ? " at position \(CopyBinary.int64(raw, $0.start))" : nil } ?? ""
+        return EventRows.DecodeError(message: """
+            the log's row\(position) does not have the types of the columns read (\(columns): bigint, uuid, text, \
+            integer, timestamptz, jsonb and bytea as migrated): run `ledger migrate` with this build, and check that \
+            no one altered the events table
+            """)
     }
 
     /// A field's bytes (empty for NULL).
@@ -80,7 +89,10 @@ struct FactRowDecoder {
     static func microseconds(_ raw: UnsafeRawBufferPointer, _ field: CopyBinary.Field, position: Int64) throws -> Int64 {
         let micros = CopyBinary.int64(raw, field.start)
         guard micros != .max, micros != .min else {
-            throw EventRows.DecodeError(message: "the event at position \(position) has an infinite timestamp")
+            throw EventRows.DecodeError(message: """
+                the event at position \(position) has an infinite timestamp, which no append writes: the row was changed \
+                outside the ledger (`ledger verify-chain` names the first changed row)
+                """)
         }
         return micros + CopyBinary.unixEpochOffset
     }
@@ -126,7 +138,7 @@ struct ChainedFactRowDecoder {
         guard f.count == 12, f[0].length == 8, f[1].length == 16, !f[2].isNull, f[3].length == 8, !f[4].isNull,
               f[5].length == 4, f[6].length == 8, f[7].length == 8, !f[10].isNull,
               let metadata = FactRowDecoder.jsonbText(raw, f[9]), let payloadText = FactRowDecoder.jsonbText(raw, f[11]) else {
-            throw EventRows.DecodeError(message: "unexpected row in the chain and fact read")
+            throw FactRowDecoder.unexpectedRow(raw, f, columns: Self.columns)
         }
         let position = CopyBinary.int64(raw, f[0].start)
         let version = CopyBinary.int32(raw, f[5].start)
@@ -137,14 +149,14 @@ struct ChainedFactRowDecoder {
         canonical.removeAll(keepingCapacity: true)
         canonical.append(contentsOf: verifier.previous)
         EventChain.appendField(EventChain.tag, to: &canonical)
-        appendDecimal(position)
+        EventChain.appendField(decimal: position, to: &canonical)
         appendUUID(raw, at: f[1].start)
         EventChain.appendField(FactRowDecoder.bytes(raw, f[2]), to: &canonical)
-        appendDecimal(CopyBinary.int64(raw, f[3].start))
+        EventChain.appendField(decimal: CopyBinary.int64(raw, f[3].start), to: &canonical)
         EventChain.appendField(FactRowDecoder.bytes(raw, f[4]), to: &canonical)
-        appendDecimal(Int64(version))
-        appendDecimal(occurred)
-        appendDecimal(recorded)
+        EventChain.appendField(decimal: Int64(version), to: &canonical)
+        EventChain.appendField(decimal: occurred, to: &canonical)
+        EventChain.appendField(decimal: recorded, to: &canonical)
         if f[8].isNull {
             canonical.append(0)
         } else {
@@ -163,22 +175,6 @@ struct ChainedFactRowDecoder {
         canonical = []
         canonical.reserveCapacity(row.json.count + 256)
         return row
-    }
-
-    /// Appends `value` in decimal as one field (what `String(value)` spells).
-    private mutating func appendDecimal(_ value: Int64) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 19 digits and a sign
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var v = value.magnitude
-            var i = buffer.count
-            repeat {
-                i -= 1
-                buffer[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            } while v > 0
-            if value < 0 { i -= 1; buffer[i] = UInt8(ascii: "-") }
-            EventChain.appendField(UnsafeRawBufferPointer(rebasing: buffer[i...]), to: &canonical)
-        }
     }
 
     /// Appends a binary UUID (16 bytes at `at`) as one field, in its lowercase text form
@@ -219,10 +215,9 @@ extension EventStore {
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 var count: Int64 = 0
-                let decoder = FactRowDecoder()
                 try conn.copyOutBinary(sql) { row, fields in
                     count += 1
-                    try body(try decoder.row(row, fields))
+                    try body(try FactRowDecoder.row(row, fields))
                 }
                 return count
             }

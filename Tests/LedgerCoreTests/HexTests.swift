@@ -1,7 +1,7 @@
 import LedgerCore
 import Testing
 
-/// Hex text back to bytes, as a stored hash, a token digest and a UUID are read.
+/// Hex text back to bytes, as an API token's digest and a payload's UUID are read.
 @Suite("Hex")
 struct HexTests {
     @Test func digitsOfEitherCaseAndNothingElse() {
