@@ -509,7 +509,8 @@ public final class BinaryReader {
         return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
     }
 
-    @inlinable func count() throws -> Int {
+    /// How many elements follow (as ``BinaryWriter/count(_:)`` wrote it), checked against the bytes left.
+    @inlinable public func count() throws -> Int {
         let n = try varint()
         guard n <= UInt64(buffer.count - offset) else { throw corrupted("count \(n) beyond the data") }
         return Int(n)

@@ -66,7 +66,7 @@ struct RowWriter {
     mutating func field(_ t: Timestamp?) { field(t?.iso8601) }
 
     /// A bigint[] literal: `{1,2,3}`.
-    mutating func positions(_ p: [Int64]) {
+    mutating func positions<Positions: Sequence<Int64>>(_ p: Positions) {
         separate()
         out.append(UInt8(ascii: "{"))
         for (k, v) in p.enumerated() {

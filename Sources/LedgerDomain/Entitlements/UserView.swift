@@ -51,7 +51,7 @@ public struct UserView: Hashable, Sendable, Codable {
     /// The transaction whose clawback (EntitlementRevoked) took the balance below zero at
     /// `negativeSince`; nil when a CoinsSpent did.
     public var negativeCause: String?
-    public var positions: [Int64] = []
+    public var positions = PositionList()
 
     public struct PeriodGrant: Hashable, Sendable, Codable {
         public var entitlement: String

@@ -23,7 +23,7 @@ public struct OrderView: Hashable, Sendable, Codable {
     public var netGrants: Int64 = 0
     /// `occurredAt` of the latest PaymentLaunched (the stale-order window runs from it).
     public var launchedAt: Timestamp?
-    public var positions: [Int64] = []
+    public var positions = PositionList()
     /// What few orders have, out of line: none (no memory) until one of its fields is set.
     var extras: [Extras] = []
 

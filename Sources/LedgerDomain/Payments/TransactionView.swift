@@ -62,7 +62,7 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var ownership: Ownership = .purchased
     public var grants: [GrantRecord] = []
     public var upgraded = false
-    public var positions: [Int64] = []
+    public var positions = PositionList()
     /// The user of the subscription this renewal belongs to (renewals need no binding of their own).
     public var subscriptionUserId: String?
     /// What few transactions have, out of line: none (no memory) until one of its fields is set.

@@ -143,7 +143,7 @@ extension Projections: Codable {
 }
 
 /// A view that keeps the positions of the facts behind it.
-protocol PositionedView { var positions: [Int64] { get set } }
+protocol PositionedView { var positions: PositionList { get set } }
 extension OrderView: PositionedView {}
 extension TransactionView: PositionedView {}
 extension SubscriptionView: PositionedView {}

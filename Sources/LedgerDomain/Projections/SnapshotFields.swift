@@ -26,6 +26,11 @@ extension BinaryWriter {
     func string(_ s: String?) { optional(s) { self.string($0) } }
     func int(_ i: Int64?) { optional(i) { self.int($0) } }
     func ints(_ xs: [Int64]) { array(xs) { self.int($0) } }
+    /// As ``ints(_:)`` writes an array of them.
+    func positions(_ ps: PositionList) {
+        count(ps.count)
+        for p in ps { int(p) }
+    }
 
     func entitlement(_ e: Entitlement) {
         switch e {
@@ -57,6 +62,11 @@ extension BinaryReader {
     func optionalString() throws -> String? { try optional { try string() } }
     func optionalInt() throws -> Int64? { try optional { try int() } }
     func ints() throws -> [Int64] { try array { try int() } }
+    func positions() throws -> PositionList {
+        var ps = PositionList()
+        for _ in 0..<(try count()) { ps.append(try int()) }
+        return ps
+    }
 
     func entitlement() throws -> Entitlement {
         switch try int() {
@@ -92,7 +102,7 @@ extension OrderView: BinaryFields {
         paid = try r.bool()
         netGrants = try r.int()
         launchedAt = try r.optionalTimestamp()
-        positions = try r.ints()
+        positions = try r.positions()
         extras = try r.array { try r.fields(Extras.self) }
     }
 
@@ -107,7 +117,7 @@ extension OrderView: BinaryFields {
         w.bool(paid)
         w.int(netGrants)
         w.timestamp(launchedAt)
-        w.ints(positions)
+        w.positions(positions)
         w.array(extras) { w.fields($0) }
     }
 }
@@ -213,7 +223,7 @@ extension TransactionView: BinaryFields {
         ownership = try r.open()
         grants = try r.array { try r.fields(GrantRecord.self) }
         upgraded = try r.bool()
-        positions = try r.ints()
+        positions = try r.positions()
         subscriptionUserId = try r.optionalString()
         extras = try r.array { try r.fields(Extras.self) }
     }
@@ -241,7 +251,7 @@ extension TransactionView: BinaryFields {
         w.open(ownership)
         w.array(grants) { w.fields($0) }
         w.bool(upgraded)
-        w.ints(positions)
+        w.positions(positions)
         w.string(subscriptionUserId)
         w.array(extras) { w.fields($0) }
     }
@@ -298,7 +308,7 @@ extension SubscriptionView: BinaryFields {
         upgrades = try r.array { Upgrade(at: try r.timestamp(), toProductId: try r.string()) }
         linkedFrom = try r.optionalString()
         superseded = try r.optional { Supersession(at: try r.timestamp(), by: try r.string()) }
-        positions = try r.ints()
+        positions = try r.positions()
     }
 
     public func write(binary w: BinaryWriter) {
@@ -319,7 +329,7 @@ extension SubscriptionView: BinaryFields {
         w.array(upgrades) { w.timestamp($0.at); w.string($0.toProductId) }
         w.string(linkedFrom)
         w.optional(superseded) { w.timestamp($0.at); w.string($0.by) }
-        w.ints(positions)
+        w.positions(positions)
     }
 }
 
@@ -334,7 +344,7 @@ extension UserView: BinaryFields {
         periodGrants = try r.array { PeriodGrant(entitlement: try r.string(), anchor: try r.timestamp(), days: try r.int(), grantId: try r.string()) }
         negativeSince = try r.optionalInt()
         negativeCause = try r.optionalString()
-        positions = try r.ints()
+        positions = try r.positions()
     }
 
     public func write(binary w: BinaryWriter) {
@@ -346,6 +356,6 @@ extension UserView: BinaryFields {
         w.array(periodGrants) { w.string($0.entitlement); w.timestamp($0.anchor); w.int($0.days); w.string($0.grantId) }
         w.int(negativeSince)
         w.string(negativeCause)
-        w.ints(positions)
+        w.positions(positions)
     }
 }

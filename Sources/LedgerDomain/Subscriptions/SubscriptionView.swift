@@ -70,7 +70,7 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
     public var linkedFrom: String?
     /// Google: replaced by another purchase token (upgrade, downgrade, resubscribe) at this time.
     public var superseded: Supersession?
-    public var positions: [Int64] = []
+    public var positions = PositionList()
 
     /// A period is upgraded away when an upgrade to another product happened while it ran.
     mutating func markUpgrades() {
