@@ -15,10 +15,13 @@ import LedgerCore
 /// page grows as an array does until it is full, so a small table takes no more room than an
 /// array. A page's spare room is never touched, so it takes address space and no memory.
 ///
+/// The index is a ``KeyIndex``: eight bytes a slot where a `[String: Int]` took twenty-four (a
+/// fifteenth of a fold's memory).
+///
 /// Iteration follows the order keys were added (deterministic, unlike a dictionary's); anything
 /// the ledger prints is still sorted by key where its order matters.
 public struct ViewTable<Value: Sendable>: Sendable {
-    private var index: [String: Int] = [:]
+    private var index = KeyIndex()
     /// The keys, in the order they were added.
     public private(set) var keys: [String] = []
     /// The views, in the order of ``keys``: every page but the last holds ``pageSize`` views.
@@ -64,7 +67,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     @inline(__always)
     private func offset(of key: String) -> Int? {
         if lastOffset >= 0, lastKey == key { return lastOffset }
-        return index[key]
+        return index.offset(of: key, in: keys)
     }
 
     @inline(__always)
@@ -162,10 +165,10 @@ public struct ViewTable<Value: Sendable>: Sendable {
             let (keys, values) = runs[r]
             precondition(keys.count == values.count, "a run of \(keys.count) keys for \(values.count) views")
             runs[r] = ([], [])
-            for (i, key) in keys.enumerated() {
-                guard table.index.updateValue(table.keys.count + i, forKey: key) == nil else { return .failure(DuplicateKey(key: key)) }
+            for key in keys {
+                guard table.index.insert(key, offset: table.keys.count, in: table.keys) else { return .failure(DuplicateKey(key: key)) }
+                table.keys.append(key)
             }
-            table.keys.append(contentsOf: keys)
             var from = 0
             while from < values.count {
                 if table.pages.last.map({ $0.count == pageSize }) ?? true {
@@ -183,7 +186,8 @@ public struct ViewTable<Value: Sendable>: Sendable {
     struct DuplicateKey: Error { let key: String }
 
     private mutating func append(_ key: String, _ value: Value) {
-        index[key] = keys.count
+        let added = index.insert(key, offset: keys.count, in: keys)
+        precondition(added, "\(key) is in the table already")
         keys.append(key)
         if pages.last.map({ $0.count == Self.pageSize }) ?? true {
             pages.append([])
@@ -195,14 +199,14 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     private mutating func remove(at i: Int) {
         lastOffset = -1
-        index[keys[i]] = nil
+        index.remove(keys[i], in: keys)
         let last = keys.count - 1
         let moved = pages[pages.count - 1].removeLast()
         if pages[pages.count - 1].isEmpty { pages.removeLast() }
         if i != last {
+            index.move(keys[last], to: i, in: keys)
             keys.swapAt(i, last)
             self[offset: i] = moved
-            index[keys[i]] = i
         }
         keys.removeLast()
     }

@@ -1,4 +1,5 @@
 @testable import LedgerDomain
+import LedgerCore
 import Testing
 
 /// The fold's table of views behaves as a dictionary of values: lookups, in-place changes, removal,
@@ -85,5 +86,29 @@ struct ViewTableTests {
         #expect(table.with("b") { $0 * 10 } == 20 && table.with("z") { $0 } == nil)
         #expect(table.update("c") { $0 += 1 } && !table.update("z") { $0 += 1 })
         #expect(table["c"] == 4 && table.contains("c") && !table.contains("z"))
+    }
+
+    /// Thousands of adds and removals in a random order, checked against a dictionary after each
+    /// step: removals in the middle of probe runs (the index moves the slots after them back) and
+    /// growth in between leave every key finding its own view.
+    @Test func randomAddsAndRemovalsAgreeWithADictionary() {
+        var rng = SplitMix64(seed: 11)
+        var table = ViewTable<Int>()
+        var reference: [String: Int] = [:]
+        for step in 0..<30_000 {
+            let key = "k\(rng.next() % 3_000)"
+            if rng.next() % 3 == 0 {
+                table[key] = nil
+                reference[key] = nil
+            } else {
+                table[key, default: 0] += step
+                reference[key, default: 0] += step
+            }
+            if step % 997 == 0 || step == 29_999 {
+                #expect(table.count == reference.count && Set(table.keys) == Set(reference.keys))
+                #expect(reference.allSatisfy { table[$0.key] == $0.value && table.contains($0.key) })
+                #expect((0..<3_000).filter { table.contains("k\($0)") }.count == reference.count)
+            }
+        }
     }
 }
