@@ -7,7 +7,7 @@ extension Audit {
     /// grant. No window. One finding per transaction: user and order of its first active grant
     /// (order: the grant's, else the transaction's binding); positions: the active grants and the
     /// failed verifications; amount: (the price, else the named order's price) x active grants.
-    static func grantWithoutPayment(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+    static func grantWithoutPayment(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         guard !t.verified, let first = active.first else { return }
         let order = first.orderId ?? t.orderId
         let price = t.price ?? c.orderPrice(order)
@@ -22,7 +22,7 @@ extension Audit {
     /// several, one order or several). No window. User: the owner, else the first grant's user;
     /// order: the binding's; positions: the verification and the active grants; amount:
     /// price x (active grants - 1).
-    static func doubleGrant(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+    static func doubleGrant(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         guard t.verified, !active.isEmpty else { return }
         guard active.count > 1 else { return overGrant(t, active[0], &c) }
         let desc = active.map { "\($0.grantId) to \($0.userId)" }.joined(separator: ", ")
@@ -53,7 +53,7 @@ extension Audit {
     /// missing-grant window. User and order: the owner and the binding's order; positions: the
     /// verification, the bindings, and any grants and revocations (all taken back); amount: the
     /// price less any refund.
-    static func missingGrant(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+    static func missingGrant(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         guard t.verified, active.isEmpty, !isOrphan(t), c.passed(t.verifiedAt, c.options.missingGrantWindow) else { return }
         // One root cause, one finding: a revocation with nothing behind it is revoked-without-refund's.
         guard !revokedWithoutRefundApplies(t) else { return }
@@ -73,7 +73,7 @@ extension Audit {
     /// order: the binding's, else the grant's; positions: the proof of ownership (binding, the
     /// original's binding, the token's order or the grant's order) and the grants; amount:
     /// (price, else the order's price) x those grants.
-    static func wrongUser(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+    static func wrongUser(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         guard !active.isEmpty else { return }
         var wrong: [String: (grants: [GrantRecord], owner: String, proof: Int64?)] = [:]
         for g in active {

@@ -51,16 +51,16 @@ public struct TransactionView: Hashable, Sendable, Codable {
     /// missing-grant window runs from it.
     public var verifiedAt: Timestamp?
     public var isRenewal = false
-    public var bindings: [BindingRecord] = []
+    public var bindings = Few<BindingRecord>()
     /// Users and orders named by client reports of this transaction (no user: a signed-out app).
-    public var reports: [Report] = []
+    public var reports = Few<Report>()
     /// What refund requests and declines said, before any refund.
     public var noticeState: RefundState = .none
     /// Google: when the purchase was acknowledged.
     public var acknowledgedAt: Timestamp?
     public var environment: StoreEnvironment = .production
     public var ownership: Ownership = .purchased
-    public var grants: [GrantRecord] = []
+    public var grants = Few<GrantRecord>()
     public var upgraded = false
     public var positions = PositionList()
     /// The user of the subscription this renewal belongs to (renewals need no binding of their own).
@@ -164,5 +164,5 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var isSandbox: Bool { environment != .production }
     /// Money the purchase itself brought: none for a sandbox purchase or a family-shared copy.
     public var revenue: Money? { isSandbox || ownership == .familyShared ? nil : price }
-    public var activeGrants: [GrantRecord] { grants.filter { $0.revokedAt == nil } }
+    public var activeGrants: Few<GrantRecord> { Few(grants.lazy.filter { $0.revokedAt == nil }) }
 }

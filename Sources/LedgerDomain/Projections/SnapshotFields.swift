@@ -26,6 +26,11 @@ extension BinaryWriter {
     func string(_ s: String?) { optional(s) { self.string($0) } }
     func int(_ i: Int64?) { optional(i) { self.int($0) } }
     func ints(_ xs: [Int64]) { array(xs) { self.int($0) } }
+    /// As ``array(_:_:)`` writes an array.
+    func few<V>(_ xs: Few<V>, _ write: (V) -> Void) {
+        count(xs.count)
+        for x in xs { write(x) }
+    }
     /// As ``ints(_:)`` writes an array of them.
     func positions(_ ps: PositionList) {
         count(ps.count)
@@ -62,6 +67,11 @@ extension BinaryReader {
     func optionalString() throws -> String? { try optional { try string() } }
     func optionalInt() throws -> Int64? { try optional { try int() } }
     func ints() throws -> [Int64] { try array { try int() } }
+    func few<V>(_ read: () throws -> V) throws -> Few<V> {
+        var xs = Few<V>()
+        for _ in 0..<(try count()) { xs.append(try read()) }
+        return xs
+    }
     func positions() throws -> PositionList {
         var ps = PositionList()
         for _ in 0..<(try count()) { ps.append(try int()) }
@@ -215,13 +225,13 @@ extension TransactionView: BinaryFields {
         verifiedPosition = try r.optionalInt()
         verifiedAt = try r.optionalTimestamp()
         isRenewal = try r.bool()
-        bindings = try r.array { try r.fields(BindingRecord.self) }
-        reports = try r.array { Report(userId: try r.optionalString(), orderId: try r.optionalString(), position: try r.int()) }
+        bindings = try r.few { try r.fields(BindingRecord.self) }
+        reports = try r.few { Report(userId: try r.optionalString(), orderId: try r.optionalString(), position: try r.int()) }
         noticeState = try r.raw()
         acknowledgedAt = try r.optionalTimestamp()
         environment = try r.open()
         ownership = try r.open()
-        grants = try r.array { try r.fields(GrantRecord.self) }
+        grants = try r.few { try r.fields(GrantRecord.self) }
         upgraded = try r.bool()
         positions = try r.positions()
         subscriptionUserId = try r.optionalString()
@@ -243,13 +253,13 @@ extension TransactionView: BinaryFields {
         w.int(verifiedPosition)
         w.timestamp(verifiedAt)
         w.bool(isRenewal)
-        w.array(bindings) { w.fields($0) }
-        w.array(reports) { w.string($0.userId); w.string($0.orderId); w.int($0.position) }
+        w.few(bindings) { w.fields($0) }
+        w.few(reports) { w.string($0.userId); w.string($0.orderId); w.int($0.position) }
         w.raw(noticeState)
         w.timestamp(acknowledgedAt)
         w.open(environment)
         w.open(ownership)
-        w.array(grants) { w.fields($0) }
+        w.few(grants) { w.fields($0) }
         w.bool(upgraded)
         w.positions(positions)
         w.string(subscriptionUserId)

@@ -10,7 +10,7 @@ extension Audit {
     /// past the latest of those facts + the refund window. User and order: the owner and the
     /// binding's order; positions: the latest standing refund, void or revocation and the active
     /// grants; amount: the refunded amount (a revocation: the revenue; none for a family-shared copy).
-    static func refundNotRevoked(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+    static func refundNotRevoked(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         let refund = t.refundState == .refunded ? t.latestStandingRefund : nil
         guard !active.isEmpty, refund != nil || t.voidedQuantity != nil || t.storeRevokedPosition != nil else { return }
         let og = c.p.owedGranted(t)

@@ -12,7 +12,7 @@ extension Audit {
     /// double-grant. No window. User: the owner, else the grantee; positions: the verification and
     /// the grant; amount: price x |granted - owed| / owed days, rounded up (the whole price when the
     /// unit differs or more than twice is granted).
-    static func subscriptionDrift(_ t: TransactionView, _ active: [GrantRecord], _ c: inout Context) {
+    static func subscriptionDrift(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         guard t.verified, active.count == 1, t.refundState != .refunded, t.storeRevokedPosition == nil,
               let e = c.entitlement(t), e.periodEntitlement != nil else { return }
         let owed = t.owedUnits(of: e)
