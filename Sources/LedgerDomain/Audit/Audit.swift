@@ -106,7 +106,7 @@ extension Audit {
                 let original = t.originalTransactionId.flatMap { p.existingKey(t.channel, t.app, $0) }
                 return (u, original.flatMap { p.transactions.with($0, \.bindings.first?.position) ?? nil })
             }
-            guard let token = t.appAccountToken else { return nil }
+            guard let token = t.appAccountToken?.lowercased else { return nil }
             if tokenOrders == nil {
                 var index: [String: String] = [:]
                 p.orders.forEachInPlace { _, o in

@@ -35,7 +35,7 @@ extension Projections {
             t.purchaseDate = f.purchaseDate
             t.expiresDate = f.expiresDate
             t.price = f.price
-            t.appAccountToken = f.appAccountToken?.lowercased
+            t.appAccountToken = f.appAccountToken
             t.environment = f.environment
             t.ownership = f.ownership
             if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }

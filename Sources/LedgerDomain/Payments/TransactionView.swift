@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 
 /// A move of a transaction to another user.
@@ -45,7 +46,8 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var purchaseDate: Timestamp?
     public var expiresDate: Timestamp?
     public var price: Money?
-    public var appAccountToken: String?
+    /// As a UUID (16 bytes), not its text (a string of 36 bytes out of line for each transaction).
+    public var appAccountToken: UUID?
     public var verifiedPosition: Int64?
     /// `occurredAt` of the fact at `verifiedPosition` (PaymentVerified or SubscriptionRenewed): the
     /// missing-grant window runs from it.

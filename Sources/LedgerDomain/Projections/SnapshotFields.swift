@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 
 // The views' own fields for the fold's snapshot (``BinaryFields``): each writes its stored
@@ -65,6 +66,12 @@ extension BinaryReader {
     }
     func open<E: OpenEnum>(_ type: E.Type = E.self) throws -> E { E(raw: try string()) }
     func optionalString() throws -> String? { try optional { try string() } }
+    /// A UUID written as its text (as views kept it before they kept the UUID).
+    func uuid() throws -> UUID {
+        var text = try string()
+        guard let u = text.withUTF8({ PayloadReader.uuid($0) }) else { throw invalid("UUID \(text.prefix(60))") }
+        return u
+    }
     func optionalInt() throws -> Int64? { try optional { try int() } }
     func ints() throws -> [Int64] { try array { try int() } }
     func few<V>(_ read: () throws -> V) throws -> Few<V> {
@@ -221,7 +228,7 @@ extension TransactionView: BinaryFields {
         purchaseDate = try r.optionalTimestamp()
         expiresDate = try r.optionalTimestamp()
         price = try r.optional { try r.money() }
-        appAccountToken = try r.optionalString()
+        appAccountToken = try r.optional { try r.uuid() }
         verifiedPosition = try r.optionalInt()
         verifiedAt = try r.optionalTimestamp()
         isRenewal = try r.bool()
@@ -249,7 +256,7 @@ extension TransactionView: BinaryFields {
         w.timestamp(purchaseDate)
         w.timestamp(expiresDate)
         w.optional(price) { w.money($0) }
-        w.string(appAccountToken)
+        w.string(appAccountToken?.lowercased)
         w.int(verifiedPosition)
         w.timestamp(verifiedAt)
         w.bool(isRenewal)
