@@ -8,10 +8,21 @@ public struct GrantRecord: Hashable, Sendable, Codable {
     public var quantity: Int64
     public var position: Int64
     public var at: Timestamp
-    /// The position of the revocation that took it back whole (or its last part).
-    public var revokedAt: Int64?
     /// Units taken back by partial revocations.
     public var revokedUnits: Int64 = 0
+    private var compactRevokedAt = CompactInt64()
+
+    /// The position of the revocation that took it back whole (or its last part).
+    public var revokedAt: Int64? {
+        get { compactRevokedAt.value }
+        set { compactRevokedAt = CompactInt64(newValue) }
+    }
+
+    public init(grantId: String, userId: String, orderId: String?, entitlement: Entitlement, quantity: Int64, position: Int64,
+                at: Timestamp, revokedAt: Int64? = nil, revokedUnits: Int64 = 0) {
+        self.grantId = grantId; self.userId = userId; self.orderId = orderId; self.entitlement = entitlement
+        self.quantity = quantity; self.position = position; self.at = at; self.revokedAt = revokedAt; self.revokedUnits = revokedUnits
+    }
 
     /// What it gave, counted in its unit (coins, days of an entitlement, a feature).
     public var units: (unit: String, count: Int64) { entitlement.units(quantity: quantity) }

@@ -16,14 +16,19 @@ public struct OrderView: Hashable, Sendable, Codable {
     public var lastCallbackState: CallbackState?
     /// The key of its bound transaction (``TransactionView/key``: the store's id unless that collides).
     public var transactionId: String?
-    public var bindingMethod: BindingMethod?
     public var verifiedProductId: String?
-    public var paid = false
     /// Net grants (granted minus revoked) recorded for the order's transaction.
     public var netGrants: Int64 = 0
-    /// `occurredAt` of the latest PaymentLaunched (the stale-order window runs from it).
-    public var launchedAt: Timestamp?
     public var positions = PositionList()
+    /// In eight bytes (see ``CompactTimestamp``), and the one-byte fields side by side.
+    private var compactLaunchedAt = CompactTimestamp()
+    public var bindingMethod: BindingMethod?
+    public var paid = false
+    /// `occurredAt` of the latest PaymentLaunched (the stale-order window runs from it).
+    public var launchedAt: Timestamp? {
+        get { compactLaunchedAt.value }
+        set { compactLaunchedAt = CompactTimestamp(newValue) }
+    }
     /// What few orders have, out of line: none (no memory) until one of its fields is set.
     var extras: [Extras] = []
 

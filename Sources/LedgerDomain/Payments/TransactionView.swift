@@ -37,36 +37,59 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var transactionId: String
     /// The fold's key: `transactionId`, unless another channel or app uses the same id.
     public var key: String
-    public var channel: Channel?
     /// The app (bundleId, packageName, appid), once a fact names it.
     public var app: String?
     public var originalTransactionId: String?
     public var productId: String?
     public var quantity: Int64 = 1
-    public var purchaseDate: Timestamp?
-    public var expiresDate: Timestamp?
     public var price: Money?
     /// As a UUID (16 bytes), not its text (a string of 36 bytes out of line for each transaction).
     public var appAccountToken: UUID?
-    public var verifiedPosition: Int64?
-    /// `occurredAt` of the fact at `verifiedPosition` (PaymentVerified or SubscriptionRenewed): the
-    /// missing-grant window runs from it.
-    public var verifiedAt: Timestamp?
-    public var isRenewal = false
     public var bindings = Few<BindingRecord>()
     /// Users and orders named by client reports of this transaction (no user: a signed-out app).
     public var reports = Few<Report>()
-    /// What refund requests and declines said, before any refund.
-    public var noticeState: RefundState = .none
-    /// Google: when the purchase was acknowledged.
-    public var acknowledgedAt: Timestamp?
     public var environment: StoreEnvironment = .production
     public var ownership: Ownership = .purchased
     public var grants = Few<GrantRecord>()
-    public var upgraded = false
     public var positions = PositionList()
     /// The user of the subscription this renewal belongs to (renewals need no binding of their own).
     public var subscriptionUserId: String?
+    // Optional dates and positions in eight bytes each, and the one-byte fields side by side: as
+    // `Timestamp?`s between them, each took sixteen bytes and each flag eight.
+    private var compactPurchaseDate = CompactTimestamp()
+    private var compactExpiresDate = CompactTimestamp()
+    private var compactVerifiedPosition = CompactInt64()
+    private var compactVerifiedAt = CompactTimestamp()
+    private var compactAcknowledgedAt = CompactTimestamp()
+    public var channel: Channel?
+    public var isRenewal = false
+    /// What refund requests and declines said, before any refund.
+    public var noticeState: RefundState = .none
+    public var upgraded = false
+
+    public var purchaseDate: Timestamp? {
+        get { compactPurchaseDate.value }
+        set { compactPurchaseDate = CompactTimestamp(newValue) }
+    }
+    public var expiresDate: Timestamp? {
+        get { compactExpiresDate.value }
+        set { compactExpiresDate = CompactTimestamp(newValue) }
+    }
+    public var verifiedPosition: Int64? {
+        get { compactVerifiedPosition.value }
+        set { compactVerifiedPosition = CompactInt64(newValue) }
+    }
+    /// `occurredAt` of the fact at `verifiedPosition` (PaymentVerified or SubscriptionRenewed): the
+    /// missing-grant window runs from it.
+    public var verifiedAt: Timestamp? {
+        get { compactVerifiedAt.value }
+        set { compactVerifiedAt = CompactTimestamp(newValue) }
+    }
+    /// Google: when the purchase was acknowledged.
+    public var acknowledgedAt: Timestamp? {
+        get { compactAcknowledgedAt.value }
+        set { compactAcknowledgedAt = CompactTimestamp(newValue) }
+    }
     /// What few transactions have, out of line: none (no memory) until one of its fields is set.
     var extras: [Extras] = []
 

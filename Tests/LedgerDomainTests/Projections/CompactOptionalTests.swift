@@ -1,0 +1,36 @@
+import Foundation
+import LedgerCore
+@testable import LedgerDomain
+import Testing
+
+/// Optional positions and dates in eight bytes read back as what was set, nil included.
+@Suite("Compact optionals")
+struct CompactOptionalTests {
+    @Test(arguments: [nil, 0, 1, -1, Int64.max, Int64.min + 1] as [Int64?])
+    func readsBackWhatWasSet(_ value: Int64?) throws {
+        #expect(CompactInt64(value).value == value)
+        let t = value.map(Timestamp.init(microsecondsSince1970:))
+        #expect(CompactTimestamp(t).value == t)
+        #expect(try JSONDecoder().decode(CompactInt64.self, from: JSONEncoder().encode(CompactInt64(value))) == CompactInt64(value))
+    }
+
+    /// The views' optional dates take eight bytes, and their one-byte fields no room of their own.
+    @Test func viewsKeepThemInEightBytes() {
+        #expect(MemoryLayout<CompactTimestamp>.size == 8 && MemoryLayout<CompactInt64>.size == 8)
+        var t = TransactionView(transactionId: "t1")
+        #expect(t.purchaseDate == nil && t.verifiedPosition == nil && t.acknowledgedAt == nil)
+        t.purchaseDate = Timestamp(microsecondsSince1970: 5)
+        t.verifiedPosition = 7
+        t.verifiedAt = Timestamp(microsecondsSince1970: -3)
+        #expect(t.purchaseDate?.microseconds == 5 && t.verifiedPosition == 7 && t.verifiedAt?.microseconds == -3 && t.expiresDate == nil)
+        t.verifiedPosition = nil
+        #expect(t.verifiedPosition == nil)
+        var o = OrderView(orderId: "o1")
+        o.launchedAt = Timestamp(microsecondsSince1970: 9)
+        #expect(o.launchedAt?.microseconds == 9)
+        var g = GrantRecord(grantId: "g", userId: "u", orderId: nil, entitlement: .coins(1), quantity: 1, position: 1, at: Timestamp(microsecondsSince1970: 0))
+        #expect(g.revokedAt == nil)
+        g.revokedAt = 4
+        #expect(g.revokedAt == 4)
+    }
+}
