@@ -48,8 +48,6 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var bindings = Few<BindingRecord>()
     /// Users and orders named by client reports of this transaction (no user: a signed-out app).
     public var reports = Few<Report>()
-    public var environment: StoreEnvironment = .production
-    public var ownership: Ownership = .purchased
     public var grants = Few<GrantRecord>()
     public var positions = PositionList()
     /// The user of the subscription this renewal belongs to (renewals need no binding of their own).
@@ -62,6 +60,9 @@ public struct TransactionView: Hashable, Sendable, Codable {
     private var compactVerifiedAt = CompactTimestamp()
     private var compactAcknowledgedAt = CompactTimestamp()
     public var channel: Channel?
+    /// One byte each: `Production` and `PURCHASED`, or another known value; others in the extras.
+    private var environmentCode = KnownCode(StoreEnvironment.production)!
+    private var ownershipCode = KnownCode(Ownership.purchased)!
     public var isRenewal = false
     /// What refund requests and declines said, before any refund.
     public var noticeState: RefundState = .none
@@ -89,6 +90,36 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var acknowledgedAt: Timestamp? {
         get { compactAcknowledgedAt.value }
         set { compactAcknowledgedAt = CompactTimestamp(newValue) }
+    }
+    public var environment: StoreEnvironment {
+        get { environmentCode.value ?? unknownValues[0].environment! }
+        set {
+            environmentCode = KnownCode(newValue) ?? .unknown
+            setUnknown(\.environment, environmentCode.value == nil ? newValue : nil)
+        }
+    }
+    public var ownership: Ownership {
+        get { ownershipCode.value ?? unknownValues[0].ownership! }
+        set {
+            ownershipCode = KnownCode(newValue) ?? .unknown
+            setUnknown(\.ownership, ownershipCode.value == nil ? newValue : nil)
+        }
+    }
+
+    /// Values the codes do not cover: none (no memory) nearly always.
+    private var unknownValues: [UnknownValues] = []
+    struct UnknownValues: Hashable, Sendable, Codable {
+        var environment: StoreEnvironment?
+        var ownership: Ownership?
+    }
+
+    private mutating func setUnknown<V>(_ field: WritableKeyPath<UnknownValues, V?>, _ value: V?) {
+        if unknownValues.isEmpty {
+            guard value != nil else { return }
+            unknownValues.append(UnknownValues())
+        }
+        unknownValues[0][keyPath: field] = value
+        if unknownValues[0] == UnknownValues() { unknownValues = [] }
     }
     /// What few transactions have, out of line: none (no memory) until one of its fields is set.
     var extras: [Extras] = []

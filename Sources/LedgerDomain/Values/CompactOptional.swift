@@ -37,3 +37,30 @@ struct CompactTimestamp: Hashable, Sendable, Codable {
 
     var value: Timestamp? { micros.value.map(Timestamp.init(microsecondsSince1970:)) }
 }
+
+/// A value of an ``OpenEnum`` in one byte: its index among the known values, or `other` when it is
+/// not one (its text is then kept apart, by whoever holds the code). As the struct of a string it
+/// takes sixteen bytes, and nearly every transaction has the same one (`Production`, `PURCHASED`).
+struct KnownCode<Value: OpenEnum>: Hashable, Sendable {
+    private var index: UInt8
+
+    static var other: UInt8 { .max }
+
+    /// The code of `value`, or nil when it is not a known value.
+    init?(_ value: Value) {
+        guard let i = Value.known.firstIndex(of: value), i < Int(Self.other) else { return nil }
+        index = UInt8(i)
+    }
+
+    /// The code for a value that is not known.
+    static var unknown: KnownCode { KnownCode(index: other) }
+    private init(index: UInt8) { self.index = index }
+
+    /// The known value, or nil for one kept apart.
+    var value: Value? { index == Self.other ? nil : Value.known[Int(index)] }
+}
+
+extension KnownCode: Codable {
+    init(from decoder: any Decoder) throws { index = try UInt8(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try index.encode(to: encoder) }
+}

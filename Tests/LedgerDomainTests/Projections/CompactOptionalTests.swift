@@ -33,4 +33,23 @@ struct CompactOptionalTests {
         g.revokedAt = 4
         #expect(g.revokedAt == 4)
     }
+
+    /// Environments and ownerships in one byte when known; others kept apart, through a snapshot too.
+    @Test(arguments: [(StoreEnvironment.production, Ownership.purchased), (.sandbox, .familyShared),
+                      (StoreEnvironment(raw: "Staging"), Ownership(raw: "LENT"))])
+    func storeValuesReadBack(_ environment: StoreEnvironment, _ ownership: Ownership) throws {
+        #expect(MemoryLayout<KnownCode<StoreEnvironment>>.size == 1)
+        var t = TransactionView(transactionId: "t1")
+        #expect(t.environment == .production && t.ownership == .purchased)
+        t.environment = environment
+        t.ownership = ownership
+        #expect(t.environment == environment && t.ownership == ownership)
+        var p = Projections()
+        p.transactions["t1"] = t
+        let back = try Projections(snapshot: p.snapshot()).transactions["t1"]
+        #expect(back?.environment == environment && back?.ownership == ownership)
+        t.environment = .xcode
+        t.ownership = .purchased
+        #expect(t.environment == .xcode && t.ownership == .purchased && t.isSandbox)
+    }
 }
