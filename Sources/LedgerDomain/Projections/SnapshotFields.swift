@@ -7,13 +7,6 @@ import LedgerCore
 // property added to a view and forgotten here fails a test. Changing what is written means raising
 // `Projections.snapshotVersion`.
 
-extension Currency {
-    init(code: String, exponent: Int) {
-        self.code = code
-        self.exponent = exponent
-    }
-}
-
 extension BinaryWriter {
     func timestamp(_ t: Timestamp) { int(t.microseconds) }
     func timestamp(_ t: Timestamp?) { optional(t) { self.int($0.microseconds) } }
@@ -57,7 +50,10 @@ extension BinaryReader {
     func optionalTimestamp() throws -> Timestamp? { try optional { try timestamp() } }
     func money() throws -> Money {
         let units = try int()
-        return Money(minorUnits: units, currency: Currency(code: try string(), exponent: Int(try int())))
+        let code = try string()
+        let exponent = try int()
+        guard let currency = Currency(code), Int64(currency.exponent) == exponent else { throw invalid("currency \(code.prefix(20)) with exponent \(exponent)") }
+        return Money(minorUnits: units, currency: currency)
     }
     func raw<E: RawRepresentable>(_ type: E.Type = E.self) throws -> E where E.RawValue == String {
         let s = try string()
