@@ -110,7 +110,7 @@ extension Audit {
             if tokenOrders == nil {
                 var index: [String: String] = [:]
                 p.orders.forEachInPlace { _, o in
-                    guard let tok = o.created?.accountToken?.lowercased() else { return }
+                    guard let tok = o.accountToken?.lowercased() else { return }
                     if let seen = index[tok], seen < o.orderId { return }
                     index[tok] = o.orderId
                 }
@@ -120,7 +120,7 @@ extension Audit {
             return nil
         }
 
-        func orderPrice(_ orderId: String?) -> Money? { orderId.flatMap { p.orders.with($0, \.created?.price) ?? nil } }
+        func orderPrice(_ orderId: String?) -> Money? { orderId.flatMap { p.orders.with($0, \.price) ?? nil } }
 
         mutating func add(_ kind: FindingKind, _ channel: Channel?, user: String?, order: String?, tx: String?,
                           _ positions: [Int64?], _ amount: Money?, _ detail: String) {

@@ -20,7 +20,7 @@ extension Audit {
     /// order's; positions: every fact of the order; amount: the order's price.
     static func staleOrder(_ o: OrderView, _ c: inout Context) {
         guard o.launchAttempts > 0, !o.paid, o.closeReason == nil, c.passed(o.launchedAt, c.options.staleOrderWindow) else { return }
-        c.add(.staleOrder, o.created?.channel, user: o.userId, order: o.orderId, tx: nil, o.positions.map { $0 }, o.created?.price,
+        c.add(.staleOrder, o.channel, user: o.userId, order: o.orderId, tx: nil, o.positions.map { $0 }, o.price,
               "Order \(o.orderId) was launched at \(o.launchedAt?.iso8601 ?? "?") and is neither paid nor closed after the \(c.options.staleOrderWindow) window.")
     }
 }

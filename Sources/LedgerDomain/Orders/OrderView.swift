@@ -11,7 +11,10 @@ public enum OrderStatus: String, CaseIterable, Sendable, Hashable {
 /// One of our orders.
 public struct OrderView: Hashable, Sendable, Codable {
     public var orderId: String
-    public var created: OrderCreated?
+    /// Its OrderCreated once replayed, without the account token, which lies in `createdToken`.
+    private var createdFields: OrderCreated?
+    /// A UUID token in 16 bytes, not a 36-byte string out of line (see ``CompactText``).
+    private var createdToken = CompactText()
     public var launchAttempts: Int64 = 0
     public var lastCallbackState: CallbackState?
     /// The key of its bound transaction (``TransactionView/key``: the store's id unless that collides).
@@ -64,15 +67,36 @@ public struct OrderView: Hashable, Sendable, Codable {
 
     public init(orderId: String) { self.orderId = orderId }
 
-    public var userId: String? { created?.userId }
+    /// Its OrderCreated, once replayed.
+    public var created: OrderCreated? {
+        get {
+            guard var c = createdFields else { return nil }
+            c.accountToken = createdToken.text
+            return c
+        }
+        set {
+            createdToken = CompactText(newValue?.accountToken)
+            createdFields = newValue
+            createdFields?.accountToken = nil
+        }
+    }
+
+    // What the rules and read models read of its OrderCreated, without making the token's text.
+    public var isCreated: Bool { createdFields != nil }
+    public var userId: String? { createdFields?.userId }
+    public var channel: Channel? { createdFields?.channel }
+    public var productId: String? { createdFields?.productId }
+    public var price: Money? { createdFields?.price }
+    public var accountToken: String? { isCreated ? createdToken.text : nil }
+
     /// The verified product differs from the ordered one.
     public var productMismatch: Bool {
-        guard let v = verifiedProductId, let o = created?.productId else { return false }
+        guard let v = verifiedProductId, let o = productId else { return false }
         return v != o
     }
 
     public var status: OrderStatus {
-        if created == nil && !paid { return .unknown }
+        if !isCreated && !paid { return .unknown }
         if paid, let r = refunded, r.minorUnits > 0 { return .refunded }
         if paid && netGrants > 0 { return .fulfilled }
         if paid { return .paid }

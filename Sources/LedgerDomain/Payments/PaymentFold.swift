@@ -79,7 +79,7 @@ extension Projections {
 
     mutating func apply(_ f: TransactionBound, _ ctx: FactContext) {
         let p = ctx.position
-        if let orderId = f.orderId, orders.with(orderId, { $0.created == nil }) ?? true {
+        if let orderId = f.orderId, orders.with(orderId, { !$0.isCreated }) ?? true {
             anomaly(p, "binding-to-unknown-order", "transaction \(f.transactionId) bound to order \(orderId), which has no OrderCreated yet")
         }
         let key = txKey(f.channel, f.app, f.transactionId)
