@@ -10,13 +10,8 @@ public struct GrantRecord: Hashable, Sendable, Codable {
     public var at: Timestamp
     /// Units taken back by partial revocations.
     public var revokedUnits: Int64 = 0
-    private var compactRevokedAt = CompactInt64()
-
     /// The position of the revocation that took it back whole (or its last part).
-    public var revokedAt: Int64? {
-        get { compactRevokedAt.value }
-        set { compactRevokedAt = CompactInt64(newValue) }
-    }
+    @CompactInt64 public var revokedAt: Int64?
 
     public init(grantId: String, userId: String, orderId: String?, entitlement: Entitlement, quantity: Int64, position: Int64,
                 at: Timestamp, revokedAt: Int64? = nil, revokedUnits: Int64 = 0) {

@@ -23,15 +23,11 @@ public struct OrderView: Hashable, Sendable, Codable {
     /// Net grants (granted minus revoked) recorded for the order's transaction.
     public var netGrants: Int64 = 0
     public var positions = PositionList()
-    /// In eight bytes (see ``CompactTimestamp``), and the one-byte fields side by side.
-    private var compactLaunchedAt = CompactTimestamp()
+    /// `occurredAt` of the latest PaymentLaunched (the stale-order window runs from it); in eight
+    /// bytes, and the one-byte fields after it.
+    @CompactTimestamp public var launchedAt: Timestamp?
     public var bindingMethod: BindingMethod?
     public var paid = false
-    /// `occurredAt` of the latest PaymentLaunched (the stale-order window runs from it).
-    public var launchedAt: Timestamp? {
-        get { compactLaunchedAt.value }
-        set { compactLaunchedAt = CompactTimestamp(newValue) }
-    }
     /// What few orders have, out of line: none (no memory) until one of its fields is set.
     var extras: [Extras] = []
 

@@ -54,13 +54,16 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var subscriptionUserId: String?
     // Optional dates and positions in eight bytes each, and the one-byte fields side by side: as
     // `Timestamp?`s between them, each took sixteen bytes and each flag eight.
-    private var compactPurchaseDate = CompactTimestamp()
-    private var compactExpiresDate = CompactTimestamp()
-    private var compactVerifiedPosition = CompactInt64()
-    private var compactVerifiedAt = CompactTimestamp()
-    private var compactAcknowledgedAt = CompactTimestamp()
+    @CompactTimestamp public var purchaseDate: Timestamp?
+    @CompactTimestamp public var expiresDate: Timestamp?
+    @CompactInt64 public var verifiedPosition: Int64?
+    /// `occurredAt` of the fact at `verifiedPosition` (PaymentVerified or SubscriptionRenewed): the
+    /// missing-grant window runs from it.
+    @CompactTimestamp public var verifiedAt: Timestamp?
+    /// Google: when the purchase was acknowledged.
+    @CompactTimestamp public var acknowledgedAt: Timestamp?
     public var channel: Channel?
-    /// One byte each: `Production` and `PURCHASED`, or another known value; others in the extras.
+    /// One byte each: `Production` and `PURCHASED`, or another known value; others apart.
     private var environmentCode = KnownCode(StoreEnvironment.production)!
     private var ownershipCode = KnownCode(Ownership.purchased)!
     public var isRenewal = false
@@ -68,29 +71,6 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var noticeState: RefundState = .none
     public var upgraded = false
 
-    public var purchaseDate: Timestamp? {
-        get { compactPurchaseDate.value }
-        set { compactPurchaseDate = CompactTimestamp(newValue) }
-    }
-    public var expiresDate: Timestamp? {
-        get { compactExpiresDate.value }
-        set { compactExpiresDate = CompactTimestamp(newValue) }
-    }
-    public var verifiedPosition: Int64? {
-        get { compactVerifiedPosition.value }
-        set { compactVerifiedPosition = CompactInt64(newValue) }
-    }
-    /// `occurredAt` of the fact at `verifiedPosition` (PaymentVerified or SubscriptionRenewed): the
-    /// missing-grant window runs from it.
-    public var verifiedAt: Timestamp? {
-        get { compactVerifiedAt.value }
-        set { compactVerifiedAt = CompactTimestamp(newValue) }
-    }
-    /// Google: when the purchase was acknowledged.
-    public var acknowledgedAt: Timestamp? {
-        get { compactAcknowledgedAt.value }
-        set { compactAcknowledgedAt = CompactTimestamp(newValue) }
-    }
     public var environment: StoreEnvironment {
         get { environmentCode.value ?? unknownValues[0].environment! }
         set {

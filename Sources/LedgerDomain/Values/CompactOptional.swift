@@ -3,39 +3,48 @@ import LedgerCore
 /// An `Int64?` in eight bytes. In a struct an `Int64?` takes nine, then the padding to the next
 /// field's alignment: sixteen. `Int64.min` stands for nil; no position, count or timestamp the
 /// fold keeps is that value (as microseconds, a date 292,000 years before the Common Era), and
-/// keeping it stops the fold rather than read back as nil.
-struct CompactInt64: Hashable, Sendable {
+/// keeping it stops the fold rather than read back as nil. A property wrapper:
+/// `@CompactInt64 var verifiedPosition: Int64?`.
+@propertyWrapper
+public struct CompactInt64: Hashable, Sendable {
     private var raw = Int64.min
 
-    init() {}
+    public init() {}
 
-    init(_ value: Int64?) {
-        precondition(value != .min, "Int64.min has no place in a compact optional")
-        raw = value ?? .min
+    public init(wrappedValue: Int64?) {
+        precondition(wrappedValue != .min, "Int64.min has no place in a compact optional")
+        raw = wrappedValue ?? .min
     }
 
-    var value: Int64? { raw == .min ? nil : raw }
+    public var wrappedValue: Int64? {
+        get { raw == .min ? nil : raw }
+        set { self = CompactInt64(wrappedValue: newValue) }
+    }
 }
 
 /// As its eight bytes (`Int64.min` for nil).
 extension CompactInt64: Codable {
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         raw = try Int64(from: decoder)
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         try raw.encode(to: encoder)
     }
 }
 
-/// A `Timestamp?` in eight bytes (see ``CompactInt64``).
-struct CompactTimestamp: Hashable, Sendable, Codable {
-    private var micros = CompactInt64()
+/// A `Timestamp?` in eight bytes (see ``CompactInt64``): `@CompactTimestamp var launchedAt: Timestamp?`.
+@propertyWrapper
+public struct CompactTimestamp: Hashable, Sendable, Codable {
+    @CompactInt64 private var micros: Int64?
 
-    init() {}
-    init(_ t: Timestamp?) { micros = CompactInt64(t?.microseconds) }
+    public init() {}
+    public init(wrappedValue: Timestamp?) { micros = wrappedValue?.microseconds }
 
-    var value: Timestamp? { micros.value.map(Timestamp.init(microsecondsSince1970:)) }
+    public var wrappedValue: Timestamp? {
+        get { micros.map(Timestamp.init(microsecondsSince1970:)) }
+        set { micros = newValue?.microseconds }
+    }
 }
 
 /// A value of an ``OpenEnum`` in one byte: its index among the known values, or `other` when it is

@@ -8,10 +8,11 @@ import Testing
 struct CompactOptionalTests {
     @Test(arguments: [nil, 0, 1, -1, Int64.max, Int64.min + 1] as [Int64?])
     func readsBackWhatWasSet(_ value: Int64?) throws {
-        #expect(CompactInt64(value).value == value)
+        #expect(CompactInt64(wrappedValue: value).wrappedValue == value)
         let t = value.map(Timestamp.init(microsecondsSince1970:))
-        #expect(CompactTimestamp(t).value == t)
-        #expect(try JSONDecoder().decode(CompactInt64.self, from: JSONEncoder().encode(CompactInt64(value))) == CompactInt64(value))
+        #expect(CompactTimestamp(wrappedValue: t).wrappedValue == t)
+        let compact = CompactInt64(wrappedValue: value)
+        #expect(try JSONDecoder().decode(CompactInt64.self, from: JSONEncoder().encode(compact)) == compact)
     }
 
     /// The views' optional dates take eight bytes, and their one-byte fields no room of their own.
