@@ -51,9 +51,7 @@ extension Audit {
             guard !t.isSandbox else { return }
             // Fast path: the common clean transaction allocates nothing (no grant list, no
             // owed-versus-granted unless a rule needs it).
-            var activeCount = 0
-            for g in t.grants where g.revokedAt == nil { activeCount += 1 }
-            let active = activeCount == t.grants.count ? t.grants : t.activeGrants
+            let active = t.activeGrantCount == t.grants.count ? t.grants : t.activeGrants
             grantWithoutPayment(t, active, &c)
             doubleGrant(t, active, &c)
             missingGrant(t, active, &c)

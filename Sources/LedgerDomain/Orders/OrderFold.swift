@@ -30,7 +30,8 @@ extension Projections {
 
     /// Keeps the bound order in step with its transaction.
     mutating func transactionChanged(_ txId: String) {
-        guard let bound = transactions.with(txId, { $0.bindings.compactMap(\.orderId) }) else { return }
+        // Nearly always one order: kept inline (`Few`), no array made per change.
+        guard let bound = transactions.with(txId, { Few($0.bindings.lazy.compactMap(\.orderId)) }) else { return }
         for (i, orderId) in bound.enumerated() where !bound[..<i].contains(orderId) && orders.with(orderId, \.transactionId) == txId {
             refreshOrder(orderId, from: txId)
         }
@@ -38,7 +39,7 @@ extension Projections {
 
     mutating func refreshOrder(_ orderId: String, from txId: String) {
         guard let (paid, productId, grants, refunded) = transactions.with(txId, { t in
-            (t.verified, t.productId, Int64(t.activeGrants.count), t.refundedAmount)
+            (t.verified, t.productId, Int64(t.activeGrantCount), t.refundedAmount)
         }), orders.update(orderId, { o in
             o.paid = paid
             o.verifiedProductId = productId

@@ -201,4 +201,6 @@ public struct TransactionView: Hashable, Sendable, Codable {
     /// Money the purchase itself brought: none for a sandbox purchase or a family-shared copy.
     public var revenue: Money? { isSandbox || ownership == .familyShared ? nil : price }
     public var activeGrants: Few<GrantRecord> { Few(grants.lazy.filter { $0.revokedAt == nil }) }
+    /// How many grants are active, without listing them.
+    public var activeGrantCount: Int { grants.reduce(0) { $1.revokedAt == nil ? $0 + 1 : $0 } }
 }

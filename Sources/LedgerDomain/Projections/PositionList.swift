@@ -15,12 +15,15 @@
 public struct PositionList: Sendable {
     /// The last position added (meaningless while the list is empty).
     private var lastValue: Int64 = 0
-    /// The bytes while they fit: ``inlineCapacity`` bytes, then how many of them are used.
+    /// The bytes while they fit: ``inlineCapacity`` bytes, then how many of them are used, or
+    /// ``outOfLineMark`` once they lie out of line (so that whether the list is empty or inline is
+    /// read here, without following the array's pointer: a cache miss per fact for a user's list).
     private var inline: (UInt64, UInt64, UInt64) = (0, 0, 0)
     /// Every byte once they do not fit inline (then the inline bytes are not read).
     private var outOfLine: [UInt8] = []
 
     static var inlineCapacity: Int { 23 }
+    private static var outOfLineMark: UInt8 { .max }
 
     public init() {}
 
@@ -28,14 +31,15 @@ public struct PositionList: Sendable {
         for p in positions { append(p) }
     }
 
+    /// The inline bytes used, or ``outOfLineMark``.
     private var inlineCount: Int {
         withUnsafeBytes(of: inline) { Int($0[Self.inlineCapacity]) }
     }
 
-    public var isEmpty: Bool { outOfLine.isEmpty && inlineCount == 0 }
+    public var isEmpty: Bool { inlineCount == 0 }
 
     /// Whether the bytes lie in the list itself (no memory of its own).
-    var isInline: Bool { outOfLine.isEmpty }
+    var isInline: Bool { inlineCount != Int(Self.outOfLineMark) }
 
     /// The last position added.
     public var last: Int64? { isEmpty ? nil : lastValue }
@@ -70,7 +74,7 @@ public struct PositionList: Sendable {
         }
         withUnsafeBytes(of: encoded) { encoded in
             let bytes = UnsafeRawBufferPointer(rebasing: encoded[0..<n])
-            if outOfLine.isEmpty {
+            if isInline {
                 let used = inlineCount
                 if used + n <= Self.inlineCapacity {
                     withUnsafeMutableBytes(of: &inline) { room in
@@ -81,6 +85,7 @@ public struct PositionList: Sendable {
                 }
                 outOfLine.reserveCapacity(2 * Self.inlineCapacity)
                 withUnsafeBytes(of: inline) { outOfLine.append(contentsOf: $0[0..<used]) }
+                withUnsafeMutableBytes(of: &inline) { $0[Self.inlineCapacity] = Self.outOfLineMark }
             }
             outOfLine.append(contentsOf: bytes)
         }
@@ -88,7 +93,7 @@ public struct PositionList: Sendable {
 
     /// `body` applied to the list's bytes.
     private func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
-        if !outOfLine.isEmpty { return outOfLine.withUnsafeBytes(body) }
+        if !isInline { return outOfLine.withUnsafeBytes(body) }
         return withUnsafeBytes(of: inline) { body(UnsafeRawBufferPointer(rebasing: $0[0..<Int($0[Self.inlineCapacity])])) }
     }
 }
