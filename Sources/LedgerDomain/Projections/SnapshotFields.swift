@@ -69,6 +69,14 @@ extension BinaryReader {
         return u
     }
     func optionalInt() throws -> Int64? { try optional { try int() } }
+    /// An optional integer or timestamp a view keeps compact (``CompactInt64``): `Int64.min`,
+    /// which it cannot hold, is refused here rather than stop the fold.
+    func compactInt() throws -> Int64? {
+        let i = try optionalInt()
+        guard i != .min else { throw invalid("Int64.min where a view keeps its optional values compact") }
+        return i
+    }
+    func compactTimestamp() throws -> Timestamp? { try compactInt().map(Timestamp.init(microsecondsSince1970:)) }
     func ints() throws -> [Int64] { try array { try int() } }
     func few<V>(_ read: () throws -> V) throws -> Few<V> {
         var xs = Few<V>()
@@ -114,7 +122,7 @@ extension OrderView: BinaryFields {
         verifiedProductId = try r.optionalString()
         paid = try r.bool()
         netGrants = try r.int()
-        launchedAt = try r.optionalTimestamp()
+        launchedAt = try r.compactTimestamp()
         positions = try r.positions()
         extras = try r.array { try r.fields(Extras.self) }
     }
@@ -193,7 +201,7 @@ extension ReversalRecord: BinaryFields {
 extension GrantRecord: BinaryFields {
     public init(binary r: BinaryReader) throws {
         self.init(grantId: try r.string(), userId: try r.string(), orderId: try r.optionalString(), entitlement: try r.entitlement(),
-                  quantity: try r.int(), position: try r.int(), at: try r.timestamp(), revokedAt: try r.optionalInt(), revokedUnits: try r.int())
+                  quantity: try r.int(), position: try r.int(), at: try r.timestamp(), revokedAt: try r.compactInt(), revokedUnits: try r.int())
     }
 
     public func write(binary w: BinaryWriter) {
@@ -221,17 +229,17 @@ extension TransactionView: BinaryFields {
         originalTransactionId = try r.optionalString()
         productId = try r.optionalString()
         quantity = try r.int()
-        purchaseDate = try r.optionalTimestamp()
-        expiresDate = try r.optionalTimestamp()
+        purchaseDate = try r.compactTimestamp()
+        expiresDate = try r.compactTimestamp()
         price = try r.optional { try r.money() }
         appAccountToken = try r.optional { try r.uuid() }
-        verifiedPosition = try r.optionalInt()
-        verifiedAt = try r.optionalTimestamp()
+        verifiedPosition = try r.compactInt()
+        verifiedAt = try r.compactTimestamp()
         isRenewal = try r.bool()
         bindings = try r.few { try r.fields(BindingRecord.self) }
         reports = try r.few { Report(userId: try r.optionalString(), orderId: try r.optionalString(), position: try r.int()) }
         noticeState = try r.raw()
-        acknowledgedAt = try r.optionalTimestamp()
+        acknowledgedAt = try r.compactTimestamp()
         environment = try r.open()
         ownership = try r.open()
         grants = try r.few { try r.fields(GrantRecord.self) }

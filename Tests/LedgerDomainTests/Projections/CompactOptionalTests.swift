@@ -1,5 +1,5 @@
 import Foundation
-import LedgerCore
+@testable import LedgerCore
 @testable import LedgerDomain
 import Testing
 
@@ -72,5 +72,22 @@ struct CompactOptionalTests {
         var p = Projections()
         p.orders["o1"] = o
         #expect(try Projections(snapshot: p.snapshot()).orders["o1"]?.created == created)
+    }
+
+    /// A snapshot holding `Int64.min` where a view keeps an optional compact is refused as
+    /// damaged, not taken into the view (which would stop the fold).
+    @Test func aSnapshotValueTheViewsCannotHoldIsRefused() throws {
+        let w = BinaryWriter(fields: true)
+        w.int(Int64.min as Int64?)
+        w.int(7 as Int64?)
+        w.int(nil as Int64?)
+        let bytes = w.bytes
+        try bytes.withUnsafeBufferPointer { buffer throws in
+            let r = BinaryReader(buffer, fields: true)
+            #expect(throws: DecodingError.self) { try r.compactInt() }
+            let seven = try r.compactTimestamp()
+            let none = try r.compactInt()
+            #expect(seven == Timestamp(microsecondsSince1970: 7) && none == nil)
+        }
     }
 }
