@@ -3,9 +3,9 @@ import Foundation
 @testable import LedgerDomain
 import Testing
 
-/// Optional positions and dates in eight bytes read back as what was set, nil included.
-@Suite("Compact optionals")
-struct CompactOptionalTests {
+/// Compact optional positions and dates, store values and account tokens read back as what was set.
+@Suite("Compact values")
+struct CompactValuesTests {
     @Test(arguments: [nil, 0, 1, -1, Int64.max, Int64.min + 1] as [Int64?])
     func readsBackWhatWasSet(_ value: Int64?) throws {
         #expect(CompactInt64(wrappedValue: value).wrappedValue == value)
