@@ -90,4 +90,13 @@ struct CompactValuesTests {
             #expect(seven == Timestamp(microsecondsSince1970: 7) && none == nil)
         }
     }
+
+    /// The views' sizes as packed: a field added inline (or a compact one made plain) shows here
+    /// first, and is worth its bytes times the millions of views a long log keeps.
+    @Test func viewsStayAsSmallAsPacked() {
+        #expect(MemoryLayout<TransactionView>.stride <= 472)
+        #expect(MemoryLayout<OrderView>.stride <= 256)
+        #expect(MemoryLayout<GrantRecord>.stride <= 120)
+        #expect(MemoryLayout<Money>.stride <= 16 && MemoryLayout<PositionList>.stride <= 40)
+    }
 }
