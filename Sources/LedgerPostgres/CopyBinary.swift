@@ -60,10 +60,6 @@ public enum CopyBinary {
     public static func int32(_ raw: UnsafeRawBufferPointer, _ at: Int) -> Int32 {
         Int32(bitPattern: UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
     }
-
-    /// Microseconds between PostgreSQL's epoch (2000-01-01), which binary timestamps count from,
-    /// and 1970-01-01.
-    public static let unixEpochOffset: Int64 = 946_684_800_000_000
 }
 
 extension PostgresConnection {

@@ -38,8 +38,9 @@ public enum PostgresValue: Sendable, Hashable {
         public static let timestamptzArray: UInt32 = 1185
     }
 
-    /// Microseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
-    static let postgresEpochOffset: Int64 = 946_684_800_000_000
+    /// Microseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01, which binary
+    /// timestamps (parameters and binary COPY) count from.
+    public static let postgresEpochOffset: Int64 = 946_684_800_000_000
 
     var oid: UInt32 {
         switch self {

@@ -94,7 +94,7 @@ struct FactRowDecoder {
                 outside the ledger (`ledger verify-chain` names the first changed row)
                 """)
         }
-        return micros + CopyBinary.unixEpochOffset
+        return micros + PostgresValue.postgresEpochOffset
     }
 
     /// The known type name spelled by these bytes (no new String for the usual ones).

@@ -6,7 +6,7 @@ import LedgerCore
 /// A `Dictionary` of views keeps each view inline in its hash table's slots, and a hash table runs
 /// 25-62 % empty (it doubles when it is three quarters full), so every empty slot carries the size
 /// of a whole view: several hundred bytes for an order or a transaction. Here an index slot holds a
-/// key and an offset. The views of a 10-million-fact log took 45 % less memory this way than in
+/// key's hash bits and an offset. The views of a 10-million-fact log took 45 % less memory this way than in
 /// dictionaries (rebuild and audit peaks of 2.8 GiB instead of 5.0).
 ///
 /// The views lie in pages of ``pageSize`` views. One array would double as it grows, copying
@@ -15,8 +15,8 @@ import LedgerCore
 /// page grows as an array does until it is full, so a small table takes no more room than an
 /// array. A page's spare room is never touched, so it takes address space and no memory.
 ///
-/// The index is a ``KeyIndex``: eight bytes a slot where a `[String: Int]` took twenty-four (a
-/// fifteenth of a fold's memory).
+/// The index is a ``KeyIndex``: eight bytes a slot where a `[String: Int]` took twenty-four (the
+/// dictionaries were 14 MB of a 244 MB heap peak, `heaptrack`, auditing 1 M facts).
 ///
 /// Iteration follows the order keys were added (deterministic, unlike a dictionary's); anything
 /// the ledger prints is still sorted by key where its order matters.

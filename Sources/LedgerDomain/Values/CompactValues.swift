@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 
 /// An `Int64?` in eight bytes. In a struct an `Int64?` takes nine, then the padding to the next
@@ -82,7 +83,7 @@ struct CompactText: Hashable, Sendable {
     private enum Storage: Hashable, Sendable {
         case none
         case text(String)
-        case uuid(UInt64, UInt64, uppercase: Bool)
+        case uuid(UUID, uppercase: Bool)
     }
 
     private var storage = Storage.none
@@ -91,56 +92,21 @@ struct CompactText: Hashable, Sendable {
 
     init(_ text: String?) {
         guard var text else { return }
-        storage = text.withUTF8 { Self.uuid($0) } ?? .text(text)
+        storage = text.withUTF8 { u -> Storage? in
+            guard let id = PayloadReader.uuid(u) else { return nil }
+            // Letters all of one case: the UUID's text in that case spells the text again.
+            let lower = u.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f") }
+            let upper = u.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
+            return lower && upper ? nil : .uuid(id, uppercase: upper)
+        } ?? .text(text)
     }
 
     var text: String? {
         switch storage {
         case .none: return nil
         case .text(let s): return s
-        case .uuid(let high, let low, let uppercase):
-            let digits = uppercase ? Array("0123456789ABCDEF".utf8) : Array("0123456789abcdef".utf8)
-            return String(unsafeUninitializedCapacity: 36) { out in
-                var i = 0
-                for half in [high, low] {
-                    for k in 0..<16 {
-                        if i == 8 || i == 13 || i == 18 || i == 23 {
-                            out[i] = UInt8(ascii: "-")
-                            i += 1
-                        }
-                        out[i] = digits[Int((half >> UInt64(60 - 4 * k)) & 0xf)]
-                        i += 1
-                    }
-                }
-                return 36
-            }
+        case .uuid(let id, let uppercase): return uppercase ? id.uuidString : id.lowercased
         }
-    }
-
-    /// The UUID `u` spells in canonical form, or nil.
-    private static func uuid(_ u: UnsafeBufferPointer<UInt8>) -> Storage? {
-        guard u.count == 36 else { return nil }
-        var halves: (UInt64, UInt64) = (0, 0)
-        var lower = false, upper = false
-        var i = 0
-        for n in 0..<32 {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard u[i] == UInt8(ascii: "-") else { return nil }
-                i += 1
-            }
-            let c = u[i]
-            let digit: UInt8
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = c - UInt8(ascii: "a") + 10; lower = true
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = c - UInt8(ascii: "A") + 10; upper = true
-            default: return nil
-            }
-            if n < 16 { halves.0 = halves.0 << 4 | UInt64(digit) } else { halves.1 = halves.1 << 4 | UInt64(digit) }
-            i += 1
-        }
-        guard !(lower && upper) else { return nil }
-        return .uuid(halves.0, halves.1, uppercase: upper)
     }
 }
 
