@@ -27,6 +27,8 @@ struct AuditCommand: AsyncParsableCommand {
 
     @OptionGroup var replay: ReplayOptions
 
+    @OptionGroup var foldMemory: FoldMemoryOptions
+
     @Option(help: "Keep findings with evidence recorded at or after this time (the whole history is still replayed).")
     var from: String?
 
@@ -108,8 +110,9 @@ struct AuditCommand: AsyncParsableCommand {
             do {
                 let through = try await replay.through(store)
                 let bar = ProgressBar("audit")
-                let run = try await store.audit(through: through, options: options, progress: bar.update)
+                let run = try await store.audit(through: through, options: options, memory: try foldMemory.memory, progress: bar.update)
                 bar.finish()
+                if let spill = run.spill { Diagnostics.say("audit: \(spill.description)") }
                 var findings = run.findings
                 if let from, let t = Timestamp(from) {
                     let first = try await store.position(asOf: Timestamp(microsecondsSince1970: t.microseconds - 1)) + 1

@@ -29,6 +29,8 @@ struct BenchRebuild: AsyncParsableCommand {
     @Option(help: "Facts folded in memory for the pure fold figure.")
     var foldEvents: Int = 2_000_000
 
+    @OptionGroup var foldMemory: FoldMemoryOptions
+
     func run() async throws {
         try await runReportingErrors {
             let (config, admin, head) = try await log.open(connection)
@@ -53,7 +55,8 @@ struct BenchRebuild: AsyncParsableCommand {
 
             // Full rebuild in a child process.
             let r0 = ContinuousClock.now
-            let (child, childPeak) = try await PeakMemory.runMeasured(["rebuild", "all", "--json", "--no-snapshot", "--database-url", url, "--schema", schema])
+            let (child, childPeak) = try await PeakMemory.runMeasured(["rebuild", "all", "--json", "--no-snapshot", "--database-url", url, "--schema", schema]
+                                                                      + foldMemory.arguments)
             let rebuildWall = (ContinuousClock.now - r0).seconds
             guard child.status == 0, let report = try? JSONValue.parse(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 throw ValidationError("the rebuild failed (exit \(child.status)): \(child.stderr)")
@@ -63,7 +66,10 @@ struct BenchRebuild: AsyncParsableCommand {
             let writeMs = report["writeMilliseconds"]?.intValue ?? 0
             let copyRate = Double(head) / copySeconds
 
-            print("ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
+            print("ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
+            if let spill = report["spill"], let views = spill["views"]?.intValue, let bytes = spill["bytes"]?.intValue, let reads = spill["reads"]?.intValue {
+                print("the fold spilled \(grouped(views)) views (\(bytes >> 20) MiB written, \(grouped(reads)) reads back)")
+            }
             print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["pure fold (\(grouped(Int64(fold.position))) typed facts in memory)", "\(grouped(Int64(foldRate))) ev/s",
                  "\(grouped(Int64(copyRate))) rows/s", String(format: "%.2fx", foldRate / copyRate)],
@@ -170,6 +176,7 @@ struct BenchAudit: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var log: BenchLogOptions
+    @OptionGroup var foldMemory: FoldMemoryOptions
 
     func run() async throws {
         try await runReportingErrors {
@@ -179,10 +186,14 @@ struct BenchAudit: AsyncParsableCommand {
             await admin.close()
             let t0 = ContinuousClock.now
             let (child, childPeak) = try await PeakMemory.runMeasured(["audit", "--format", "json", "--output", "/dev/null",
-                                                                       "--database-url", config.connectionString, "--schema", config.schema])
+                                                                       "--database-url", config.connectionString, "--schema", config.schema]
+                                                                      + foldMemory.arguments)
             let seconds = (ContinuousClock.now - t0).seconds
             guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
-            print("ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
+            print("ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
+            for line in child.stderr.split(separator: "\n") where line.hasPrefix("audit: ") && line.contains("spilled") {
+                print("the fold \(line.dropFirst("audit: ".count))")
+            }
             print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["audit (fold + hash chain + rules + JSON report, child process)", String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),
                  String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))), String(format: "%.2fx the time", seconds / copySeconds)],

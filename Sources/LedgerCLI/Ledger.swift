@@ -87,6 +87,39 @@ enum Diagnostics {
     static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 }
 
+/// How much memory a fold from the first fact keeps its views in (`audit`, `rebuild`).
+struct FoldMemoryOptions: ParsableArguments {
+    @Option(name: .customLong("fold-memory"), help: ArgumentHelp(
+        "Memory for the fold's views, e.g. 256MiB or 2GiB; beyond it the oldest views spill to a temporary file and are read back when needed (same results, slower). 'none': no limit.",
+        discussion: "Default: $LEDGER_FOLD_MEMORY, else a quarter of this machine's memory."))
+    var foldMemory: String?
+
+    @Option(name: .customLong("spill-directory"), help: "Where the spill file is made (default: $TMPDIR, else /tmp); it is removed as soon as it is open.")
+    var spillDirectory: String?
+
+    var memory: FoldMemory {
+        get throws {
+            let directory = spillDirectory ?? FoldMemory.temporaryDirectory
+            guard let text = foldMemory ?? ProcessInfo.processInfo.environment["LEDGER_FOLD_MEMORY"] else {
+                var automatic = FoldMemory.automatic
+                automatic.directory = directory
+                return automatic
+            }
+            guard let memory = FoldMemory(parsing: text, directory: directory) else {
+                throw ValidationError("--fold-memory '\(text)' is not a size such as 256MiB, 2GiB or 1000000 (bytes), or 'none'")
+            }
+            return memory
+        }
+    }
+
+    func validate() throws { _ = try memory }
+
+    /// The same options, for a child process.
+    var arguments: [String] {
+        (foldMemory.map { ["--fold-memory", $0] } ?? []) + (spillDirectory.map { ["--spill-directory", $0] } ?? [])
+    }
+}
+
 /// Where a replay of the log stops: the head, a position, or a moment (`audit`, `rebuild`).
 struct ReplayOptions: ParsableArguments {
     @Option(name: .customLong("to-position"), help: "Replay the log through this position (inclusive).")

@@ -135,6 +135,8 @@ struct Rebuild: AsyncParsableCommand {
 
     @OptionGroup var replay: ReplayOptions
 
+    @OptionGroup var foldMemory: FoldMemoryOptions
+
     @Flag(help: "Compare the rebuilt tables with the live ones instead of swapping; exit 1 on a difference.")
     var verify = false
 
@@ -161,7 +163,8 @@ struct Rebuild: AsyncParsableCommand {
                 let through = try await replay.through(store)
                 let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]
                 let bar = ProgressBar("rebuild")
-                let report = try await store.rebuild(RebuildOptions(models: models, through: through, verify: verify, snapshot: !noSnapshot), progress: bar.update)
+                let report = try await store.rebuild(RebuildOptions(models: models, through: through, verify: verify, snapshot: !noSnapshot,
+                                                                       memory: try foldMemory.memory), progress: bar.update)
                 bar.finish()
                 print(json ? Self.json(report) : Self.table(report), terminator: "")
                 differs = report.hasDifferences
@@ -177,6 +180,7 @@ struct Rebuild: AsyncParsableCommand {
     static func table(_ r: RebuildReport) -> String {
         let rate = r.foldSeconds > 0 ? Double(r.position) / r.foldSeconds : 0
         var s = "rebuilt as of position \(grouped(r.position)): folded the log in \(String(format: "%.2f", r.foldSeconds)) s (\(grouped(Int64(rate))) ev/s), wrote in \(String(format: "%.2f", r.writeSeconds)) s\n"
+        if let spill = r.spill { s += "the fold kept to its memory: \(spill.description)\n" }
         let header = ["table", "rows", "checksum"] + (r.swapped ? [] : ["live rows", "live checksum", "result"])
         var rows: [[String]] = []
         for t in r.tables {
@@ -220,6 +224,7 @@ struct Rebuild: AsyncParsableCommand {
             ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))), ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
             ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null), ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
             ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),
+            ("spill", r.spill.map { .makeObject([("views", .int(Int64($0.views))), ("bytes", .int($0.bytes)), ("reads", .int(Int64($0.reads)))]) } ?? .null),
         ]).compactText + "\n"
     }
 }

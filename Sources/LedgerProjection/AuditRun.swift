@@ -35,6 +35,8 @@ public struct AuditRun: Sendable {
     /// reconciliation section; empty without statements).
     public var statements: [StatementRecord] = []
     public var revenue: [RevenueRow] = []
+    /// What the fold spilled out of memory (nil: nothing; see ``FoldMemory``).
+    public var spill: SpillReport?
 }
 
 /// Facts per day, counted beside the fold (on the connection's thread).
@@ -69,10 +71,13 @@ extension EventStore {
     /// of the log. Each row is hashed onto the chain on the connection's thread, its fact decoded on
     /// a thread of its own and folded on another (``FoldPipeline``). A broken chain becomes a chain-broken
     /// finding at the first position that does not verify, and the rest of the log is still audited.
-    public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), progress: FoldProgress? = nil) async throws -> AuditRun {
+    /// The fold keeps its views within `memory` (``FoldMemory``); the findings do not depend on it.
+    public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), memory: FoldMemory = .automatic,
+                      progress: FoldProgress? = nil) async throws -> AuditRun {
         let target = try await checkReached(through)
         let daily = DailyCounter()
-        let (fold, verifier) = try await Self.piped(Projections(), total: target, progress: progress) { add in
+        let (empty, spillFile) = try memory.emptyState()
+        let (fold, verifier) = try await Self.piped(empty, total: target, progress: progress) { add in
             try await scanFactsVerifyingChain(through: target) { scanned in
                 daily.count(scanned)
                 add(scanned)
@@ -92,6 +97,7 @@ extension EventStore {
         var run = AuditRun(position: target, headHash: chain.lastHash, logTime: fold.logTime, events: counted.events, findings: findings,
                            daily: counted.days, verifiedByChannel: verified, sandbox: Audit.sandboxPurchases(fold),
                            policyGrants: Audit.policyGrants(fold))
+        run.spill = SpillReport(fold, spillFile)
         if !fold.statements.isEmpty {
             run.statements = Array(fold.statements.statements.values)
             run.revenue = Revenue.compute(fold, by: .day)

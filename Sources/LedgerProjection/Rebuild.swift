@@ -14,9 +14,12 @@ public struct RebuildOptions: Sendable {
     /// After swapping, write a snapshot of the fold at the rebuilt position, for the projector to
     /// start from (see ``SnapshotInfo``).
     public var snapshot: Bool
+    /// How much memory the fold keeps its views in (``FoldMemory``); the tables do not depend on it.
+    public var memory: FoldMemory
 
-    public init(models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false, snapshot: Bool = true) {
-        self.models = models; self.through = through; self.verify = verify; self.snapshot = snapshot
+    public init(models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false, snapshot: Bool = true,
+                memory: FoldMemory = .automatic) {
+        self.models = models; self.through = through; self.verify = verify; self.snapshot = snapshot; self.memory = memory
     }
 }
 
@@ -45,6 +48,8 @@ public struct RebuildReport: Sendable {
     public var livePositions: [ReadModel: Int64]
     /// The snapshot written after the swap, and how long it took.
     public var snapshot: SnapshotInfo?
+    /// What the fold spilled out of memory (nil: nothing; see ``FoldMemory``).
+    public var spill: SpillReport?
     public var snapshotSeconds: Double = 0
     public var hasDifferences: Bool { tables.contains { !$0.matches } }
 }
@@ -113,7 +118,8 @@ extension EventStore {
         }
         let clock = ContinuousClock()
         let t0 = clock.now
-        let state = try await fold(through: target, progress: progress)
+        let (empty, spillFile) = try options.memory.emptyState()
+        let state = try await fold(empty, through: target, progress: progress)
         let t1 = clock.now
         let schema = quoteIdentifier(configuration.schema)
         let tables = options.models.flatMap { m in m.tables.map { (name: $0.name, key: $0.key) } }
@@ -129,6 +135,7 @@ extension EventStore {
         let t2 = clock.now
         var report = RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
                                    tables: results, swapped: !options.verify, livePositions: live)
+        report.spill = SpillReport(state, spillFile)
         if options.snapshot && !options.verify {
             let name = configuration.schema
             report.snapshot = try await conn.withIsolation { conn in try SnapshotStore.write(state, schema: name, on: conn) }

@@ -2,10 +2,11 @@
 /// key's 32 hash bits and its offset (plus one; a zero slot is empty), eight bytes each, probed
 /// linearly and kept at most three quarters full.
 ///
-/// The keys themselves stay in the table's `keys` array, which every call passes in: a slot whose
-/// hash bits match is confirmed by comparing the key at its offset. A `[String: Int]` kept a copy
-/// of each key and its offset in 24-byte slots, three times the memory, and hashed every key again
-/// each time it grew; this index grows from the hash bits it keeps.
+/// The index keeps no keys: a slot whose hash bits match is confirmed by the caller's `matches`,
+/// which compares the key at that offset wherever the table keeps it (in memory, or spilled). A
+/// `[String: Int]` kept a copy of each key and its offset in 24-byte slots, three times the
+/// memory, and hashed every key again each time it grew; this index grows from the hash bits it
+/// keeps.
 struct KeyIndex: Sendable {
     private var slots: [UInt64] = []
     private var count = 0
@@ -13,7 +14,7 @@ struct KeyIndex: Sendable {
     init() {}
 
     @inline(__always)
-    private static func hash(_ key: String) -> UInt32 { UInt32(truncatingIfNeeded: key.hashValue) }
+    static func hash(_ key: String) -> UInt32 { UInt32(truncatingIfNeeded: key.hashValue) }
 
     @inline(__always)
     private static func slot(_ hash: UInt32, _ offset: Int) -> UInt64 {
@@ -31,56 +32,47 @@ struct KeyIndex: Sendable {
         if capacity > slots.count { resize(capacity) }
     }
 
-    /// The slot of `key`, or of the empty slot where it would go.
+    /// The slot holding the key with `hash` for which `matches(offset)` is true, if there is one.
     @inline(__always)
-    private func find(_ key: String, _ hash: UInt32, in keys: [String]) -> (slot: Int, found: Bool) {
-        slots.withUnsafeBufferPointer { slots in
-            keys.withUnsafeBufferPointer { keys in
-                let mask = slots.count - 1
-                var i = Int(hash) & mask
-                while true {
-                    let s = slots[i]
-                    if s == 0 { return (i, false) }
-                    if UInt32(truncatingIfNeeded: s >> 32) == hash && keys[Self.offset(s)] == key { return (i, true) }
-                    i = (i + 1) & mask
-                }
+    func slot(_ hash: UInt32, matches: (Int) throws -> Bool) rethrows -> Int? {
+        guard count > 0 else { return nil }
+        return try slots.withUnsafeBufferPointer { slots in
+            let mask = slots.count - 1
+            var i = Int(hash) & mask
+            while true {
+                let s = slots[i]
+                if s == 0 { return nil }
+                if UInt32(truncatingIfNeeded: s >> 32) == hash, try matches(Self.offset(s)) { return i }
+                i = (i + 1) & mask
             }
         }
     }
 
-    /// The offset of `key`, if it has one.
+    /// The offset of the key with `hash` for which `matches(offset)` is true, if there is one.
     @inline(__always)
-    func offset(of key: String, in keys: [String]) -> Int? {
-        guard count > 0 else { return nil }
-        let (i, found) = find(key, Self.hash(key), in: keys)
-        return found ? Self.offset(slots[i]) : nil
+    func offset(_ hash: UInt32, matches: (Int) throws -> Bool) rethrows -> Int? {
+        try slot(hash, matches: matches).map { Self.offset(slots[$0]) }
     }
 
-    /// Adds `key` at `offset`; false (and nothing added) when the index has it already.
-    @discardableResult
-    mutating func insert(_ key: String, offset: Int, in keys: [String]) -> Bool {
+    /// Adds a key (with `hash`) the index does not have, at `offset`.
+    mutating func insert(_ hash: UInt32, offset: Int) {
         if (count + 1) * 4 > slots.count * 3 { resize(max(8, slots.count * 2)) }
-        let hash = Self.hash(key)
-        let (i, found) = find(key, hash, in: keys)
-        guard !found else { return false }
+        let mask = slots.count - 1
+        var i = Int(hash) & mask
+        while slots[i] != 0 { i = (i + 1) & mask }
         slots[i] = Self.slot(hash, offset)
         count += 1
-        return true
     }
 
-    /// Points `key` (in the index) at `offset` instead.
-    mutating func move(_ key: String, to offset: Int, in keys: [String]) {
-        let hash = Self.hash(key)
-        let (i, found) = find(key, hash, in: keys)
-        precondition(found, "\(key) is not in the index")
-        slots[i] = Self.slot(hash, offset)
+    /// Points the key in `slot` at `offset` instead.
+    mutating func move(slot i: Int, to offset: Int) {
+        slots[i] = Self.slot(UInt32(truncatingIfNeeded: slots[i] >> 32), offset)
     }
 
-    /// Removes `key` (in the index). The slots after it that it displaced move back, so every
-    /// probe still ends at the first empty slot (no tombstones).
-    mutating func remove(_ key: String, in keys: [String]) {
-        var (hole, found) = find(key, Self.hash(key), in: keys)
-        precondition(found, "\(key) is not in the index")
+    /// Empties `slot`. The slots after it that it displaced move back, so every probe still ends
+    /// at the first empty slot (no tombstones).
+    mutating func remove(slot: Int) {
+        var hole = slot
         let mask = slots.count - 1
         var j = hole
         while true {

@@ -104,25 +104,25 @@ public struct Projections: Sendable {
 
     mutating func updateOrder(_ id: String, _ p: Int64, _ body: (inout OrderView) -> Void) {
         // Mutated in place (one lookup, no copy): the closures never touch `self`.
-        Self.touch(&orders[id, default: OrderView(orderId: id)], p, body)
+        orders.modify(id, default: OrderView(orderId: id)) { Self.touch(&$0, p, body) }
         if tracksChanges { changes.orders.insert(id) }
     }
 
     /// `key`: from ``txKey(_:_:_:)``.
     mutating func updateTransaction(_ key: String, _ p: Int64, _ body: (inout TransactionView) -> Void) {
         let id = shared.ids.isEmpty ? key : shared.ids[key] ?? key
-        Self.touch(&transactions[key, default: TransactionView(transactionId: id, key: key)], p, body)
+        transactions.modify(key, default: TransactionView(transactionId: id, key: key)) { Self.touch(&$0, p, body) }
         if tracksChanges { changes.transactions.insert(key) }
     }
 
     mutating func updateSubscription(_ c: Channel, _ orig: String, _ p: Int64, _ body: (inout SubscriptionView) -> Void) {
         let key = Self.subscriptionKey(c, orig)
-        Self.touch(&subscriptions[key, default: SubscriptionView(channel: c, originalTransactionId: orig)], p, body)
+        subscriptions.modify(key, default: SubscriptionView(channel: c, originalTransactionId: orig)) { Self.touch(&$0, p, body) }
         if tracksChanges { changes.subscriptions.insert(key) }
     }
 
     mutating func updateUser(_ id: String, _ p: Int64, _ body: (inout UserView) -> Void) {
-        Self.touch(&users[id, default: UserView(userId: id)], p, body)
+        users.modify(id, default: UserView(userId: id)) { Self.touch(&$0, p, body) }
         if tracksChanges { changes.users.insert(id) }
     }
 
@@ -154,4 +154,33 @@ public struct Anomaly: Hashable, Sendable, Codable {
     public var position: Int64
     public var kind: String
     public var detail: String
+}
+
+extension Projections {
+    /// From now on, the four view tables keep about `memory` bytes of views between them and
+    /// spill the rest to `store` (see ``ViewTable``). Results are the same as in memory; what it
+    /// costs is the time to write views out and read them back. Told before the first fact.
+    ///
+    /// Users get half of it: a fact about any user may come at any time, so a user spilled is soon
+    /// read back, and their number grows with the app's audience, not with its log. Transactions
+    /// get a quarter, orders and subscriptions an eighth each: they are busy when new and rarely
+    /// needed later (a refund, a late notification). Of each share, three quarters keep the newest
+    /// pages and a quarter the spilled views read back.
+    public mutating func spillViews(to store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize) {
+        func spill<V: BinaryFields>(_ table: inout ViewTable<V>, _ share: Int) {
+            // A view's own bytes plus what it keeps out of line (ids, positions, arrays of two or more).
+            let perView = MemoryLayout<V>.stride + 96
+            table.spill(to: store, pageSize: pageSize, residentPages: max(1, share * 3 / 4 / (pageSize * perView)),
+                        recallCapacity: max(1, share / 4 / perView))
+        }
+        spill(&users, memory / 2)
+        spill(&transactions, memory / 4)
+        spill(&orders, memory / 8)
+        spill(&subscriptions, memory / 8)
+    }
+
+    /// How many views are spilled now, of all the tables.
+    public var spilledViews: Int {
+        orders.spilled.views + transactions.spilled.views + subscriptions.spilled.views + users.spilled.views
+    }
 }

@@ -9,65 +9,156 @@ import LedgerCore
 /// key's hash bits and an offset. The views of a 10-million-fact log took 45 % less memory this way than in
 /// dictionaries (rebuild and audit peaks of 2.8 GiB instead of 5.0).
 ///
-/// The views lie in pages of ``pageSize`` views. One array would double as it grows, copying
-/// every view it holds into fresh memory each time: a sixth of a pure fold's time went into those
-/// copies and the page faults of the memory they filled. A full page is never moved; the first
-/// page grows as an array does until it is full, so a small table takes no more room than an
-/// array. A page's spare room is never touched, so it takes address space and no memory.
+/// The views lie in pages of ``pageSize`` views, each beside a page of their keys. One array would
+/// double as it grows, copying every view it holds into fresh memory each time: a sixth of a pure
+/// fold's time went into those copies and the page faults of the memory they filled. A full page
+/// is never moved; the first page grows as an array does until it is full, so a small table takes
+/// no more room than an array. A page's spare room is never touched, so it takes address space and
+/// no memory.
 ///
 /// The index is a ``KeyIndex``: eight bytes a slot where a `[String: Int]` took twenty-four (the
 /// dictionaries were 14 MB of a 244 MB heap peak, `heaptrack`, auditing 1 M facts).
+///
+/// **Spilling.** A table told to ``spill(to:pageSize:residentPages:recallCapacity:)`` keeps only
+/// its newest pages in memory. When a page more than that fills, the oldest one is written to a
+/// ``SpillStore`` (each view with its key) and freed: what stays of a spilled view in memory is
+/// its index slot and where its bytes lie, about twenty bytes whatever its size. A spilled view
+/// that is changed is read back into a small cache of recalled views; when the cache is full its
+/// changed views are appended to the store again and it starts empty. Views tend to be busy just
+/// after they first appear (an order is paid, bound and granted within minutes), so the oldest
+/// page is the one least likely to be needed; a view needed again later (a refund, a renewal) is
+/// read back, which costs time and never a different result.
 ///
 /// Iteration follows the order keys were added (deterministic, unlike a dictionary's); anything
 /// the ledger prints is still sorted by key where its order matters.
 public struct ViewTable<Value: Sendable>: Sendable {
     private var index = KeyIndex()
-    /// The keys, in the order they were added.
-    public private(set) var keys: [String] = []
-    /// The views, in the order of ``keys``: every page but the last holds ``pageSize`` views.
+    public private(set) var count = 0
+    /// The keys of the views in memory (from offset ``spilledBelow`` on), in the order they were added.
+    private var residentKeys: [String] = []
+    /// The views, in the order of their keys: every page but the last holds ``pageSize`` views.
     private var pages: [[Value]] = []
+    /// log2 of the views a page holds.
+    private var shift = 14
     /// The key last changed or added, and its view's offset (-1: none). A fact's rules look up the
     /// same order or transaction several times in a row; a key compared with the last one is
     /// found without hashing it again. Not part of the table's value.
     private var lastKey = ""
     private var lastOffset = -1
+    /// Set when the table spills.
+    private var spill: Spill?
+    /// The views before this offset are spilled (0 when none is). Kept apart from ``spill``: reading
+    /// the optional struct to tell would copy it, a retain and a release of each reference in it.
+    private var spilledBelow = 0
 
-    /// Views per page: 16,384 (7.7 MB of transactions).
-    static var pageShift: Int { 14 }
-    static var pageSize: Int { 1 << pageShift }
+    /// Views per page unless told otherwise: 16,384 (7.7 MB of transactions).
+    public static var defaultPageSize: Int { 1 << 14 }
 
     public init() {}
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    /// Views per page.
+    public var pageSize: Int { 1 << shift }
+    public var isEmpty: Bool { count == 0 }
+
+    /// The keys, in the order they were added.
+    public var keys: [String] {
+        var all: [String] = []
+        all.reserveCapacity(count)
+        for p in pages.indices { all.append(contentsOf: page(p).keys) }
+        return all
+    }
 
     /// The views, in the order of ``keys``.
-    public var values: Views { Views(pages: pages, count: keys.count) }
+    public var values: Views { Views(table: self) }
 
-    /// The views of a table, in the order of its keys (a copy of the table's pages, not of its views).
+    /// The views of a table, in the order of its keys (a copy of the table, not of its views).
     public struct Views: RandomAccessCollection, Sendable {
-        let pages: [[Value]]
-        public let count: Int
+        let table: ViewTable
+        public var count: Int { table.count }
         public var startIndex: Int { 0 }
-        public var endIndex: Int { count }
-        public subscript(i: Int) -> Value { pages[i >> ViewTable.pageShift][i & (ViewTable.pageSize - 1)] }
+        public var endIndex: Int { table.count }
+        public subscript(i: Int) -> Value { table[offset: i] }
 
         /// `body` applied to the view at offset `i` where it lies (see ``ViewTable/with(_:_:)``).
         public func with<T>(at i: Int, _ body: (Value) throws -> T) rethrows -> T {
-            // The page lent too: `pages[p]` would retain and release it.
-            try pages.withUnsafeBufferPointer { pages in
-                try pages.lend(i >> ViewTable.pageShift) { page in
-                    try page.withUnsafeBufferPointer { try $0.lend(i & (ViewTable.pageSize - 1), body) }
-                }
-            }
+            try table.with(offset: i, body)
         }
+
+        /// Reads a spilled page back once for all its views, not once for each.
+        public func makeIterator() -> Iterator { Iterator(table: table) }
+
+        public struct Iterator: IteratorProtocol {
+            var pages: ViewTable.PageIterator
+            init(table: ViewTable) { pages = PageIterator(table: table) }
+            public mutating func next() -> Value? { pages.withNext { $1 } }
+            /// `body` applied to the next view where it lies, or nil after the last.
+            public mutating func withNext<T>(_ body: (Value) throws -> T) rethrows -> T? { try pages.withNext { try body($1) } }
+        }
+    }
+
+    /// The views in order, a page at a time: a spilled page is read back whole.
+    struct PageIterator {
+        let table: ViewTable
+        var p = 0, i = 0
+        var current: (keys: [String], values: [Value]) = ([], [])
+
+        init(table: ViewTable) { self.table = table }
+
+        mutating func withNext<T>(_ body: (String, Value) throws -> T) rethrows -> T? {
+            while i == current.values.count {
+                guard p < table.pages.count else { return nil }
+                current = table.page(p)
+                p += 1
+                i = 0
+            }
+            defer { i += 1 }
+            let (keys, j) = (current.keys, i)
+            return try current.values.withUnsafeBufferPointer { try $0.lend(j) { try body(keys[j], $0) } }
+        }
+    }
+
+    // MARK: - finding a key
+
+    @inline(__always)
+    private func isResident(_ i: Int) -> Bool { i >= spilledBelow }
+
+    /// Whether the key at offset `i`, which is in memory, is `key`.
+    @inline(__always)
+    private func residentKey(_ i: Int, is key: String) -> Bool {
+        residentKeys.withUnsafeBufferPointer { $0[i - spilledBelow] == key }
+    }
+
+    /// Whether the key at offset `i` is `key`; a spilled view not recalled is read back to tell.
+    private func key(_ i: Int, is key: String) -> Bool {
+        if isResident(i) { return residentKey(i, is: key) }
+        if let r = spill!.recalled[i] { return r.key == key }
+        return spill!.load(i).key == key
     }
 
     /// The offset of the view under `key`, if there is one.
     @inline(__always)
     private func offset(of key: String) -> Int? {
         if lastOffset >= 0, lastKey == key { return lastOffset }
-        return index.offset(of: key, in: keys)
+        if spilledBelow == 0 { return index.offset(KeyIndex.hash(key)) { residentKey($0, is: key) } }
+        return index.offset(KeyIndex.hash(key)) { self.key($0, is: key) }
+    }
+
+    /// The offset of the view under `key`, if there is one, recalled if it is spilled (read back
+    /// once, where ``offset(of:)`` followed by a change would read it twice).
+    @inline(__always)
+    private mutating func locate(_ key: String) -> Int? {
+        if spilledBelow == 0 || (lastOffset >= 0 && lastKey == key) { return offset(of: key) }
+        var read: (offset: Int, key: String, value: Value)?
+        let found = index.offset(KeyIndex.hash(key)) { i in
+            if isResident(i) { return residentKey(i, is: key) }
+            if let r = spill!.recalled[i] { return r.key == key }
+            let loaded = spill!.load(i)
+            guard loaded.key == key else { return false }
+            read = (i, loaded.key, loaded.value)
+            return true
+        }
+        if let read { spill!.recall(read.offset, read.key, read.value) }
+        return found
     }
 
     @inline(__always)
@@ -76,11 +167,13 @@ public struct ViewTable<Value: Sendable>: Sendable {
         lastOffset = offset
     }
 
+    // MARK: - reading and changing views
+
     /// The view under `key`; setting nil removes it (the last view takes its place in the order).
     public subscript(key: String) -> Value? {
         get { offset(of: key).map { self[offset: $0] } }
         set {
-            if let i = offset(of: key) {
+            if let i = locate(key) {
                 if let newValue {
                     self[offset: i] = newValue
                 } else {
@@ -96,21 +189,73 @@ public struct ViewTable<Value: Sendable>: Sendable {
     public subscript(key: String, default defaultValue: @autoclosure () -> Value) -> Value {
         get { offset(of: key).map { self[offset: $0] } ?? defaultValue() }
         _modify {
-            let i: Int
-            if let found = offset(of: key) {
-                i = found
-            } else {
-                i = keys.count
-                append(key, defaultValue())
-            }
-            remember(key, i)
+            let i = offsetAdding(key, defaultValue)
             yield &self[offset: i]
         }
     }
 
+    /// `body` applied to the view under `key` in place, added as `defaultValue` first when there
+    /// is none. What the fold changes views with: a function, where the subscript's accessor is
+    /// a coroutine whose frame, once it may hold a view read back, is allocated on each call.
+    @inline(__always)
+    public mutating func modify<T>(_ key: String, default defaultValue: @autoclosure () -> Value, _ body: (inout Value) throws -> T) rethrows -> T {
+        try modify(offset: offsetAdding(key, defaultValue), body)
+    }
+
+    /// The offset of `key`'s view, added as `defaultValue` first when there is none.
+    @inline(__always)
+    private mutating func offsetAdding(_ key: String, _ defaultValue: () -> Value) -> Int {
+        let i: Int
+        if let found = locate(key) {
+            i = found
+        } else {
+            i = count
+            append(key, defaultValue())
+        }
+        remember(key, i)
+        return i
+    }
+
     private subscript(offset i: Int) -> Value {
-        get { pages[i >> Self.pageShift][i & (Self.pageSize - 1)] }
-        _modify { yield &pages[i >> Self.pageShift][i & (Self.pageSize - 1)] }
+        get {
+            if isResident(i) { return pages[i >> shift][i & ((1 << shift) - 1)] }
+            return spill!.recalled[i]?.value ?? spill!.load(i).value
+        }
+        set { modify(offset: i) { $0 = newValue } }
+        _modify {
+            var view = self[offset: i]
+            defer { self[offset: i] = view }
+            yield &view
+        }
+    }
+
+    /// `body` applied to the view at offset `i` in place: in its page, or (spilled) read back.
+    @inline(__always)
+    private mutating func modify<T>(offset i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
+        guard isResident(i) else { return try modifySpilled(i, body) }
+        return try body(&pages[i >> shift][i & ((1 << shift) - 1)])
+    }
+
+    @inline(never)
+    private mutating func modifySpilled<T>(_ i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
+        if spill!.recalled[i] == nil {
+            let loaded = spill!.load(i)
+            spill!.recall(i, loaded.key, loaded.value)
+        }
+        spill!.recalled[i]!.changed = true
+        return try body(&spill!.recalled[i]!.value)
+    }
+
+    /// `body` applied to the view at offset `i` where it lies.
+    @inline(__always)
+    private func with<T>(offset i: Int, _ body: (Value) throws -> T) rethrows -> T {
+        guard isResident(i) else { return try body(self[offset: i]) }
+        // The page lent too: `pages[p]` would retain and release it.
+        return try pages.withUnsafeBufferPointer { pages in
+            try pages.lend(i >> shift) { page in
+                try page.withUnsafeBufferPointer { try $0.lend(i & ((1 << shift) - 1), body) }
+            }
+        }
     }
 
     /// Whether a view is under `key`.
@@ -121,26 +266,21 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// retain for each string); the fold reads through this instead.
     public func with<T>(_ key: String, _ body: (Value) throws -> T) rethrows -> T? {
         guard let i = offset(of: key) else { return nil }
-        return try values.with(at: i, body)
+        return try with(offset: i, body)
     }
 
     /// `body` applied to each key and its view where it lies, in order.
     public func forEachInPlace(_ body: (String, Value) throws -> Void) rethrows {
-        var offset = 0
-        for page in pages {
-            try page.withUnsafeBufferPointer { views in
-                for i in views.indices { try views.lend(i) { try body(keys[offset + i], $0) } }
-            }
-            offset += page.count
-        }
+        var views = PageIterator(table: self)
+        while try views.withNext(body) != nil {}
     }
 
     /// Changes the view under `key` in place; false when there is none.
     @discardableResult
     public mutating func update(_ key: String, _ body: (inout Value) throws -> Void) rethrows -> Bool {
-        guard let i = offset(of: key) else { return false }
+        guard let i = locate(key) else { return false }
         remember(key, i)
-        try body(&self[offset: i])
+        try modify(offset: i, body)
         return true
     }
 
@@ -148,9 +288,18 @@ public struct ViewTable<Value: Sendable>: Sendable {
     mutating func add(_ key: String, _ value: Value) -> Bool {
         guard offset(of: key) == nil else { return false }
         append(key, value)
-        remember(key, keys.count - 1)
+        remember(key, count - 1)
         return true
     }
+
+    /// Page `p`'s keys and views: the page itself, or read back from the store.
+    func page(_ p: Int) -> (keys: [String], values: [Value]) {
+        let first = p << shift
+        guard first < spilledBelow else { return (Array(residentKeys[(first - spilledBelow)..<(first - spilledBelow + pages[p].count)]), pages[p]) }
+        return spill!.page(p, from: p << shift, count: pageSize)
+    }
+
+    // MARK: - building
 
     /// The views of `runs` (each a run of keys and their views, as many of one as of the other) in
     /// order, each run's arrays freed once its views are in (so the table never needs twice its
@@ -159,25 +308,15 @@ public struct ViewTable<Value: Sendable>: Sendable {
         var table = ViewTable()
         let total = runs.reduce(0) { $0 + $1.0.count }
         table.index.reserveCapacity(total)
-        table.keys.reserveCapacity(total)
-        table.pages.reserveCapacity((total + pageSize - 1) / pageSize)
+        table.pages.reserveCapacity((total + table.pageSize - 1) / table.pageSize)
+        table.residentKeys.reserveCapacity(total)
         for r in runs.indices {
             let (keys, values) = runs[r]
             precondition(keys.count == values.count, "a run of \(keys.count) keys for \(values.count) views")
             runs[r] = ([], [])
-            for key in keys {
-                guard table.index.insert(key, offset: table.keys.count, in: table.keys) else { return .failure(DuplicateKey(key: key)) }
-                table.keys.append(key)
-            }
-            var from = 0
-            while from < values.count {
-                if table.pages.last.map({ $0.count == pageSize }) ?? true {
-                    table.pages.append([])
-                    table.pages[table.pages.count - 1].reserveCapacity(Swift.min(pageSize, total - (table.pages.count - 1) * pageSize))
-                }
-                let n = Swift.min(values.count - from, pageSize - table.pages[table.pages.count - 1].count)
-                table.pages[table.pages.count - 1].append(contentsOf: values[from..<(from + n)])
-                from += n
+            for (key, value) in zip(keys, values) {
+                guard table.offset(of: key) == nil else { return .failure(DuplicateKey(key: key)) }
+                table.append(key, value, reserving: total)
             }
         }
         return .success(table)
@@ -185,45 +324,207 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     struct DuplicateKey: Error { let key: String }
 
-    private mutating func append(_ key: String, _ value: Value) {
-        let added = index.insert(key, offset: keys.count, in: keys)
-        precondition(added, "\(key) is in the table already")
-        keys.append(key)
-        if pages.last.map({ $0.count == Self.pageSize }) ?? true {
+    /// Adds a view under a key that has none. A new page is made whole at once (the first grows as
+    /// an array does, or holds `reserving` views when that is fewer); when a page more than the
+    /// table keeps in memory is made, the oldest is spilled.
+    private mutating func append(_ key: String, _ value: Value, reserving total: Int = 0) {
+        index.insert(KeyIndex.hash(key), offset: count)
+        if pages.last.map({ $0.count == pageSize }) ?? true {
             pages.append([])
-            // The first page grows as an array does; the others are made whole at once.
-            if pages.count > 1 { pages[pages.count - 1].reserveCapacity(Self.pageSize) }
+            let room = pages.count > 1 ? pageSize : Swift.min(pageSize, total)
+            if room > 0 { pages[pages.count - 1].reserveCapacity(room) }
+            if let s = spill, pages.count - s.firstResident > s.settings.residentPages { spillOldestPage() }
         }
         pages[pages.count - 1].append(value)
+        residentKeys.append(key)
+        count += 1
     }
 
     private mutating func remove(at i: Int) {
+        precondition(spill == nil, "a spilling table's views are never removed")
         lastOffset = -1
-        index.remove(keys[i], in: keys)
-        let last = keys.count - 1
+        let key = residentKeys[i]
+        index.remove(slot: index.slot(KeyIndex.hash(key)) { $0 == i }!)
+        let last = count - 1
+        let movedKey = residentKeys.removeLast()
         let moved = pages[pages.count - 1].removeLast()
         if pages[pages.count - 1].isEmpty { pages.removeLast() }
         if i != last {
-            index.move(keys[last], to: i, in: keys)
-            keys.swapAt(i, last)
+            index.move(slot: index.slot(KeyIndex.hash(movedKey)) { $0 == last }!, to: i)
+            residentKeys[i] = movedKey
             self[offset: i] = moved
         }
-        keys.removeLast()
+        count -= 1
+    }
+
+    // MARK: - spilling
+
+    /// From now on, keeps `residentPages` pages of `pageSize` views in memory (the newest) and at
+    /// most `recallCapacity` spilled views read back, and spills the others to `store`. Only an
+    /// empty table can be told: its page size changes.
+    public mutating func spill(to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int)
+    where Value: BinaryFields {
+        precondition(isEmpty, "a table is told to spill before it has views")
+        precondition(pageSize > 0 && pageSize & (pageSize - 1) == 0, "a page size of \(pageSize) views is not a power of two")
+        precondition(residentPages >= 1 && recallCapacity >= 1, "a spilling table keeps at least a page and a recalled view")
+        shift = pageSize.trailingZeroBitCount
+        spill = Spill(settings: .init(
+            store: store, shift: shift, residentPages: residentPages, recallCapacity: recallCapacity,
+            write: { key, view, w in w.string(key); view.write(binary: w) },
+            read: { r in (try r.string(), try Value(binary: r)) }))
+    }
+
+    /// How many views are spilled, and how many of those are read back now.
+    public var spilled: (views: Int, recalled: Int) { (spilledBelow, spill?.recalled.count ?? 0) }
+
+    private mutating func spillOldestPage() {
+        let p = spill!.firstResident
+        // The oldest page in memory: its keys are the first ones kept.
+        spill!.write(page: Array(residentKeys[..<pageSize]), pages[p])
+        residentKeys.removeFirst(pageSize)
+        pages[p] = []
+        spilledBelow = (p + 1) << shift
+    }
+
+    /// What a spilling table keeps to find its spilled views.
+    private struct Spill: Sendable {
+        /// What never changes, behind one reference: the table is copied and passed around
+        /// whole, and it stays small.
+        let settings: Settings
+        /// The pages before it are spilled.
+        var firstResident = 0
+        /// Where each spilled view's newest bytes lie, by page: their offset in the store (40 bits)
+        /// and their length (24 bits). (An array for each page is made to size once; one array
+        /// for all would double as it grows, and hold up to twice the room.)
+        var locations: [[UInt64]] = []
+        /// Where each spilled page was first written whole (its views' bytes one after another).
+        var blocks: [(offset: Int64, count: Int)] = []
+        /// Spilled views read back, by offset; `changed` ones are written again before they go.
+        var recalled: [Int: Recalled] = [:]
+
+        final class Settings: Sendable {
+            let store: any SpillStore
+            /// log2 of the views a page holds.
+            let shift: Int
+            let residentPages: Int
+            let recallCapacity: Int
+            let write: @Sendable (String, Value, BinaryWriter) -> Void
+            let read: @Sendable (BinaryReader) throws -> (String, Value)
+
+            init(store: any SpillStore, shift: Int, residentPages: Int, recallCapacity: Int,
+                 write: @escaping @Sendable (String, Value, BinaryWriter) -> Void, read: @escaping @Sendable (BinaryReader) throws -> (String, Value)) {
+                (self.store, self.shift, self.residentPages, self.recallCapacity, self.write, self.read) = (store, shift, residentPages, recallCapacity, write, read)
+            }
+        }
+
+        struct Recalled: Sendable {
+            var key: String
+            var value: Value
+            var changed = false
+        }
+
+        private static func location(_ offset: Int64, _ count: Int) -> UInt64 {
+            precondition(offset >= 0 && offset < 1 << 40, "a spill store of more than a terabyte")
+            precondition(count < 1 << 24, "a view of \(count) bytes to spill: more than 16 MiB")
+            return UInt64(offset) << 24 | UInt64(count)
+        }
+
+        /// Writes the next page to spill (the views and keys in it) as one block.
+        mutating func write(page keys: [String], _ views: [Value]) {
+            let w = BinaryWriter()
+            var ends: [Int] = []
+            ends.reserveCapacity(views.count)
+            for (key, view) in zip(keys, views) {
+                settings.write(key, view, w)
+                ends.append(w.count)
+            }
+            let bytes = w.take()
+            let base = settings.store.append(bytes)
+            blocks.append((base, bytes.count))
+            var page: [UInt64] = [], start = 0
+            page.reserveCapacity(ends.count)
+            for end in ends {
+                page.append(Self.location(base + Int64(start), end - start))
+                start = end
+            }
+            locations.append(page)
+            firstResident += 1
+        }
+
+        /// The key and view at spilled offset `i`, as last written.
+        func load(_ i: Int) -> (key: String, value: Value) {
+            let l = locations[i >> settings.shift][i & ((1 << settings.shift) - 1)]
+            let offset = Int64(l >> 24), count = Int(l & 0xff_ffff)
+            do {
+                return try BinaryCoding.read(settings.store.read(at: offset, count: count), settings.read)
+            } catch {
+                fatalError("a spilled view at byte \(offset) of the spill store does not read back: \(error)")
+            }
+        }
+
+        /// Keeps a spilled view read back; first, when the cache is full, writes its changed views
+        /// again and empties it.
+        mutating func recall(_ i: Int, _ key: String, _ value: Value) {
+            if recalled.count >= settings.recallCapacity { writeBack() }
+            recalled[i] = Recalled(key: key, value: value)
+        }
+
+        private mutating func writeBack() {
+            let w = BinaryWriter()
+            var written: [(offset: Int, end: Int)] = []
+            for i in recalled.keys.sorted() {
+                guard let r = recalled[i], r.changed else { continue }
+                settings.write(r.key, r.value, w)
+                written.append((i, w.count))
+            }
+            recalled = [:]
+            guard !written.isEmpty else { return }
+            let base = settings.store.append(w.take())
+            var start = 0
+            for (i, end) in written {
+                locations[i >> settings.shift][i & ((1 << settings.shift) - 1)] = Self.location(base + Int64(start), end - start)
+                start = end
+            }
+        }
+
+        /// Spilled page `p`, whose `count` views start at offset `first`: its block read back
+        /// whole, and the views changed since it was written in their newest versions.
+        func page(_ p: Int, from first: Int, count: Int) -> (keys: [String], values: [Value]) {
+            let block = blocks[p]
+            var keys: [String] = [], values: [Value] = []
+            keys.reserveCapacity(count)
+            values.reserveCapacity(count)
+            do {
+                try BinaryCoding.read(settings.store.read(at: block.offset, count: block.count)) { r in
+                    for _ in 0..<count {
+                        let (key, value) = try settings.read(r)
+                        keys.append(key)
+                        values.append(value)
+                    }
+                }
+            } catch {
+                fatalError("a spilled page at byte \(block.offset) of the spill store does not read back: \(error)")
+            }
+            for j in 0..<count {
+                let i = first + j
+                if let r = recalled[i] {
+                    (keys[j], values[j]) = (r.key, r.value)
+                } else if Int64(locations[p][j] >> 24) >= block.offset + Int64(block.count) {
+                    (keys[j], values[j]) = load(i)
+                }
+            }
+            return (keys, values)
+        }
     }
 }
 
 extension ViewTable: Sequence {
     public struct Iterator: IteratorProtocol {
-        let table: ViewTable
-        var offset = 0
-        public mutating func next() -> (key: String, value: Value)? {
-            guard offset < table.count else { return nil }
-            defer { offset += 1 }
-            return (table.keys[offset], table[offset: offset])
-        }
+        var pages: PageIterator
+        public mutating func next() -> (key: String, value: Value)? { pages.withNext { ($0, $1) } }
     }
 
-    public func makeIterator() -> Iterator { Iterator(table: self) }
+    public func makeIterator() -> Iterator { Iterator(pages: PageIterator(table: self)) }
     public var underestimatedCount: Int { count }
 }
 

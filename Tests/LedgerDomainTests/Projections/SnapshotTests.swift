@@ -93,3 +93,38 @@ struct SnapshotTests {
         #expect(throws: DecodingError.self) { try read(parts + [[9]]) }                   // unknown kind
     }
 }
+
+/// A fold whose views spill out of memory is the fold in memory: same state, byte for byte, same
+/// audit, however small the memory it is given.
+@Suite("Spilled folds")
+struct SpilledFoldTests {
+    static func checkSpilled(_ history: SnapshotTests.History, _ label: String) throws {
+        var inMemory = Projections()
+        SnapshotTests.fold(history[...], into: &inMemory, from: 0)
+        let expected = try inMemory.snapshot()
+        let findings = Audit.run(inMemory)
+        // Tiny pages and caches: almost every view is spilled, read back and written again.
+        for (pageSize, memory) in [(4, 1), (8, 20_000), (64, 200_000)] {
+            let store = MemorySpillStore()
+            var spilled = Projections()
+            spilled.spillViews(to: store, memory: memory, pageSize: pageSize)
+            SnapshotTests.fold(history[...], into: &spilled, from: 0)
+            if inMemory.orders.count > pageSize * 2 {
+                #expect(spilled.spilledViews > 0, "\(label): nothing spilled with pages of \(pageSize)")
+                #expect(store.count > 0)
+            }
+            #expect(try spilled.snapshot() == expected, "\(label), pages of \(pageSize), \(memory) bytes: state differs")
+            let sameAudit = Audit.run(spilled) == findings
+            #expect(sameAudit, "\(label), pages of \(pageSize), \(memory) bytes: audit differs")
+        }
+    }
+
+    @Test func theReleaseScenariosFoldTheSameSpilled() throws {
+        for scenario in Scenarios.all { try Self.checkSpilled(scenario.facts, "\(scenario)") }
+    }
+
+    @Test func aSimulatedHistoryWithEveryFaultFoldsTheSameSpilled() throws {
+        let sim = Simulator(users: 80, days: 30, seed: 7, faults: try FaultSpec.parse("all=0.05"))
+        try Self.checkSpilled(sim.facts, "simulated")
+    }
+}

@@ -8,7 +8,7 @@ import Testing
 struct ViewTableTests {
     /// Views over three pages, each changed in place after it was added.
     @Test func behavesAsADictionaryAcrossPages() {
-        let n = ViewTable<[Int]>.pageSize * 2 + 9
+        let n = ViewTable<[Int]>.defaultPageSize * 2 + 9
         var table = ViewTable<[Int]>()
         var reference: [String: [Int]] = [:]
         for i in 0..<n {
@@ -22,8 +22,8 @@ struct ViewTableTests {
         #expect(table.count == n && table.values.count == n && table.values.last == reference["k\(n - 1)"])
         #expect(table.with("k\(n - 1)") { $0.count } == 1 && table.with("k0") { $0 } == [0, 0])
         var inPlace: [String] = []
-        table.forEachInPlace { key, value in if value.first == ViewTable<[Int]>.pageSize { inPlace.append(key) } }
-        #expect(inPlace == ["k\(ViewTable<[Int]>.pageSize)"])
+        table.forEachInPlace { key, value in if value.first == ViewTable<[Int]>.defaultPageSize { inPlace.append(key) } }
+        #expect(inPlace == ["k\(ViewTable<[Int]>.defaultPageSize)"])
         #expect(table.keys == (0..<n).map { "k\($0)" })
         #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == reference)
         #expect(table["k\(n - 1)"] == reference["k\(n - 1)"] && table["missing"] == nil)
@@ -34,7 +34,7 @@ struct ViewTableTests {
     @Test func removalKeepsEveryOtherView() {
         var table = ViewTable<Int>()
         // The last view alone on the last page: removing it removes the page.
-        let n = ViewTable<Int>.pageSize * 2 + 1
+        let n = ViewTable<Int>.defaultPageSize * 2 + 1
         for i in 0..<n { table["k\(i)"] = i }
         // The last key changed is remembered with its offset; a removal moves the last view.
         #expect(table.update("k\(n - 2)") { $0 += 0 })
@@ -73,7 +73,7 @@ struct ViewTableTests {
         var table = try ViewTable<Int>.assemble([(["a", "b"], [1, 2]), ([], []), (["c"], [3])]).get()
         #expect(table.keys == ["a", "b", "c"] && Array(table.values) == [1, 2, 3] && table["b"] == 2 && table.count == 3)
         // Runs that end inside a page and runs longer than one.
-        let size = ViewTable<Int>.pageSize
+        let size = ViewTable<Int>.defaultPageSize
         let cuts = [0, 3, size - 1, size + 2, 3 * size + 5, 3 * size + 6]
         let runs = zip(cuts, cuts.dropFirst()).map { a, b in ((a..<b).map { "k\($0)" }, Array(a..<b)) }
         let big = try ViewTable<Int>.assemble(runs).get()
@@ -110,5 +110,60 @@ struct ViewTableTests {
                 #expect((0..<3_000).filter { table.contains("k\($0)") }.count == reference.count)
             }
         }
+    }
+
+    /// A view of a few fields that writes its own (a spilling table needs that).
+    struct Counter: BinaryFields, Equatable {
+        var total: Int64
+        var note: String
+        init(total: Int64, note: String) { self.total = total; self.note = note }
+        init(binary r: BinaryReader) throws { total = try r.int(); note = try r.string() }
+        func write(binary w: BinaryWriter) { w.int(total); w.string(note) }
+    }
+
+    /// A table that keeps two pages of eight views in memory and four recalled views: after
+    /// thousands of changes in a random order (new keys, keys long spilled, keys just recalled),
+    /// it agrees with a dictionary through every way of reading it, and a copy taken midway keeps
+    /// its own views while the original goes on (both read the same store).
+    @Test func aSpillingTableAgreesWithADictionary() {
+        var rng = SplitMix64(seed: 5)
+        let store = MemorySpillStore()
+        var table = ViewTable<Counter>()
+        table.spill(to: store, pageSize: 8, residentPages: 2, recallCapacity: 4)
+        var reference: [String: Counter] = [:]
+        var copy: (table: ViewTable<Counter>, reference: [String: Counter])?
+        func check(_ table: ViewTable<Counter>, _ reference: [String: Counter], _ label: String) {
+            #expect(table.count == reference.count, "\(label)")
+            #expect(Dictionary(uniqueKeysWithValues: Array(table)) == reference, "\(label): iterated")
+            #expect(table.keys.count == reference.count && Set(table.keys) == Set(reference.keys), "\(label): keys")
+            #expect(Array(table.values) == table.keys.map { reference[$0]! }, "\(label): values in key order")
+            #expect(table.values.indices.allSatisfy { i in table.values.with(at: i) { $0 } == table.values[i] }, "\(label): by offset")
+            #expect(reference.allSatisfy { table[$0.key] == $0.value && table.with($0.key, \.total) == $0.value.total }, "\(label): by key")
+            var inPlace: [String: Counter] = [:]
+            table.forEachInPlace { inPlace[$0] = $1 }
+            #expect(inPlace == reference, "\(label): in place")
+            #expect(!table.contains("absent") && table.with("absent", \.total) == nil, "\(label): absent")
+        }
+        for step in 0..<6_000 {
+            // Mostly recent keys, sometimes any key ever added.
+            let n = Int64(reference.count)
+            let k = n == 0 || rng.next() % 4 == 0 ? Int64(rng.next() % UInt64(n + 1)) : max(0, n - 1 - Int64(rng.next() % 12))
+            let key = "key-\(k)-\(String(repeating: "x", count: Int(k % 20)))"
+            switch rng.next() % 3 {
+            case 0:
+                table[key, default: Counter(total: 0, note: "")].total += Int64(step)
+                reference[key, default: Counter(total: 0, note: "")].total += Int64(step)
+            case 1:
+                let changed = table.update(key) { $0.note += "u\(step)" }
+                #expect(changed == (reference[key] != nil))
+                reference[key]?.note += "u\(step)"
+            default:
+                #expect(table.with(key, \.note) == reference[key]?.note)
+            }
+            if step == 3_000 { copy = (table, reference) }
+            if step % 1_000 == 999 { check(table, reference, "step \(step)") }
+        }
+        #expect(table.spilled.views > table.count / 2 && store.count > 0)
+        check(copy!.table, copy!.reference, "the copy")
     }
 }

@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import LedgerDomain
+import LedgerLog
+import Synchronization
+
+/// How much memory a fold from the first fact (an audit, a rebuild) keeps its views in. Beyond it
+/// the oldest views are spilled to a temporary file and read back when a later fact needs them
+/// (see ``ViewTable``): the results are the same, the fold takes longer, and the memory it needs
+/// stops growing with the views. What stays in memory for each view is about twenty bytes, so a
+/// limit bounds the fold's memory up to the number of orders, transactions, subscriptions and
+/// users, not the number of facts.
+public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
+    /// The bytes of views kept in memory; nil: no limit (nothing is spilled).
+    public var limit: Int?
+    /// Where the spill file is made (it is removed as soon as it is open, so nothing is left behind).
+    public var directory: String
+    /// Views per page of each table (tests make it small, so that small logs spill).
+    var pageSize = ViewTable<OrderView>.defaultPageSize
+
+    public init(limit: Int?, directory: String = FoldMemory.temporaryDirectory) {
+        self.limit = limit
+        self.directory = directory
+    }
+
+    /// Everything in memory.
+    public static let unlimited = FoldMemory(limit: nil)
+
+    /// A quarter of this machine's memory: what a fold takes unless told otherwise.
+    public static var automatic: FoldMemory { FoldMemory(limit: physicalMemory.map { $0 / 4 }) }
+
+    /// `$TMPDIR`, or /tmp.
+    public static var temporaryDirectory: String {
+        getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    }
+
+    static var physicalMemory: Int? {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
+        return pages > 0 && size > 0 ? pages * size : nil
+    }
+
+    /// A size such as `256MiB`, `2GiB`, `512MB` or a number of bytes; `none` for no limit.
+    public init?(parsing text: String, directory: String = FoldMemory.temporaryDirectory) {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if t == "none" || t == "unlimited" { self.init(limit: nil, directory: directory); return }
+        let units: [(String, Int)] = [("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("kb", 1_000), ("mb", 1_000_000),
+                                      ("gb", 1_000_000_000), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
+        var digits = Substring(t), scale = 1
+        if let (unit, s) = units.first(where: { t.hasSuffix($0.0) }) { digits = t.dropLast(unit.count); scale = s }
+        guard let n = Int(digits.trimmingCharacters(in: .whitespaces)), n > 0, n <= Int.max / scale else { return nil }
+        self.init(limit: n * scale, directory: directory)
+    }
+
+    public var description: String {
+        guard let limit else { return "no limit" }
+        return limit % (1 << 30) == 0 ? "\(limit >> 30) GiB" : limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+    }
+
+    /// An empty fold state that keeps to this limit, and its spill file when it has a limit.
+    public func emptyState() throws -> (Projections, SpillFile?) {
+        var state = Projections()
+        guard let limit else { return (state, nil) }
+        let file = try SpillFile(directory: directory)
+        state.spillViews(to: file, memory: limit, pageSize: pageSize)
+        return (state, file)
+    }
+}
+
+/// What a fold spilled: views written out of memory, the bytes written (views changed after they
+/// were spilled are written again) and the reads back.
+public struct SpillReport: Sendable, Hashable, Codable {
+    public var views: Int
+    public var bytes: Int64
+    public var reads: Int
+
+    init?(_ state: Projections, _ file: SpillFile?) {
+        guard let file, state.spilledViews > 0 else { return nil }
+        (views, bytes, reads) = (state.spilledViews, file.size, file.readCount)
+    }
+
+    public var description: String {
+        "\(views) views spilled to a temporary file (\(bytes >> 20) MiB written, \(reads) reads back)"
+    }
+}
+
+/// A spill store in a temporary file. The file is removed from its directory as soon as it is
+/// open: it lives while the store does, and nothing is left behind when the process ends,
+/// however it ends. Appends and reads may come from any thread (`pwrite` and `pread` at offsets
+/// handed out atomically).
+public final class SpillFile: SpillStore {
+    private let fd: Int32
+    private let end = Atomic<Int64>(0)
+    private let reads = Atomic<Int>(0)
+
+    /// Makes the file in `directory`.
+    public init(directory: String) throws {
+        var template = Array("\(directory)/ledger-spill-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw SpillFileError(description: "cannot make a spill file in \(directory): \(String(cString: strerror(errno)))") }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Bytes appended so far.
+    public var size: Int64 { end.load(ordering: .relaxed) }
+    /// Reads so far.
+    public var readCount: Int { reads.load(ordering: .relaxed) }
+
+    public func append(_ bytes: [UInt8]) -> Int64 {
+        let offset = end.add(Int64(bytes.count), ordering: .relaxed).oldValue
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { fatalError("cannot write \(buffer.count) bytes to the fold's spill file at byte \(offset): \(String(cString: strerror(errno)))") }
+                done += n
+            }
+        }
+        return offset
+    }
+
+    public func read(at offset: Int64, count: Int) -> [UInt8] {
+        reads.add(1, ordering: .relaxed)
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    fatalError("cannot read \(count) bytes of the fold's spill file at byte \(offset): " + (n == 0 ? "it ends first" : String(cString: strerror(errno))))
+                }
+                done += n
+            }
+            initialized = count
+        }
+    }
+}
+
+/// The spill file could not be made.
+public struct SpillFileError: LedgerCodedError, CustomStringConvertible {
+    public var code: LedgerError.Code { .spillFile }
+    public var description: String
+}
+
+extension LedgerError.Code {
+    /// A fold could not make its spill file (the directory is missing or not writable).
+    public static let spillFile = LedgerError.Code("spill-file")
+}
