@@ -41,6 +41,8 @@ struct Serve: AsyncParsableCommand {
         @Flag(help: "Also run the projector (as `ledger project --follow` does), so /v1/orders and /v1/users stay current.")
         var project = false
 
+        @OptionGroup var foldMemory: FoldMemoryOptions
+
         func run() async throws {
             try await runReportingErrors {
                 let env = ProcessInfo.processInfo.environment
@@ -52,6 +54,7 @@ struct Serve: AsyncParsableCommand {
                 } ?? 8080
                 config.limits.maximumBodyBytes = maxBodyBytes
                 config.limits.maximumBatchEvents = maxBatchEvents
+                config.foldMemory = try foldMemory.memory
                 config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"], inline: env["LEDGER_API_TOKENS"])
                 do {
                     config.notifications = try NotificationConfiguration(environment: env, readFile: { Array(try readInputFile($0)) })

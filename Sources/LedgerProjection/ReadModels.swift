@@ -106,7 +106,7 @@ extension Projections {
     func orderRow(_ o: OrderView, into w: inout RowWriter) {
         w.field(o.orderId); w.field(o.userId); w.field(o.channel?.rawValue); w.field(o.productId)
         w.field(o.price?.minorUnits); w.field(o.price?.currency.code); w.field(o.status.rawValue); w.field(o.launchAttempts)
-        w.field(o.lastCallbackState?.raw); w.field(o.transactionId.map { transactions[$0]?.transactionId ?? $0 }); w.field(o.bindingMethod?.rawValue); w.field(o.verifiedProductId)
+        w.field(o.lastCallbackState?.raw); w.field(o.transactionId.map(storeTransactionId(key:))); w.field(o.bindingMethod?.rawValue); w.field(o.verifiedProductId)
         w.field(o.productMismatch); w.field(o.refunded?.minorUnits); w.field(o.closeReason?.raw); w.field(o.closedAfterPayment)
         w.field(o.positions.last ?? 0); w.positions(o.positions)
         w.endRow()

@@ -55,28 +55,30 @@ public struct RebuildReport: Sendable {
 }
 
 /// Rows produced lazily, about 1 MiB a chunk, so a rebuild never holds a table's text in memory.
-/// Each element is written where it lies, not copied out first.
+/// Each element is written where it lies, not copied out first; a table's spilled views are read
+/// back a page at a time.
 struct RowChunks: Sequence, IteratorProtocol {
-    let count: Int
-    var offset = 0
-    let write: (Int, inout RowWriter) -> Void
+    /// Writes the next element's rows; false when there is none.
+    let writeNext: (inout RowWriter) -> Bool
 
     init<Element>(_ views: ViewTable<Element>.Views, _ write: @escaping (Element, inout RowWriter) -> Void) {
-        count = views.count
-        self.write = { i, w in views.with(at: i) { write($0, &w) } }
+        var views = views.makeIterator()
+        writeNext = { w in views.withNext { write($0, &w) } != nil }
     }
 
     init<Element>(_ elements: [Element], _ write: @escaping (Element, inout RowWriter) -> Void) {
-        count = elements.count
-        self.write = { i, w in write(elements[i], &w) }
+        var i = 0
+        writeNext = { w in
+            guard i < elements.count else { return false }
+            defer { i += 1 }
+            write(elements[i], &w)
+            return true
+        }
     }
 
     mutating func next() -> [UInt8]? {
         var w = RowWriter()
-        while w.out.count < 1 << 20, offset < count {
-            write(offset, &w)
-            offset += 1
-        }
+        while w.out.count < 1 << 20, writeNext(&w) {}
         return w.out.isEmpty ? nil : w.out
     }
 }

@@ -1,5 +1,6 @@
 import Hummingbird
 import LedgerLog
+import LedgerProjection
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -22,6 +23,8 @@ public struct LedgerService: Sendable {
         /// How often the service seals events a writer committed as pending and left unsealed (a
         /// writer that stopped between its commit and its seal); nil: never (appends seal them too).
         public var sealInterval: Duration? = .seconds(2)
+        /// How much memory `GET /v1/audit`'s fold keeps its views in (``FoldMemory``).
+        public var foldMemory = FoldMemory.automatic
         public init() {}
     }
 
@@ -44,7 +47,7 @@ public struct LedgerService: Sendable {
         router.add(middleware: ProblemMiddleware())
         let tokens = configuration.tokens
         let events = EventsRoutes(stores: stores, limits: configuration.limits, metrics: metrics, gate: gate)
-        let reads = ReadRoutes(stores: stores, metrics: metrics)
+        let reads = ReadRoutes(stores: stores, metrics: metrics, foldMemory: configuration.foldMemory)
         let health = HealthRoutes(stores: stores, metrics: metrics, maximumProjectorLag: configuration.maximumProjectorLag)
         let notifications = NotificationRoutes(stores: stores, configuration: configuration.notifications,
                                                limit: configuration.limits.maximumNotificationBytes, metrics: metrics, gate: gate)

@@ -11,6 +11,7 @@ import LedgerReport
 struct ReadRoutes {
     let stores: LedgerStores
     let metrics: ServiceMetrics
+    let foldMemory: FoldMemory
 
     func entity(_ kind: EntityView.Kind) -> @Sendable (Request, LedgerRequestContext) async throws -> Response {
         { [stores] _, context in
@@ -40,7 +41,7 @@ struct ReadRoutes {
         let types = ["json": "application/json", "csv": "text/csv; charset=utf-8", "html": "text/html; charset=utf-8"]
         guard let contentType = types[format] else { throw Problem.badParameter("format", "format must be json, csv or html") }
         let options = AuditOptions()
-        let run = try await store.audit(through: through, options: options)
+        let run = try await store.audit(through: through, options: options, memory: foldMemory)
         let scope = AuditReport.Scope(position: run.position, headHash: run.headHash.hexString, logTime: run.logTime, events: run.events,
                                       asOf: asOf, from: nil, user: nil, kinds: [], options: options)
         var report = AuditReport(scope: scope, findings: run.findings,

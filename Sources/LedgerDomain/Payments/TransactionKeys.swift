@@ -52,6 +52,11 @@ extension Projections {
         return shared.keys[id]?.first { transactions.with($0, { $0.admits(c, app) }) ?? false }
     }
 
+    /// The store's id of the transaction under `key` (a key is the id itself unless another channel
+    /// or app used the id first): what its view's ``TransactionView/transactionId`` holds, without
+    /// reading the view (which may be spilled).
+    public func storeTransactionId(key: String) -> String { shared.ids.isEmpty ? key : shared.ids[key] ?? key }
+
     /// The transaction a fact names, if the log has it.
     public func transaction(_ c: Channel?, app: String? = nil, _ id: String) -> TransactionView? {
         existingKey(c, app, id).flatMap { transactions[$0] }

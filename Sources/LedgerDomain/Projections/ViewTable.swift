@@ -1,4 +1,6 @@
+import Dispatch
 import LedgerCore
+import Synchronization
 
 /// Views by key: the views side by side in pages, in the order their keys first appeared, and a
 /// hash index from each key to its view's offset.
@@ -96,24 +98,48 @@ public struct ViewTable<Value: Sendable>: Sendable {
         }
     }
 
-    /// The views in order, a page at a time: a spilled page is read back whole.
+    /// The views in order, a page at a time: a spilled page is read back whole, the next spilled
+    /// page on another thread while this one is gone through (reading back, not what the caller
+    /// does with the views, is what takes the time).
     struct PageIterator {
         let table: ViewTable
         var p = 0, i = 0
         var current: (keys: [String], values: [Value]) = ([], [])
+        /// Page `p`, being read back.
+        var ahead: PageReader?
 
         init(table: ViewTable) { self.table = table }
 
         mutating func withNext<T>(_ body: (String, Value) throws -> T) rethrows -> T? {
             while i == current.values.count {
                 guard p < table.pages.count else { return nil }
-                current = table.page(p)
+                current = ahead?.wait() ?? table.page(p)
                 p += 1
                 i = 0
+                ahead = p << table.shift < table.spilledBelow ? PageReader(table, p) : nil
             }
             defer { i += 1 }
             let (keys, j) = (current.keys, i)
             return try current.values.withUnsafeBufferPointer { try $0.lend(j) { try body(keys[j], $0) } }
+        }
+    }
+
+    /// A spilled page read back on a thread of its own.
+    final class PageReader: Sendable {
+        private let page = Mutex<(keys: [String], values: [Value])?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ table: ViewTable, _ p: Int) {
+            DispatchQueue.global().async { [self] in
+                let read = table.page(p)
+                page.withLock { $0 = read }
+                done.signal()
+            }
+        }
+
+        func wait() -> (keys: [String], values: [Value]) {
+            done.wait()
+            return page.withLock { page in defer { page = nil }; return page! }
         }
     }
 
