@@ -68,7 +68,7 @@ struct BenchRebuild: AsyncParsableCommand {
 
             print("ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
             if let spill = report["spill"], let views = spill["views"]?.intValue, let bytes = spill["bytes"]?.intValue, let reads = spill["reads"]?.intValue {
-                print("the fold spilled \(grouped(views)) views (\(bytes >> 20) MiB written, \(grouped(reads)) reads back)")
+                print("the fold kept to its memory: \(grouped(views)) views spilled to a temporary file (\(bytes >> 20) MiB written, \(grouped(reads)) reads back)")
             }
             print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["pure fold (\(grouped(Int64(fold.position))) typed facts in memory)", "\(grouped(Int64(foldRate))) ev/s",
@@ -192,7 +192,7 @@ struct BenchAudit: AsyncParsableCommand {
             guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
             print("ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
             for line in child.stderr.split(separator: "\n") where line.hasPrefix("audit: ") && line.contains("spilled") {
-                print("the fold \(line.dropFirst("audit: ".count))")
+                print("the fold kept to its memory: \(line.dropFirst("audit: ".count))")
             }
             print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["audit (fold + hash chain + rules + JSON report, child process)", String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),

@@ -60,7 +60,7 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         guard let limit else { return "no limit" }
-        return limit % (1 << 30) == 0 ? "\(limit >> 30) GiB" : limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return limit % (1 << 30) == 0 ? "\(limit >> 30) GiB" : limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"
     }
 
     /// An empty fold state that keeps to this limit, and its spill file when it has a limit.
