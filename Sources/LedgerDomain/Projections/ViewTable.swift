@@ -341,8 +341,9 @@ public struct ViewTable<Value: Sendable>: Sendable {
             precondition(keys.count == values.count, "a run of \(keys.count) keys for \(values.count) views")
             runs[r] = ([], [])
             for (key, value) in zip(keys, values) {
-                guard table.offset(of: key) == nil else { return .failure(DuplicateKey(key: key)) }
-                table.append(key, value, reserving: total)
+                let hash = KeyIndex.hash(key)
+                guard table.index.offset(hash, matches: { table.residentKey($0, is: key) }) == nil else { return .failure(DuplicateKey(key: key)) }
+                table.append(key, value, hash: hash, reserving: total)
             }
         }
         return .success(table)
@@ -353,8 +354,8 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// Adds a view under a key that has none. A new page is made whole at once (the first grows as
     /// an array does, or holds `reserving` views when that is fewer); when a page more than the
     /// table keeps in memory is made, the oldest is spilled.
-    private mutating func append(_ key: String, _ value: Value, reserving total: Int = 0) {
-        index.insert(KeyIndex.hash(key), offset: count)
+    private mutating func append(_ key: String, _ value: Value, hash: UInt32? = nil, reserving total: Int = 0) {
+        index.insert(hash ?? KeyIndex.hash(key), offset: count)
         if pages.last.map({ $0.count == pageSize }) ?? true {
             pages.append([])
             let room = pages.count > 1 ? pageSize : Swift.min(pageSize, total)
