@@ -91,11 +91,10 @@ extension EventStore {
                                     detail: "the hash chain does not verify at position \(position): \(problem)"))
             findings.sort()
         }
-        var verified: [Channel: Int64] = [:]
-        for t in fold.transactions.values where t.verified && !t.isSandbox { if let c = t.channel { verified[c, default: 0] += 1 } }
+        let verified = Audit.verifiedPurchases(fold)
         let counted = daily.result
         var run = AuditRun(position: target, headHash: chain.lastHash, logTime: fold.logTime, events: counted.events, findings: findings,
-                           daily: counted.days, verifiedByChannel: verified, sandbox: Audit.sandboxPurchases(fold),
+                           daily: counted.days, verifiedByChannel: verified.byChannel, sandbox: verified.sandbox,
                            policyGrants: Audit.policyGrants(fold))
         run.spill = SpillReport(fold, spillFile)
         if !fold.statements.isEmpty {

@@ -101,8 +101,7 @@ extension Audit {
             if let m = t.transfers.last(where: { $0.position < position }) { return (m.toUserId, m.position) }
             if let b = t.bindings.first { return (b.userId, b.position) }
             if let u = t.subscriptionUserId {
-                let original = t.originalTransactionId.flatMap { p.existingKey(t.channel, t.app, $0) }
-                return (u, original.flatMap { p.transactions.with($0, \.bindings.first?.position) ?? nil })
+                return (u, t.originalTransactionId.flatMap { p.withTransaction(t.channel, t.app, $0) { $0.bindings.first?.position } ?? nil })
             }
             guard let token = t.appAccountToken?.lowercased else { return nil }
             if tokenOrders == nil {

@@ -14,11 +14,22 @@ public struct SandboxPurchase: Hashable, Sendable {
 
 extension Audit {
     /// The sandbox purchases of the replayed log, by transaction id.
-    public static func sandboxPurchases(_ p: Projections) -> [SandboxPurchase] {
-        p.transactions.values.filter { $0.isSandbox && $0.verified }.map {
-            SandboxPurchase(transactionId: $0.transactionId, channel: $0.channel, environment: $0.environment.raw, productId: $0.productId,
-                            userId: $0.userId, price: $0.price, position: $0.verifiedPosition)
-        }.sorted { $0.transactionId < $1.transactionId }
+    public static func sandboxPurchases(_ p: Projections) -> [SandboxPurchase] { verifiedPurchases(p).sandbox }
+
+    /// The verified purchases, from one pass over the transactions: how many were made in
+    /// production, by channel (an audit's denominator), and the sandbox ones, by transaction id.
+    public static func verifiedPurchases(_ p: Projections) -> (byChannel: [Channel: Int64], sandbox: [SandboxPurchase]) {
+        var byChannel: [Channel: Int64] = [:], sandbox: [SandboxPurchase] = []
+        p.transactions.forEachInPlace { _, t in
+            guard t.verified else { return }
+            if t.isSandbox {
+                sandbox.append(SandboxPurchase(transactionId: t.transactionId, channel: t.channel, environment: t.environment.raw, productId: t.productId,
+                                               userId: t.userId, price: t.price, position: t.verifiedPosition))
+            } else if let c = t.channel {
+                byChannel[c, default: 0] += 1
+            }
+        }
+        return (byChannel, sandbox.sorted { $0.transactionId < $1.transactionId })
     }
 
     /// The grants by policy (goodwill, compensation, promotion, migration) still standing or not, in log order.

@@ -52,6 +52,15 @@ extension Projections {
         return shared.keys[id]?.first { transactions.with($0, { $0.admits(c, app) }) ?? false }
     }
 
+    /// `body` applied to the transaction with store id `id` that a fact naming `c` and `app` means,
+    /// if there is one: ``existingKey(_:_:_:)`` and the read together, one lookup of the id (a
+    /// spilled view read back once, not twice).
+    func withTransaction<T>(_ c: Channel?, _ app: String?, _ id: String, _ body: (TransactionView) -> T) -> T? {
+        if case .some(.some(let result)) = transactions.with(id, { $0.admits(c, app) ? Optional(body($0)) : nil }) { return result }
+        guard let key = shared.keys[id]?.first(where: { transactions.with($0, { $0.admits(c, app) }) ?? false }) else { return nil }
+        return transactions.with(key, body)
+    }
+
     /// The store's id of the transaction under `key` (a key is the id itself unless another channel
     /// or app used the id first): what its view's ``TransactionView/transactionId`` holds, without
     /// reading the view (which may be spilled).
