@@ -91,7 +91,7 @@ enum Diagnostics {
 struct FoldMemoryOptions: ParsableArguments {
     @Option(name: .customLong("fold-memory"), help: ArgumentHelp(
         "Memory for the fold's views, e.g. 256MiB or 2GiB; beyond it the oldest views spill to a temporary file and are read back when needed (same results, slower). 'none': no limit.",
-        discussion: "Default: $LEDGER_FOLD_MEMORY, else a quarter of this machine's memory."))
+        discussion: "Default: $LEDGER_FOLD_MEMORY, else a quarter of this machine's memory (or of its control group's limit when lower). Units are binary (MB = MiB)."))
     var foldMemory: String?
 
     @Option(name: .customLong("spill-directory"), help: "Where the spill file is made (default: $TMPDIR, else /tmp); it is removed as soon as it is open.")

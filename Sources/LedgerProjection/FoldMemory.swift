@@ -11,7 +11,7 @@ import Synchronization
 /// How much memory a fold from the first fact (an audit, a rebuild) keeps its views in. Beyond it
 /// the oldest views are spilled to a temporary file and read back when a later fact needs them
 /// (see ``ViewTable``): the results are the same, the fold takes longer, and the memory it needs
-/// stops growing with the views. What stays in memory for each view is about twenty bytes, so a
+/// stops growing with the views. What stays in memory for each view is twenty to thirty bytes, so a
 /// limit bounds the fold's memory up to the number of orders, transactions, subscriptions and
 /// users, not the number of facts.
 public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
@@ -33,25 +33,34 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     /// Everything in memory.
     public static let unlimited = FoldMemory(limit: nil)
 
-    /// A quarter of this machine's memory: what a fold takes unless told otherwise.
-    public static var automatic: FoldMemory { FoldMemory(limit: physicalMemory.map { $0 / 4 }) }
+    /// A quarter of the memory this process may use (the machine's, or its control group's limit
+    /// when that is lower, as in a container): what a fold takes unless told otherwise.
+    public static var automatic: FoldMemory { FoldMemory(limit: availableMemory.map { $0 / 4 }) }
 
     /// `$TMPDIR`, or /tmp.
     public static var temporaryDirectory: String {
         getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     }
 
-    static var physicalMemory: Int? {
+    /// The machine's memory, or the control group's limit (v2 `memory.max`, v1
+    /// `memory.limit_in_bytes`) when it is lower.
+    static var availableMemory: Int? {
         let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
-        return pages > 0 && size > 0 ? pages * size : nil
+        let physical = pages > 0 && size > 0 ? pages * size : nil
+        let limits = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"].compactMap { path in
+            (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        return ([physical].compactMap { $0 } + limits.filter { $0 > 0 }).min()
     }
 
-    /// A size such as `256MiB`, `2GiB`, `512MB` or a number of bytes; `none` for no limit.
+    /// A size such as `256MiB`, `2GiB`, `512MB` or a number of bytes; `none` for no limit. Units
+    /// are binary whichever way they are spelled (`MB` is 1,048,576 bytes, as in PostgreSQL's
+    /// settings).
     public init?(parsing text: String, directory: String = FoldMemory.temporaryDirectory) {
         let t = text.trimmingCharacters(in: .whitespaces).lowercased()
         if t == "none" || t == "unlimited" { self.init(limit: nil, directory: directory); return }
-        let units: [(String, Int)] = [("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("kb", 1_000), ("mb", 1_000_000),
-                                      ("gb", 1_000_000_000), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
+        let units: [(String, Int)] = [("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("kb", 1 << 10), ("mb", 1 << 20),
+                                      ("gb", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
         var digits = Substring(t), scale = 1
         if let (unit, s) = units.first(where: { t.hasSuffix($0.0) }) { digits = t.dropLast(unit.count); scale = s }
         guard let n = Int(digits.trimmingCharacters(in: .whitespaces)), n > 0, n <= Int.max / scale else { return nil }
@@ -75,7 +84,7 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
 
 /// What a fold spilled: views written out of memory, the bytes written (views changed after they
 /// were spilled are written again) and the reads back.
-public struct SpillReport: Sendable, Hashable, Codable {
+public struct SpillReport: Sendable, Hashable, Codable, CustomStringConvertible {
     public var views: Int
     public var bytes: Int64
     public var reads: Int

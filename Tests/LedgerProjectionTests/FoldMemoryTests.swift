@@ -76,7 +76,7 @@ struct FoldMemoryTests {
     @Test func sizesAreReadWithTheirUnits() {
         #expect(FoldMemory(parsing: "256MiB")?.limit == 256 << 20)
         #expect(FoldMemory(parsing: "2GiB")?.limit == 2 << 30 && FoldMemory(parsing: "2g")?.limit == 2 << 30)
-        #expect(FoldMemory(parsing: "512MB")?.limit == 512_000_000 && FoldMemory(parsing: "1000000")?.limit == 1_000_000)
+        #expect(FoldMemory(parsing: "512MB")?.limit == 512 << 20 && FoldMemory(parsing: "1000000")?.limit == 1_000_000)
         #expect(FoldMemory(parsing: " 64 mib ")?.limit == 64 << 20)
         #expect(FoldMemory(parsing: "none")?.limit == nil && FoldMemory(parsing: "none") != nil)
         for bad in ["", "MiB", "-5MiB", "0", "12 parsecs", "99999999999999999999GiB"] { #expect(FoldMemory(parsing: bad) == nil, "\(bad)") }
