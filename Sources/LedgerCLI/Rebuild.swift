@@ -224,7 +224,10 @@ struct Rebuild: AsyncParsableCommand {
             ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))), ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
             ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null), ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
             ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),
-            ("spill", r.spill.map { .makeObject([("views", .int(Int64($0.views))), ("bytes", .int($0.bytes)), ("reads", .int(Int64($0.reads)))]) } ?? .null),
+            ("spill", r.spill.map {
+                .makeObject([("views", .int(Int64($0.views))), ("bytes", .int($0.bytes)), ("reads", .int(Int64($0.reads))),
+                             ("failure", $0.failure.map { .string($0) } ?? .null)])
+            } ?? .null),
         ]).compactText + "\n"
     }
 }

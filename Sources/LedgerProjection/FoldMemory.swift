@@ -88,14 +88,17 @@ public struct SpillReport: Sendable, Hashable, Codable, CustomStringConvertible 
     public var views: Int
     public var bytes: Int64
     public var reads: Int
+    /// Why the spill file could not be written, if it could not (the views went on in memory).
+    public var failure: String?
 
     init?(_ state: Projections, _ file: SpillFile?) {
         guard let file, state.spilledViews > 0 else { return nil }
-        (views, bytes, reads) = (state.spilledViews, file.size, file.readCount)
+        (views, bytes, reads, failure) = (state.spilledViews, file.size, file.readCount, file.failure)
     }
 
     public var description: String {
         "\(views) views spilled to a temporary file (\(bytes >> 20) MiB written, \(reads) reads back)"
+            + (failure.map { "; then \($0), and the rest was kept in memory" } ?? "")
     }
 }
 
@@ -103,19 +106,32 @@ public struct SpillReport: Sendable, Hashable, Codable, CustomStringConvertible 
 /// open: it lives while the store does, and nothing is left behind when the process ends,
 /// however it ends. Appends and reads may come from any thread (`pwrite` and `pread` at offsets
 /// handed out atomically).
+///
+/// When a write fails (the disk is full), the bytes of that append and of every one after it are
+/// kept in memory instead, and ``failure`` says why: the fold goes on with the same results, in more
+/// memory, rather than stopping a process that may be serving appends too. A read that fails is a
+/// damaged disk: the process stops with the reason.
 public final class SpillFile: SpillStore {
     private let fd: Int32
     private let end = Atomic<Int64>(0)
     private let reads = Atomic<Int>(0)
+    /// The lowest offset kept in memory (`Int64.max` while every write succeeds).
+    private let keptFrom = Atomic<Int64>(.max)
+    /// The appends kept in memory since a write failed, by offset; and why it failed.
+    private let kept = Mutex<(blocks: [(offset: Int64, bytes: [UInt8])], failure: String?)>(([], nil))
 
     /// Makes the file in `directory`.
-    public init(directory: String) throws {
+    public convenience init(directory: String) throws {
         var template = Array("\(directory)/ledger-spill-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw SpillFileError(description: "cannot make a spill file in \(directory): \(String(cString: strerror(errno)))") }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        self.fd = fd
+        self.init(descriptor: fd)
     }
+
+    /// A store on an open file descriptor, which it closes when it goes (tests give one that
+    /// cannot be written).
+    init(descriptor: Int32) { fd = descriptor }
 
     deinit { close(fd) }
 
@@ -123,23 +139,53 @@ public final class SpillFile: SpillStore {
     public var size: Int64 { end.load(ordering: .relaxed) }
     /// Reads so far.
     public var readCount: Int { reads.load(ordering: .relaxed) }
+    /// Why a write failed, if one did (what was appended since is in memory).
+    public var failure: String? { kept.withLock { $0.failure } }
 
     public func append(_ bytes: [UInt8]) -> Int64 {
         let offset = end.add(Int64(bytes.count), ordering: .relaxed).oldValue
-        bytes.withUnsafeBytes { buffer in
+        guard keptFrom.load(ordering: .acquiring) == .max else {
+            keep(bytes, at: offset, failure: nil)
+            return offset
+        }
+        let written: Int32? = bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
                 let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
                 if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { fatalError("cannot write \(buffer.count) bytes to the fold's spill file at byte \(offset): \(String(cString: strerror(errno)))") }
+                guard n > 0 else { return n == 0 ? ENOSPC : errno }
                 done += n
             }
+            return nil
+        }
+        if let error = written {
+            keep(bytes, at: offset, failure: "cannot write \(bytes.count) bytes to the spill file at byte \(offset): \(String(cString: strerror(error)))")
         }
         return offset
     }
 
+    private func keep(_ bytes: [UInt8], at offset: Int64, failure: String?) {
+        kept.withLock { kept in
+            let i = kept.blocks.firstIndex { $0.offset > offset } ?? kept.blocks.endIndex
+            kept.blocks.insert((offset, bytes), at: i)
+            if kept.failure == nil { kept.failure = failure }
+        }
+        while true {
+            let lowest = keptFrom.load(ordering: .relaxed)
+            if offset >= lowest || keptFrom.compareExchange(expected: lowest, desired: offset, ordering: .releasing).exchanged { break }
+        }
+    }
+
     public func read(at offset: Int64, count: Int) -> [UInt8] {
         reads.add(1, ordering: .relaxed)
+        if offset >= keptFrom.load(ordering: .acquiring), let bytes = kept.withLock({ kept -> [UInt8]? in
+            // The last block starting at or before `offset`, if the bytes lie in it.
+            guard let block = kept.blocks.last(where: { $0.offset <= offset }), offset + Int64(count) <= block.offset + Int64(block.bytes.count) else { return nil }
+            let from = Int(offset - block.offset)
+            return Array(block.bytes[from..<(from + count)])
+        }) {
+            return bytes
+        }
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             var done = 0
             while done < count {

@@ -67,6 +67,33 @@ struct FoldMemoryTests {
         #expect(file.readCount == all.count)
     }
 
+    /// A spill file that cannot be written (here a descriptor opened read-only; in use, a full
+    /// disk) keeps what it is given in memory: a fold through it is the fold in memory, and the
+    /// failure is reported by name.
+    @Test func aSpillFileThatCannotBeWrittenKeepsTheViewsInMemory() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = SpillFile(descriptor: open(path, O_RDONLY))
+        let a = file.append([1, 2, 3]), b = file.append([4, 5, 6, 7])
+        #expect(file.read(at: a, count: 3) == [1, 2, 3] && file.read(at: b + 1, count: 2) == [5, 6])
+        #expect(file.failure?.contains("cannot write 3 bytes to the spill file at byte 0") == true)
+
+        let history = Simulator(users: 60, days: 30, seed: 9, faults: try FaultSpec.parse("all=0.05")).facts
+        var inMemory = Projections(), spilled = Projections()
+        let unwritable = SpillFile(descriptor: open(path, O_RDONLY))
+        spilled.spillViews(to: unwritable, memory: 20_000, pageSize: 8)
+        for (i, f) in history.enumerated() {
+            let ctx = FactContext(position: Int64(i + 1), occurredAt: f.at)
+            inMemory.apply(f.fact, ctx)
+            spilled.apply(f.fact, ctx)
+        }
+        #expect(spilled.spilledViews > 100 && unwritable.failure != nil)
+        #expect(try spilled.snapshot() == inMemory.snapshot())
+        let report = try #require(SpillReport(spilled, unwritable))
+        #expect(report.description.contains("and the rest was kept in memory"))
+    }
+
     @Test func aSpillFileInAMissingDirectoryIsRefusedByName() {
         #expect { try SpillFile(directory: "/nonexistent-ledger-spill-directory") } throws: { error in
             "\(error)".contains("/nonexistent-ledger-spill-directory") && (error as? SpillFileError)?.code == .spillFile

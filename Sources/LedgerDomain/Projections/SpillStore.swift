@@ -5,9 +5,9 @@ import Synchronization
 /// (the table keeps where its newest bytes lie), so copies of a table that share a store each keep
 /// reading their own versions: the table stays a value.
 ///
-/// A failure to write or read is not an outcome a fold can go on from: a store stops the process
-/// with the reason (the disk is full, the file is gone). The fold folds a log that stays in
-/// PostgreSQL, so it can run again.
+/// The fold cannot handle a failure: a store that cannot write keeps the bytes some other way (the
+/// spill file keeps them in memory and says why), and one that cannot read them back stops the
+/// process with the reason. The fold folds a log that stays in PostgreSQL, so it can run again.
 public protocol SpillStore: AnyObject, Sendable {
     /// Appends `bytes`; the offset they start at.
     func append(_ bytes: [UInt8]) -> Int64
