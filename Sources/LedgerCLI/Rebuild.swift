@@ -72,6 +72,8 @@ struct Project: AsyncParsableCommand {
     @Option(help: "Write a snapshot of the fold after this many facts were folded since the last one, for the next start to begin from (0: never).")
     var snapshotEvery: Int64 = 1_000_000
 
+    @OptionGroup var foldMemory: FoldMemoryOptions
+
     func run() async throws {
         try await runReportingErrors {
             if follow {
@@ -79,7 +81,7 @@ struct Project: AsyncParsableCommand {
                 defer { Task { await store.close() } }
                 Diagnostics.say("ledger: following the log (Ctrl-C to stop)")
                 try await Projector.followSurvivingRestarts(
-                    store, snapshotEvery: snapshotEvery,
+                    store, snapshotEvery: snapshotEvery, memory: try foldMemory.memory,
                     onStart: { p in Diagnostics.say("ledger: projector at position \(p)") },
                     onBatch: { n, p in Diagnostics.say("ledger: applied \(n) events; at position \(p)") },
                     onRestart: { error, wait in Diagnostics.say("ledger: database unavailable (\(error)); reconnecting in \(wait)") })
@@ -89,7 +91,7 @@ struct Project: AsyncParsableCommand {
             let bar = ProgressBar("restore")
             let projector: Projector
             do {
-                projector = try await Projector.start(store, progress: bar.update, snapshotEvery: snapshotEvery)
+                projector = try await Projector.start(store, progress: bar.update, snapshotEvery: snapshotEvery, memory: try foldMemory.memory)
             } catch {
                 await store.close()
                 throw error

@@ -82,6 +82,14 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension FoldMemory {
+    /// A snapshot reader that keeps to this limit.
+    func snapshotReader() throws -> SnapshotReader {
+        guard let limit else { return SnapshotReader() }
+        return SnapshotReader(spillingTo: try SpillFile(directory: directory), memory: limit, pageSize: pageSize)
+    }
+}
+
 /// What a fold spilled: views written out of memory, the bytes written (views changed after they
 /// were spilled are written again) and the reads back.
 public struct SpillReport: Sendable, Hashable, Codable, CustomStringConvertible {

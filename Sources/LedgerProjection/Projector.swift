@@ -149,8 +149,10 @@ public actor Projector {
     /// this build can read (see ``SnapshotInfo``), folding only the facts after it, or from the
     /// first event. After folding `snapshotEvery` facts or more (from the start, or as it
     /// follows), it writes a snapshot for the next start; with 0 it writes none (and still starts from one).
+    ///
+    /// Its fold keeps its views within `memory` (``FoldMemory``), read from a snapshot or folded.
     public static func start(_ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil,
-                             snapshotEvery: Int64 = 1_000_000) async throws -> Projector {
+                             snapshotEvery: Int64 = 1_000_000, memory: FoldMemory = .automatic) async throws -> Projector {
         let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
         do {
             try await store.takeProjectorLock(conn)
@@ -160,7 +162,7 @@ public actor Projector {
             let snapshot: (state: Projections, info: SnapshotInfo)?
             do {
                 snapshot = low == 0 ? nil : try await conn.withIsolation { conn in
-                    try SnapshotStore.latest(atOrBefore: low, schema: schema, skipped: { position, why in
+                    try SnapshotStore.latest(atOrBefore: low, schema: schema, memory: memory, skipped: { position, why in
                         logger.warning("projector: not starting from the snapshot at position \(position): \(why)")
                     }, on: conn)
                 }
@@ -168,7 +170,8 @@ public actor Projector {
                 logger.warning("projector: no snapshot table (run `ledger migrate`); folding the log", metadata: ["error": "\(error.message)"])
                 snapshot = nil
             }
-            var state = try await store.fold(snapshot?.state ?? Projections(), through: low, progress: progress)
+            let initial = try snapshot?.state ?? memory.emptyState().0
+            var state = try await store.fold(initial, through: low, progress: progress)
             state.tracksChanges = true
             let projector = Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps,
                                       startedFrom: snapshot?.info, snapshotEvery: snapshotEvery)

@@ -8,11 +8,11 @@ extension Projector {
     /// tables are (each batch is committed with its checkpoint, so nothing is applied twice or
     /// skipped), then follows again. Any other failure ends it.
     ///
-    /// Snapshots as ``start(_:logger:progress:snapshotEvery:)`` says. `onBatch(applied, position)`
+    /// Snapshots and memory as ``start(_:logger:progress:snapshotEvery:memory:)`` says. `onBatch(applied, position)`
     /// after each batch; `onRestart(error, wait)` before each wait.
     public static func followSurvivingRestarts(
         _ store: EventStore, pollInterval: Duration = .seconds(1), backoff: Backoff = Backoff(),
-        logger: Logger = Logger(label: "ledger"), snapshotEvery: Int64 = 1_000_000,
+        logger: Logger = Logger(label: "ledger"), snapshotEvery: Int64 = 1_000_000, memory: FoldMemory = .automatic,
         onStart: @Sendable (Int64) -> Void = { _ in },
         onBatch: @escaping @Sendable (Int64, Int64) -> Void = { _, _ in },
         onRestart: @Sendable (any Error, Duration) -> Void = { _, _ in }
@@ -21,7 +21,7 @@ extension Projector {
         while !Task.isCancelled {
             var projector: Projector?
             do {
-                let p = try await start(store, logger: logger, snapshotEvery: snapshotEvery)
+                let p = try await start(store, logger: logger, snapshotEvery: snapshotEvery, memory: memory)
                 projector = p
                 let n = try await p.catchUp()
                 attempt = 0

@@ -26,7 +26,8 @@ enum SnapshotStore {
     /// The latest snapshot at or before `position` that passes every check, read back; nil when
     /// there is none. `skipped` is told about each snapshot passed over, and why. Each part is
     /// decoded as it arrives, so only a few parts' bytes are held at a time.
-    static func latest(atOrBefore position: Int64, schema: String, skipped: (Int64, String) -> Void,
+    /// With a `memory` limit, the views are put into tables that spill as the parts come.
+    static func latest(atOrBefore position: Int64, schema: String, memory: FoldMemory = .unlimited, skipped: (Int64, String) -> Void,
                        on conn: isolated PostgresConnection) throws -> (state: Projections, info: SnapshotInfo)? {
         let s = quoteIdentifier(schema)
         let candidates = try conn.query("""
@@ -51,7 +52,7 @@ enum SnapshotStore {
                 // fetches the next, at most four handed over and not yet put together.
                 let digests = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 ORDER BY part", [.int8(at)])
                 guard digests.count == parts else { throw SnapshotDamaged() }
-                let decoding = PartDecoder()
+                let decoding = PartDecoder(try memory.snapshotReader())
                 var total = 0
                 for part in 0..<parts {
                     decoding.room.wait()
@@ -90,7 +91,9 @@ enum SnapshotStore {
         private let merging = DispatchQueue(label: "ledger-snapshot-merge")
         /// Parts handed over and not put together yet (each at most 16 MiB, with its views).
         let room = DispatchSemaphore(value: 4)
-        private let state = Mutex<(reader: SnapshotReader, error: (any Error)?)>((SnapshotReader(), nil))
+        private let state: Mutex<(reader: SnapshotReader, error: (any Error)?)>
+
+        init(_ reader: SnapshotReader) { state = Mutex((reader, nil)) }
 
         func add(_ bytes: [UInt8], digest: [UInt8]) {
             let slot = Slot()

@@ -23,7 +23,7 @@ public struct LedgerService: Sendable {
         /// How often the service seals events a writer committed as pending and left unsealed (a
         /// writer that stopped between its commit and its seal); nil: never (appends seal them too).
         public var sealInterval: Duration? = .seconds(2)
-        /// How much memory `GET /v1/audit`'s fold keeps its views in (``FoldMemory``).
+        /// How much memory `GET /v1/audit`'s fold, and the projector's, keep their views in (``FoldMemory``).
         public var foldMemory = FoldMemory.automatic
         public init() {}
     }
@@ -79,7 +79,7 @@ public struct LedgerService: Sendable {
             logger: logger)
         app.addServices(StoresService(stores: stores, gate: gate))
         if let interval = configuration.sealInterval { app.addServices(SealerService(store: stores.writer, interval: interval, logger: logger)) }
-        if let projector = configuration.projector { app.addServices(ProjectorService(store: projector, logger: logger)) }
+        if let projector = configuration.projector { app.addServices(ProjectorService(store: projector, memory: configuration.foldMemory, logger: logger)) }
         return app
     }
 

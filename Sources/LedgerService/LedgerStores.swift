@@ -48,12 +48,13 @@ public final class LedgerStores: Sendable {
 /// shows the lag that follows.
 struct ProjectorService: Service {
     let store: EventStore
+    let memory: FoldMemory
     let logger: Logger
 
     func run() async throws {
         do {
             try await cancelWhenGracefulShutdown {
-                try await Projector.followSurvivingRestarts(store, logger: logger, onRestart: { [logger] error, wait in
+                try await Projector.followSurvivingRestarts(store, logger: logger, memory: memory, onRestart: { [logger] error, wait in
                     logger.warning("projector: database unavailable; restarting", metadata: ["wait": "\(wait)"])
                 })
             }

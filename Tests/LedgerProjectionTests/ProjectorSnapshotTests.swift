@@ -56,6 +56,34 @@ struct ProjectorSnapshotTests {
         }
     }
 
+    /// A projector kept to a memory limit (pages of eight views, a few kilobytes), from the first
+    /// event and then from a snapshot read into tables that spill, keeps the same read models as a
+    /// rebuild in memory.
+    @Test func aProjectorKeptToItsMemoryEqualsARebuild() async throws {
+        try await TestDatabase.withSchema("snapmemory") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            let half = Self.history.count / 2
+            _ = try await store.append(Array(Self.history[..<half]))
+            let first = try await Projector.start(store, snapshotEvery: 200, memory: FoldMemoryTests.tiny)
+            #expect(first.startedFrom == nil)
+            try await first.catchUp(batchSize: 150)
+            #expect(await first.state.spilledViews > 0)
+            await first.close()
+            #expect(try await Self.snapshotPositions(config).count == 1)
+
+            _ = try await store.append(Array(Self.history[half...]))
+            let second = try await Projector.start(store, snapshotEvery: 0, memory: FoldMemoryTests.tiny)
+            #expect(second.startedFrom != nil)
+            #expect(await second.state.spilledViews > 0)
+            try await second.catchUp(batchSize: 100)
+            await second.close()
+            let verify = try await store.rebuild(RebuildOptions(verify: true, memory: .unlimited))
+            #expect(verify.position == Int64(Self.history.count))
+            #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+        }
+    }
+
     /// Another version of the fold, a log that differs at the snapshot's position, damaged bytes:
     /// each time the projector folds from the first event instead, and the tables stay right.
     @Test func aSnapshotThatDoesNotFitIsPassedOver() async throws {

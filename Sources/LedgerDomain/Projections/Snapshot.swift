@@ -73,8 +73,23 @@ public struct SnapshotReader: Sendable {
     private var transactions: [([String], [TransactionView])] = []
     private var subscriptions: [([String], [SubscriptionView])] = []
     private var users: [([String], [UserView])] = []
+    /// When set, the views go into tables that spill (``Projections/spillViews(to:memory:pageSize:)``)
+    /// part by part as they come, in order, instead of being held until ``finish(tracksChanges:)``.
+    private let spill: Spill?
 
-    public init() {}
+    private struct Spill: Sendable {
+        let store: any SpillStore
+        let memory: Int
+        let pageSize: Int
+    }
+
+    public init() { spill = nil }
+
+    /// A reader whose state keeps to `memory` bytes of views, spilling the rest to `store`: the
+    /// snapshot is never held whole (a reader without a limit holds every view until it finishes).
+    public init(spillingTo store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize) {
+        spill = Spill(store: store, memory: memory, pageSize: pageSize)
+    }
 
     /// One part's contents, decoded.
     public struct DecodedPart: Sendable {
@@ -123,9 +138,30 @@ public struct SnapshotReader: Sendable {
         if case .rest(let rest) = part.contents {
             guard state == nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a second first part")) }
             state = rest
+            if let spill {
+                // The views the first part held go first into the tables that spill.
+                var s = rest
+                (s.orders, s.transactions, s.subscriptions, s.users) = (ViewTable(), ViewTable(), ViewTable(), ViewTable())
+                s.spillViews(to: spill.store, memory: spill.memory, pageSize: spill.pageSize)
+                try Self.add(Array(rest.orders.keys), Array(rest.orders.values), to: &s.orders)
+                try Self.add(Array(rest.transactions.keys), Array(rest.transactions.values), to: &s.transactions)
+                try Self.add(Array(rest.subscriptions.keys), Array(rest.subscriptions.values), to: &s.subscriptions)
+                try Self.add(Array(rest.users.keys), Array(rest.users.values), to: &s.users)
+                state = s
+            }
             return
         }
         guard state != nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "views before the first part")) }
+        if spill != nil {
+            switch part.contents {
+            case .rest: preconditionFailure("added above")
+            case .orders(let k, let v): try Self.add(k, v, to: &state!.orders)
+            case .transactions(let k, let v): try Self.add(k, v, to: &state!.transactions)
+            case .subscriptions(let k, let v): try Self.add(k, v, to: &state!.subscriptions)
+            case .users(let k, let v): try Self.add(k, v, to: &state!.users)
+            }
+            return
+        }
         switch part.contents {
         case .rest: preconditionFailure("added above")
         case .orders(let k, let v): orders.append((k, v))
@@ -140,6 +176,12 @@ public struct SnapshotReader: Sendable {
     /// one after the other, on one thread, this was the longest part of a projector's start.
     public mutating func finish(tracksChanges: Bool = false) throws -> Projections {
         guard var s = state else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no first part")) }
+        if spill != nil {
+            // Put together part by part already.
+            state = nil
+            s.tracksChanges = tracksChanges
+            return s
+        }
         // Moved out of the reader and the state, so that each run has one owner and is freed once used.
         let orderRuns = Mutex(Self.runs(&s.orders, &orders)), transactionRuns = Mutex(Self.runs(&s.transactions, &transactions))
         let subscriptionRuns = Mutex(Self.runs(&s.subscriptions, &subscriptions)), userRuns = Mutex(Self.runs(&s.users, &users))
@@ -171,6 +213,13 @@ public struct SnapshotReader: Sendable {
         (s.orders, s.transactions, s.subscriptions, s.users) = (orders, transactions, subscriptions, users)
         s.tracksChanges = tracksChanges
         return s
+    }
+
+    /// Adds a run of views to a table that spills; a key it has already is refused by name.
+    private static func add<V>(_ keys: [String], _ views: [V], to table: inout ViewTable<V>) throws {
+        for (key, view) in zip(keys, views) where !table.add(key, view) {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(key) twice"))
+        }
     }
 
     /// A table's runs, taken out of `table` (any views the first part held, first) and `runs`.

@@ -127,4 +127,39 @@ struct SpilledFoldTests {
         let sim = Simulator(users: 80, days: 30, seed: 7, faults: try FaultSpec.parse("all=0.05"))
         try Self.checkSpilled(sim.facts, "simulated")
     }
+
+    /// A snapshot read into tables that spill, part by part, then folded on, is the fold of the
+    /// whole in memory, wherever the log is cut.
+    @Test func aSnapshotReadIntoSpillingTablesResumesTheSame() throws {
+        let history = Simulator(users: 80, days: 30, seed: 13, faults: try FaultSpec.parse("all=0.05")).facts
+        var whole = Projections()
+        SnapshotTests.fold(history[...], into: &whole, from: 0)
+        let expected = try whole.snapshot()
+        for k in 1...4 {
+            let cut = history.count * k / 4
+            var head = Projections()
+            SnapshotTests.fold(history[..<cut], into: &head, from: 0)
+            let store = MemorySpillStore()
+            var reader = SnapshotReader(spillingTo: store, memory: 20_000, pageSize: 8)
+            try head.writeSnapshot(partBytes: 300) { try reader.add($0) }
+            var resumed = try reader.finish()
+            #expect(resumed.spilledViews > 0 && store.count > 0, "cut at \(cut)")
+            #expect(try resumed.snapshot() == head.snapshot(), "cut at \(cut): the snapshot read back differs")
+            SnapshotTests.fold(history[cut...], into: &resumed, from: cut)
+            #expect(try resumed.snapshot() == expected, "cut at \(cut): state differs")
+        }
+    }
+
+    @Test func aSnapshotWithAViewTwiceIsRefusedBySpillingReaders() throws {
+        var p = Projections()
+        SnapshotTests.fold(Scenarios.all[0].facts[...], into: &p, from: 0)
+        var parts: [[UInt8]] = []
+        try p.writeSnapshot(partBytes: 200) { parts.append($0) }
+        let views = try #require(parts.dropFirst().first)
+        var reader = SnapshotReader(spillingTo: MemorySpillStore(), memory: 1, pageSize: 4)
+        #expect(throws: DecodingError.self) {
+            for part in parts { try reader.add(part) }
+            try reader.add(views)
+        }
+    }
 }
