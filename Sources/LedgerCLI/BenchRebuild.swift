@@ -218,6 +218,7 @@ struct BenchProject: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var log: BenchLogOptions
+    @OptionGroup var foldMemory: FoldMemoryOptions
 
     func run() async throws {
         try await runReportingErrors {
@@ -234,7 +235,8 @@ struct BenchProject: AsyncParsableCommand {
 
             func start(_ snapshotEvery: Int64) async throws -> (seconds: Double, peak: Int64, stderr: String) {
                 let t0 = ContinuousClock.now
-                let (child, peak) = try await PeakMemory.runMeasured(["project", "--snapshot-every", "\(snapshotEvery)", "--database-url", url, "--schema", schema])
+                let (child, peak) = try await PeakMemory.runMeasured(["project", "--snapshot-every", "\(snapshotEvery)", "--database-url", url, "--schema", schema]
+                                                                     + foldMemory.arguments)
                 guard child.status == 0 else { throw ValidationError("the projector failed (exit \(child.status)): \(child.stderr)") }
                 return ((ContinuousClock.now - t0).seconds, peak ?? 0, child.stderr)
             }
@@ -251,7 +253,7 @@ struct BenchProject: AsyncParsableCommand {
             func row(_ what: String, _ r: (seconds: Double, peak: Int64, stderr: String)) -> [String] {
                 [what, String(format: "%.1f s, peak RSS %@ MiB", r.seconds, grouped(r.peak / 1_048_576)), copy, String(format: "%.2fx the time", r.seconds / copySeconds)]
             }
-            print("ledger bench project: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed)")
+            print("ledger bench project: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
             print(textTable(["measure", "ledger (child process)", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 row("projector start, folding the log from the first event", scratch),
                 row("  the same, then writing a snapshot", writing),

@@ -52,7 +52,7 @@ enum SnapshotStore {
                 // fetches the next, at most four handed over and not yet put together.
                 let digests = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 ORDER BY part", [.int8(at)])
                 guard digests.count == parts else { throw SnapshotDamaged() }
-                let decoding = PartDecoder(try memory.snapshotReader())
+                let decoding = PartDecoder(try memory.snapshotReader(), limited: memory.limit != nil)
                 var total = 0
                 for part in 0..<parts {
                     decoding.room.wait()
@@ -89,11 +89,15 @@ enum SnapshotStore {
         }
 
         private let merging = DispatchQueue(label: "ledger-snapshot-merge")
-        /// Parts handed over and not put together yet (each at most 16 MiB, with its views).
-        let room = DispatchSemaphore(value: 4)
+        /// Parts handed over and not put together yet (each at most 16 MiB, with its views): four,
+        /// or two when the reader keeps to a memory limit (parts in flight were most of the peak).
+        let room: DispatchSemaphore
         private let state: Mutex<(reader: SnapshotReader, error: (any Error)?)>
 
-        init(_ reader: SnapshotReader) { state = Mutex((reader, nil)) }
+        init(_ reader: SnapshotReader, limited: Bool) {
+            state = Mutex((reader, nil))
+            room = DispatchSemaphore(value: limited ? 2 : 4)
+        }
 
         func add(_ bytes: [UInt8], digest: [UInt8]) {
             let slot = Slot()
