@@ -8,7 +8,7 @@ import LedgerDomain
 import LedgerLog
 import Synchronization
 
-/// How much memory a fold from the first fact (an audit, a rebuild) keeps its views in. Beyond it
+/// How much memory a fold (an audit's, a rebuild's, a projector's) keeps its views in. Beyond it
 /// the oldest views are spilled to a temporary file and read back when a later fact needs them
 /// (see ``ViewTable``): the results are the same, the fold takes longer, and the memory it needs
 /// stops growing with the views. What stays in memory for each view is twenty to thirty bytes, so a
