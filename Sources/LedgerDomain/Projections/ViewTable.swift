@@ -24,7 +24,7 @@ import Synchronization
 /// **Spilling.** A table told to ``spill(to:pageSize:residentPages:recallCapacity:)`` keeps only
 /// its newest pages in memory. When a page more than that fills, the oldest one is written to a
 /// ``SpillStore`` (each view with its key) and freed: what stays of a spilled view in memory is
-/// its index slot and where its bytes lie, about twenty bytes whatever its size. A spilled view
+/// its index slot and where its bytes lie, twenty to thirty bytes whatever its size. A spilled view
 /// that is changed is read back into a small cache of recalled views; when the cache is full its
 /// changed views are appended to the store again and it starts empty. Views tend to be busy just
 /// after they first appear (an order is paid, bound and granted within minutes), so the oldest
