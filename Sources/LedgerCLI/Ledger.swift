@@ -21,7 +21,7 @@ struct Ledger: AsyncParsableCommand {
             nothing written; 64 usage; 65 invalid input, nothing written; 69 database unavailable;
             70 other database or internal error; 75 another projector or rebuild holds the read models
             (try again later); 78 configuration (no server binaries, edited migration,
-            schema not migrated).
+            schema not migrated, no spill file can be made in the spill directory).
             """,
         subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Seal.self, AnchorCommand.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, ImportCommand.self, RevenueCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self, Serve.self]
     )
@@ -106,7 +106,8 @@ struct FoldMemoryOptions: ParsableArguments {
                 return automatic
             }
             guard let memory = FoldMemory(parsing: text, directory: directory) else {
-                throw ValidationError("--fold-memory '\(text)' is not a size such as 256MiB, 2GiB or 1000000 (bytes), or 'none'")
+                let source = foldMemory != nil ? "--fold-memory" : "LEDGER_FOLD_MEMORY"
+                throw ValidationError("\(source) '\(text)' is not a size such as 256MiB, 2GiB or 1000000 (bytes), or 'none'")
             }
             return memory
         }
@@ -308,6 +309,7 @@ extension Exit {
         .migration: (configuration, nil),
         .schemaNotMigrated: (configuration, "the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)"),
         .embeddedServer: (configuration, nil),
+        .spillFile: (configuration, "name a writable directory with --spill-directory (or TMPDIR)"),
     ]
 }
 

@@ -210,6 +210,23 @@ struct CLITests {
         }
     }
 
+    /// A fold that may not make its spill file says where it tried and what to do (exit 78); a
+    /// limit that is not a size is a usage error that names where it came from.
+    @Test func foldMemoryProblemsAreNamed() async throws {
+        try await TestDatabase.withSchema("clifoldmemory") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try await cli.run(["migrate"]).status == 0)
+            let r = try await cli.run(["audit", "--fold-memory", "1MiB", "--spill-directory", "/nonexistent-spill-dir", "-o", "/dev/null"])
+            #expect(r.status == 78)
+            #expect(r.stderr.contains("cannot make a spill file in /nonexistent-spill-dir") && r.stderr.contains("--spill-directory"), "\(r.stderr)")
+            let bad = try await cli.run(["audit"], environment: ["LEDGER_FOLD_MEMORY": "lots"])
+            #expect(bad.status == 64)
+            #expect(bad.stderr.contains("LEDGER_FOLD_MEMORY 'lots' is not a size"), "\(bad.stderr)")
+            let ok = try await cli.run(["audit", "--fold-memory", "1KiB", "--format", "json"])
+            #expect(ok.status == 0)
+        }
+    }
+
     @Test func usageErrors() async throws {
         let cli = CLI(url: "unused", schema: "ledger")
         #expect(try await cli.run(["read", "--limit", "0"]).status == 64)
