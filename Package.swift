@@ -40,6 +40,8 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // glibc's allocator settings: a fold that spills returns big freed buffers to the system.
+        .systemLibrary(name: "CMalloc"),
         // The one module that talks to libpq.
         .target(
             name: "LedgerPostgres",
@@ -72,7 +74,7 @@ let package = Package(
         // The read models over the log: projector, rebuild, fact scan, audit run, and their migrations.
         .target(
             name: "LedgerProjection",
-            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerPostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerPostgres", "CMalloc", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Migrations")],
             swiftSettings: strict
         ),
