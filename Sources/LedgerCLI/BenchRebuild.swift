@@ -68,7 +68,8 @@ struct BenchRebuild: AsyncParsableCommand {
 
             print("ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
             if let spill = report["spill"], let views = spill["views"]?.intValue, let bytes = spill["bytes"]?.intValue, let reads = spill["reads"]?.intValue {
-                print("the fold kept to its memory: \(grouped(views)) views spilled to a temporary file (\(bytes >> 20) MiB written, \(grouped(reads)) reads back)")
+                let spilled = SpillReport(views: Int(views), bytes: bytes, reads: Int(reads), failure: spill["failure"]?.stringValue)
+                print("the fold kept to its memory: \(spilled)")
             }
             print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
                 ["pure fold (\(grouped(Int64(fold.position))) typed facts in memory)", "\(grouped(Int64(foldRate))) ev/s",

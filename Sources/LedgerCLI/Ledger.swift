@@ -87,7 +87,8 @@ enum Diagnostics {
     static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 }
 
-/// How much memory a fold from the first fact keeps its views in (`audit`, `rebuild`).
+/// How much memory a fold keeps its views in (`audit`, `rebuild`, `project`, `serve`, and the
+/// benchmarks, which pass it on to the command they measure).
 struct FoldMemoryOptions: ParsableArguments {
     @Option(name: .customLong("fold-memory"), help: ArgumentHelp(
         "Memory for the fold's views, e.g. 256MiB or 2GiB; beyond it the oldest views spill to a temporary file and are read back when needed (same results, slower). 'none': no limit.",

@@ -44,15 +44,15 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The machine's memory, or the control group's limit (v2 `memory.max`, v1
-    /// `memory.limit_in_bytes`) when it is lower.
-    static var availableMemory: Int? {
+    /// `memory.limit_in_bytes`) when it is lower: read once, for every fold of the process.
+    static let availableMemory: Int? = {
         let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
         let physical = pages > 0 && size > 0 ? pages * size : nil
         let limits = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"].compactMap { path in
             (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         return ([physical].compactMap { $0 } + limits.filter { $0 > 0 }).min()
-    }
+    }()
 
     /// A size such as `256MiB`, `2GiB`, `512MB` or a number of bytes; `none` for no limit. Units
     /// are binary whichever way they are spelled (`MB` is 1,048,576 bytes, as in PostgreSQL's
@@ -99,6 +99,10 @@ public struct SpillReport: Sendable, Hashable, Codable, CustomStringConvertible 
     public var reads: Int
     /// Why the spill file could not be written, if it could not (the views went on in memory).
     public var failure: String?
+
+    public init(views: Int, bytes: Int64, reads: Int, failure: String? = nil) {
+        (self.views, self.bytes, self.reads, self.failure) = (views, bytes, reads, failure)
+    }
 
     init?(_ state: Projections, _ file: SpillFile?) {
         guard let file, state.spilledViews > 0 else { return nil }

@@ -110,6 +110,6 @@ struct FoldMemoryTests {
         #expect(FoldMemory(parsing: "256MiB")?.description == "256 MiB" && FoldMemory.unlimited.description == "no limit")
         #expect(FoldMemory(parsing: "2GiB")?.description == "2 GiB" && FoldMemory(parsing: "1500000000")?.description == "1430 MiB")
         #expect(FoldMemory(parsing: "1000")?.description == "1000 bytes")
-        #expect(FoldMemory.automatic.limit.map { $0 > 0 } ?? true)
+        #expect((FoldMemory.automatic.limit ?? 0) > 0)
     }
 }

@@ -110,7 +110,7 @@ public struct Projections: Sendable {
 
     /// `key`: from ``txKey(_:_:_:)``.
     mutating func updateTransaction(_ key: String, _ p: Int64, _ body: (inout TransactionView) -> Void) {
-        let id = shared.ids.isEmpty ? key : shared.ids[key] ?? key
+        let id = storeTransactionId(key: key)
         transactions.modify(key, default: TransactionView(transactionId: id, key: key)) { Self.touch(&$0, p, body) }
         if tracksChanges { changes.transactions.insert(key) }
     }

@@ -66,7 +66,10 @@ public struct ViewTable<Value: Sendable>: Sendable {
     public var keys: [String] {
         var all: [String] = []
         all.reserveCapacity(count)
-        for p in pages.indices { all.append(contentsOf: page(p).keys) }
+        for p in pages.indices {
+            let page = page(p)
+            all.append(contentsOf: page.keys[page.keysFrom..<(page.keysFrom + page.values.count)])
+        }
         return all
     }
 
@@ -104,7 +107,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     struct PageIterator {
         let table: ViewTable
         var p = 0, i = 0
-        var current: (keys: [String], values: [Value]) = ([], [])
+        var current: Page = ([], 0, [])
         /// Page `p`, being read back.
         var ahead: PageReader?
 
@@ -120,13 +123,13 @@ public struct ViewTable<Value: Sendable>: Sendable {
             }
             defer { i += 1 }
             let (keys, j) = (current.keys, i)
-            return try current.values.withUnsafeBufferPointer { try $0.lend(j) { try body(keys[j], $0) } }
+            return try current.values.withUnsafeBufferPointer { try $0.lend(j) { try body(keys[current.keysFrom + j], $0) } }
         }
     }
 
     /// A spilled page read back on a thread of its own.
     final class PageReader: Sendable {
-        private let page = Mutex<(keys: [String], values: [Value])?>(nil)
+        private let page = Mutex<Page?>(nil)
         private let done = DispatchSemaphore(value: 0)
 
         init(_ table: ViewTable, _ p: Int) {
@@ -137,7 +140,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
             }
         }
 
-        func wait() -> (keys: [String], values: [Value]) {
+        func wait() -> Page {
             done.wait()
             return page.withLock { page in defer { page = nil }; return page! }
         }
@@ -319,10 +322,16 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     /// Page `p`'s keys and views: the page itself, or read back from the store.
-    func page(_ p: Int) -> (keys: [String], values: [Value]) {
+    /// A page's views, and their keys: from `keysFrom` on in `keys` (the table's own keys in
+    /// memory, not copied, or those read back with a spilled page).
+    typealias Page = (keys: [String], keysFrom: Int, values: [Value])
+
+    /// Page `p`: the page itself, or read back from the store.
+    func page(_ p: Int) -> Page {
         let first = p << shift
-        guard first < spilledBelow else { return (Array(residentKeys[(first - spilledBelow)..<(first - spilledBelow + pages[p].count)]), pages[p]) }
-        return spill!.page(p, from: p << shift, count: pageSize)
+        guard first < spilledBelow else { return (residentKeys, first - spilledBelow, pages[p]) }
+        let (keys, values) = spill!.page(p, from: first, count: pageSize)
+        return (keys, 0, values)
     }
 
     // MARK: - building
