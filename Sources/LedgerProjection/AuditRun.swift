@@ -39,24 +39,31 @@ public struct AuditRun: Sendable {
     public var spill: SpillReport?
 }
 
+extension DailyActivity {
+    mutating func count(_ type: String) {
+        switch type {
+        case "PaymentVerified", "SubscriptionRenewed": payments += 1
+        case "EntitlementGranted": grants += 1
+        case "Refunded": refunds += 1
+        case "EntitlementRevoked": revocations += 1
+        default: break
+        }
+    }
+}
+
 /// Facts per day, counted beside the fold (on the connection's thread).
 final class DailyCounter: Sendable {
     private let state = Mutex<(days: [Int64: DailyActivity], events: Int64)>(([:], 0))
 
-    func count(_ scanned: ScannedRow) {
-        let micros = scanned.occurredAt.microseconds
-        let dayNumber = micros >= 0 ? micros / 86_400_000_000 : (micros + 1) / 86_400_000_000 - 1
+    func count(_ rows: ScannedRows) {
         state.withLock { s in
-            s.events += 1
-            var d = s.days[dayNumber] ?? DailyActivity(day: String(scanned.occurredAt.iso8601.prefix(10)))
-            switch scanned.type {
-            case "PaymentVerified", "SubscriptionRenewed": d.payments += 1
-            case "EntitlementGranted": d.grants += 1
-            case "Refunded": d.refunds += 1
-            case "EntitlementRevoked": d.revocations += 1
-            default: break
+            s.events += Int64(rows.count)
+            for row in rows.rows {
+                let micros = row.occurredAt.microseconds
+                let dayNumber = micros >= 0 ? micros / 86_400_000_000 : (micros + 1) / 86_400_000_000 - 1
+                // Every day with a fact has its row, counted or not.
+                s.days[dayNumber, default: DailyActivity(day: String(row.occurredAt.iso8601.prefix(10)))].count(row.type)
             }
-            s.days[dayNumber] = d
         }
     }
 
@@ -78,9 +85,9 @@ extension EventStore {
         let daily = DailyCounter()
         let (empty, spillFile) = try memory.emptyState()
         let (fold, verifier) = try await Self.piped(empty, total: target, progress: progress) { add in
-            try await scanFactsVerifyingChain(through: target) { scanned in
-                daily.count(scanned)
-                add(scanned)
+            try await scanFactsVerifyingChain(through: target) { rows in
+                daily.count(rows)
+                add(rows)
             }
         }
         let chain = try await chainReport(verifier, through: target)

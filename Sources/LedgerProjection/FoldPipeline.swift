@@ -91,7 +91,7 @@ final class BatchStage<Element: Sendable>: Sendable {
 final class FoldPipeline: Sendable {
     private let box: FoldBox
     private let folding: BatchStage<ScannedFact>
-    private let decoding: BatchStage<ScannedRow>
+    private let decoding: BatchStage<ScannedRows>
 
     init(_ initial: Projections) {
         let box = FoldBox(initial)
@@ -100,14 +100,15 @@ final class FoldPipeline: Sendable {
         }
         self.box = box
         self.folding = folding
-        self.decoding = BatchStage<ScannedRow>(name: "ledger-decode") { rows in
+        // The reading thread hands over whole batches of rows: each is one element here.
+        self.decoding = BatchStage<ScannedRows>(name: "ledger-decode", batchSize: 1) { batches in
             let shared = SharedStrings()
-            folding.add(batch: rows.map { $0.decoded(shared: shared) })
+            for rows in batches { folding.add(batch: rows.decoded(shared: shared)) }
         }
     }
 
-    /// On the reading thread: queues one row (may wait for room).
-    func add(_ row: ScannedRow) { decoding.add(row) }
+    /// On the reading thread: queues a batch of rows (may wait for room).
+    func add(_ rows: ScannedRows) { decoding.add(rows) }
 
     /// Hands over the last rows and waits (off the caller's thread) until all are folded.
     func finish() async -> Projections {

@@ -76,19 +76,20 @@ extension EventStore {
         }.0
     }
 
-    /// The fold of what `scan` reads: `scan` hands each row to the function it is given (on the
-    /// connection's thread); a thread of its own decodes them and another folds them, in order.
+    /// The fold of what `scan` reads: `scan` hands each batch of rows to the function it is given
+    /// (on the connection's thread); a thread of its own decodes them and another folds them, in order.
     /// `total` is for progress. The pipeline is finished whether the scan succeeds or throws.
     static func piped<R>(_ initial: Projections, total: Int64, progress: FoldProgress?,
-                         _ scan: (_ add: @escaping @Sendable (ScannedRow) -> Void) async throws -> R) async throws -> (Projections, R) {
+                         _ scan: (_ add: @escaping @Sendable (ScannedRows) -> Void) async throws -> R) async throws -> (Projections, R) {
         let counter = Atomic<Int64>(0)
         let pipeline = FoldPipeline(initial)
         let scanned: R
         do {
-            scanned = try await scan { fact in
-                pipeline.add(fact)
-                let n = counter.add(1, ordering: .relaxed).newValue
-                if n & 0x3FFF == 0 { progress?(n, total) }
+            scanned = try await scan { rows in
+                pipeline.add(rows)
+                let n = counter.add(Int64(rows.count), ordering: .relaxed).newValue
+                // Progress about every 16,384 rows.
+                if n >> 14 != (n - Int64(rows.count)) >> 14 { progress?(n, total) }
             }
         } catch {
             _ = await pipeline.finish()

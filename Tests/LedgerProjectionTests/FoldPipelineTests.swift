@@ -32,6 +32,40 @@ struct FoldPipelineTests {
         }
     }
 
+    /// Rows gathered into batches come out whole and in order: a batch ends at its row or byte
+    /// limit, each row's payload is its own bytes, and the last rows come with the final flush.
+    @Test func rowsAreBatchedWholeAndInOrder() throws {
+        final class Batches { var all: [ScannedRows] = [] }
+        let batches = Batches()
+        var batcher = RowBatcher { batches.all.append($0) }
+        let count = 5_000
+        func payload(_ i: Int) -> [UInt8] {
+            // Short and long payloads, so that either limit ends a batch.
+            let length = i < 3_000 ? 20 : 2_000
+            return Array("{\"n\":\(i),\"pad\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: length) + Array("\"}".utf8)
+        }
+        for i in 0..<count {
+            try payload(i).withUnsafeBytes { bytes in
+                try batcher.append(position: Int64(i + 1), type: "OrderCreated", schemaVersion: 1,
+                                   occurredAt: Timestamp(microsecondsSince1970: Int64(i)), payload: bytes)
+            }
+        }
+        #expect(batches.all.allSatisfy { $0.isFull })
+        try batcher.flush()
+        try batcher.flush()  // nothing gathered: nothing handed over
+        #expect(batches.all.dropLast().allSatisfy { $0.count == ScannedRows.rowLimit || $0.bytes.count >= ScannedRows.byteLimit })
+        #expect(batches.all.contains { $0.count < ScannedRows.rowLimit && $0.bytes.count >= ScannedRows.byteLimit })
+        var next = 0
+        for batch in batches.all {
+            for row in batch.rows {
+                #expect(row.position == Int64(next + 1))
+                #expect(Array(batch.bytes[row.payload]) == payload(next))
+                next += 1
+            }
+        }
+        #expect(next == count)
+    }
+
     /// Every read model's rows, in key order.
     static func rows(_ p: Projections) -> [UInt8] {
         var w = RowWriter()
