@@ -96,7 +96,8 @@ final class FoldPipeline: Sendable {
     init(_ initial: Projections) {
         let box = FoldBox(initial)
         let folding = BatchStage<ScannedFact>(name: "ledger-fold") { batch in
-            box.state.withLock { p in for f in batch { p.apply(f) } }
+            // Each fact read where it lies: iterating the array copied every fact out of it.
+            box.state.withLock { p in batch.withUnsafeBufferPointer { facts in for i in facts.indices { p.apply(facts[i]) } } }
         }
         self.box = box
         self.folding = folding

@@ -42,10 +42,19 @@ public enum FactCatalogue {
     /// the strings many facts repeat are shared through `shared`, when given.
     public static func decode(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil,
                               shared: SharedStrings? = nil) throws(FactError) -> Fact {
-        let t = try declaration(type: type, schemaVersion: schemaVersion)
+        // Only the decoder: a copy of the whole declaration retained and released each of its
+        // references per fact.
+        guard let decoder = decoders[type], schemaVersion >= 1, schemaVersion <= decoder.version else {
+            _ = try declaration(type: type, schemaVersion: schemaVersion)  // throws the error that names the problem
+            preconditionFailure("a declaration without a decoder")
+        }
         var r = try PayloadReader(json: json, range: range, shared: shared)
-        return try t.decode(&r, schemaVersion)
+        return try decoder.decode(&r, schemaVersion)
     }
+
+    /// Each type's decoder and newest version, by name.
+    private static let decoders: [String: (version: Int32, decode: @Sendable (inout PayloadReader, Int32) throws(FactError) -> Fact)] =
+        byName.mapValues { (version: $0.version, decode: $0.decode) }
 
     static func declaration(type: String, schemaVersion: Int32) throws(FactError) -> AnyFactType {
         guard let t = byName[type] else {

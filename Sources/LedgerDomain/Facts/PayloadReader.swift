@@ -57,7 +57,11 @@ public struct PayloadReader {
         guard tape.root.kind == .object else {
             throw FactError(field: path, message: "must be a JSON object (got \(tape.root.kind.name))")
         }
-        self.init(bytes: bytes, tape: tape.members, object: tape.root, path: path, shared: shared)
+        // Set here rather than through `init(bytes:tape:object:path:shared:)`: delegating made a
+        // reader and then copied it into `self` (a retain and a release of each of its references
+        // per fact read).
+        self.bytes = bytes; self.tape = tape.members; self.first = Int(tape.root.value); self.count = Int(tape.root.count)
+        self.path = path; self.shared = shared
     }
 
     init(bytes: [UInt8], tape: [JSONTape.Member], object: JSONTape.Member, path: String, shared: SharedStrings?) {
