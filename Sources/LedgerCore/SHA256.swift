@@ -9,6 +9,11 @@ public struct SHA256 {
 
     public static func hash(_ bytes: [UInt8]) -> [UInt8] { bytesOf(Crypto.SHA256.hash(data: bytes)) }
 
+    /// `body` given the digest of `bytes` where it lies (no array made for it).
+    public static func withHash<T>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try Crypto.SHA256.hash(data: bytes).withUnsafeBytes(body)
+    }
+
     public static func hash<S: Sequence>(_ data: S) -> [UInt8] where S.Element == UInt8 {
         if let bytes = data as? [UInt8] { return bytesOf(Crypto.SHA256.hash(data: bytes)) }
         return bytesOf(Crypto.SHA256.hash(data: Array(data)))

@@ -58,11 +58,20 @@ final class DailyCounter: Sendable {
     func count(_ rows: ScannedRows) {
         state.withLock { s in
             s.events += Int64(rows.count)
-            for row in rows.rows {
-                let micros = row.occurredAt.microseconds
-                let dayNumber = micros >= 0 ? micros / 86_400_000_000 : (micros + 1) / 86_400_000_000 - 1
-                // Every day with a fact has its row, counted or not.
-                s.days[dayNumber, default: DailyActivity(day: String(row.occurredAt.iso8601.prefix(10)))].count(row.type)
+            rows.rows.withUnsafeBufferPointer { rows in
+                for row in rows {
+                    let micros = row.occurredAt.microseconds
+                    let dayNumber = micros >= 0 ? micros / 86_400_000_000 : (micros + 1) / 86_400_000_000 - 1
+                    // Every day with a fact has its row, counted or not. Looked up first: the
+                    // subscript with a default allocated a closure for it at every fact.
+                    if let i = s.days.index(forKey: dayNumber) {
+                        s.days.values[i].count(row.type)
+                    } else {
+                        var day = DailyActivity(day: String(row.occurredAt.iso8601.prefix(10)))
+                        day.count(row.type)
+                        s.days[dayNumber] = day
+                    }
+                }
             }
         }
     }

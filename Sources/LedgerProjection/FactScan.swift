@@ -210,7 +210,7 @@ struct ChainedFactRowDecoder {
         }
         EventChain.appendField(payloadText, to: &canonical)
         EventChain.appendField(metadata, to: &canonical)
-        verifier.consume(position: position, expected: SHA256.hash(canonical), stored: Array(FactRowDecoder.bytes(raw, f[10])))
+        SHA256.withHash(canonical) { verifier.consume(position: position, expected: $0, stored: FactRowDecoder.bytes(raw, f[10])) }
 
         try rows.append(position: position, type: FactRowDecoder.typeName(FactRowDecoder.bytes(raw, f[4])), schemaVersion: version,
                         occurredAt: Timestamp(microsecondsSince1970: occurred), payload: payloadText)
