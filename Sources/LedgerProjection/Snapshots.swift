@@ -20,8 +20,10 @@ public struct SnapshotInfo: Sendable, Hashable {
 
 enum SnapshotStore {
     /// About the largest part of a snapshot in one row (a view is never split): a reader holds a
-    /// few parts at a time.
-    static let partBytes = 16 << 20
+    /// few parts at a time. A projector started from a 10 M-fact snapshot kept to `--fold-memory
+    /// 32MiB` peaked at 297-304 MiB with parts of 16 MiB and at 193-225 MiB with parts of 4 MiB, in
+    /// the same time; without a limit, 3.9-4.2 s either way.
+    static let partBytes = 4 << 20
 
     /// The latest snapshot at or before `position` that passes every check, read back; nil when
     /// there is none. `skipped` is told about each snapshot passed over, and why. Each part is
@@ -52,7 +54,7 @@ enum SnapshotStore {
                 // fetches the next, at most four handed over and not yet put together.
                 let digests = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 ORDER BY part", [.int8(at)])
                 guard digests.count == parts else { throw SnapshotDamaged() }
-                let decoding = PartDecoder(try memory.snapshotReader(), limited: memory.limit != nil)
+                let decoding = PartDecoder(try memory.snapshotReader())
                 var total = 0
                 for part in 0..<parts {
                     decoding.room.wait()
@@ -89,16 +91,14 @@ enum SnapshotStore {
         }
 
         private let merging = DispatchQueue(label: "ledger-snapshot-merge")
-        /// Parts handed over and not put together yet (each at most 16 MiB, with its views): four,
-        /// or two when the reader keeps to a memory limit. A projector started from a 10 M-fact
-        /// snapshot, kept to 32 MiB, peaked at 464 MiB with four and 347-375 MiB with two; one
-        /// saved little more (354 MiB) and took nearly twice as long.
-        let room: DispatchSemaphore
+        /// Parts handed over and not put together yet (each about ``partBytes``, with its views).
+        /// Kept to 32 MiB, a projector started from a 10 M-fact snapshot in parts of 4 MiB took
+        /// 5.2-5.4 s and peaked at 205-225 MiB with four, 5.5-5.6 s and 193 MiB with two.
+        let room = DispatchSemaphore(value: 4)
         private let state: Mutex<(reader: SnapshotReader, error: (any Error)?)>
 
-        init(_ reader: SnapshotReader, limited: Bool) {
+        init(_ reader: SnapshotReader) {
             state = Mutex((reader, nil))
-            room = DispatchSemaphore(value: limited ? 2 : 4)
         }
 
         func add(_ bytes: [UInt8], digest: [UInt8]) {
