@@ -47,15 +47,19 @@ struct ScannedRows: Sendable {
     private(set) var rows: [Row] = []
     private(set) var bytes: [UInt8] = []
 
-    init() {
-        rows.reserveCapacity(Self.rowLimit)
-        bytes.reserveCapacity(Self.byteLimit + 64 * 1024)
+    /// Room for a sixteenth of a full batch, made when its first row comes; a long scan's batches
+    /// grow from there (four doublings), and a scan of a few rows, as a projector following the
+    /// log makes, takes little more than it needs.
+    private mutating func reserve() {
+        rows.reserveCapacity(Self.rowLimit / 16)
+        bytes.reserveCapacity(Self.byteLimit / 16)
     }
 
     var count: Int { rows.count }
     var isFull: Bool { rows.count >= Self.rowLimit || bytes.count >= Self.byteLimit }
 
     mutating func append(position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, payload: UnsafeRawBufferPointer) {
+        if rows.isEmpty { reserve() }
         let start = bytes.count
         bytes.append(contentsOf: payload)
         rows.append(Row(position: position, type: type, schemaVersion: schemaVersion, occurredAt: occurredAt, payload: start..<bytes.count))
