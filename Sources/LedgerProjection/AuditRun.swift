@@ -92,7 +92,9 @@ extension EventStore {
                       progress: FoldProgress? = nil) async throws -> AuditRun {
         let target = try await checkReached(through)
         let daily = DailyCounter()
-        let (empty, spillFile) = try memory.emptyState()
+        var (empty, spillFile) = try memory.emptyState()
+        // No finding names the facts behind a user: their positions are not kept.
+        empty.keepsUserPositions = false
         let (fold, verifier) = try await Self.piped(empty, total: target, progress: progress) { add in
             try await scanFactsVerifyingChain(through: target) { rows in
                 daily.count(rows)

@@ -136,6 +136,7 @@ extension Projections {
     }
 
     func userRow(_ u: UserView, into w: inout RowWriter) {
+        precondition(keepsUserPositions, "a fold without users' positions (an audit's) has no read models")
         w.field(u.userId); w.field(u.coinsCredited); w.field(u.coinsSpent); w.field(u.coinsClawedBack); w.field(u.coinBalance)
         w.field(u.negativeSince); w.texts(u.ownedFeatures); w.field(u.positions.last ?? 0); w.positions(u.positions)
         w.endRow()

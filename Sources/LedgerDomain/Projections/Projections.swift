@@ -33,6 +33,11 @@ public struct Projections: Sendable {
 
     /// When set, the keys of every view changed since ``takeChanges()``.
     public var tracksChanges = false
+    /// When false (an audit), a user's view does not keep the positions of the facts behind it:
+    /// the read models show them, no finding names them, and a user's list grows with every fact
+    /// about them (the only part of the state that grows with the log rather than with its orders,
+    /// transactions and users). Such a state is never written as a snapshot or as read models.
+    public var keepsUserPositions = true
     public internal(set) var changes = Changes()
 
     /// Keys of the views changed since ``takeChanges()``. (Anomalies are append-only: a writer
@@ -122,7 +127,11 @@ public struct Projections: Sendable {
     }
 
     mutating func updateUser(_ id: String, _ p: Int64, _ body: (inout UserView) -> Void) {
-        users.modify(id, default: UserView(userId: id)) { Self.touch(&$0, p, body) }
+        if keepsUserPositions {
+            users.modify(id, default: UserView(userId: id)) { Self.touch(&$0, p, body) }
+        } else {
+            users.modify(id, default: UserView(userId: id), body)
+        }
         if tracksChanges { changes.users.insert(id) }
     }
 

@@ -35,6 +35,7 @@ extension Projections {
     /// holds the whole snapshot. The first part holds everything but the views (a ``snapshot()``
     /// of the rest); each other part, a run of views of one kind. Equal states give equal parts.
     public func writeSnapshot(partBytes: Int, _ emit: ([UInt8]) throws -> Void) throws {
+        precondition(keepsUserPositions, "a fold without users' positions (an audit's) is not a projector's state")
         var rest = self
         rest.orders = ViewTable()
         rest.transactions = ViewTable()

@@ -27,6 +27,28 @@ struct SimulatorTests {
         }
     }
 
+    /// An audit's fold keeps no user's positions (no finding names them): on a simulated history
+    /// with every fault, it finds the same, and its users differ from the full fold's by their
+    /// positions only.
+    @Test func anAuditsFoldWithoutUsersPositionsFindsTheSame() {
+        let sim = Simulator(users: 60, days: 20, seed: 9, faults: Self.spec("all=0.05"))
+        let kept = Self.fold(sim)
+        var lean = Projections()
+        lean.keepsUserPositions = false
+        for (i, f) in sim.facts.enumerated() { lean.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
+        let findings = Audit.run(kept, options: AuditOptions())
+        #expect(!findings.isEmpty)
+        #expect(Audit.run(lean, options: AuditOptions()) == findings)
+        #expect(Audit.verifiedPurchases(lean).byChannel == Audit.verifiedPurchases(kept).byChannel)
+        #expect(Audit.policyGrants(lean) == Audit.policyGrants(kept))
+        #expect(lean.users.count == kept.users.count && kept.users.contains { !$0.1.positions.isEmpty })
+        for (id, user) in kept.users {
+            var withoutPositions = user
+            withoutPositions.positions = PositionList()
+            #expect(lean.users[id] == withoutPositions, "user \(id)")
+        }
+    }
+
     @Test func deterministicPerSeed() {
         let a = Simulator(users: 60, days: 30, seed: 42, faults: Self.spec("all=0.03"))
         let b = Simulator(users: 60, days: 30, seed: 42, faults: Self.spec("all=0.03"))
