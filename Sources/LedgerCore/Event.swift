@@ -135,8 +135,30 @@ public struct RecordedEvent: Hashable, Sendable {
 }
 
 extension UUID {
-    /// The canonical lowercase form, as PostgreSQL prints a `uuid`.
-    public var lowercased: String { uuidString.lowercased() }
+    /// The canonical lowercase form, as PostgreSQL prints a `uuid` (8-4-4-4-12 hexadecimal digits).
+    /// Written digit by digit: `uuidString` formats with `snprintf`, then `lowercased()` makes a
+    /// second string, which took a tenth of a projector's start from a snapshot (`perf`: views
+    /// whose ids are kept as 16 bytes are spelled out again whenever they are written).
+    public var lowercased: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var j = 0
+                for i in 0..<16 {
+                    if i == 4 || i == 6 || i == 8 || i == 10 {
+                        out[j] = UInt8(ascii: "-")
+                        j += 1
+                    }
+                    out[j] = Self.hexDigit(bytes[i] >> 4)
+                    out[j + 1] = Self.hexDigit(bytes[i] & 0x0F)
+                    j += 2
+                }
+                return j
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
 
     /// The first 16 of `bytes` (a hash of a name: the same name, the same id) with RFC 4122's
     /// `version` (4 bits) and variant bits set.

@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import Testing
 
@@ -12,6 +13,21 @@ struct HexTests {
             let isDigit = (0x30...0x39).contains(c) || (0x41...0x46).contains(c) || (0x61...0x66).contains(c)
             #expect((Hex.digit(c) < 0x10) == isDigit, "\(c)")
         }
+    }
+
+    /// A UUID's lowercase text, spelled digit by digit, is Foundation's text lowercased, for every
+    /// value of every byte in every place.
+    @Test func aUUIDIsSpelledAsFoundationSpellsIt() {
+        var ids = [UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
+        for place in 0..<16 {
+            for value in UInt8.min...UInt8.max {
+                var bytes = [UInt8](repeating: 0x5A, count: 16)
+                bytes[place] = value
+                ids.append(bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) })
+            }
+        }
+        for id in ids { #expect(id.lowercased == id.uuidString.lowercased(), "\(id)") }
+        #expect(UUID(uuidString: "A03BBB47-0000-4000-8000-00000000FFFF")!.lowercased == "a03bbb47-0000-4000-8000-00000000ffff")
     }
 
     @Test func everyByteRoundTrips() {
