@@ -139,7 +139,13 @@ extension UUID {
     /// Written digit by digit: `uuidString` formats with `snprintf`, then `lowercased()` makes a
     /// second string, which took a tenth of a projector's start from a snapshot (`perf`: views
     /// whose ids are kept as 16 bytes are spelled out again whenever they are written).
-    public var lowercased: String {
+    public var lowercased: String { spelled(letters: UInt8(ascii: "a")) }
+
+    /// The uppercase form (`uuidString`'s), spelled the same way.
+    public var uppercased: String { spelled(letters: UInt8(ascii: "A")) }
+
+    /// The 8-4-4-4-12 text, digits above 9 from `letters` on.
+    private func spelled(letters: UInt8) -> String {
         withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { out in
                 var j = 0
@@ -148,8 +154,8 @@ extension UUID {
                         out[j] = UInt8(ascii: "-")
                         j += 1
                     }
-                    out[j] = Self.hexDigit(bytes[i] >> 4)
-                    out[j + 1] = Self.hexDigit(bytes[i] & 0x0F)
+                    out[j] = Self.hexDigit(bytes[i] >> 4, letters)
+                    out[j + 1] = Self.hexDigit(bytes[i] & 0x0F, letters)
                     j += 2
                 }
                 return j
@@ -158,7 +164,7 @@ extension UUID {
     }
 
     @inline(__always)
-    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
+    private static func hexDigit(_ v: UInt8, _ letters: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : letters + v - 10 }
 
     /// The first 16 of `bytes` (a hash of a name: the same name, the same id) with RFC 4122's
     /// `version` (4 bits) and variant bits set.

@@ -15,8 +15,8 @@ struct HexTests {
         }
     }
 
-    /// A UUID's lowercase text, spelled digit by digit, is Foundation's text lowercased, for every
-    /// value of every byte in every place.
+    /// A UUID's text, spelled digit by digit, is Foundation's (`uuidString`, and lowercased), for
+    /// every value of every byte in every place.
     @Test func aUUIDIsSpelledAsFoundationSpellsIt() {
         var ids = [UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
         for place in 0..<16 {
@@ -26,7 +26,7 @@ struct HexTests {
                 ids.append(bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) })
             }
         }
-        for id in ids { #expect(id.lowercased == id.uuidString.lowercased(), "\(id)") }
+        for id in ids { #expect(id.lowercased == id.uuidString.lowercased() && id.uppercased == id.uuidString, "\(id)") }
         #expect(UUID(uuidString: "A03BBB47-0000-4000-8000-00000000FFFF")!.lowercased == "a03bbb47-0000-4000-8000-00000000ffff")
     }
 

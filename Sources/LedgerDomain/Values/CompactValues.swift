@@ -105,7 +105,7 @@ struct CompactText: Hashable, Sendable {
         switch storage {
         case .none: return nil
         case .text(let s): return s
-        case .uuid(let id, let uppercase): return uppercase ? id.uuidString : id.lowercased
+        case .uuid(let id, let uppercase): return uppercase ? id.uppercased : id.lowercased
         }
     }
 }
