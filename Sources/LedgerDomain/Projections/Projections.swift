@@ -35,8 +35,8 @@ public struct Projections: Sendable {
     public var tracksChanges = false
     /// When false (an audit), a user's view does not keep the positions of the facts behind it:
     /// the read models show them, no finding names them, and a user's list grows with every fact
-    /// about them (the only part of the state that grows with the log rather than with its orders,
-    /// transactions and users). Such a state is never written as a snapshot or as read models.
+    /// about them, for as long as the log runs (an order's or a transaction's stops growing when it
+    /// is settled). Such a state is never written as a snapshot or as read models.
     public var keepsUserPositions = true
     public internal(set) var changes = Changes()
 
