@@ -136,6 +136,15 @@ struct ProjectorSnapshotTests {
             }
             #expect(read?.info == written)
             #expect(try read?.state.snapshot() == state.snapshot())
+            // Kept to a tiny memory: the parts go into tables that spill as they come, several
+            // parts of each kind in their order.
+            let limited = try await conn.withIsolation { conn in
+                try SnapshotStore.latest(atOrBefore: Int64(Self.history.count), schema: schema, memory: FoldMemoryTests.tiny,
+                                         skipped: { _, _ in }, on: conn)
+            }
+            #expect(limited?.info == written)
+            #expect((limited?.state.spilledViews ?? 0) > 0)
+            #expect(try limited?.state.snapshot() == state.snapshot())
         }
     }
 
