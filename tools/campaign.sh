@@ -43,8 +43,13 @@ export LEDGER_HOME="$work/cluster"
 unset LEDGER_DATABASE_URL LEDGER_WRITER_DATABASE_URL LEDGER_READER_DATABASE_URL
 export LEDGER_SCHEMA=campaign
 tail_pid=""
+pids=()
+# A batch not acknowledged, or a server not started again, after this many seconds is stuck: the
+# campaign says where and stops, rather than hang until the test's time limit kills it silently.
+stuck_after="${CAMPAIGN_STUCK_AFTER:-90}"
 cleanup() {
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
+  for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
   "$ledger" db stop >/dev/null 2>&1 || true
   if [ -n "${CAMPAIGN_KEEP:-}" ]; then echo "campaign: kept $work" >&2; else rm -rf "$work"; fi
 }
@@ -77,13 +82,19 @@ PY
 # A writer: its batches in order, each retried until `ledger append` exits 0. Every line an
 # appender printed counts as acknowledged, even if the appender was killed afterwards.
 writer() {
-  local c=$1 w=$2 b attempt
+  local c=$1 w=$2 b attempt started
   for ((b = 0; b < batches; b++)); do
     attempt=0
+    started=$SECONDS
     while :; do
       attempt=$((attempt + 1))
       if "$ledger" append --allow-unknown-types --file "$work/batch-$c-$w-$b.jsonl" \
           >> "$work/ack-$c-$w-$b.$attempt.jsonl" 2>> "$work/writer-$c-$w.err"; then break; fi
+      if (( SECONDS - started > stuck_after )); then
+        log "stuck: writer $w of cycle $((c + 1)), batch $b, not acknowledged after $attempt attempts in $((SECONDS - started)) s; its last errors:"
+        tail -n 20 "$work/writer-$c-$w.err" >&2 || true
+        return 1
+      fi
       sleep 0.2
     done
   done
@@ -114,8 +125,16 @@ for ((c = 0; c < cycles; c++)); do
     server_kills=$((server_kills + 1))
     for _ in $(seq 1 100); do alive=0; for v in $victims; do kill -0 "$v" 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; sleep 0.1; done
   fi
-  until "$ledger" db start >/dev/null 2>>"$work/restart.log"; do sleep 0.5; done
-  for p in "${pids[@]}"; do wait "$p"; done
+  started=$SECONDS
+  until "$ledger" db start >/dev/null 2>>"$work/restart.log"; do
+    if (( SECONDS - started > stuck_after )); then
+      log "stuck: the server does not start again after $((SECONDS - started)) s; the last lines of its restarts:"
+      tail -n 20 "$work/restart.log" >&2 || true
+      exit 1
+    fi
+    sleep 0.5
+  done
+  for p in "${pids[@]}"; do wait "$p" || { log "a writer of cycle $((c + 1)) is stuck (above)"; exit 1; }; done
   log "cycle $((c + 1))/$cycles done"
 done
 
