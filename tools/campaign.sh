@@ -15,6 +15,8 @@
 # Usage: tools/campaign.sh [--short | --long] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
 #   --short  3 cycles, 3 writers, 4 batches of 5 per writer per cycle (run by the test suite)
 #   --long   40 cycles, 6 writers, 10 batches of 20 (by hand; a few minutes)
+# CAMPAIGN_STUCK_AFTER=S (default 90): a batch not acknowledged, or a server not started again, after
+# S seconds stops the campaign with the last errors (exit 1). CAMPAIGN_KEEP=1 keeps its directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
