@@ -15,7 +15,7 @@
 # Usage: tools/campaign.sh [--short | --long] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
 #   --short  3 cycles, 3 writers, 4 batches of 5 per writer per cycle (run by the test suite)
 #   --long   40 cycles, 6 writers, 10 batches of 20 (by hand; a few minutes)
-# CAMPAIGN_STUCK_AFTER=S (default 90): a batch not acknowledged, or a server not started again, after
+# CAMPAIGN_STUCK_AFTER=S (default 120): a batch not acknowledged, or a server not started again, after
 # S seconds stops the campaign with the last errors (exit 1). CAMPAIGN_KEEP=1 keeps its directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +48,7 @@ tail_pid=""
 pids=()
 # A batch not acknowledged, or a server not started again, after this many seconds is stuck: the
 # campaign says where and stops, rather than hang until the test's time limit kills it silently.
-stuck_after="${CAMPAIGN_STUCK_AFTER:-90}"
+stuck_after="${CAMPAIGN_STUCK_AFTER:-120}"
 cleanup() {
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
   for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
