@@ -49,6 +49,14 @@ pids=()
 # A batch not acknowledged, or a server not started again, after this many seconds is stuck: the
 # campaign says where and stops, rather than hang until the test's time limit kills it silently.
 stuck_after="${CAMPAIGN_STUCK_AFTER:-120}"
+# True, after saying what is stuck and the last lines of `file`, once `started` (in $SECONDS) is
+# more than stuck_after seconds ago.
+stuck() {
+  local started=$1 what=$2 file=$3
+  (( SECONDS - started > stuck_after )) || return 1
+  log "stuck: $what after $((SECONDS - started)) s; the last lines of $(basename "$file"):"
+  tail -n 20 "$file" >&2 || true
+}
 cleanup() {
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
   for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
@@ -92,9 +100,7 @@ writer() {
       attempt=$((attempt + 1))
       if "$ledger" append --allow-unknown-types --file "$work/batch-$c-$w-$b.jsonl" \
           >> "$work/ack-$c-$w-$b.$attempt.jsonl" 2>> "$work/writer-$c-$w.err"; then break; fi
-      if (( SECONDS - started > stuck_after )); then
-        log "stuck: writer $w of cycle $((c + 1)), batch $b, not acknowledged after $attempt attempts in $((SECONDS - started)) s; its last errors:"
-        tail -n 20 "$work/writer-$c-$w.err" >&2 || true
+      if stuck "$started" "writer $w of cycle $((c + 1)), batch $b, not acknowledged in $attempt attempts" "$work/writer-$c-$w.err"; then
         return 1
       fi
       sleep 0.2
@@ -129,11 +135,7 @@ for ((c = 0; c < cycles; c++)); do
   fi
   started=$SECONDS
   until "$ledger" db start >/dev/null 2>>"$work/restart.log"; do
-    if (( SECONDS - started > stuck_after )); then
-      log "stuck: the server does not start again after $((SECONDS - started)) s; the last lines of its restarts:"
-      tail -n 20 "$work/restart.log" >&2 || true
-      exit 1
-    fi
+    if stuck "$started" "the server does not start again" "$work/restart.log"; then exit 1; fi
     sleep 0.5
   done
   for p in "${pids[@]}"; do wait "$p" || { log "a writer of cycle $((c + 1)) is stuck (above)"; exit 1; }; done

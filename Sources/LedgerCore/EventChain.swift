@@ -113,7 +113,8 @@ public struct ChainVerifier: Sendable {
     }
 
     /// ``consume(position:expected:stored:)`` with both hashes lent where they lie: no array is
-    /// made or freed per event (two of each were a tenth of the reading thread of an audit).
+    /// made or freed per event (two of each, allocated and freed under `perf` on the reading
+    /// thread of an audit).
     public mutating func consume(position: Int64, expected: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer) {
         if position != lastPosition + 1, firstProblem == nil {
             firstProblem = .gap(expected: lastPosition + 1, found: position)

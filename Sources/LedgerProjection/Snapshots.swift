@@ -21,7 +21,7 @@ public struct SnapshotInfo: Sendable, Hashable {
 enum SnapshotStore {
     /// About the largest part of a snapshot in one row (a view is never split): a reader holds a
     /// few parts at a time. A projector started from a 10 M-fact snapshot kept to `--fold-memory
-    /// 32MiB` peaked at 297-304 MiB with parts of 16 MiB and at 193-225 MiB with parts of 4 MiB, in
+    /// 32MiB` peaked at 297-298 MiB with parts of 16 MiB and at 188-220 MiB with parts of 4 MiB, in
     /// the same time; without a limit, 3.9-4.2 s either way.
     static let partBytes = 4 << 20
 
@@ -93,7 +93,7 @@ enum SnapshotStore {
         private let merging = DispatchQueue(label: "ledger-snapshot-merge")
         /// Parts handed over and not put together yet (each about ``partBytes``, with its views).
         /// Kept to 32 MiB, a projector started from a 10 M-fact snapshot in parts of 4 MiB took
-        /// 5.2-5.4 s and peaked at 205-225 MiB with four, 5.5-5.6 s and 193 MiB with two.
+        /// 5.2-5.4 s and peaked at 200-220 MiB with four, 5.5-5.6 s and 188-189 MiB with two.
         let room = DispatchSemaphore(value: 4)
         private let state: Mutex<(reader: SnapshotReader, error: (any Error)?)>
 
