@@ -406,6 +406,9 @@ public final class BinaryReader {
     /// Whether every byte is read.
     public var isAtEnd: Bool { offset >= buffer.count }
 
+    /// How many bytes of the input are read (where the next value starts).
+    public var bytesRead: Int { offset }
+
     @inlinable public func int() throws -> Int64 { try signed() }
     @inlinable public func bool() throws -> Bool { try byte() != 0 }
 

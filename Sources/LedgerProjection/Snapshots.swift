@@ -96,17 +96,19 @@ enum SnapshotStore {
         /// 5.2-5.4 s and peaked at 200-220 MiB with four, 5.5-5.6 s and 188-189 MiB with two.
         let room = DispatchSemaphore(value: 4)
         private let state: Mutex<(reader: SnapshotReader, error: (any Error)?)>
+        private let keepingBytes: Bool
 
         init(_ reader: SnapshotReader) {
+            keepingBytes = reader.keepsBytes
             state = Mutex((reader, nil))
         }
 
         func add(_ bytes: [UInt8], digest: [UInt8]) {
             let slot = Slot()
-            DispatchQueue.global().async {
+            DispatchQueue.global().async { [keepingBytes] in
                 let result = Result<SnapshotReader.DecodedPart, any Error> {
                     guard SHA256.hash(bytes) == digest else { throw SnapshotDamaged() }
-                    return try SnapshotReader.decode(bytes)
+                    return try SnapshotReader.decode(bytes, keepingBytes: keepingBytes)
                 }
                 slot.result.withLock { $0 = result }
                 slot.done.signal()

@@ -77,6 +77,25 @@ public struct SnapshotReader: Sendable {
     /// When set, the views go into tables that spill (``Projections/spillViews(to:memory:pageSize:)``)
     /// part by part as they come, in order, instead of being held until ``finish(tracksChanges:)``.
     private let spill: Spill?
+    /// For tables that spill: the views read and not yet added, by kind (see ``Held``).
+    private var heldOrders = Held<OrderView>(), heldTransactions = Held<TransactionView>()
+    private var heldSubscriptions = Held<SubscriptionView>(), heldUsers = Held<UserView>()
+
+    /// The newest views read for a table that spills, not added yet: whether they stay in memory
+    /// depends on how many follow. Once more are held than the table keeps in memory, the oldest
+    /// page of them would spill whatever follows, and goes straight to the spill store as the
+    /// bytes the snapshot holds (``ViewTable/addSpilled(keys:bytes:)``): no view of it is encoded
+    /// again. (Encoding every view again for the spill file was a fifth of a limited projector's
+    /// start from a snapshot.) What is held at the end is added as views, and stays in memory.
+    private struct Held<V: BinaryFields & Sendable>: Sendable {
+        var keys: [String] = []
+        var views: [V] = []
+        /// Each view's bytes in its part: its key, then its fields.
+        var bytes: [ArraySlice<UInt8>] = []
+    }
+
+    /// Whether parts for this reader are decoded keeping their bytes (``decode(_:keepingBytes:)``).
+    public var keepsBytes: Bool { spill != nil }
 
     private struct Spill: Sendable {
         let store: any SpillStore
@@ -102,20 +121,26 @@ public struct SnapshotReader: Sendable {
             case users([String], [UserView])
         }
         fileprivate let contents: Contents
+        /// The part's bytes and where each view in it ends (the first starts after the kind's
+        /// byte), when decoded keeping them.
+        fileprivate var bytes: (part: [UInt8], ends: [Int])?
     }
 
-    /// Decodes one part by itself.
-    public static func decode(_ part: [UInt8]) throws -> DecodedPart {
+    /// Decodes one part by itself; `keepingBytes` (for a reader that ``keepsBytes``) keeps the
+    /// part's bytes with it, so that views which spill need not be encoded again.
+    public static func decode(_ part: [UInt8], keepingBytes: Bool = false) throws -> DecodedPart {
         guard let first = part.first, let kind = SnapshotPart(rawValue: first) else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a snapshot part of unknown kind"))
         }
         if kind == .rest { return DecodedPart(contents: .rest(try Projections(snapshot: Array(part.dropFirst())))) }
-        return try BinaryCoding.read(part, from: 1) { r in
+        var ends: [Int] = []
+        var decoded = try BinaryCoding.read(part, from: 1) { r in
             func views<V: BinaryFields>(_: V.Type) throws -> ([String], [V]) {
                 var keys: [String] = [], values: [V] = []
                 while !r.isAtEnd {
                     keys.append(try r.string())
                     values.append(try V(binary: r))
+                    if keepingBytes { ends.append(r.bytesRead) }
                 }
                 return (keys, values)
             }
@@ -127,11 +152,13 @@ public struct SnapshotReader: Sendable {
             case .users: let (k, v) = try views(UserView.self); return DecodedPart(contents: .users(k, v))
             }
         }
+        if keepingBytes { decoded.bytes = (part, ends) }
+        return decoded
     }
 
     /// Decodes the next part and adds it.
     public mutating func add(_ part: [UInt8]) throws {
-        try add(Self.decode(part))
+        try add(Self.decode(part, keepingBytes: keepsBytes))
     }
 
     /// Adds the next part, decoded: the first part first, then the views, in the order written.
@@ -154,12 +181,23 @@ public struct SnapshotReader: Sendable {
         }
         guard state != nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "views before the first part")) }
         if spill != nil {
+            let bytes = part.bytes
+            // The views of one kind come one part after another: once a part of another kind
+            // comes, those held of the others stay in memory, and the bytes they keep go.
             switch part.contents {
             case .rest: preconditionFailure("added above")
-            case .orders(let k, let v): try Self.add(k, v, to: &state!.orders)
-            case .transactions(let k, let v): try Self.add(k, v, to: &state!.transactions)
-            case .subscriptions(let k, let v): try Self.add(k, v, to: &state!.subscriptions)
-            case .users(let k, let v): try Self.add(k, v, to: &state!.users)
+            case .orders(let k, let v):
+                try addHeld(except: .orders)
+                try Self.hold(k, v, bytes, in: &heldOrders, to: &state!.orders)
+            case .transactions(let k, let v):
+                try addHeld(except: .transactions)
+                try Self.hold(k, v, bytes, in: &heldTransactions, to: &state!.transactions)
+            case .subscriptions(let k, let v):
+                try addHeld(except: .subscriptions)
+                try Self.hold(k, v, bytes, in: &heldSubscriptions, to: &state!.subscriptions)
+            case .users(let k, let v):
+                try addHeld(except: .users)
+                try Self.hold(k, v, bytes, in: &heldUsers, to: &state!.users)
             }
             return
         }
@@ -176,17 +214,18 @@ public struct SnapshotReader: Sendable {
     /// into its index, views copied in, each run freed once it is in), the four tables at once:
     /// one after the other, on one thread, this was the longest part of a projector's start.
     public mutating func finish(tracksChanges: Bool = false) throws -> Projections {
-        guard var s = state else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no first part")) }
+        guard state != nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no first part")) }
         if spill != nil {
-            // Put together part by part already.
-            state = nil
+            // Put together part by part already, but for the views held last.
+            try addHeld(except: nil)
+            var s = state.take()!
             s.tracksChanges = tracksChanges
             return s
         }
+        var s = state.take()!
         // Moved out of the reader and the state, so that each run has one owner and is freed once used.
         let orderRuns = Mutex(Self.runs(&s.orders, &orders)), transactionRuns = Mutex(Self.runs(&s.transactions, &transactions))
         let subscriptionRuns = Mutex(Self.runs(&s.subscriptions, &subscriptions)), userRuns = Mutex(Self.runs(&s.users, &users))
-        state = nil
         let built = Mutex<(ViewTable<OrderView>?, ViewTable<TransactionView>?, ViewTable<SubscriptionView>?, ViewTable<UserView>?)>((nil, nil, nil, nil))
         let twice = Mutex<String?>(nil)
         DispatchQueue.concurrentPerform(iterations: 4) { kind in
@@ -214,6 +253,56 @@ public struct SnapshotReader: Sendable {
         (s.orders, s.transactions, s.subscriptions, s.users) = (orders, transactions, subscriptions, users)
         s.tracksChanges = tracksChanges
         return s
+    }
+
+    /// Holds a part's views for a table that spills (``Held``), and adds the oldest pages of
+    /// those held spilled, as their bytes, while more are held than the table keeps in memory.
+    /// Without the part's bytes, or once the table has views in memory, views are added as
+    /// they come, after those held.
+    private static func hold<V>(
+        _ keys: [String], _ views: [V], _ bytes: (part: [UInt8], ends: [Int])?, in held: inout Held<V>, to table: inout ViewTable<V>
+    ) throws {
+        guard let bytes, table.isAllSpilled, let (pageSize, residentPages) = table.spillShape else {
+            try addHeld(&held, to: &table)
+            try add(keys, views, to: &table)
+            return
+        }
+        held.keys.append(contentsOf: keys)
+        held.views.append(contentsOf: views)
+        var start = 1
+        for end in bytes.ends {
+            held.bytes.append(bytes.part[start..<end])
+            start = end
+        }
+        var taken = 0
+        while held.keys.count - taken > residentPages * pageSize {
+            let page = taken..<(taken + pageSize)
+            do {
+                try table.addSpilled(keys: held.keys[page], bytes: held.bytes[page])
+            } catch {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(error.key) twice"))
+            }
+            taken += pageSize
+        }
+        if taken > 0 {
+            held.keys.removeFirst(taken)
+            held.views.removeFirst(taken)
+            held.bytes.removeFirst(taken)
+        }
+    }
+
+    /// Adds the views held for every kind but `kind` (the first part's byte) as views.
+    private mutating func addHeld(except kind: SnapshotPart?) throws {
+        if kind != .orders { try Self.addHeld(&heldOrders, to: &state!.orders) }
+        if kind != .transactions { try Self.addHeld(&heldTransactions, to: &state!.transactions) }
+        if kind != .subscriptions { try Self.addHeld(&heldSubscriptions, to: &state!.subscriptions) }
+        if kind != .users { try Self.addHeld(&heldUsers, to: &state!.users) }
+    }
+
+    /// Adds the views held for a table as views (they stay in memory), and holds none.
+    private static func addHeld<V>(_ held: inout Held<V>, to table: inout ViewTable<V>) throws {
+        defer { held = Held() }
+        try add(held.keys, held.views, to: &table)
     }
 
     /// Adds a run of views to a table that spills; a key it has already is refused by name.

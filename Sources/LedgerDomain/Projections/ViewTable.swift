@@ -365,7 +365,9 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// table keeps in memory is made, the oldest is spilled.
     private mutating func append(_ key: String, _ value: Value, hash: UInt32? = nil, reserving total: Int = 0) {
         index.insert(hash ?? KeyIndex.hash(key), offset: count)
-        if pages.last.map({ $0.count == pageSize }) ?? true {
+        // A full last page (or none): a new one. (Not `pages.last`'s count: a page added spilled,
+        // ``addSpilled(keys:bytes:)``, is an empty array.)
+        if count & (pageSize - 1) == 0 {
             pages.append([])
             let room = pages.count > 1 ? pageSize : Swift.min(pageSize, total)
             if room > 0 { pages[pages.count - 1].reserveCapacity(room) }
@@ -412,6 +414,46 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// How many views are spilled, and how many of those are read back now.
     public var spilled: (views: Int, recalled: Int) { (spilledBelow, spill?.recalled.count ?? 0) }
+
+    /// For a table that spills: the views a page holds, and how many pages it keeps in memory.
+    var spillShape: (pageSize: Int, residentPages: Int)? {
+        spill.map { (pageSize, $0.settings.residentPages) }
+    }
+
+    /// Whether every view the table has is spilled (or it has none): what
+    /// ``addSpilled(keys:bytes:)`` needs.
+    var isAllSpilled: Bool { spill != nil && spilledBelow == count }
+
+    /// Adds a whole page of views straight to the spill store, as their bytes: each view's key,
+    /// then its fields (``BinaryFields``), as the table writes a page it spills, and as a
+    /// snapshot's part holds them. Nothing is decoded or encoded again: a projector kept to a
+    /// memory limit reads most of a snapshot's views this way (those that would spill anyway).
+    /// Only while every view is spilled (``isAllSpilled``); a key the table has already is
+    /// refused by name, and the table is not to be used after that.
+    mutating func addSpilled(keys: some Collection<String>, bytes: some Collection<ArraySlice<UInt8>>) throws(DuplicateKey) {
+        precondition(isAllSpilled, "views added spilled after views kept in memory")
+        precondition(keys.count == pageSize && bytes.count == pageSize, "\(keys.count) keys and \(bytes.count) views for a page of \(pageSize)")
+        var block: [UInt8] = []
+        block.reserveCapacity(bytes.reduce(0) { $0 + $1.count })
+        var ends: [Int] = []
+        ends.reserveCapacity(pageSize)
+        for b in bytes {
+            block.append(contentsOf: b)
+            ends.append(block.count)
+        }
+        let first = count
+        spill!.write(block: block, ends: ends)
+        pages.append([])
+        count += pageSize
+        spilledBelow = count
+        // Each key is checked against those before it (a spilled one is read back to compare
+        // only when 32 bits of hash match).
+        for (j, key) in zip(first..., keys) {
+            let hash = KeyIndex.hash(key)
+            guard index.offset(hash, matches: { self.key($0, is: key) }) == nil else { throw DuplicateKey(key: key) }
+            index.insert(hash, offset: j)
+        }
+    }
 
     private mutating func spillOldestPage() {
         let p = spill!.firstResident
@@ -474,7 +516,12 @@ public struct ViewTable<Value: Sendable>: Sendable {
                 settings.write(key, view, w)
                 ends.append(w.count)
             }
-            let bytes = w.take()
+            write(block: w.take(), ends: ends)
+        }
+
+        /// Writes the next page to spill as `bytes`, its views one after another, each ending
+        /// where `ends` says.
+        mutating func write(block bytes: [UInt8], ends: [Int]) {
             let base = settings.store.append(bytes)
             blocks.append((base, bytes.count))
             var page: [UInt64] = [], start = 0

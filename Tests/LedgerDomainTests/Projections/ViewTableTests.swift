@@ -166,4 +166,55 @@ struct ViewTableTests {
         #expect(table.spilled.views > table.count / 2 && store.count > 0)
         check(copy!.table, copy!.reference, "the copy")
     }
+
+    /// Pages added as their bytes (what a snapshot's part holds), then views added as views: the
+    /// table reads, changes and iterates them as if each had been added and spilled one by one,
+    /// and a key it already has, spilled or in memory, is refused.
+    @Test func pagesAddedAsTheirBytesReadBackAsViews() throws {
+        let views = (0..<40).map { i in ("k\(i)", Counter(total: Int64(i), note: String(repeating: "n", count: i % 5))) }
+        let store = MemorySpillStore()
+        var table = ViewTable<Counter>()
+        table.spill(to: store, pageSize: 8, residentPages: 2, recallCapacity: 3)
+        #expect(table.isAllSpilled && table.spillShape! == (8, 2))
+        func bytes(_ key: String, _ view: Counter) -> ArraySlice<UInt8> {
+            let w = BinaryWriter()
+            w.string(key)
+            view.write(binary: w)
+            return w.take()[...]
+        }
+        for p in 0..<3 {
+            let page = views[(p * 8)..<(p * 8 + 8)]
+            try table.addSpilled(keys: page.map(\.0), bytes: page.map { bytes($0.0, $0.1) })
+        }
+        #expect(table.count == 24 && table.spilled.views == 24 && table.isAllSpilled)
+        for (key, view) in views[24...] {
+            let added = table.add(key, view)
+            #expect(added)
+        }
+        #expect(!table.isAllSpilled && table.spilled.views == 24, "16 views fit in the two pages kept")
+        var reference = Dictionary(uniqueKeysWithValues: views)
+        #expect(Dictionary(uniqueKeysWithValues: Array(table)) == reference)
+        #expect(views.allSatisfy { table[$0.0] == $0.1 })
+        for (i, (key, _)) in views.enumerated() where i % 3 == 0 {
+            table.update(key) { $0.note += "!" }
+            reference[key]?.note += "!"
+        }
+        #expect(Dictionary(uniqueKeysWithValues: Array(table)) == reference)
+        let spilledTwice = table.add("k3", Counter(total: 0, note: "")), keptTwice = table.add("k30", Counter(total: 0, note: ""))
+        #expect(!spilledTwice && !keptTwice)
+
+        var again = ViewTable<Counter>()
+        again.spill(to: MemorySpillStore(), pageSize: 8, residentPages: 2, recallCapacity: 3)
+        let twice = views[0..<7] + [views[2]]
+        #expect(throws: ViewTable<Counter>.DuplicateKey.self) {
+            try again.addSpilled(keys: twice.map(\.0), bytes: twice.map { bytes($0.0, $0.1) })
+        }
+        var later = ViewTable<Counter>()
+        later.spill(to: MemorySpillStore(), pageSize: 8, residentPages: 2, recallCapacity: 3)
+        try later.addSpilled(keys: views[0..<8].map(\.0), bytes: views[0..<8].map { bytes($0.0, $0.1) })
+        let laterTwice = views[8..<15] + [views[5]]
+        #expect(throws: ViewTable<Counter>.DuplicateKey.self, "a key of a page spilled before") {
+            try later.addSpilled(keys: laterTwice.map(\.0), bytes: laterTwice.map { bytes($0.0, $0.1) })
+        }
+    }
 }
