@@ -28,6 +28,18 @@ public enum BinaryCoding {
         }
     }
 
+    /// Reads `bytes` with `body`, which must read them all.
+    public static func read<T>(_ bytes: ArraySlice<UInt8>, _ body: (BinaryReader) throws -> T) throws -> T {
+        try bytes.withUnsafeBufferPointer { buffer in
+            let input = BinaryReader(buffer, fields: true)
+            let value = try body(input)
+            guard input.offset == buffer.count else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the values"))
+            }
+            return value
+        }
+    }
+
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], fields: Bool = true) throws -> T {
         try bytes.withUnsafeBufferPointer { buffer in
             let input = BinaryReader(buffer, fields: fields)
@@ -174,6 +186,21 @@ public final class BinaryWriter {
 
     /// Appends one raw byte (a tag of the caller's own).
     public func byte(_ b: UInt8) { bytes.append(b) }
+
+    /// Writes what `body` writes, preceded by its length in bytes (four bytes, little-endian), so
+    /// that a reader can pass over it (``BinaryReader/beginSized()``, ``BinaryReader/skipSized()``).
+    public func sized(_ body: () -> Void) {
+        let at = bytes.count
+        bytes.append(contentsOf: [0, 0, 0, 0])
+        body()
+        let n = bytes.count - at - 4
+        precondition(n <= Int(UInt32.max), "a value of \(n) bytes to size in four")
+        withUnsafeBytes(of: UInt32(n).littleEndian) { length in
+            bytes.withUnsafeMutableBufferPointer { b in
+                for i in 0..<4 { b[at + i] = length[i] }
+            }
+        }
+    }
 
     /// What each type is, looked up once per type (a dynamic cast per value costs more).
     private var forms: [ObjectIdentifier: BinaryForm] = [:]
@@ -408,6 +435,33 @@ public final class BinaryReader {
 
     /// How many bytes of the input are read (where the next value starts).
     public var bytesRead: Int { offset }
+
+    /// The length ``BinaryWriter/sized(_:)`` wrote, checked against the bytes left.
+    private func size() throws -> Int {
+        guard buffer.count - offset >= 4 else { throw corrupted("unexpected end") }
+        var n = 0
+        for i in 0..<4 { n |= Int(buffer[offset + i]) << (8 * i) }
+        offset += 4
+        guard n <= buffer.count - offset else { throw corrupted("a value of \(n) bytes beyond the data") }
+        return n
+    }
+
+    /// Where what ``BinaryWriter/sized(_:)`` wrote ends: read it, then ``endSized(_:)``. (Not a
+    /// generic function taking the reading as a closure: across modules it is not specialized,
+    /// and every view read through it was returned indirectly, a third slower.)
+    public func beginSized() throws -> Int {
+        try size() + offset
+    }
+
+    /// Checks that what was read since ``beginSized()`` is exactly its size.
+    public func endSized(_ end: Int) throws {
+        guard offset == end else { throw corrupted("a value of \(end - offset) bytes more or less than its size") }
+    }
+
+    /// Passes over what ``BinaryWriter/sized(_:)`` wrote.
+    public func skipSized() throws {
+        offset += try size()
+    }
 
     @inlinable public func int() throws -> Int64 { try signed() }
     @inlinable public func bool() throws -> Bool { try byte() != 0 }

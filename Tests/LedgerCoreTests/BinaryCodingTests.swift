@@ -69,4 +69,36 @@ struct BinaryCodingTests {
         #expect(throws: DecodingError.self) { try BinaryCoding.decode(Outer.self, from: bytes + [0]) }
         #expect(throws: DecodingError.self) { try BinaryCoding.decode(Outer.self, from: [0xFF, 0xFF, 0xFF]) }
     }
+
+    /// A sized value reads back, can be passed over, and a size that does not match what it
+    /// holds (or that runs past the bytes) is refused.
+    @Test func sizedValuesReadBackOrArePassedOver() throws {
+        let w = BinaryWriter()
+        w.sized { w.string("first"); w.int(-7) }
+        w.sized { w.string(String(repeating: "x", count: 300)) }
+        w.string("after")
+        let bytes = w.take()
+        let read = try BinaryCoding.read(bytes) { r in
+            let end = try r.beginSized()
+            let (s, i) = (try r.string(), try r.int())
+            try r.endSized(end)
+            try r.skipSized()
+            return (s, i, try r.string())
+        }
+        #expect(read.0 == "first" && read.1 == -7 && read.2 == "after")
+        #expect(throws: DecodingError.self, "a sized value read short") {
+            try BinaryCoding.read(bytes) { r in
+                let end = try r.beginSized()
+                _ = try r.string()
+                try r.endSized(end)
+            }
+        }
+        #expect(throws: DecodingError.self, "a size beyond the bytes") {
+            try BinaryCoding.read(Array(bytes.prefix(10))) { r in try r.skipSized() }
+        }
+        #expect(throws: DecodingError.self, "fewer than four bytes of size") {
+            try BinaryCoding.read([1, 0]) { r in try r.skipSized() }
+        }
+        #expect(try BinaryCoding.read(bytes[bytes.index(bytes.endIndex, offsetBy: -6)...]) { try $0.string() } == "after")
+    }
 }

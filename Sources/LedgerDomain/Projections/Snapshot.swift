@@ -7,7 +7,8 @@ extension Projections {
     /// view, the state or what a fold keeps in it changes: a snapshot of another version is never
     /// read (the projector folds the log instead). `SnapshotTests` pins the bytes the release
     /// scenarios give, so such a change fails a test until this is raised and the pin updated.
-    public static let snapshotVersion = 2
+    /// 3: each view's fields preceded by their length (``ViewRecord``).
+    public static let snapshotVersion = 3
 
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on
     /// folding after ``position`` as if it had folded the log up to there. Changes being tracked
@@ -47,8 +48,7 @@ extension Projections {
             // In place: iterating the table would copy each view out first.
             try table.forEachInPlace { key, view in
                 if w.count == 0 { w.byte(kind.rawValue) }
-                w.string(key)
-                view.write(binary: w)
+                ViewRecord.write(key, view, to: w)
                 if w.count >= partBytes { try emit(w.take()) }
             }
             if w.count > 0 { try emit(w.take()) }
@@ -78,19 +78,18 @@ public struct SnapshotReader: Sendable {
     /// part by part as they come, in order, instead of being held until ``finish(tracksChanges:)``.
     private let spill: Spill?
     /// For tables that spill: the views read and not yet added, by kind (see ``Held``).
-    private var heldOrders = Held<OrderView>(), heldTransactions = Held<TransactionView>()
-    private var heldSubscriptions = Held<SubscriptionView>(), heldUsers = Held<UserView>()
+    private var heldOrders = Held(), heldTransactions = Held(), heldSubscriptions = Held(), heldUsers = Held()
 
-    /// The newest views read for a table that spills, not added yet: whether they stay in memory
-    /// depends on how many follow. Once more are held than the table keeps in memory, the oldest
-    /// page of them would spill whatever follows, and goes straight to the spill store as the
-    /// bytes the snapshot holds (``ViewTable/addSpilled(keys:bytes:)``): no view of it is encoded
-    /// again. (Encoding every view again for the spill file was a fifth of a limited projector's
-    /// start from a snapshot.) What is held at the end is added as views, and stays in memory.
-    private struct Held<V: BinaryFields & Sendable>: Sendable {
+    /// The newest views read for a table that spills, not added yet, as their keys and bytes:
+    /// whether they stay in memory depends on how many follow. Once more are held than the table
+    /// keeps in memory, the oldest page of them would spill whatever follows, and goes straight
+    /// to the spill store as the bytes the snapshot holds (``ViewTable/addSpilled(keys:bytes:)``):
+    /// none of its views is decoded, nor encoded again. What is held when the views of that kind
+    /// end is decoded and added as views, and stays in memory. (Decoding every view, then
+    /// encoding it again for the spill file, took most of a limited projector's start.)
+    private struct Held: Sendable {
         var keys: [String] = []
-        var views: [V] = []
-        /// Each view's bytes in its part: its key, then its fields.
+        /// Each view's ``ViewRecord`` in its part.
         var bytes: [ArraySlice<UInt8>] = []
     }
 
@@ -111,7 +110,8 @@ public struct SnapshotReader: Sendable {
         spill = Spill(store: store, memory: memory, pageSize: pageSize)
     }
 
-    /// One part's contents, decoded.
+    /// One part's contents, decoded (for a reader that ``keepsBytes``, the keys only, with the
+    /// part's bytes).
     public struct DecodedPart: Sendable {
         fileprivate enum Contents: Sendable {
             case rest(Projections)
@@ -126,8 +126,9 @@ public struct SnapshotReader: Sendable {
         fileprivate var bytes: (part: [UInt8], ends: [Int])?
     }
 
-    /// Decodes one part by itself; `keepingBytes` (for a reader that ``keepsBytes``) keeps the
-    /// part's bytes with it, so that views which spill need not be encoded again.
+    /// Decodes one part by itself; `keepingBytes` (for a reader that ``keepsBytes``) decodes only
+    /// the keys and keeps the part's bytes, from which the views that stay in memory are decoded
+    /// and those that spill are written as they are.
     public static func decode(_ part: [UInt8], keepingBytes: Bool = false) throws -> DecodedPart {
         guard let first = part.first, let kind = SnapshotPart(rawValue: first) else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a snapshot part of unknown kind"))
@@ -138,9 +139,16 @@ public struct SnapshotReader: Sendable {
             func views<V: BinaryFields>(_: V.Type) throws -> ([String], [V]) {
                 var keys: [String] = [], values: [V] = []
                 while !r.isAtEnd {
-                    keys.append(try r.string())
-                    values.append(try V(binary: r))
-                    if keepingBytes { ends.append(r.bytesRead) }
+                    if keepingBytes {
+                        keys.append(try ViewRecord.key(r))
+                        ends.append(r.bytesRead)
+                    } else {
+                        // As ``ViewRecord/read(_:)`` does, each view decoded in place in the array.
+                        keys.append(try r.string())
+                        let end = try r.beginSized()
+                        values.append(try V(binary: r))
+                        try r.endSized(end)
+                    }
                 }
                 return (keys, values)
             }
@@ -257,22 +265,25 @@ public struct SnapshotReader: Sendable {
 
     /// Holds a part's views for a table that spills (``Held``), and adds the oldest pages of
     /// those held spilled, as their bytes, while more are held than the table keeps in memory.
-    /// Without the part's bytes, or once the table has views in memory, views are added as
-    /// they come, after those held.
-    private static func hold<V>(
-        _ keys: [String], _ views: [V], _ bytes: (part: [UInt8], ends: [Int])?, in held: inout Held<V>, to table: inout ViewTable<V>
+    /// A part decoded without its bytes, or once the table has views in memory, is added as
+    /// views, after those held.
+    private static func hold<V: BinaryFields>(
+        _ keys: [String], _ views: [V], _ bytes: (part: [UInt8], ends: [Int])?, in held: inout Held, to table: inout ViewTable<V>
     ) throws {
-        guard let bytes, table.isAllSpilled, let (pageSize, residentPages) = table.spillShape else {
+        guard let bytes else {
             try addHeld(&held, to: &table)
             try add(keys, views, to: &table)
             return
         }
         held.keys.append(contentsOf: keys)
-        held.views.append(contentsOf: views)
         var start = 1
         for end in bytes.ends {
             held.bytes.append(bytes.part[start..<end])
             start = end
+        }
+        guard table.isAllSpilled, let (pageSize, residentPages) = table.spillShape else {
+            try addHeld(&held, to: &table)
+            return
         }
         var taken = 0
         while held.keys.count - taken > residentPages * pageSize {
@@ -286,7 +297,6 @@ public struct SnapshotReader: Sendable {
         }
         if taken > 0 {
             held.keys.removeFirst(taken)
-            held.views.removeFirst(taken)
             held.bytes.removeFirst(taken)
         }
     }
@@ -299,10 +309,16 @@ public struct SnapshotReader: Sendable {
         if kind != .users { try Self.addHeld(&heldUsers, to: &state!.users) }
     }
 
-    /// Adds the views held for a table as views (they stay in memory), and holds none.
-    private static func addHeld<V>(_ held: inout Held<V>, to table: inout ViewTable<V>) throws {
+    /// Decodes the views held for a table and adds them as views (they stay in memory), and
+    /// holds none.
+    private static func addHeld<V: BinaryFields>(_ held: inout Held, to table: inout ViewTable<V>) throws {
         defer { held = Held() }
-        try add(held.keys, held.views, to: &table)
+        for (key, bytes) in zip(held.keys, held.bytes) {
+            let (_, view): (String, V) = try BinaryCoding.read(bytes) { try ViewRecord.read($0) }
+            guard table.add(key, view) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(key) twice"))
+            }
+        }
     }
 
     /// Adds a run of views to a table that spills; a key it has already is refused by name.

@@ -2,6 +2,31 @@ import Dispatch
 import LedgerCore
 import Synchronization
 
+/// A view as a snapshot's parts and a spill store hold it: its key, then its fields
+/// (``BinaryFields``) preceded by their length (``BinaryWriter/sized(_:)``), so that a reader can
+/// pass over a view without decoding it.
+enum ViewRecord {
+    static func write<V: BinaryFields>(_ key: String, _ view: V, to w: BinaryWriter) {
+        w.string(key)
+        w.sized { view.write(binary: w) }
+    }
+
+    static func read<V: BinaryFields>(_ r: BinaryReader) throws -> (String, V) {
+        let key = try r.string()
+        let end = try r.beginSized()
+        let view = try V(binary: r)
+        try r.endSized(end)
+        return (key, view)
+    }
+
+    /// The key, the view passed over.
+    static func key(_ r: BinaryReader) throws -> String {
+        let key = try r.string()
+        try r.skipSized()
+        return key
+    }
+}
+
 /// Views by key: the views side by side in pages, in the order their keys first appeared, and a
 /// hash index from each key to its view's offset.
 ///
@@ -408,8 +433,8 @@ public struct ViewTable<Value: Sendable>: Sendable {
         shift = pageSize.trailingZeroBitCount
         spill = Spill(settings: .init(
             store: store, shift: shift, residentPages: residentPages, recallCapacity: recallCapacity,
-            write: { key, view, w in w.string(key); view.write(binary: w) },
-            read: { r in (try r.string(), try Value(binary: r)) }))
+            write: { key, view, w in ViewRecord.write(key, view, to: w) },
+            read: { r in try ViewRecord.read(r) }))
     }
 
     /// How many views are spilled, and how many of those are read back now.
@@ -424,10 +449,10 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// ``addSpilled(keys:bytes:)`` needs.
     var isAllSpilled: Bool { spill != nil && spilledBelow == count }
 
-    /// Adds a whole page of views straight to the spill store, as their bytes: each view's key,
-    /// then its fields (``BinaryFields``), as the table writes a page it spills, and as a
-    /// snapshot's part holds them. Nothing is decoded or encoded again: a projector kept to a
-    /// memory limit reads most of a snapshot's views this way (those that would spill anyway).
+    /// Adds a whole page of views straight to the spill store, as their bytes: each a
+    /// ``ViewRecord``, as the table writes a page it spills, and as a snapshot's part holds them.
+    /// Nothing is decoded or encoded again: a projector kept to a memory limit reads most of a
+    /// snapshot's views this way (those that would spill anyway).
     /// Only while every view is spilled (``isAllSpilled``); a key the table has already is
     /// refused by name, and the table is not to be used after that.
     mutating func addSpilled(keys: some Collection<String>, bytes: some Collection<ArraySlice<UInt8>>) throws(DuplicateKey) {

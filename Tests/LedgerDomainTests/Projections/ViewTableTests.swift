@@ -178,8 +178,7 @@ struct ViewTableTests {
         #expect(table.isAllSpilled && table.spillShape! == (8, 2))
         func bytes(_ key: String, _ view: Counter) -> ArraySlice<UInt8> {
             let w = BinaryWriter()
-            w.string(key)
-            view.write(binary: w)
+            ViewRecord.write(key, view, to: w)
             return w.take()[...]
         }
         for p in 0..<3 {
