@@ -189,7 +189,7 @@ public final class BinaryWriter {
 
     /// Writes what `body` writes, preceded by its length in bytes (four bytes, little-endian), so
     /// that a reader can pass over it (``BinaryReader/beginSized()``, ``BinaryReader/skipSized()``).
-    public func sized(_ body: () -> Void) {
+    @inlinable public func sized(_ body: () -> Void) {
         let at = bytes.count
         bytes.append(contentsOf: [0, 0, 0, 0])
         body()
