@@ -187,6 +187,9 @@ public final class BinaryWriter {
     /// Appends one raw byte (a tag of the caller's own).
     public func byte(_ b: UInt8) { bytes.append(b) }
 
+    /// Appends bytes another writer wrote (values written before, copied as they are).
+    public func raw(_ written: ArraySlice<UInt8>) { bytes.append(contentsOf: written) }
+
     /// Writes what `body` writes, preceded by its length in bytes (four bytes, little-endian), so
     /// that a reader can pass over it (``BinaryReader/beginSized()``, ``BinaryReader/skipSized()``).
     @inlinable public func sized(_ body: () -> Void) {

@@ -45,10 +45,11 @@ extension Projections {
         try emit([SnapshotPart.rest.rawValue] + rest.snapshot())
         let w = BinaryWriter()
         func views<V: BinaryFields>(_ kind: SnapshotPart, _ table: ViewTable<V>) throws {
-            // In place: iterating the table would copy each view out first.
-            try table.forEachInPlace { key, view in
+            // In place (iterating the table would copy each view out first), and a spilled view
+            // as the bytes it was spilled as.
+            try table.forEachRecord { write in
                 if w.count == 0 { w.byte(kind.rawValue) }
-                ViewRecord.write(key, view, to: w)
+                write(w)
                 if w.count >= partBytes { try emit(w.take()) }
             }
             if w.count > 0 { try emit(w.take()) }

@@ -346,6 +346,42 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return true
     }
 
+    /// `body` for each view in order, with a function that writes it as a ``ViewRecord``: a
+    /// spilled view not changed since it was spilled is copied as the bytes it was spilled as,
+    /// never read back nor encoded again (what a snapshot of a limited fold is made of).
+    func forEachRecord(_ body: (_ write: (BinaryWriter) -> Void) throws -> Void) rethrows where Value: BinaryFields {
+        for p in pages.indices {
+            let first = p << shift
+            guard first < spilledBelow else {
+                try pages[p].withUnsafeBufferPointer { views in
+                    for j in views.indices {
+                        try views.lend(j) { view in
+                            try body { ViewRecord.write(residentKeys[first + j - spilledBelow], view, to: $0) }
+                        }
+                    }
+                }
+                continue
+            }
+            let spill = spill!
+            let block = spill.blocks[p]
+            let bytes = spill.settings.store.read(at: block.offset, count: block.count)
+            for (j, location) in spill.locations[p].enumerated() {
+                if let r = spill.recalled[first + j] {
+                    try body { ViewRecord.write(r.key, r.value, to: $0) }
+                    continue
+                }
+                let (offset, count) = (Int64(location >> 24), Int(location & 0xff_ffff))
+                let start = Int(offset - block.offset)
+                if start >= 0 && start + count <= block.count {
+                    try body { $0.raw(bytes[start..<(start + count)]) }
+                } else {
+                    // Written again since (changed after its page was spilled).
+                    try body { $0.raw(spill.settings.store.read(at: offset, count: count)[...]) }
+                }
+            }
+        }
+    }
+
     /// Page `p`'s keys and views: the page itself, or read back from the store.
     /// A page's views, and their keys: from `keysFrom` on in `keys` (the table's own keys in
     /// memory, not copied, or those read back with a spilled page).

@@ -145,9 +145,19 @@ struct SpilledFoldTests {
             var resumed = try reader.finish()
             #expect(resumed.spilledViews > 0 && store.count > 0, "cut at \(cut)")
             #expect(try resumed.snapshot() == head.snapshot(), "cut at \(cut): the snapshot read back differs")
+            // Written in parts from the spilling tables (spilled views copied as they were
+            // spilled, or as they were written again once changed): the parts written in memory.
+            #expect(try Self.parts(resumed) == Self.parts(head), "cut at \(cut): the parts written again differ")
             SnapshotTests.fold(history[cut...], into: &resumed, from: cut)
             #expect(try resumed.snapshot() == expected, "cut at \(cut): state differs")
+            #expect(try Self.parts(resumed) == Self.parts(whole), "cut at \(cut): the parts of the fold resumed differ")
         }
+    }
+
+    static func parts(_ state: Projections) throws -> [[UInt8]] {
+        var parts: [[UInt8]] = []
+        try state.writeSnapshot(partBytes: 300) { parts.append($0) }
+        return parts
     }
 
     @Test func aSnapshotWithAViewTwiceIsRefusedBySpillingReaders() throws {
