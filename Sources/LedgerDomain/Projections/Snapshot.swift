@@ -87,7 +87,10 @@ public struct SnapshotReader: Sendable {
     /// to the spill store as the bytes the snapshot holds (``ViewTable/addSpilled(keys:bytes:)``):
     /// none of its views is decoded, nor encoded again. What is held when the views of that kind
     /// end is decoded and added as views, and stays in memory. (Decoding every view, then
-    /// encoding it again for the spill file, took most of a limited projector's start.)
+    /// encoding it again for the spill file, took most of a limited projector's start.) A view
+    /// added as bytes is decoded only when the fold needs it: what vouches for its bytes at start
+    /// is the part's SHA-256, which the projector checks before a part is decoded; a spilled view
+    /// that does not decode stops the process, as any spilled view that does not read back.
     private struct Held: Sendable {
         var keys: [String] = []
         /// Each view's ``ViewRecord`` in its part.
