@@ -17,21 +17,15 @@ public enum BinaryCoding {
 
     /// Reads `bytes` from `offset` with `body`, which must read them all.
     public static func read<T>(_ bytes: [UInt8], from offset: Int = 0, _ body: (BinaryReader) throws -> T) throws -> T {
+        try read(bytes[...], from: offset, body)
+    }
+
+    /// Reads `bytes` from `offset` (counted from the slice's start, as ``BinaryReader/bytesRead``
+    /// is) with `body`, which must read them all.
+    public static func read<T>(_ bytes: ArraySlice<UInt8>, from offset: Int = 0, _ body: (BinaryReader) throws -> T) throws -> T {
         try bytes.withUnsafeBufferPointer { buffer in
             let input = BinaryReader(buffer, fields: true)
             input.offset = offset
-            let value = try body(input)
-            guard input.offset == buffer.count else {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the values"))
-            }
-            return value
-        }
-    }
-
-    /// Reads `bytes` with `body`, which must read them all.
-    public static func read<T>(_ bytes: ArraySlice<UInt8>, _ body: (BinaryReader) throws -> T) throws -> T {
-        try bytes.withUnsafeBufferPointer { buffer in
-            let input = BinaryReader(buffer, fields: true)
             let value = try body(input)
             guard input.offset == buffer.count else {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the values"))

@@ -256,7 +256,7 @@ public struct SnapshotReader: Sendable {
             }
         }
         if let key = twice.withLock({ $0 }) {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(key) twice"))
+            throw Self.twice(key)
         }
         let tables = built.withLock { b in defer { b = (nil, nil, nil, nil) }; return b }
         guard let orders = tables.0, let transactions = tables.1, let subscriptions = tables.2, let users = tables.3 else {
@@ -295,7 +295,7 @@ public struct SnapshotReader: Sendable {
             do {
                 try table.addSpilled(keys: held.keys[page], bytes: held.bytes[page])
             } catch {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(error.key) twice"))
+                throw Self.twice(error.key)
             }
             taken += pageSize
         }
@@ -320,15 +320,20 @@ public struct SnapshotReader: Sendable {
         for (key, bytes) in zip(held.keys, held.bytes) {
             let (_, view): (String, V) = try BinaryCoding.read(bytes) { try ViewRecord.read($0) }
             guard table.add(key, view) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(key) twice"))
+                throw Self.twice(key)
             }
         }
+    }
+
+    /// A snapshot that holds the view under `key` twice: not read (the projector folds the log).
+    private static func twice(_ key: String) -> DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(key) twice"))
     }
 
     /// Adds a run of views to a table that spills; a key it has already is refused by name.
     private static func add<V>(_ keys: [String], _ views: [V], to table: inout ViewTable<V>) throws {
         for (key, view) in zip(keys, views) where !table.add(key, view) {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the view \(key) twice"))
+            throw Self.twice(key)
         }
     }
 

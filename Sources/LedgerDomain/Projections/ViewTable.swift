@@ -370,7 +370,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
                     try body { ViewRecord.write(r.key, r.value, to: $0) }
                     continue
                 }
-                let (offset, count) = (Int64(location >> 24), Int(location & 0xff_ffff))
+                let (offset, count) = Spill.place(location)
                 let start = Int(offset - block.offset)
                 if start >= 0 && start + count <= block.count {
                     try body { $0.raw(bytes[start..<(start + count)]) }
@@ -562,6 +562,11 @@ public struct ViewTable<Value: Sendable>: Sendable {
             var changed = false
         }
 
+        /// Where a ``location(_:_:)`` says a view's bytes lie.
+        static func place(_ location: UInt64) -> (offset: Int64, count: Int) {
+            (Int64(location >> 24), Int(location & 0xff_ffff))
+        }
+
         private static func location(_ offset: Int64, _ count: Int) -> UInt64 {
             precondition(offset >= 0 && offset < 1 << 40, "a spill store of more than a terabyte")
             precondition(count < 1 << 24, "a view of \(count) bytes to spill: more than 16 MiB")
@@ -598,7 +603,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
         /// The key and view at spilled offset `i`, as last written.
         func load(_ i: Int) -> (key: String, value: Value) {
             let l = locations[i >> settings.shift][i & ((1 << settings.shift) - 1)]
-            let offset = Int64(l >> 24), count = Int(l & 0xff_ffff)
+            let (offset, count) = Self.place(l)
             do {
                 return try BinaryCoding.read(settings.store.read(at: offset, count: count), settings.read)
             } catch {
@@ -653,7 +658,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
                 let i = first + j
                 if let r = recalled[i] {
                     (keys[j], values[j]) = (r.key, r.value)
-                } else if Int64(locations[p][j] >> 24) >= block.offset + Int64(block.count) {
+                } else if Self.place(locations[p][j]).offset >= block.offset + Int64(block.count) {
                     (keys[j], values[j]) = load(i)
                 }
             }
