@@ -116,14 +116,16 @@ actor AppendCoordinator {
                 //   by id and key and returned, never written twice. After a write
                 //   (`OutcomeUnknown`), the attempt's transaction is asked how it ended: committed,
                 //   its events are reported as this append's own, not as stored before;
-                // - a serialization failure or deadlock, or lock_timeout before the commit (waiting
-                //   on a row another writer is inserting): nothing was written;
-                // - lock_timeout in `seal_events`, after the commit (`SealTimedOut`): the events
-                //   are kept, and running the group again finds them and asks for their positions.
+                // - a serialization failure or deadlock, or lock_timeout before or at the commit
+                //   (waiting on a row another writer is inserting, or on the lock NOTIFY takes at
+                //   commit): nothing was written;
+                // - such an error in `seal_events` or its commit, after the pending rows' commit
+                //   (`SealFailed`): the events are kept, and running the group again finds them
+                //   and asks for their positions.
                 let failure: PostgresError
-                if let timedOut = error as? AppendTransaction.SealTimedOut {
-                    written.formUnion(timedOut.written)
-                    failure = timedOut.error
+                if let sealFailed = error as? AppendTransaction.SealFailed {
+                    written.formUnion(sealFailed.written)
+                    failure = sealFailed.error
                 } else if let cutOff = error as? AppendTransaction.OutcomeUnknown {
                     unknown = cutOff
                     failure = cutOff.error
@@ -137,7 +139,7 @@ actor AppendCoordinator {
                 if failure.isConnectionFailure {
                     logger.warning("append: connection lost, reconnecting", metadata: ["error": "\(failure.message)"])
                 } else if failure.sqlState == .lockNotAvailable {
-                    logger.warning("append: lock_timeout while waiting for the append lock; asking again", metadata: ["error": "\(failure.message)"])
+                    logger.warning("append: lock_timeout (waiting for the append lock, or at commit); asking again", metadata: ["error": "\(failure.message)"])
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))

@@ -125,9 +125,11 @@ enum AppendTransaction {
                             sealed = try conn.pipeline(seal)[1]
                         }
                     } catch let error as PostgresError
-                        where error.sqlState == .lockNotAvailable && error.statement?.contains(sealEventsCall) == true {
-                        // `seal_events` runs after the COMMIT: this attempt's rows are stored.
-                        throw SealTimedOut(written: Set(rows.map(\.prepared.event.eventId)), error: error)
+                        where (error.sqlState == .lockNotAvailable || error.isRetryableTransactionFailure)
+                            && error.statement?.contains(sealEventsCall) == true {
+                        // `seal_events` (or its commit, at the pipeline's sync point) runs after
+                        // the COMMIT: this attempt's rows are stored.
+                        throw SealFailed(written: Set(rows.map(\.prepared.event.eventId)), error: error)
                     }
                     return try withSealedPositions(plan.outcomes, sealed: sealed)
                 }
@@ -144,7 +146,7 @@ enum AppendTransaction {
 
     /// The connection broke while this attempt wrote `written`: its COMMIT may or may not have
     /// run. `transaction` (the attempt's id, `pg_current_xact_id()`) tells, once reconnected:
-    /// committed, the events are this append's own, as ``SealTimedOut``'s are.
+    /// committed, the events are this append's own, as ``SealFailed``'s are.
     struct OutcomeUnknown: Error {
         let transaction: String
         let written: Set<UUID>
@@ -167,10 +169,12 @@ enum AppendTransaction {
         outcomes.contains { (try? $0.get())?.contains { $0.position == 0 } ?? false }
     }
 
-    /// `seal_events` ran out of `lock_timeout` after this attempt had committed `written` as
-    /// pending: the events are stored, their positions not known yet. Asking again reports them
-    /// as stored before; the append reports them as its own (``AppendCoordinator``).
-    struct SealTimedOut: Error {
+    /// `seal_events`, or the commit of what it sealed, failed with an error worth asking again
+    /// (lock_timeout waiting for the append lock or for the lock NOTIFY takes at commit, a
+    /// serialization failure, a deadlock) after this attempt had committed `written` as pending:
+    /// the events are stored, their positions not known yet. Asking again reports them as stored
+    /// before; the append reports them as its own (``AppendCoordinator``).
+    struct SealFailed: Error {
         let written: Set<UUID>
         let error: PostgresError
     }

@@ -221,13 +221,32 @@ public actor PostgresConnection {
             // Each statement's results end with a NULL.
             while let extra = PQgetResult(conn) { PQclear(extra) }
         }
-        // The sync point.
-        while let res = PQgetResult(conn) {
+        // The sync point, where the server commits the implicit transaction of the statements
+        // after the pipeline's last explicit COMMIT (if any). That commit can fail (lock_timeout
+        // on the lock NOTIFY takes at commit, a deferred constraint, a lost connection) after
+        // those statements returned their rows: its error is the pipeline's, named by its last
+        // statement, or their results would be reported for a transaction that rolled back.
+        var synced = false
+        var nulls = 0
+        while !synced {
+            // (A NULL ends the error's result; more than a few in a row: the sync never came.)
+            guard let res = PQgetResult(conn) else {
+                nulls += 1
+                if nulls > 2 || PQstatus(conn) != CONNECTION_OK { break }
+                continue
+            }
+            nulls = 0
             let status = PQresultStatus(res)
+            if status == PGRES_PIPELINE_SYNC {
+                PQclear(res)
+                synced = true
+                continue
+            }
+            if firstError == nil, let error = errorIfFailed(res, conn, statements.last?.sql ?? "pipeline sync") { firstError = error }
             PQclear(res)
-            if status == PGRES_PIPELINE_SYNC { break }
         }
         if let firstError { throw firstError }
+        guard synced else { throw connectionFailure(conn, "pipeline sync") }
         return results
     }
 
