@@ -83,7 +83,7 @@ public struct SnapshotReader: Sendable {
 
     /// The newest views read for a table that spills, not added yet, as their keys and bytes:
     /// whether they stay in memory depends on how many follow. Once more are held than the table
-    /// keeps in memory, the oldest page of them would spill whatever follows, and goes straight
+    /// keeps in memory (or than ``pagesDecodedAtStart`` pages), the oldest page of them goes straight
     /// to the spill store as the bytes the snapshot holds (``ViewTable/addSpilled(keys:bytes:)``):
     /// none of its views is decoded, nor encoded again. What is held when the views of that kind
     /// end is decoded and added as views, and stays in memory. (Decoding every view, then
@@ -96,6 +96,15 @@ public struct SnapshotReader: Sendable {
         /// Each view's ``ViewRecord`` in its part.
         var bytes: [ArraySlice<UInt8>] = []
     }
+
+    /// How many pages of each kind's newest views a reader that spills decodes at start, at
+    /// most: the others go to the spill store as their bytes, however much memory the limit
+    /// leaves, and are decoded when the fold first needs them (a spilled view read back stays in
+    /// memory while the table's recall room lasts). With a large limit (the default, a quarter
+    /// of the machine's memory), decoding every view of a 10 M-fact snapshot took 7.7-8.7 s and
+    /// 1.8 GiB; its bytes, a few seconds and a tenth of that. The newest views, the likeliest
+    /// to change next, stay decoded.
+    static let pagesDecodedAtStart = 4
 
     /// Whether parts for this reader are decoded keeping their bytes (``decode(_:keepingBytes:)``).
     public var keepsBytes: Bool { spill != nil }
@@ -290,7 +299,7 @@ public struct SnapshotReader: Sendable {
             return
         }
         var taken = 0
-        while held.keys.count - taken > residentPages * pageSize {
+        while held.keys.count - taken > min(residentPages, pagesDecodedAtStart) * pageSize {
             let page = taken..<(taken + pageSize)
             do {
                 try table.addSpilled(keys: held.keys[page], bytes: held.bytes[page])
