@@ -62,6 +62,11 @@ struct Project: AsyncParsableCommand {
             Each batch of changed rows is committed with the projector's checkpoint in one transaction, so a
             projector that stops (or crashes) resumes exactly where the tables are. Only one projector (or
             rebuild) runs per ledger: a second one exits 75.
+
+            It starts from the latest snapshot of its fold. With a fold memory limit (the default has
+            one), the snapshot's views but the newest go to the spill file as they are, decoded when the
+            fold first needs them: the start takes about as long as reading the snapshot, and the spill
+            directory needs room for about its size. With --fold-memory none every view is decoded at start.
             """)
 
     @OptionGroup var connection: ConnectionOptions
