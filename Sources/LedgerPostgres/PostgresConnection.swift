@@ -246,7 +246,13 @@ public actor PostgresConnection {
             PQclear(res)
         }
         if let firstError { throw firstError }
-        guard synced else { throw connectionFailure(conn, "pipeline sync") }
+        guard synced else {
+            // Whatever the connection's status says, it is not fit for another statement: a
+            // connection failure, so that callers reconnect.
+            let message = Self.trimmed(PQerrorMessage(conn))
+            throw PostgresError(kind: .connection, message: "the pipeline's sync point never came" + (message.isEmpty ? "" : ": \(message)"),
+                                statement: Self.firstLine(statements.last?.sql ?? "pipeline sync"))
+        }
         return results
     }
 
