@@ -245,14 +245,14 @@ public actor PostgresConnection {
             if firstError == nil, let error = errorIfFailed(res, conn, statements.last?.sql ?? "pipeline sync") { firstError = error }
             PQclear(res)
         }
-        if let firstError { throw firstError }
         guard synced else {
-            // Whatever the connection's status says, it is not fit for another statement: a
-            // connection failure, so that callers reconnect.
-            let message = Self.trimmed(PQerrorMessage(conn))
+            // Whatever the connection's status says (and whatever error came first), it is not
+            // fit for another statement: a connection failure, so that callers reconnect.
+            let message = firstError.map { "\($0)" } ?? Self.trimmed(PQerrorMessage(conn))
             throw PostgresError(kind: .connection, message: "the pipeline's sync point never came" + (message.isEmpty ? "" : ": \(message)"),
                                 statement: Self.firstLine(statements.last?.sql ?? "pipeline sync"))
         }
+        if let firstError { throw firstError }
         return results
     }
 
