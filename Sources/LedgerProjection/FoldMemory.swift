@@ -25,6 +25,9 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     /// kept to 32 MiB peaked at 276 MiB instead of 207). Tests make it smaller still, so that
     /// small logs spill.
     var pageSize = 1 << 12
+    /// How much the spill file may hold beyond twice what its views need before a projector
+    /// compacts it (``compacted(_:)``). Tests make it nothing.
+    var compactionSlack: Int64 = 64 << 20
 
     public init(limit: Int?, directory: String = FoldMemory.temporaryDirectory) {
         self.limit = limit
@@ -84,6 +87,17 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension FoldMemory {
+    /// `state`, whose tables spill, put into new tables that spill to a new file, as a snapshot of
+    /// it would be read back: the new file holds each spilled view's newest bytes only. (A view
+    /// changed after it was spilled is appended to the file again, and its old bytes stay: a
+    /// projector that follows the log for long would otherwise fill the disk.) The old file goes
+    /// when the last copy of the old state does.
+    func compacted(_ state: Projections) throws -> Projections {
+        var reader = try snapshotReader()
+        try state.writeSnapshot(partBytes: SnapshotStore.partBytes) { try reader.add($0) }
+        return try reader.finish(tracksChanges: state.tracksChanges)
+    }
+
     /// A snapshot reader that keeps to this limit.
     func snapshotReader() throws -> SnapshotReader {
         guard let limit else { return SnapshotReader() }

@@ -144,6 +144,14 @@ public actor Projector {
     let snapshotEvery: Int64
     /// The position of the latest snapshot this projector wrote or started from.
     var snapshotAt: Int64
+    /// The fold's memory limit (for compacting its spill file).
+    let memory: FoldMemory
+    /// What the spill file's views needed when it was last measured (at start, or when it was
+    /// compacted or found not worth compacting): it is measured again once the file holds twice
+    /// that, and more than ``FoldMemory/compactionSlack`` beyond.
+    var spillMeasured: Int64 = 0
+    /// Spill files compacted (diagnostics, tests).
+    private(set) var compactions = 0
 
     /// Takes the projector lock (failing with ``ProjectorBusy`` if another holds it) and restores
     /// the fold state up to the oldest checkpoint: from the latest snapshot at or before it that
@@ -175,7 +183,7 @@ public actor Projector {
             var state = try await store.fold(initial, through: low, progress: progress)
             state.tracksChanges = true
             let projector = Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps,
-                                      startedFrom: snapshot?.info, snapshotEvery: snapshotEvery)
+                                      startedFrom: snapshot?.info, snapshotEvery: snapshotEvery, memory: memory)
             await projector.snapshotIfDue()
             return projector
         } catch {
@@ -185,7 +193,7 @@ public actor Projector {
     }
 
     init(store: EventStore, connection: PostgresConnection, logger: Logger, state: Projections, checkpoints: [ReadModel: Int64],
-         startedFrom: SnapshotInfo?, snapshotEvery: Int64) {
+         startedFrom: SnapshotInfo?, snapshotEvery: Int64, memory: FoldMemory) {
         self.store = store
         self.connection = connection
         self.logger = logger
@@ -194,6 +202,8 @@ public actor Projector {
         self.startedFrom = startedFrom
         self.snapshotEvery = snapshotEvery
         self.snapshotAt = startedFrom?.position ?? 0
+        self.memory = memory
+        self.spillMeasured = state.spilledBytes
         self.position = state.position
         // Anomalies up to the oldest checkpoint are in the table already.
         self.anomaliesWritten = state.anomalies.count
@@ -230,6 +240,33 @@ public actor Projector {
             position = upto
             applied += Int64(page.count)
             await snapshotIfDue()
+            compactIfDue()
+        }
+    }
+
+    /// Compacts the fold's spill file (``FoldMemory/compacted(_:)``) once it holds more than twice
+    /// what its views need, and ``FoldMemory/compactionSlack`` more. Checked after each batch (its
+    /// rows committed, so the state has no changes waiting); measuring what the views need goes
+    /// through every spilled view, so it is done only when the file has doubled since it was last
+    /// measured. A compaction that fails is logged, and the projector goes on with the old file.
+    func compactIfDue() {
+        guard let size = state.spillStoreSize, size > 2 * spillMeasured + memory.compactionSlack else { return }
+        let needed = state.spilledBytes
+        guard size > 2 * needed + memory.compactionSlack else {
+            spillMeasured = needed
+            return
+        }
+        let start = ContinuousClock.now
+        do {
+            state = try memory.compacted(state)
+            spillMeasured = state.spilledBytes
+            compactions += 1
+            logger.info("projector: compacted the fold's spill file", metadata: [
+                "bytes": "\(size)", "needed": "\(needed)", "now": "\(state.spillStoreSize ?? 0)",
+                "seconds": "\((ContinuousClock.now - start).seconds)"])
+        } catch {
+            spillMeasured = needed
+            logger.warning("projector: could not compact the fold's spill file; going on with it", metadata: ["error": "\(error)"])
         }
     }
 

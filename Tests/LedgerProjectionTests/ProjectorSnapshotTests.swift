@@ -84,6 +84,46 @@ struct ProjectorSnapshotTests {
         }
     }
 
+    /// A projector kept to its memory appends each spilled view it changes to its spill file
+    /// again, and the old bytes stay. Once the file holds more than twice what the views need, the
+    /// projector compacts it: the file shrinks to what they need, and the read models stay those
+    /// of a rebuild.
+    @Test func aProjectorCompactsItsSpillFile() async throws {
+        try await TestDatabase.withSchema("snapcompact") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            // A month of purchases, then each user spends a coin twenty times over: their views,
+            // spilled, change again and again.
+            var history = Simulator(users: 60, days: 30, seed: 9, faults: try FaultSpec.parse("none")).events()
+            let users = Array(Set(history.compactMap { $0.stream.hasPrefix("user:") ? String($0.stream.dropFirst(5)) : nil })).sorted()
+            let later = Timestamp("2027-06-01T00:00:00Z")!.microseconds
+            for round in 0..<20 {
+                for (n, user) in users.enumerated() {
+                    let at = Timestamp(microsecondsSince1970: later + Int64(round * users.count + n) * 1_000_000)
+                    history.append(Fact.coinsSpent(CoinsSpent(spendId: "spend-\(round)-\(user)", userId: user, amount: 1)).newEvent(occurredAt: at))
+                }
+            }
+            for start in stride(from: 0, to: history.count, by: 2_000) {
+                _ = try await store.append(Array(history[start..<min(start + 2_000, history.count)]))
+            }
+            // A page of eight views in memory and one read back: every change to a spilled view
+            // is written again as soon as another is read back.
+            var memory = FoldMemory(limit: 1)
+            memory.pageSize = 8
+            memory.compactionSlack = 0
+            let projector = try await Projector.start(store, snapshotEvery: 0, memory: memory)
+            try await projector.catchUp(batchSize: 50)
+            let state = await projector.state
+            let (size, needed) = (state.spillStoreSize ?? 0, state.spilledBytes)
+            #expect(await projector.compactions > 0, "the spill file holds \(size) bytes for views of \(needed)")
+            #expect(needed > 0 && size <= 2 * needed, "the spill file holds \(size) bytes for views of \(needed)")
+            await projector.close()
+            let verify = try await store.rebuild(RebuildOptions(verify: true, memory: .unlimited))
+            #expect(verify.position == Int64(history.count))
+            #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+        }
+    }
+
     /// Another version of the fold, a log that differs at the snapshot's position, damaged bytes:
     /// each time the projector folds from the first event instead, and the tables stay right.
     @Test func aSnapshotThatDoesNotFitIsPassedOver() async throws {

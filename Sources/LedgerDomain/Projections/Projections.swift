@@ -188,6 +188,16 @@ extension Projections {
         spill(&subscriptions, memory / 8)
     }
 
+    /// The bytes of the store the tables spill to (one for all four; nil when they do not
+    /// spill). A view changed after it was spilled is appended again, and its old bytes stay: the
+    /// store grows beyond what the views need (see ``FoldMemory``'s compaction in the projector).
+    public var spillStoreSize: Int64? { users.spillStore?.size }
+
+    /// The bytes the newest versions of the spilled views take in that store.
+    public var spilledBytes: Int64 {
+        orders.spilledBytes + transactions.spilledBytes + subscriptions.spilledBytes + users.spilledBytes
+    }
+
     /// How many views are spilled now, of all the tables.
     public var spilledViews: Int {
         orders.spilled.views + transactions.spilled.views + subscriptions.spilled.views + users.spilled.views

@@ -13,6 +13,8 @@ public protocol SpillStore: AnyObject, Sendable {
     func append(_ bytes: [UInt8]) -> Int64
     /// The `count` bytes at `offset` (appended earlier).
     func read(at offset: Int64, count: Int) -> [UInt8]
+    /// Bytes appended so far.
+    var size: Int64 { get }
 }
 
 /// A spill store in this process's memory: for tests of the spilling itself, and for tables too
@@ -38,4 +40,6 @@ public final class MemorySpillStore: SpillStore {
 
     /// How many bytes are stored.
     public var count: Int { bytes.withLock { $0.count } }
+
+    public var size: Int64 { Int64(count) }
 }

@@ -473,6 +473,20 @@ public struct ViewTable<Value: Sendable>: Sendable {
             read: { r in try ViewRecord.read(r) }))
     }
 
+    /// The store the table spills to, if it spills.
+    var spillStore: (any SpillStore)? { spill?.settings.store }
+
+    /// The bytes the newest versions of the spilled views take in the store (what a store
+    /// holding nothing else would hold).
+    var spilledBytes: Int64 {
+        guard let spill else { return 0 }
+        var total: Int64 = 0
+        for page in spill.locations {
+            for l in page { total += Int64(Spill.place(l).count) }
+        }
+        return total
+    }
+
     /// How many views are spilled, and how many of those are read back now.
     public var spilled: (views: Int, recalled: Int) { (spilledBelow, spill?.recalled.count ?? 0) }
 
