@@ -266,7 +266,8 @@ public actor Projector {
                 "seconds": "\((ContinuousClock.now - start).seconds)"])
         } catch {
             spillMeasured = needed
-            logger.warning("projector: could not compact the fold's spill file; going on with it", metadata: ["error": "\(error)"])
+            logger.warning("projector: could not compact the fold's spill file; going on with it (is there room in the spill directory, --spill-directory or TMPDIR?)",
+                           metadata: ["error": "\(error)"])
         }
     }
 

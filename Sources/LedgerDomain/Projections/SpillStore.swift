@@ -38,8 +38,5 @@ public final class MemorySpillStore: SpillStore {
         }
     }
 
-    /// How many bytes are stored.
-    public var count: Int { bytes.withLock { $0.count } }
-
-    public var size: Int64 { Int64(count) }
+    public var size: Int64 { Int64(bytes.withLock { $0.count }) }
 }

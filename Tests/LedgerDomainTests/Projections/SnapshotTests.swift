@@ -111,7 +111,7 @@ struct SpilledFoldTests {
             SnapshotTests.fold(history[...], into: &spilled, from: 0)
             if inMemory.orders.count > pageSize * 2 {
                 #expect(spilled.spilledViews > 0, "\(label): nothing spilled with pages of \(pageSize)")
-                #expect(store.count > 0)
+                #expect(store.size > 0)
             }
             #expect(try spilled.snapshot() == expected, "\(label), pages of \(pageSize), \(memory) bytes: state differs")
             let sameAudit = Audit.run(spilled) == findings
@@ -146,7 +146,7 @@ struct SpilledFoldTests {
             var reader = SnapshotReader(spillingTo: store, memory: memory, pageSize: 8)
             try head.writeSnapshot(partBytes: 300) { try reader.add($0) }
             var resumed = try reader.finish()
-            #expect(resumed.spilledViews > 0 && store.count > 0, "cut at \(cut)")
+            #expect(resumed.spilledViews > 0 && store.size > 0, "cut at \(cut)")
             // Decoded at start: at most the newest pages, and a page being filled, of each kind.
             let decoded = [resumed.orders.count - resumed.orders.spilled.views, resumed.transactions.count - resumed.transactions.spilled.views,
                            resumed.subscriptions.count - resumed.subscriptions.spilled.views, resumed.users.count - resumed.users.spilled.views]

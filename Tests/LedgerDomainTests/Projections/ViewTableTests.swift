@@ -163,7 +163,7 @@ struct ViewTableTests {
             if step == 3_000 { copy = (table, reference) }
             if step % 1_000 == 999 { check(table, reference, "step \(step)") }
         }
-        #expect(table.spilled.views > table.count / 2 && store.count > 0)
+        #expect(table.spilled.views > table.count / 2 && store.size > 0)
         check(copy!.table, copy!.reference, "the copy")
     }
 
