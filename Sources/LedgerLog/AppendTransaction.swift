@@ -48,6 +48,13 @@ struct PreparedEvent: Sendable {
 /// session that is doing so). Independent writers thus share one sealing transaction instead of
 /// queuing one by one behind a lock held across each commit.
 enum AppendTransaction {
+    /// The writer connection's settings. Its statements are prepared once and run with array
+    /// parameters of a few elements; left to choose, PostgreSQL plans them again at every execution
+    /// (a custom plan for those few elements looks cheaper than the generic one), and so the
+    /// statements `seal_events` and the triggers run. The generic plans are the index probes the
+    /// statements are written for.
+    static let sessionSettings = ["plan_cache_mode": "force_generic_plan"]
+
     /// Groups at most this many events use one multi-row INSERT; larger ones use COPY.
     static let insertThreshold = 32
 

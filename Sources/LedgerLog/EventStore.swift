@@ -22,7 +22,8 @@ public final class EventStore: Sendable {
 
     /// Connects (the writer connection at once, readers on demand). Run ``migrate(_:logger:)`` first.
     public static func open(_ configuration: LedgerConfiguration, logger: Logger = Logger(label: "ledger")) async throws -> EventStore {
-        let writer = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-writer", logger: logger)
+        let writer = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-writer",
+                                                          settings: AppendTransaction.sessionSettings, logger: logger)
         return EventStore(configuration: configuration, writer: writer, logger: logger)
     }
 

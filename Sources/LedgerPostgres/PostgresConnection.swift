@@ -29,23 +29,29 @@ public actor PostgresConnection {
     public nonisolated let redactedConnectionString: String
     private let connectionString: String
     private let applicationName: String
+    private let settings: [String: String]
     private let logger: Logger
 
-    private init(connectionString: String, applicationName: String, logger: Logger) {
+    private init(connectionString: String, applicationName: String, settings: [String: String], logger: Logger) {
         self.executor = QueueExecutor(label: "ledger.postgres.connection")
         self.connectionString = connectionString
         self.redactedConnectionString = ConnectionString.redacted(connectionString)
         self.applicationName = applicationName
+        self.settings = settings
         self.logger = logger
     }
 
     /// Opens a connection from a URL (`postgresql://...`) or a keyword string (`host=... dbname=...`).
+    /// `settings` are server parameters set for the session (`SET name TO value`), again after
+    /// every reconnect.
     public static func connect(
         _ connectionString: String,
         applicationName: String = "ledger",
+        settings: [String: String] = [:],
         logger: Logger = Logger(label: "ledger.postgres")
     ) async throws -> PostgresConnection {
-        let connection = PostgresConnection(connectionString: connectionString, applicationName: applicationName, logger: logger)
+        let connection = PostgresConnection(connectionString: connectionString, applicationName: applicationName, settings: settings,
+                                            logger: logger)
         try await connection.open()
         return connection
     }
@@ -78,7 +84,8 @@ public actor PostgresConnection {
         }
         handle = conn
         // Times are exchanged in UTC, ISO format, whatever the server's defaults.
-        try execute("SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_min_messages TO warning")
+        let own = settings.sorted { $0.key < $1.key }.map { "; SET \(quoteIdentifier($0.key)) TO \(quoteLiteral($0.value))" }
+        try execute("SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_min_messages TO warning" + own.joined())
     }
 
     /// Closes the connection; later calls fail with a connection error until ``reconnect()``.

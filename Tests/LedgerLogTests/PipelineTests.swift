@@ -29,3 +29,36 @@ struct PipelineTests {
         #expect(try await conn.query("SELECT count(*) FROM t").int64(0, 0) == 2)
     }
 }
+
+/// Settings a connection gives its session, again after a reconnect. The writer uses them for
+/// generic plans: with array parameters of a few elements PostgreSQL otherwise plans a prepared
+/// statement again at every execution.
+@Suite("Session settings", .timeLimit(.minutes(2)))
+struct SessionSettingsTests {
+    /// Runs a prepared statement with an array parameter eight times and returns how the session
+    /// planned it: (generic plans, custom plans), from `pg_prepared_statements`.
+    private func plans(on conn: PostgresConnection) async throws -> (generic: Int64, custom: Int64) {
+        try await conn.execute("CREATE TEMP TABLE IF NOT EXISTS k (id bigint PRIMARY KEY)")
+        let sql = "SELECT count(*) FROM k WHERE id = ANY ($1::int8[])"
+        for i in 0..<8 { _ = try await conn.query(sql, [.int8Array([Int64(i)])], prepared: true) }
+        let row = try await conn.query("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1", [.text(sql)])
+        return (row.int64(0, 0) ?? -1, row.int64(0, 1) ?? -1)
+    }
+
+    @Test func settingsHoldForTheSessionAndAfterAReconnect() async throws {
+        let url = try await TestDatabase.url()
+        let conn = try await PostgresConnection.connect(url, applicationName: "test-settings", settings: ["plan_cache_mode": "force_generic_plan"])
+        defer { Task { await conn.close() } }
+        #expect(try await conn.query("SHOW plan_cache_mode").string(0, 0) == "force_generic_plan")
+        let forced = try await plans(on: conn)
+        #expect(forced.generic == 8 && forced.custom == 0)
+        try await conn.reconnect()
+        #expect(try await conn.query("SHOW plan_cache_mode").string(0, 0) == "force_generic_plan")
+
+        // Without the setting, the same statement is planned again at every execution.
+        let plain = try await PostgresConnection.connect(url, applicationName: "test-settings")
+        defer { Task { await plain.close() } }
+        #expect(try await plain.query("SHOW plan_cache_mode").string(0, 0) == "auto")
+        #expect(try await plans(on: plain).custom == 8)
+    }
+}
