@@ -101,7 +101,7 @@ public struct SnapshotReader: Sendable {
     /// most: the others go to the spill store as their bytes, however much memory the limit
     /// leaves, and are decoded when the fold first needs them (a spilled view read back stays in
     /// memory while the table's recall room lasts). With a large limit (the default, a quarter
-    /// of the machine's memory), decoding every view of a 10 M-fact snapshot took 7.7-8.7 s and
+    /// of the machine's memory), decoding every view of a 10 M-fact snapshot took 7.7-8.6 s and
     /// 1.8 GiB; its bytes, a few seconds and a tenth of that. The newest views, the likeliest
     /// to change next, stay decoded.
     static let pagesDecodedAtStart = 4
