@@ -152,6 +152,9 @@ public actor Projector {
     var spillMeasured: Int64 = 0
     /// Spill files compacted (diagnostics, tests).
     private(set) var compactions = 0
+    /// The spill file's size at each compaction that failed (diagnostics, tests): each more than
+    /// twice the one before.
+    private(set) var failedCompactionSizes: [Int64] = []
 
     /// Takes the projector lock (failing with ``ProjectorBusy`` if another holds it) and restores
     /// the fold state up to the oldest checkpoint: from the latest snapshot at or before it that
@@ -248,7 +251,8 @@ public actor Projector {
     /// what its views need, and ``FoldMemory/compactionSlack`` more. Checked after each batch (its
     /// rows committed, so the state has no changes waiting); measuring what the views need goes
     /// through every spilled view, so it is done only when the file has doubled since it was last
-    /// measured. A compaction that fails is logged, and the projector goes on with the old file.
+    /// measured. A compaction that fails is logged, and the projector goes on with the old file;
+    /// it tries again once that file has doubled, not at every batch.
     func compactIfDue() {
         guard let size = state.spillStoreSize, size > 2 * spillMeasured + memory.compactionSlack else { return }
         let needed = state.spilledBytes
@@ -265,7 +269,8 @@ public actor Projector {
                 "bytes": "\(size)", "needed": "\(needed)", "now": "\(state.spillStoreSize ?? 0)",
                 "seconds": "\((ContinuousClock.now - start).seconds)"])
         } catch {
-            spillMeasured = needed
+            spillMeasured = size
+            failedCompactionSizes.append(size)
             logger.warning("projector: could not compact the fold's spill file; going on with it (is there room in the spill directory, --spill-directory or TMPDIR?)",
                            metadata: ["error": "\(error)"])
         }

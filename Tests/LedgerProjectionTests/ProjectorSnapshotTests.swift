@@ -92,26 +92,8 @@ struct ProjectorSnapshotTests {
         try await TestDatabase.withSchema("snapcompact") { config in
             let store = try await Self.open(config)
             defer { Task { await store.close() } }
-            // A month of purchases, then each user spends a coin twenty times over: their views,
-            // spilled, change again and again.
-            var history = Simulator(users: 60, days: 30, seed: 9, faults: try FaultSpec.parse("none")).events()
-            let users = Array(Set(history.compactMap { $0.stream.hasPrefix("user:") ? String($0.stream.dropFirst(5)) : nil })).sorted()
-            let later = Timestamp("2027-06-01T00:00:00Z")!.microseconds
-            for round in 0..<20 {
-                for (n, user) in users.enumerated() {
-                    let at = Timestamp(microsecondsSince1970: later + Int64(round * users.count + n) * 1_000_000)
-                    history.append(Fact.coinsSpent(CoinsSpent(spendId: "spend-\(round)-\(user)", userId: user, amount: 1)).newEvent(occurredAt: at))
-                }
-            }
-            for start in stride(from: 0, to: history.count, by: 2_000) {
-                _ = try await store.append(Array(history[start..<min(start + 2_000, history.count)]))
-            }
-            // A page of eight views in memory and one read back: every change to a spilled view
-            // is written again as soon as another is read back.
-            var memory = FoldMemory(limit: 1)
-            memory.pageSize = 8
-            memory.compactionSlack = 0
-            let projector = try await Projector.start(store, snapshotEvery: 0, memory: memory)
+            let history = try await Self.appendSpendingHistory(store)
+            let projector = try await Projector.start(store, snapshotEvery: 0, memory: Self.churningMemory())
             try await projector.catchUp(batchSize: 50)
             let state = await projector.state
             let (size, needed) = (state.spillStoreSize ?? 0, state.spilledBytes)
@@ -122,6 +104,61 @@ struct ProjectorSnapshotTests {
             #expect(verify.position == Int64(history.count))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
+    }
+
+    /// A compaction that cannot make its new file (here the spill directory is gone) leaves the
+    /// projector on its old file, and is tried again once that file has doubled, not after every
+    /// batch: each failure logs a warning.
+    @Test func aCompactionThatFailsIsNotRetriedAtEveryBatch() async throws {
+        try await TestDatabase.withSchema("snapcompactfail") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            let history = try await Self.appendSpendingHistory(store)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-spill-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let projector = try await Projector.start(store, snapshotEvery: 0, memory: Self.churningMemory(directory: directory))
+            // The spill file is open (and already unlinked); new files cannot be made any more.
+            try FileManager.default.removeItem(atPath: directory)
+            try await projector.catchUp(batchSize: 50)
+            let (failed, compactions) = (await projector.failedCompactionSizes, await projector.compactions)
+            #expect(compactions == 0 && !failed.isEmpty)
+            // Each retry waits for the file to double. (Retried at every batch, it failed ten
+            // times, at sizes from 173,509 to 217,441 bytes, a warning each.)
+            #expect(zip(failed, failed.dropFirst()).allSatisfy { $1 > 2 * $0 },
+                    "compactions failed at file sizes \(failed) (\(history.count) facts in batches of 50)")
+            #expect(await projector.position == Int64(history.count))
+            await projector.close()
+            let verify = try await store.rebuild(RebuildOptions(verify: true, memory: .unlimited))
+            #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
+        }
+    }
+
+    /// A month of purchases, then each user spends a coin twenty times over, appended: their
+    /// views, spilled, change again and again. Returns what was appended.
+    static func appendSpendingHistory(_ store: EventStore) async throws -> [NewEvent] {
+        var history = Simulator(users: 60, days: 30, seed: 9, faults: try FaultSpec.parse("none")).events()
+        let users = Array(Set(history.compactMap { $0.stream.hasPrefix("user:") ? String($0.stream.dropFirst(5)) : nil })).sorted()
+        let later = Timestamp("2027-06-01T00:00:00Z")!.microseconds
+        for round in 0..<20 {
+            for (n, user) in users.enumerated() {
+                let at = Timestamp(microsecondsSince1970: later + Int64(round * users.count + n) * 1_000_000)
+                history.append(Fact.coinsSpent(CoinsSpent(spendId: "spend-\(round)-\(user)", userId: user, amount: 1)).newEvent(occurredAt: at))
+            }
+        }
+        for start in stride(from: 0, to: history.count, by: 2_000) {
+            _ = try await store.append(Array(history[start..<min(start + 2_000, history.count)]))
+        }
+        return history
+    }
+
+    /// A page of eight views in memory and one read back: every change to a spilled view is
+    /// written again as soon as another is read back; compacted as soon as the file holds twice
+    /// what its views need.
+    static func churningMemory(directory: String = FoldMemory.temporaryDirectory) -> FoldMemory {
+        var memory = FoldMemory(limit: 1, directory: directory)
+        memory.pageSize = 8
+        memory.compactionSlack = 0
+        return memory
     }
 
     /// Another version of the fold, a log that differs at the snapshot's position, damaged bytes:
