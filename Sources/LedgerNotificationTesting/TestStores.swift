@@ -75,7 +75,9 @@ public struct TestAppleChain: Sendable {
     public func notificationBody(type: String = "SUBSCRIBED", subtype: String? = "INITIAL_BUY", uuid: String = UUID().uuidString.lowercased(),
                                  bundleId: String = TestAppleChain.bundleId, environment: String = "Production",
                                  transactionId: String = "2000000123456789", signedDate: Date = Date(),
-                                 signer: P256.Signing.PrivateKey? = nil) throws -> [UInt8] {
+                                 signer: P256.Signing.PrivateKey? = nil, transaction extra: [(String, JSONValue)] = [],
+                                 renewal renewalExtra: [(String, JSONValue)] = [], withTransaction: Bool = true,
+                                 withUUID: Bool = true) throws -> [UInt8] {
         let ms = Int64(signedDate.timeIntervalSince1970 * 1000)
         var tx: [(String, JSONValue)] = [
             ("transactionId", .string(transactionId)), ("originalTransactionId", .string("2000000100000001")),
@@ -86,19 +88,26 @@ public struct TestAppleChain: Sendable {
             ("signedDate", .int(ms)), ("environment", .string(environment)), ("transactionReason", .string("PURCHASE")),
             ("storefront", .string("USA")), ("price", .int(9990)), ("currency", .string("USD")),
         ]
-        if type == "REFUND" {
+        if type == "REFUND" || type == "REVOKE" {
             tx.append(("revocationDate", .int(ms - 1000)))
             tx.append(("revocationReason", .int(0)))
         }
-        let renewal = JSONValue.makeObject([("originalTransactionId", .string("2000000100000001")), ("autoRenewProductId", .string("vip_month")),
-                                            ("productId", .string("vip_month")), ("autoRenewStatus", .int(1)), ("signedDate", .int(ms)),
-                                            ("environment", .string(environment))])
-        var payload: [(String, JSONValue)] = [
-            ("notificationType", .string(type)), ("notificationUUID", .string(uuid)), ("version", .string("2.0")), ("signedDate", .int(ms)),
-            ("data", .makeObject([("appAppleId", .int(1234567890)), ("bundleId", .string(bundleId)), ("bundleVersion", .string("42")),
-                                  ("environment", .string(environment)), ("signedTransactionInfo", .string(try sign(.makeObject(tx), signer: signer))),
-                                  ("signedRenewalInfo", .string(try sign(renewal, signer: signer))), ("status", .int(1))])),
-        ]
+        /// `extra` replaces members of the same name, and adds the rest; `.null` removes one.
+        func merged(_ base: [(String, JSONValue)], _ extra: [(String, JSONValue)]) -> JSONValue {
+            var out = base.filter { b in !extra.contains { $0.0 == b.0 } }
+            out += extra.filter { !$0.1.isNull }
+            return .makeObject(out)
+        }
+        let renewal = merged([("originalTransactionId", .string("2000000100000001")), ("autoRenewProductId", .string("vip_month")),
+                              ("productId", .string("vip_month")), ("autoRenewStatus", .int(1)), ("signedDate", .int(ms)),
+                              ("environment", .string(environment))], renewalExtra)
+        var data: [(String, JSONValue)] = [("appAppleId", .int(1234567890)), ("bundleId", .string(bundleId)), ("bundleVersion", .string("42")),
+                                           ("environment", .string(environment))]
+        if withTransaction { data.append(("signedTransactionInfo", .string(try sign(merged(tx, extra), signer: signer)))) }
+        data += [("signedRenewalInfo", .string(try sign(renewal, signer: signer))), ("status", .int(1))]
+        var payload: [(String, JSONValue)] = [("notificationType", .string(type))]
+        if withUUID { payload.append(("notificationUUID", .string(uuid))) }
+        payload += [("version", .string("2.0")), ("signedDate", .int(ms)), ("data", .makeObject(data))]
         if let subtype { payload.append(("subtype", .string(subtype))) }
         let body = JSONValue.makeObject([("signedPayload", .string(try sign(.makeObject(payload), signer: signer)))])
         return Array(body.compactText.utf8)
@@ -198,23 +207,60 @@ public struct TestWeChat: Sendable {
         .init(platformKeys: [WeChatPayVerifier.serial(serial): platformKey.publicKey], apiV3Key: apiV3Key, appId: Self.appId, merchantId: Self.merchantId)
     }
 
+    /// The WeChat Pay public key's id, for a merchant signed in public-key mode (its key: ``publicKey``).
+    public static let publicKeyId = "PUB_KEY_ID_0112345678902026033100112233000001"
+
+    /// The configuration with the WeChat Pay public key `publicKey` beside (or, `certificates` false,
+    /// instead of) the platform certificate.
+    public func configuration(publicKey: _RSA.Signing.PrivateKey, certificates: Bool = true) -> WeChatPayVerifier.Configuration {
+        var c = configuration
+        if !certificates { c.platformKeys = [:] }
+        c.publicKeys = [Self.publicKeyId: publicKey.publicKey]
+        return c
+    }
+
     /// A TRANSACTION.SUCCESS body (its resource encrypted) and the headers that sign it.
     public func notification(id: String, outTradeNo: String = "order-0001", transactionId: String = "4200000000202603310000000001",
                              associatedData: String = "transaction", tamperAssociatedData: Bool = false, timestamp: Date = Date(),
                              nonce: String = UUID().uuidString, signer: _RSA.Signing.PrivateKey? = nil) throws -> (body: [UInt8], headers: WeChatPayVerifier.Headers) {
-        let resource = JSONValue.makeObject([
+        try signed(id: id, eventType: "TRANSACTION.SUCCESS", resource: Self.transaction(outTradeNo: outTradeNo, transactionId: transactionId),
+                   associatedData: associatedData, tamperAssociatedData: tamperAssociatedData, timestamp: timestamp, nonce: nonce, signer: signer)
+    }
+
+    /// A paid transaction's resource, as WeChat Pay sends it.
+    public static func transaction(outTradeNo: String = "order-0001", transactionId: String = "4200000000202603310000000001", total: Int64 = 600) -> JSONValue {
+        .makeObject([
             ("appid", .string(Self.appId)), ("mchid", .string(Self.merchantId)), ("out_trade_no", .string(outTradeNo)),
             ("transaction_id", .string(transactionId)), ("trade_type", .string("APP")), ("trade_state", .string("SUCCESS")),
             ("trade_state_desc", .string("支付成功")), ("bank_type", .string("CMC")), ("attach", .string("")),
             ("success_time", .string("2026-03-31T16:15:00+08:00")), ("payer", .makeObject([("openid", .string("oUpF8uMuAJO_M2pxb1Q9zNjWeS6o"))])),
-            ("amount", .makeObject([("total", .int(600)), ("payer_total", .int(600)), ("currency", .string("CNY")), ("payer_currency", .string("CNY"))])),
+            ("amount", .makeObject([("total", .int(total)), ("payer_total", .int(total)), ("currency", .string("CNY")), ("payer_currency", .string("CNY"))])),
         ])
+    }
+
+    /// A refund's resource, as WeChat Pay sends it (REFUND.SUCCESS, .ABNORMAL, .CLOSED).
+    public static func refund(status: String, refundId: String = "50000000382019052709732678859", transactionId: String = "4200000000202603310000000001",
+                              refund: Int64 = 600) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("mchid", .string(merchantId)), ("out_trade_no", .string("order-0001")), ("transaction_id", .string(transactionId)),
+            ("out_refund_no", .string("refund-0001")), ("refund_id", .string(refundId)), ("refund_status", .string(status)),
+            ("user_received_account", .string("招商银行信用卡0403")),
+            ("amount", .makeObject([("total", .int(600)), ("refund", .int(refund)), ("payer_total", .int(600)), ("payer_refund", .int(refund))])),
+        ]
+        if status == "SUCCESS" { members.append(("success_time", .string("2026-04-01T10:00:00+08:00"))) }
+        return .makeObject(members)
+    }
+
+    /// Any event with `resource` encrypted, signed by the platform key (or `signer`, with `serial`).
+    public func signed(id: String, eventType: String, resource: JSONValue, associatedData: String = "transaction", tamperAssociatedData: Bool = false,
+                       timestamp: Date = Date(), nonce: String = UUID().uuidString, signer: _RSA.Signing.PrivateKey? = nil,
+                       serial: String? = nil) throws -> (body: [UInt8], headers: WeChatPayVerifier.Headers) {
         let resourceNonce = "fdasflkja484"
         let sealed = try AES.GCM.seal(Array(resource.compactText.utf8), using: SymmetricKey(data: apiV3Key), nonce: AES.GCM.Nonce(data: Array(resourceNonce.utf8)),
                                       authenticating: Array(associatedData.utf8))
         let body = JSONValue.makeObject([
             ("id", .string(id)), ("create_time", .string("2026-03-31T16:15:05+08:00")), ("resource_type", .string("encrypt-resource")),
-            ("event_type", .string("TRANSACTION.SUCCESS")), ("summary", .string("支付成功")),
+            ("event_type", .string(eventType)), ("summary", .string("支付成功")),
             ("resource", .makeObject([("original_type", .string("transaction")), ("algorithm", .string("AEAD_AES_256_GCM")),
                                       ("ciphertext", .string(Data(sealed.ciphertext + sealed.tag).base64EncodedString())),
                                       ("associated_data", .string(tamperAssociatedData ? associatedData + "x" : associatedData)),
@@ -224,6 +270,6 @@ public struct TestWeChat: Sendable {
         let ts = String(Int64(timestamp.timeIntervalSince1970))
         let message = Array("\(ts)\n\(nonce)\n".utf8) + bytes + [0x0A]
         let signature = try (signer ?? platformKey).signature(for: message, padding: .insecurePKCS1v1_5)
-        return (bytes, .init(timestamp: ts, nonce: nonce, signature: Data(signature.rawRepresentation).base64EncodedString(), serial: serial))
+        return (bytes, .init(timestamp: ts, nonce: nonce, signature: Data(signature.rawRepresentation).base64EncodedString(), serial: serial ?? self.serial))
     }
 }

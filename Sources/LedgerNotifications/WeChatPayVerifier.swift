@@ -5,13 +5,16 @@ import LedgerCore
 import Synchronization
 
 /// Verifies WeChat Pay API v3 notifications: SHA256withRSA over `"{timestamp}\n{nonce}\n{body}\n"` by
-/// the platform certificate named in `Wechatpay-Serial`; the timestamp within 300 s of now; the same
+/// the key `Wechatpay-Serial` names: a platform certificate's serial, or the WeChat Pay public key's
+/// id (`PUB_KEY_ID_…`; both are accepted while a merchant switches); the timestamp within 300 s of now; the same
 /// signed request refused the second time (replay); the resource decrypted with AEAD_AES_256_GCM
 /// and the APIv3 key, its associated data authenticated; the appid and mchid the configured ones.
 public final class WeChatPayVerifier: Sendable {
     public struct Configuration: Sendable {
         /// Platform public keys by certificate serial.
         public var platformKeys: [String: _RSA.Signing.PublicKey]
+        /// WeChat Pay public keys by key id (`PUB_KEY_ID_…`), as the merchant platform shows them.
+        public var publicKeys: [String: _RSA.Signing.PublicKey] = [:]
         /// The 32-byte APIv3 key.
         public var apiV3Key: [UInt8]
         public var appId: String
@@ -53,6 +56,9 @@ public final class WeChatPayVerifier: Sendable {
 
     public init(_ configuration: Configuration) { self.configuration = configuration }
 
+    /// How a WeChat Pay public key's id begins, where a platform certificate's serial is hex.
+    public static let publicKeyPrefix = "PUB_KEY_ID_"
+
     /// A certificate serial as WeChat writes it in Wechatpay-Serial: uppercase hex, no leading zeros.
     public static func serial(_ text: String) -> String {
         let trimmed = text.uppercased().drop { $0 == "0" }
@@ -71,13 +77,15 @@ public final class WeChatPayVerifier: Sendable {
         guard abs(signedAt.timeIntervalSince(now)) < configuration.window else {
             throw NotificationRefusal(.staleTimestamp, "Wechatpay-Timestamp is \(Int(abs(signedAt.timeIntervalSince(now)))) s away from now (the window is \(Int(configuration.window)) s)")
         }
-        guard let key = configuration.platformKeys[Self.serial(serial)] else {
-            throw NotificationRefusal(.untrustedChain, "Wechatpay-Serial names no configured platform certificate")
+        let publicKeyMode = serial.hasPrefix(Self.publicKeyPrefix)
+        guard let key = publicKeyMode ? configuration.publicKeys[serial] : configuration.platformKeys[Self.serial(serial)] else {
+            throw NotificationRefusal(.untrustedChain, publicKeyMode ? "Wechatpay-Serial names no configured WeChat Pay public key id"
+                                                                     : "Wechatpay-Serial names no configured platform certificate")
         }
         let message = Array("\(ts)\n\(nonce)\n".utf8) + body + [0x0A]
         guard let raw = Base64.decode(sig, url: false),
               key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: raw), for: message, padding: .insecurePKCS1v1_5) else {
-            throw NotificationRefusal(.forgedSignature, "the Wechatpay-Signature does not verify with the platform key of that serial")
+            throw NotificationRefusal(.forgedSignature, "the Wechatpay-Signature does not verify with the key of that serial")
         }
         let replayKey = "\(serial)/\(ts)/\(nonce)/\(sig)"
         let replayed = seen.withLock { seen in

@@ -20,14 +20,29 @@ public struct RevenueReport: Sendable {
     static func money(_ minor: Int64, _ c: Currency) -> String { Money(minorUnits: minor, currency: c).description }
     static func fees(_ t: RevenueTotals, _ c: Currency) -> String { t.fees.map { money($0, c) } ?? "-" }
 
-    static func json(_ t: RevenueTotals) -> JSONValue {
-        .makeObject([("sales", .int(t.sales)), ("gross", .int(t.gross)), ("refunds", .int(t.refunds)), ("refunded", .int(t.refunded)),
-                     ("net", .int(t.net)), ("fees", t.fees.map { .int($0) } ?? .null)])
+    /// Whole minor units; with `exact` (major units as decimal text) beside them when a store
+    /// signed amounts that are not whole minor units.
+    static func json(_ t: RevenueTotals, _ c: Currency) -> JSONValue {
+        var members: [(String, JSONValue)] = [("sales", .int(t.sales)), ("gross", .int(t.gross)), ("refunds", .int(t.refunds)),
+                                              ("refunded", .int(t.refunded)), ("net", .int(t.net)), ("fees", t.fees.map { .int($0) } ?? .null)]
+        if t.grossFraction != 0 || t.refundedFraction != 0 {
+            members.append(("exact", .makeObject([("gross", .string(t.exactGross(c).decimalText)), ("refunded", .string(t.exactRefunded(c).decimalText)),
+                                                  ("net", .string(t.exactNet(c).decimalText))])))
+        }
+        return .makeObject(members)
     }
 
     static func json(_ r: RevenueRow) -> JSONValue {
         .makeObject([("period", .string(r.period)), ("channel", .string(r.channel.rawValue)), ("currency", .string(r.currency.code)),
-                     ("ledger", json(r.ledger)), ("statements", json(r.statements)), ("ties", .bool(r.ties))])
+                     ("ledger", json(r.ledger, r.currency)), ("statements", json(r.statements, r.currency)), ("ties", .bool(r.ties))])
+    }
+
+    /// Minor units as text, with the exact rest where there is one (`199.5`).
+    static func minor(_ m: Money) -> String {
+        guard !m.isWholeMinorUnits else { return "\(m.minorUnits)" }
+        var rest = Money.padded6(UInt64(m.fraction.magnitude))
+        while rest.hasSuffix("0") { rest.removeLast() }
+        return (m.minorUnits < 0 || m.fraction < 0 ? "-" : "") + "\(m.minorUnits.magnitude).\(rest)"
     }
 
     public var jsonValue: JSONValue {
@@ -48,8 +63,10 @@ public struct RevenueReport: Sendable {
             + "statement_gross_minor_units,statement_refunds,statement_refunded_minor_units,statement_fees_minor_units,ties\r\n"
         for r in rows {
             let l = r.ledger, s = r.statements
-            out += [r.period, r.channel.rawValue, r.currency.code, "\(l.sales)", "\(l.gross)", "\(l.refunds)", "\(l.refunded)", "\(l.net)",
-                    "\(s.sales)", "\(s.gross)", "\(s.refunds)", "\(s.refunded)", s.fees.map(String.init) ?? "", r.ties ? "yes" : "no"]
+            let c = r.currency
+            out += [r.period, r.channel.rawValue, c.code, "\(l.sales)", Self.minor(l.exactGross(c)), "\(l.refunds)", Self.minor(l.exactRefunded(c)),
+                    Self.minor(l.exactNet(c)), "\(s.sales)", Self.minor(s.exactGross(c)), "\(s.refunds)", Self.minor(s.exactRefunded(c)),
+                    s.fees.map(String.init) ?? "", r.ties ? "yes" : "no"]
                 .joined(separator: ",") + "\r\n"
         }
         return out
@@ -58,8 +75,8 @@ public struct RevenueReport: Sendable {
     static func tableRows(_ rows: [RevenueRow]) -> [[String]] {
         rows.map { r in
             let c = r.currency, l = r.ledger, s = r.statements
-            return [r.period, r.channel.rawValue, c.code, "\(l.sales)", money(l.gross, c), "\(l.refunds)", money(l.refunded, c), money(l.net, c),
-                    "\(s.sales)", money(s.gross, c), money(s.refunded, c), fees(s, c), r.ties ? "yes" : "NO"]
+            return [r.period, r.channel.rawValue, c.code, "\(l.sales)", l.exactGross(c).description, "\(l.refunds)", l.exactRefunded(c).description,
+                    l.exactNet(c).description, "\(s.sales)", s.exactGross(c).description, s.exactRefunded(c).description, fees(s, c), r.ties ? "yes" : "NO"]
         }
     }
 

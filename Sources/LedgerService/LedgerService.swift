@@ -50,7 +50,8 @@ public struct LedgerService: Sendable {
         let reads = ReadRoutes(stores: stores, metrics: metrics, foldMemory: configuration.foldMemory)
         let health = HealthRoutes(stores: stores, metrics: metrics, maximumProjectorLag: configuration.maximumProjectorLag)
         let notifications = NotificationRoutes(stores: stores, configuration: configuration.notifications,
-                                               limit: configuration.limits.maximumNotificationBytes, metrics: metrics, gate: gate)
+                                               limit: configuration.limits.maximumNotificationBytes, metrics: metrics, gate: gate,
+                                               logger: logger)
         router.get("/healthz", use: health.healthz)
         router.get("/readyz", use: health.readyz)
         router.get("/metrics", use: health.metricsText)

@@ -38,22 +38,39 @@ extension NotificationConfiguration {
             do { keys = try JWKS.rsaKeys(jwks) } catch { throw Problem("LEDGER_GOOGLE_JWKS: \(error)") }
             googlePlay = GooglePlayVerifier(.init(keys: keys, audience: audience, serviceAccount: value("LEDGER_GOOGLE_SERVICE_ACCOUNT"), packageName: package))
         }
-        if let certs = try file("LEDGER_WECHAT_PLATFORM_CERTS") {
+        // Platform certificates, the WeChat Pay public key, or both while a merchant switches.
+        let certs = try file("LEDGER_WECHAT_PLATFORM_CERTS")
+        let publicKey = try file("LEDGER_WECHAT_PUBLIC_KEY")
+        if certs != nil || publicKey != nil {
+            let first = certs != nil ? "LEDGER_WECHAT_PLATFORM_CERTS" : "LEDGER_WECHAT_PUBLIC_KEY"
             guard let keyFile = try file("LEDGER_WECHAT_APIV3_KEY_FILE"), let appid = value("LEDGER_WECHAT_APPID"), let mchid = value("LEDGER_WECHAT_MCHID") else {
-                throw Problem("LEDGER_WECHAT_PLATFORM_CERTS is set: set LEDGER_WECHAT_APIV3_KEY_FILE, LEDGER_WECHAT_APPID and LEDGER_WECHAT_MCHID too")
+                throw Problem("\(first) is set: set LEDGER_WECHAT_APIV3_KEY_FILE, LEDGER_WECHAT_APPID and LEDGER_WECHAT_MCHID too")
             }
             let key = Array(String(decoding: keyFile, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
             guard key.count == 32 else { throw Problem("LEDGER_WECHAT_APIV3_KEY_FILE must hold the 32-byte APIv3 key (its content is not shown)") }
             var keys: [String: _RSA.Signing.PublicKey] = [:]
-            let parsed: [Certificate]
-            do { parsed = try AppleVerifier.Configuration.roots(fromFile: certs) } catch {
-                throw Problem("LEDGER_WECHAT_PLATFORM_CERTS is not PEM certificates")
+            if let certs {
+                let parsed: [Certificate]
+                do { parsed = try AppleVerifier.Configuration.roots(fromFile: certs) } catch {
+                    throw Problem("LEDGER_WECHAT_PLATFORM_CERTS is not PEM certificates")
+                }
+                for cert in parsed {
+                    guard let k = _RSA.Signing.PublicKey(cert.publicKey) else { throw Problem("a WeChat platform certificate has no RSA key") }
+                    keys[WeChatPayVerifier.serial(cert.serialNumber.bytes)] = k
+                }
             }
-            for cert in parsed {
-                guard let k = _RSA.Signing.PublicKey(cert.publicKey) else { throw Problem("a WeChat platform certificate has no RSA key") }
-                keys[WeChatPayVerifier.serial(cert.serialNumber.bytes)] = k
+            var configuration = WeChatPayVerifier.Configuration(platformKeys: keys, apiV3Key: key, appId: appid, merchantId: mchid)
+            if let publicKey {
+                guard let id = value("LEDGER_WECHAT_PUBLIC_KEY_ID"), id.hasPrefix(WeChatPayVerifier.publicKeyPrefix) else {
+                    throw Problem("LEDGER_WECHAT_PUBLIC_KEY is set: set LEDGER_WECHAT_PUBLIC_KEY_ID to its id (PUB_KEY_ID_…) too")
+                }
+                do {
+                    configuration.publicKeys[id] = try _RSA.Signing.PublicKey(pemRepresentation: String(decoding: publicKey, as: UTF8.self))
+                } catch {
+                    throw Problem("LEDGER_WECHAT_PUBLIC_KEY is not a PEM RSA public key")
+                }
             }
-            weChatPay = WeChatPayVerifier(.init(platformKeys: keys, apiV3Key: key, appId: appid, merchantId: mchid))
+            weChatPay = WeChatPayVerifier(configuration)
         }
     }
 }

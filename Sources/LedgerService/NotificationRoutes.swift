@@ -6,6 +6,7 @@ import LedgerDomain
 import LedgerLog
 import LedgerNotifications
 import LedgerPostgres
+import Logging
 
 /// Which stores the service takes notifications from; an endpoint without a configuration answers 404.
 public struct NotificationConfiguration: Sendable {
@@ -21,20 +22,22 @@ public struct NotificationConfiguration: Sendable {
 
 /// `POST /v1/notifications/{appstore,googleplay,wechatpay}`: verify, keep the raw payload, append
 /// the facts the notification implies (deduplicated on the store's notification id). A refused
-/// notification writes nothing.
+/// notification writes nothing; a verified one is always kept and answered 200, translated or not
+/// (what could not be translated is recorded on its notification fact, and counted).
 struct NotificationRoutes {
     let stores: LedgerStores
     let configuration: NotificationConfiguration
     let limit: Int
     let metrics: ServiceMetrics
     let gate: AppendGate
+    var logger = Logger(label: "ledger-serve")
 
     func appStore(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         guard let verifier = configuration.appStore else { throw notConfigured("appstore") }
         let body = try await collect(request)
         let facts = try await refusing("appstore") {
             let verified = try await verifier.verifyNotification(body: body)
-            return try NotificationTranslator.appStore(verified, raw: body)
+            return NotificationTranslator.appStore(verified, raw: body)
         }
         return try await store(facts, route: "appstore")
     }
@@ -45,7 +48,7 @@ struct NotificationRoutes {
         let authorization = request.headers[.authorization]
         let facts = try await refusing("googleplay") {
             let verified = try verifier.verify(authorization: authorization, body: body)
-            return try NotificationTranslator.googlePlay(verified, raw: body)
+            return NotificationTranslator.googlePlay(verified, raw: body)
         }
         return try await store(facts, route: "googleplay")
     }
@@ -56,11 +59,22 @@ struct NotificationRoutes {
         let h = request.headers
         let headers = WeChatPayVerifier.Headers(timestamp: h[.init("Wechatpay-Timestamp")!], nonce: h[.init("Wechatpay-Nonce")!],
                                                 signature: h[.init("Wechatpay-Signature")!], serial: h[.init("Wechatpay-Serial")!])
-        let facts = try await refusing("wechatpay") {
-            let verified = try verifier.verify(headers: headers, body: body)
-            return try NotificationTranslator.weChatPay(verified, raw: body, headers: headers)
+        let verified = try await refusing("wechatpay") { try verifier.verify(headers: headers, body: body) }
+        let order = try await weChatOrder(verified)
+        return try await store(NotificationTranslator.weChatPay(verified, raw: body, headers: headers, order: order), route: "wechatpay")
+    }
+
+    /// The order a WeChat payment's `out_trade_no` names, as its OrderCreated in the log says
+    /// (read from the log, not the read models, which may lag); nil when the log has none.
+    private func weChatOrder(_ v: WeChatPayVerifier.Verified) async throws -> NotificationTranslator.WeChatOrder? {
+        guard v.envelope["event_type"]?.stringValue == "TRANSACTION.SUCCESS", let id = v.resource["out_trade_no"]?.stringValue,
+              !id.isEmpty, id.utf8.count <= 200 else { return nil }
+        for event in try await stores.reader.readStream("order:\(id)", limit: 20) where event.type == FactTypes.orderCreated.name {
+            if case .orderCreated(let o)? = try? FactCatalogue.decode(event), o.channel == .wechat {
+                return .init(productId: o.productId, userId: o.userId)
+            }
         }
-        return try await store(facts, route: "wechatpay")
+        return nil
     }
 
     private func collect(_ request: Request) async throws -> [UInt8] {
@@ -78,7 +92,7 @@ struct NotificationRoutes {
     }
 
     /// Runs verification; a refusal becomes a problem naming why (never the payload's secrets).
-    private func refusing(_ store: String, _ body: () async throws -> NotificationFacts) async throws -> NotificationFacts {
+    private func refusing<T>(_ store: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let r as NotificationRefusal {
@@ -133,6 +147,12 @@ struct NotificationRoutes {
                 let appended = try await gate.run { try await stores.writer.append(batch) }
                 let stored = appended.filter { !$0.alreadyStored }.count
                 metrics.notification(route, outcome: stored == 0 ? "duplicate" : "appended")
+                if stored > 0, let why = n.untranslated {
+                    // Kept, and answered 200 so the store does not redeliver it; listed by the audit until completed.
+                    metrics.notification(route, outcome: "untranslated")
+                    logger.warning("notification kept untranslated", metadata: [
+                        "store": "\(route)", "notificationId": "\(Echo.shown(n.notificationId, limit: 80))", "reason": "\(why)"])
+                }
                 metrics.appendedEvents.increment(by: stored)
                 let body = JSONValue.makeObject([
                     ("notificationId", .string(n.notificationId)), ("rawDigest", .string(n.rawDigest)),
@@ -141,6 +161,7 @@ struct NotificationRoutes {
                         .makeObject([("type", .string(e.type)), ("stream", .string(a.stream)), ("position", .int(a.position)), ("alreadyStored", .bool(a.alreadyStored))])
                     })),
                     ("leftOut", .array(leftOut.map(JSONValue.string))),
+                    ("untranslated", n.untranslated.map(JSONValue.string) ?? .null),
                 ])
                 return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body.compactText + "\n")))
             } catch LedgerError.idempotencyConflict(let key?, _, _, _) where events.count > 1 && key != events[0].idempotencyKey {

@@ -86,7 +86,7 @@ struct AppleVerifierTests {
     @Test func aSubscriptionBecomesTheNotificationAndAVerifiedPayment() async throws {
         let chain = try TestAppleChain()
         let body = try chain.notificationBody(uuid: "0f7f2e7a-0b6c-4f4e-9e55-1a2b3c4d5e6f")
-        let facts = try NotificationTranslator.appStore(try await Self.verifier(chain).verifyNotification(body: body), raw: body)
+        let facts = NotificationTranslator.appStore(try await Self.verifier(chain).verifyNotification(body: body), raw: body)
         #expect(facts.notificationId == "0f7f2e7a-0b6c-4f4e-9e55-1a2b3c4d5e6f")
         #expect(facts.rawDigest == NotificationFacts.digest(body))
         // The digest itself, against SHA-256's published test vector.
@@ -111,18 +111,19 @@ struct AppleVerifierTests {
     @Test func aRefundBecomesARefundedFact() async throws {
         let chain = try TestAppleChain()
         let body = try chain.notificationBody(type: "REFUND", subtype: nil)
-        let facts = try NotificationTranslator.appStore(try await Self.verifier(chain).verifyNotification(body: body), raw: body)
+        let facts = NotificationTranslator.appStore(try await Self.verifier(chain).verifyNotification(body: body), raw: body)
         #expect(facts.facts.map(\.typeName) == ["StoreNotificationReceived", "Refunded"])
         guard case .refunded(let r) = facts.facts[1] else { Issue.record("no Refunded"); return }
         #expect(r.amount == Money(minorUnits: 999, currency: Currency("USD")!) && r.transactionId == "2000000123456789")
     }
 
-    @Test func aRevocationIsTheNotificationAlone() async throws {
+    @Test func aRevocationIsTheNotificationAndAStoreRevocation() async throws {
         let chain = try TestAppleChain()
         let body = try chain.notificationBody(type: "REVOKE", subtype: nil)
-        let facts = try NotificationTranslator.appStore(try await Self.verifier(chain).verifyNotification(body: body), raw: body)
-        #expect(facts.facts.map(\.typeName) == ["StoreNotificationReceived"])
-        guard case .storeNotificationReceived(let n) = facts.facts[0] else { return }
-        #expect(n.type.raw == "REVOKE" && n.transactionId == "2000000123456789")
+        let facts = NotificationTranslator.appStore(try await Self.verifier(chain).verifyNotification(body: body), raw: body)
+        #expect(facts.facts.map(\.typeName) == ["StoreNotificationReceived", "StoreRevoked"])
+        guard case .storeNotificationReceived(let n) = facts.facts[0], case .storeRevoked(let r) = facts.facts[1] else { return }
+        #expect(n.type.raw == "REVOKE" && n.transactionId == "2000000123456789" && n.untranslated == nil)
+        #expect(r.transactionId == "2000000123456789" && r.originalTransactionId == "2000000100000001" && r.revocationType == "FAMILY_REVOKE")
     }
 }

@@ -22,7 +22,7 @@ struct WeChatPayVerifierTests {
         let n = try wx.notification(id: "EV-2018022511223320873")
         let v = try WeChatPayVerifier(wx.configuration).verify(headers: n.headers, body: n.body)
         #expect(v.resource["trade_state"]?.stringValue == "SUCCESS")
-        let facts = try NotificationTranslator.weChatPay(v, raw: n.body, headers: n.headers)
+        let facts = NotificationTranslator.weChatPay(v, raw: n.body, headers: n.headers)
         guard case .storeNotificationReceived(let f) = facts.facts[0] else { Issue.record("no notification fact"); return }
         #expect(f.channel == .wechat && f.notificationId == "EV-2018022511223320873" && f.tradeState == "SUCCESS")
         #expect(f.outTradeNo == "order-0001" && f.merchant == TestWeChat.merchantId && f.app == TestWeChat.appId)
@@ -36,8 +36,8 @@ struct WeChatPayVerifierTests {
         let verifier = WeChatPayVerifier(wx.configuration)
         let first = try wx.notification(id: "EV-7", timestamp: Date().addingTimeInterval(-100))
         let again = try wx.notification(id: "EV-7", timestamp: Date())
-        let a = try NotificationTranslator.weChatPay(try verifier.verify(headers: first.headers, body: first.body), raw: first.body, headers: first.headers)
-        let b = try NotificationTranslator.weChatPay(try verifier.verify(headers: again.headers, body: again.body), raw: again.body, headers: again.headers)
+        let a = NotificationTranslator.weChatPay(try verifier.verify(headers: first.headers, body: first.body), raw: first.body, headers: first.headers)
+        let b = NotificationTranslator.weChatPay(try verifier.verify(headers: again.headers, body: again.body), raw: again.body, headers: again.headers)
         #expect(a.facts == b.facts)
         #expect(a.occurredAt == b.occurredAt && a.occurredAt == Timestamp("2026-03-31T08:15:05Z"))
         #expect(a.rawHeaders != b.rawHeaders)
@@ -99,7 +99,7 @@ struct GooglePlayVerifierTests {
         let g = try TestGoogleSigner()
         let body = TestGoogleSigner.pushBody(messageId: "136969346945", notification: TestGoogleSigner.subscription(12))
         let v = try Self.verifier(g).verify(authorization: "Bearer " + (try g.token()), body: body)
-        let facts = try NotificationTranslator.googlePlay(v, raw: body)
+        let facts = NotificationTranslator.googlePlay(v, raw: body)
         guard case .storeNotificationReceived(let n) = facts.facts[0] else { Issue.record("no notification fact"); return }
         #expect(n.channel == .googleplay && n.notificationId == "136969346945" && n.type.raw == "12")
         #expect(n.subtype?.raw == "SUBSCRIPTION_REVOKED" && n.originalTransactionId == "purchase-token-abc")
@@ -109,7 +109,7 @@ struct GooglePlayVerifierTests {
     @Test func aVoidedPurchaseBecomesPurchaseVoided() throws {
         let g = try TestGoogleSigner()
         let body = TestGoogleSigner.pushBody(messageId: "m-void", notification: TestGoogleSigner.voided(orderId: "GPA.1234-5678-9012-34567"))
-        let facts = try NotificationTranslator.googlePlay(try Self.verifier(g).verify(authorization: "Bearer " + (try g.token()), body: body), raw: body)
+        let facts = NotificationTranslator.googlePlay(try Self.verifier(g).verify(authorization: "Bearer " + (try g.token()), body: body), raw: body)
         #expect(facts.facts.map(\.typeName) == ["StoreNotificationReceived", "PurchaseVoided"])
         for f in facts.facts { try FactCatalogue.validation().validate(f.newEvent(occurredAt: facts.occurredAt)) }
     }

@@ -69,6 +69,7 @@ extension Audit {
         }
         p.users.forEachInPlace { _, u in negativeBalance(u, &c) }
         reconcile(&c)
+        untranslatedNotifications(p, &c)
         c.findings.sort()
         return c.findings
     }
@@ -127,7 +128,10 @@ extension Audit {
     }
 
     static func times(_ m: Money?, _ n: Int) -> Money? {
-        m.map { Money(minorUnits: $0.minorUnits.multipliedSaturated(by: Int64(n)), currency: $0.currency) }
+        guard let m else { return nil }
+        guard !m.isWholeMinorUnits else { return Money(minorUnits: m.minorUnits.multipliedSaturated(by: Int64(n)), currency: m.currency) }
+        return Money(minorUnits: m.minorUnits.multipliedSaturated(by: Int64(n)), fraction: Int64(m.fraction) * Int64(n), currency: m.currency)
+            ?? Money(minorUnits: .max, currency: m.currency)
     }
 
     /// `m * num / den`, rounded up, and never more than `m` (a share of it).
@@ -147,6 +151,12 @@ extension Audit {
     /// `m * num / den`, rounded up, for any `num >= 0` (an excess may be several prices); held at
     /// `Int64.max` instead of overflowing.
     static func scaled(_ m: Money, _ num: Int64, _ den: Int64) -> Money {
+        guard m.isWholeMinorUnits else {
+            // An inexact store amount: exactly, in millionths of a minor unit, rounded up to one.
+            guard den > 0, num > 0, m.minorUnits >= 0, m.fraction > 0 || m.minorUnits > 0 else { return Money(minorUnits: 0, currency: m.currency) }
+            let whole = scaled(Money(minorUnits: m.minorUnits.multipliedSaturated(by: 1_000_000).addingSaturated(Int64(m.fraction)), currency: m.currency), num, den)
+            return Money(minorUnits: whole.minorUnits / 1_000_000, fraction: whole.minorUnits % 1_000_000, currency: m.currency) ?? whole
+        }
         guard den > 0, num > 0, m.minorUnits > 0 else { return Money(minorUnits: 0, currency: m.currency) }
         let product = m.minorUnits.magnitude.multipliedFullWidth(by: UInt64(num))
         guard product.high < UInt64(den) else { return Money(minorUnits: .max, currency: m.currency) }
@@ -159,6 +169,7 @@ extension Audit {
     static func netPaid(_ t: TransactionView) -> Money? {
         guard let price = t.price else { return nil }
         guard let r = t.refundedAmount, r.currency == price.currency else { return price }
-        return Money(minorUnits: max(0, price.minorUnits - r.minorUnits), currency: price.currency)
+        guard let net = price.adding(r.negated), net.minorUnits >= 0, net.fraction >= 0 else { return Money(minorUnits: 0, currency: price.currency) }
+        return net
     }
 }

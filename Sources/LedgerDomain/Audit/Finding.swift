@@ -21,6 +21,8 @@ public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
     case unconfirmedPayment = "unconfirmed-payment"
     case amountMismatch = "amount-mismatch"
     case chainBroken = "chain-broken"
+    /// A notice for operators, not a wrong: a verified notification kept without its facts.
+    case untranslatedNotification = "untranslated-notification"
 
     public static func < (a: FindingKind, b: FindingKind) -> Bool { a.rawValue < b.rawValue }
 
@@ -31,7 +33,7 @@ public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
         case .missingGrant, .refundNotRevoked, .productMismatch, .receiptReused, .unacknowledgedPurchase: return .error
         case .unrecordedSale, .unrecordedRefund, .amountMismatch: return .error
         case .revokedWithoutRefund, .orphanPayment, .subscriptionDrift, .negativeBalance, .unconfirmedPayment: return .warning
-        case .staleOrder: return .info
+        case .staleOrder, .untranslatedNotification: return .info
         }
     }
 }

@@ -12,6 +12,7 @@ public enum FactCatalogue {
         AnyFactType(FactTypes.entitlementGranted), AnyFactType(FactTypes.coinsSpent),
         AnyFactType(FactTypes.subscriptionRenewed), AnyFactType(FactTypes.renewalFailed), AnyFactType(FactTypes.autoRenewChanged),
         AnyFactType(FactTypes.planChanged), AnyFactType(FactTypes.subscriptionExpired),
+        AnyFactType(FactTypes.subscriptionStateChanged), AnyFactType(FactTypes.storeRevoked),
         AnyFactType(FactTypes.refundRequested), AnyFactType(FactTypes.refundDeclined), AnyFactType(FactTypes.refunded),
         AnyFactType(FactTypes.refundReversed), AnyFactType(FactTypes.entitlementRevoked), AnyFactType(FactTypes.purchaseVoided),
         AnyFactType(FactTypes.statementImported), AnyFactType(FactTypes.statementLine),

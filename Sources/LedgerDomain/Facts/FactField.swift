@@ -204,6 +204,13 @@ extension FactField {
                         put: { $0.set($1, $2) }, text: { $0.rawValue })
     }
 
+    /// One of a closed set of values, or absent.
+    public static func optionalChoice<E: RawRepresentable & CaseIterable & Sendable>(_ name: String, _ kp: FieldPath<Root, E?>, _ doc: String? = nil)
+        -> FactField where E.RawValue == String {
+        optional(name, kp, .closed(E.allCases.map(\.rawValue), doc), get: { r, k throws(FactError) in try r.optionalChoice(k, E.self) },
+                 put: { $0.set($1, $2) }, text: { $0.rawValue })
+    }
+
     /// A store enum: unknown values are kept raw.
     public static func open<E: OpenEnum>(_ name: String, _ kp: FieldPath<Root, E>, _ doc: String) -> FactField {
         required(name, kp, .open(E.known.map(\.raw), doc), get: { r, k throws(FactError) in try r.open(k, E.self) },

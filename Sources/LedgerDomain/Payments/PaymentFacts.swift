@@ -63,15 +63,29 @@ public struct StoreNotificationReceived: StoreAppFact {
     public var rawDigest: String?
     public var app: String?
     public var merchant: String?
+    /// Why what the store signed could not be made into facts, in whole or in part (an unknown
+    /// type, a missing field, a partial void without its quantity); nil when it was.
+    public var untranslated: String?
+    /// What later fact completes an untranslated notification, when one can.
+    public var awaiting: Awaiting?
+
+    /// The later fact that completes a notification recorded untranslated.
+    public enum Awaiting: String, Sendable, Hashable, CaseIterable {
+        /// A PurchaseVoided of the transaction with its voidedQuantity (Voided Purchases API).
+        case voidedQuantity = "voided-quantity"
+        /// A PaymentVerified or SubscriptionRenewed of the purchase (token or transaction), read
+        /// from the store's API by the backend.
+        case verification
+    }
 
     public init(channel: Channel, notificationId: String, type: NotificationType, subtype: NotificationType? = nil,
                 signedAt: Timestamp? = nil, verification: String = "signature-ok", transactionId: String? = nil,
                 originalTransactionId: String? = nil, tradeState: String? = nil, outTradeNo: String? = nil, rawDigest: String? = nil,
-                app: String? = nil, merchant: String? = nil) {
+                app: String? = nil, merchant: String? = nil, untranslated: String? = nil, awaiting: Awaiting? = nil) {
         self.channel = channel; self.notificationId = notificationId; self.type = type; self.subtype = subtype
         self.signedAt = signedAt; self.verification = verification; self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId; self.tradeState = tradeState; self.outTradeNo = outTradeNo
-        self.rawDigest = rawDigest; self.app = app; self.merchant = merchant
+        self.rawDigest = rawDigest; self.app = app; self.merchant = merchant; self.untranslated = untranslated; self.awaiting = awaiting
     }
 
     public static let fields = FieldTable(StoreNotificationReceived(channel: .appstore, notificationId: "", type: NotificationType(raw: "")), [
@@ -86,7 +100,14 @@ public struct StoreNotificationReceived: StoreAppFact {
         .optionalText("tradeState", \.tradeState, "WeChat trade_state."),
         .optionalText("outTradeNo", \.outTradeNo, "WeChat out_trade_no (our order id)."),
         .optionalText("rawDigest", \.rawDigest, "sha256:... of the raw signed payload."),
-    ] + appFields(\.app, \.merchant))
+    ] + appFields(\.app, \.merchant) + [
+        .optionalText("untranslated", \.untranslated,
+                      "Why what the store signed was not made into facts, in whole or in part; listed as untranslated-notification until completed."),
+        .optionalChoice("awaiting", \.awaiting,
+                        "What completes it: voided-quantity (a PurchaseVoided with its quantity) or verification (a PaymentVerified or SubscriptionRenewed of the purchase)."),
+    ])
+
+    static let newInVersion3: Set<String> = ["untranslated", "awaiting"]
 }
 
 public struct VerificationFailed: StoreAppFact {
@@ -160,11 +181,12 @@ extension FactTypes {
     public static let storeNotificationReceived = FactType<StoreNotificationReceived>(
         "StoreNotificationReceived", "A verified server-to-server store notification; a re-delivery is the same fact.",
         stream: "<channel>:notification:<notificationId>", key: "<channel>:notification:<notificationId>",
-        older: [.without(appFieldNames, "A verified server-to-server store notification; a re-delivery is the same fact.")],
+        older: [.without(appFieldNames.union(StoreNotificationReceived.newInVersion3), "A verified server-to-server store notification; a re-delivery is the same fact."),
+                .without(StoreNotificationReceived.newInVersion3, "A verified server-to-server store notification; a re-delivery is the same fact.")],
         wrap: Fact.storeNotificationReceived,
         summary: { f in
             "\(f.channel.rawValue) notification \(f.notificationId) \(f.type.raw)" + (f.subtype.map { "/\($0.raw)" } ?? "")
-                + (f.transactionId.map { " tx \($0)" } ?? "")
+                + (f.transactionId.map { " tx \($0)" } ?? "") + (f.untranslated.map { " (untranslated: \($0))" } ?? "")
         })
 
     public static let verificationFailed = FactType<VerificationFailed>(

@@ -21,6 +21,7 @@ extension Projections {
     mutating func apply(_ f: StoreNotificationReceived, _ ctx: FactContext) {
         pauseOrResume(f, ctx)
         storeRevocation(f, ctx)
+        untranslated(f, ctx)
     }
 
     mutating func apply(_ f: PaymentVerified, _ ctx: FactContext) {
@@ -47,6 +48,7 @@ extension Projections {
                       purchase: f.purchaseDate, expires: expires, p)
         }
         transactionChanged(key)
+        complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
     }
 
     /// The transaction moves to another user from here on.

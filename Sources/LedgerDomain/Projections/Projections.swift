@@ -22,6 +22,9 @@ public struct Projections: Sendable {
     public internal(set) var subscriptions = ViewTable<SubscriptionView>()
     public internal(set) var users = ViewTable<UserView>()
     public internal(set) var anomalies: [Anomaly] = []
+    /// Verified notifications recorded untranslated, until a later fact completes them
+    /// (`Payments/Untranslated.swift`).
+    public internal(set) var untranslated: [UntranslatedNotice] = []
     /// Grants by policy (goodwill, compensation, promotion, migration), by grant id.
     public internal(set) var policyGrants: [String: PolicyGrant] = [:]
     /// The stores' imported statements (`Statements/StatementBook.swift`).
@@ -82,6 +85,8 @@ public struct Projections: Sendable {
         case .autoRenewChanged(let f): apply(f, ctx)
         case .planChanged(let f): apply(f, ctx)
         case .subscriptionExpired(let f): apply(f, ctx)
+        case .subscriptionStateChanged(let f): apply(f, ctx)
+        case .storeRevoked(let f): apply(f, ctx)
         case .refundRequested(let f): refundNotice(f, ctx.position, state: .requested)
         case .refundDeclined(let f): refundNotice(f, ctx.position, state: .declined)
         case .refunded(let f): apply(f, ctx)
@@ -147,7 +152,7 @@ public struct Projections: Sendable {
 /// The fold's state, without the change tracking: what a snapshot holds (`Snapshot.swift`).
 extension Projections: Codable {
     private enum CodingKeys: CodingKey {
-        case products, orders, transactions, shared, subscriptions, users, anomalies, policyGrants, statements, position, logTime
+        case products, orders, transactions, shared, subscriptions, users, anomalies, untranslated, policyGrants, statements, position, logTime
     }
 }
 

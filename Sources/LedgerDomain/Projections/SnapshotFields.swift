@@ -14,6 +14,7 @@ extension BinaryWriter {
         int(m.minorUnits)
         string(m.currency.code)
         int(Int64(m.currency.exponent))
+        int(Int64(m.fraction))
     }
     func raw<E: RawRepresentable>(_ e: E) where E.RawValue == String { string(e.rawValue) }
     func open<E: OpenEnum>(_ e: E) { string(e.raw) }
@@ -53,7 +54,11 @@ extension BinaryReader {
         let code = try string()
         let exponent = try int()
         guard let currency = Currency(code), Int64(currency.exponent) == exponent else { throw invalid("currency \(code.prefix(20)) with exponent \(exponent)") }
-        return Money(minorUnits: units, currency: currency)
+        let fraction = try int()
+        guard fraction.magnitude < 1_000_000, let m = Money(minorUnits: units, fraction: fraction, currency: currency), m.fraction == fraction else {
+            throw invalid("money \(units) with fraction \(fraction)")
+        }
+        return m
     }
     func raw<E: RawRepresentable>(_ type: E.Type = E.self) throws -> E where E.RawValue == String {
         let s = try string()
@@ -329,6 +334,10 @@ extension SubscriptionView: BinaryFields {
         upgrades = try r.array { Upgrade(at: try r.timestamp(), toProductId: try r.string()) }
         linkedFrom = try r.optionalString()
         superseded = try r.optional { Supersession(at: try r.timestamp(), by: try r.string()) }
+        onHoldAt = try r.optionalTimestamp()
+        revokedAt = try r.optionalTimestamp()
+        priceConsent = try r.optional { try r.open() }
+        newPrice = try r.optional { try r.money() }
         positions = try r.positions()
     }
 
@@ -350,6 +359,10 @@ extension SubscriptionView: BinaryFields {
         w.array(upgrades) { w.timestamp($0.at); w.string($0.toProductId) }
         w.string(linkedFrom)
         w.optional(superseded) { w.timestamp($0.at); w.string($0.by) }
+        w.timestamp(onHoldAt)
+        w.timestamp(revokedAt)
+        w.optional(priceConsent) { w.open($0) }
+        w.optional(newPrice) { w.money($0) }
         w.positions(positions)
     }
 }

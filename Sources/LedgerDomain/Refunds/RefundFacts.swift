@@ -192,3 +192,49 @@ extension FactTypes {
         wrap: Fact.purchaseVoided,
         summary: { "voided tx \($0.transactionId)" + ($0.voidedQuantity.map { " (\($0) units)" } ?? "") + " at \($0.voidedAt.iso8601)" })
 }
+
+/// The store took a purchase back without (or beside) a refund: Apple REVOKE (family sharing
+/// withdrawn) or Google SUBSCRIPTION_REVOKED. Fulfilment is expected to revoke it.
+public struct StoreRevoked: StoreAppFact {
+    public var channel: Channel
+    /// Apple originalTransactionId, Google purchase token.
+    public var originalTransactionId: String
+    /// The transaction taken back; absent (Google), the period running at `revokedAt`.
+    public var transactionId: String?
+    public var notificationId: String
+    public var revokedAt: Timestamp
+    /// Apple revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE), Google SUBSCRIPTION_REVOKED.
+    public var revocationType: String?
+    /// Apple revocationReason (0: other, 1: an issue in the app).
+    public var reason: String?
+    public var app: String?
+    public var merchant: String?
+
+    public init(channel: Channel, originalTransactionId: String, transactionId: String? = nil, notificationId: String, revokedAt: Timestamp,
+                revocationType: String? = nil, reason: String? = nil, app: String? = nil, merchant: String? = nil) {
+        self.channel = channel; self.originalTransactionId = originalTransactionId; self.transactionId = transactionId
+        self.notificationId = notificationId; self.revokedAt = revokedAt; self.revocationType = revocationType; self.reason = reason
+        self.app = app; self.merchant = merchant
+    }
+
+    public static let fields = FieldTable(StoreRevoked(channel: .appstore, originalTransactionId: "", notificationId: "", revokedAt: .blank), [
+        .channel("channel", \.channel),
+        .text("originalTransactionId", \.originalTransactionId, "Apple originalTransactionId, Google purchase token."),
+        .optionalText("transactionId", \.transactionId, "The transaction taken back; absent, the period running at revokedAt."),
+        .text("notificationId", \.notificationId),
+        .timestamp("revokedAt", \.revokedAt),
+        .optionalText("revocationType", \.revocationType, "Apple revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE), Google SUBSCRIPTION_REVOKED."),
+        .optionalText("reason", \.reason, "Apple revocationReason."),
+    ] + appFields(\.app, \.merchant))
+}
+
+extension FactTypes {
+    public static let storeRevoked = FactType<StoreRevoked>(
+        "StoreRevoked", "The store took a purchase back (Apple REVOKE, Google SUBSCRIPTION_REVOKED): fulfilment is expected to revoke it.",
+        stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:revoked",
+        wrap: Fact.storeRevoked,
+        summary: { f in
+            "store revoked \(f.transactionId.map { "tx \($0)" } ?? "the current period of \(f.originalTransactionId)")"
+                + (f.revocationType.map { " (\($0))" } ?? "")
+        })
+}

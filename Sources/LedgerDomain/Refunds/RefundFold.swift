@@ -23,8 +23,31 @@ extension Projections {
         refundsChanged(txId)
     }
 
+    /// The store's revocation as a fact of its own (StoreRevoked): of the transaction it names, or
+    /// of the subscription's period running at `revokedAt`.
+    mutating func apply(_ f: StoreRevoked, _ ctx: FactContext) {
+        guard let txId = f.transactionId.map({ txKey(f.channel, f.app, $0) })
+            ?? currentPeriod(f.channel, f.originalTransactionId, at: f.revokedAt) else {
+            anomaly(ctx.position, "revocation-of-unknown-purchase",
+                    "store revocation \(f.notificationId) names \(f.originalTransactionId), of which no period ran at \(f.revokedAt.iso8601)")
+            return
+        }
+        updateTransaction(txId, ctx.position) { t in
+            if t.channel == nil { t.channel = f.channel }
+            t.storeRevokedPosition = ctx.position
+            t.storeRevokedAt = ctx.occurredAt
+        }
+        if subscriptions.contains(Self.subscriptionKey(f.channel, f.originalTransactionId)) {
+            updateSubscription(f.channel, f.originalTransactionId, ctx.position) { s in
+                if s.revokedAt.map({ $0 > f.revokedAt }) ?? true { s.revokedAt = f.revokedAt }
+            }
+        }
+        refundsChanged(txId)
+    }
+
     /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
     mutating func apply(_ f: PurchaseVoided, _ ctx: FactContext) {
+        if f.voidedQuantity != nil { complete(.voidedQuantity, f.channel, transactionId: f.transactionId, original: nil) }
         let key = txKey(f.channel, f.app, f.transactionId)
         updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = f.channel }

@@ -55,8 +55,8 @@ extension TransactionView {
         let standing = standingRefunds
         guard let first = standing.min(by: { $0.refundId < $1.refundId }) else { return nil }
         let currency = price?.currency ?? first.amount.currency
-        return Money(minorUnits: standing.filter { $0.amount.currency == currency }.reduce(0) { $0.addingSaturated($1.amount.minorUnits) },
-                     currency: currency)
+        return standing.filter { $0.amount.currency == currency }
+            .reduce(Money(minorUnits: 0, currency: currency)) { $0.adding($1.amount) ?? Money(minorUnits: .max, currency: currency) }
     }
 
     /// The units still owed of `units` once refunds and store revocations are taken into
@@ -71,7 +71,9 @@ extension TransactionView {
             owed = owed.subtractingSaturated(Audit.share(owed, voided, quantity))
         }
         guard refundState == .refunded, let refunded = refundedAmount else { return max(0, owed) }
-        guard let price, price.minorUnits > 0, price.currency == refunded.currency, refunded.minorUnits < price.minorUnits else { return 0 }
-        return max(0, owed.subtractingSaturated(Audit.share(owed, refunded.minorUnits, price.minorUnits)))
+        guard let price, price.currency == refunded.currency, price.millionths > 0, refunded.millionths < price.millionths else { return 0 }
+        // Exactly: an inexact store amount compares in millionths of a minor unit.
+        let (r, p) = price.isWholeMinorUnits && refunded.isWholeMinorUnits ? (refunded.minorUnits, price.minorUnits) : (refunded.millionths, price.millionths)
+        return max(0, owed.subtractingSaturated(Audit.share(owed, r, p)))
     }
 }

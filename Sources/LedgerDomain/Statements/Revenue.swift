@@ -17,10 +17,31 @@ public struct RevenueTotals: Hashable, Sendable {
     public var refunded: Int64 = 0
     /// The stores' fees (minor units); nil when no statement gave a fee.
     public var fees: Int64?
+    /// What the store signed below whole minor units (inexact amounts), in millionths of a minor
+    /// unit, beside `gross` and `refunded`: the exact totals are ``exactGross`` and ``exactRefunded``.
+    public var grossFraction: Int64 = 0
+    public var refundedFraction: Int64 = 0
 
     public init() {}
 
     public var net: Int64 { gross.subtractingSaturated(refunded) }
+
+    /// `gross` with its fraction, exactly (whole minor units carried).
+    public func exactGross(_ c: Currency) -> Money { Money(minorUnits: gross, fraction: grossFraction, currency: c) ?? Money(minorUnits: gross, currency: c) }
+    public func exactRefunded(_ c: Currency) -> Money {
+        Money(minorUnits: refunded, fraction: refundedFraction, currency: c) ?? Money(minorUnits: refunded, currency: c)
+    }
+    public func exactNet(_ c: Currency) -> Money { exactGross(c).adding(exactRefunded(c).negated) ?? Money(minorUnits: net, currency: c) }
+
+    mutating func addGross(_ m: Money) {
+        gross = gross.addingSaturated(m.minorUnits)
+        grossFraction += Int64(m.fraction)
+    }
+
+    mutating func addRefunded(_ m: Money) {
+        refunded = refunded.addingSaturated(m.minorUnits)
+        refundedFraction += Int64(m.fraction)
+    }
 
     mutating func addFee(_ m: Int64) { fees = (fees ?? 0).addingSaturated(m) }
 }
@@ -38,10 +59,10 @@ public struct RevenueRow: Hashable, Sendable, Comparable {
         self.period = period; self.channel = channel; self.currency = currency
     }
 
-    /// Whether the ledger ties to the statements: the same sales, gross, refunds and refunded.
+    /// Whether the ledger ties to the statements: the same sales, gross, refunds and refunded, exactly.
     public var ties: Bool {
-        ledger.sales == statements.sales && ledger.gross == statements.gross
-            && ledger.refunds == statements.refunds && ledger.refunded == statements.refunded
+        ledger.sales == statements.sales && ledger.exactGross(currency) == statements.exactGross(currency)
+            && ledger.refunds == statements.refunds && ledger.exactRefunded(currency) == statements.exactRefunded(currency)
     }
 
     public static func < (a: RevenueRow, b: RevenueRow) -> Bool {
@@ -69,15 +90,13 @@ public enum Revenue {
         }
         for t in p.transactions.values {
             guard t.verified, let ch = t.channel, let price = t.revenue, let at = t.purchaseDate ?? t.verifiedAt else { continue }
-            update(at, ch, price.currency) { $0.ledger.sales += 1; $0.ledger.gross = $0.ledger.gross.addingSaturated(price.minorUnits) }
+            update(at, ch, price.currency) { $0.ledger.sales += 1; $0.ledger.addGross(price) }
             for r in t.standingRefunds {
-                update(r.refundedAt, ch, r.amount.currency) {
-                    $0.ledger.refunds += 1; $0.ledger.refunded = $0.ledger.refunded.addingSaturated(r.amount.minorUnits)
-                }
+                update(r.refundedAt, ch, r.amount.currency) { $0.ledger.refunds += 1; $0.ledger.addRefunded(r.amount) }
             }
             guard t.refunds.isEmpty else { continue }
             if let at = t.storeRevokedAt, t.storeRevokedPosition != nil, ch == .googleplay {
-                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.refunded = $0.ledger.refunded.addingSaturated(price.minorUnits) }
+                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.addRefunded(price) }
             } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
                 let share = Audit.share(price.minorUnits, q, t.quantity)
                 update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.refunded = $0.ledger.refunded.addingSaturated(share) }
@@ -120,6 +139,7 @@ public enum Revenue {
 extension RevenueTotals {
     mutating func add(_ o: RevenueTotals) {
         sales += o.sales; gross = gross.addingSaturated(o.gross); refunds += o.refunds; refunded = refunded.addingSaturated(o.refunded)
+        grossFraction += o.grossFraction; refundedFraction += o.refundedFraction
         if let f = o.fees { addFee(f) }
     }
 }

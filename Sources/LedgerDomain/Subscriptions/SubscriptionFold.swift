@@ -48,6 +48,7 @@ extension Projections {
         addPeriod(f.channel, f.originalTransactionId, transaction: key, productId: f.productId,
                   purchase: f.purchaseDate, expires: f.expiresDate, p)
         transactionChanged(key)
+        complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
     }
 
     mutating func apply(_ f: RenewalFailed, _ ctx: FactContext) {
@@ -55,7 +56,7 @@ extension Projections {
         // Notifications arrive out of order: the latest failure by the store's clock stands.
         updateSubscription(f.channel, f.originalTransactionId, p) { s in
             if s.failure.map({ $0.at <= ctx.occurredAt }) ?? true {
-                s.failure = .init(at: ctx.occurredAt, graceUntil: f.gracePeriodExpiresAt, billingRetry: f.inBillingRetry)
+                s.failure = .init(at: ctx.occurredAt, graceUntil: f.gracePeriodExpiresAt, billingRetry: f.inBillingRetry && f.gracePeriodExpiresAt == nil)
             }
         }
     }
@@ -93,6 +94,41 @@ extension Projections {
         let p = ctx.position
         updateSubscription(f.channel, f.originalTransactionId, p) { s in
             if s.expiry.map({ $0.at <= ctx.occurredAt }) ?? true { s.expiry = .init(at: ctx.occurredAt, reason: f.reason) }
+        }
+    }
+
+    /// A change of state the store signed without a payment (docs/domain.md, subscription states).
+    /// The latest change by the store's clock stands for each kind of state.
+    mutating func apply(_ f: SubscriptionStateChanged, _ ctx: FactContext) {
+        let p = ctx.position, at = f.effectiveAt
+        switch f.change {
+        case .paused:
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in if s.pausedAt.map({ $0 <= at }) ?? true { s.pausedAt = at } }
+        case .pauseScheduled, .priceConsent:
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in
+                if let c = f.priceConsent { s.priceConsent = c; s.newPrice = f.newPrice ?? s.newPrice }
+            }
+        case .resumed:
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in
+                if s.resumedAt.map({ $0 <= at }) ?? true { s.resumedAt = at }
+                if let h = s.onHoldAt, h <= at { s.onHoldAt = nil }
+                if let fl = s.failure, fl.at <= at { s.failure = nil }
+            }
+        case .onHold:
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in if s.onHoldAt.map({ $0 <= at }) ?? true { s.onHoldAt = at } }
+        case .graceEnded:
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in
+                if s.failure.map({ $0.at <= at }) ?? true { s.failure = .init(at: at, graceUntil: s.failure?.graceUntil, billingRetry: true) }
+            }
+        case .extended:
+            // Time the store gives without payment: the period named (else the latest) ends later.
+            guard let until = f.expiresAt else { return }
+            let tx = f.transactionId.map { txKey(f.channel, f.app, $0) }
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in
+                let i = tx.flatMap { t in s.periods.firstIndex { $0.transactionId == t } }
+                    ?? s.periods.indices.max { s.periods[$0].purchaseDate < s.periods[$1].purchaseDate }
+                if let i, s.periods[i].expiresDate < until { s.periods[i].expiresDate = until }
+            }
         }
     }
 

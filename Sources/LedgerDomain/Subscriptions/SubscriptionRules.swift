@@ -18,6 +18,9 @@ extension Audit {
         let owed = t.owedUnits(of: e)
         let g = active[0], got = (unit: g.units.unit, count: g.unitsLeft)
         guard got != owed else { return }
+        // Grace up to its end may be granted too: the days from this period's end to the end of the
+        // grace that followed it.
+        if got.unit == owed.unit, got.count > owed.count, got.count <= owed.count.addingSaturated(graceDays(t, c.p)) { return }
         let amount: Money?
         if got.unit == owed.unit, let revenue = t.revenue {
             amount = prorate(revenue, abs(got.count - owed.count), owed.count)
@@ -25,5 +28,17 @@ extension Audit {
         c.add(.subscriptionDrift, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
               [t.verifiedPosition, g.position], amount,
               "Transaction \(t.transactionId) (\(t.productId ?? "?")) paid for \(owed.count) \(owed.unit) but grant \(g.grantId) gave \(got.count) \(got.unit).")
+    }
+}
+
+extension Audit {
+    /// The days of grace the store signed after `t`'s period (a renewal failure after its start with
+    /// a grace end past its expiry), rounded up; 0 when none.
+    static func graceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
+        guard let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate, let end = t.expiresDate,
+              let failure = p.subscriptions.with(Projections.subscriptionKey(channel, orig), { $0.failure }) ?? nil,
+              failure.at >= start, let grace = failure.graceUntil, grace > end else { return 0 }
+        let day: Int64 = 86_400_000_000
+        return (grace.microseconds - end.microseconds + day - 1) / day
     }
 }

@@ -1,12 +1,14 @@
 import LedgerCore
 
+/// A subscription's state as the store last signed it (docs/domain.md, subscription states).
 public enum SubscriptionStatus: Hashable, Sendable, CustomStringConvertible {
-    case active, grace, billingRetry, paused, expired(ExpirationReason), revoked
+    case active, grace, billingRetry, onHold, paused, expired(ExpirationReason), revoked
     public var description: String {
         switch self {
         case .active: return "active"
         case .grace: return "grace"
         case .billingRetry: return "billing-retry"
+        case .onHold: return "on-hold"
         case .paused: return "paused"
         case .expired(let r): return "expired(\(r.raw))"
         case .revoked: return "revoked"
@@ -70,6 +72,13 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
     public var linkedFrom: String?
     /// Google: replaced by another purchase token (upgrade, downgrade, resubscribe) at this time.
     public var superseded: Supersession?
+    /// Google SUBSCRIPTION_ON_HOLD: a payment failed after grace, no access (by the store's clock).
+    public var onHoldAt: Timestamp?
+    /// The store took the running period back (Apple REVOKE, Google SUBSCRIPTION_REVOKED).
+    public var revokedAt: Timestamp?
+    /// The buyer's answer to a price increase, and the new price.
+    public var priceConsent: PriceConsent?
+    public var newPrice: Money?
     public var positions = PositionList()
 
     /// A period is upgraded away when an upgrade to another product happened while it ran.
@@ -104,12 +113,27 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
 
     public var status: SubscriptionStatus {
         if !periods.isEmpty && periods.allSatisfy(\.revoked) { return .revoked }
-        if superseded != nil { return .expired(.superseded) }
         let latest = latestPurchase
+        if let r = revokedAt, latest.map({ $0 <= r }) ?? true { return .revoked }
+        if superseded != nil { return .expired(.superseded) }
         if let e = expiry, latest.map({ $0 <= e.at }) ?? true { return .expired(e.reason) }
         if let p = pausedAt, resumedAt.map({ $0 < p }) ?? true, latest.map({ $0 <= p }) ?? true { return .paused }
-        if let f = failure, latest.map({ $0 <= f.at }) ?? true { return f.graceUntil != nil ? .grace : .billingRetry }
+        let failed = failure.flatMap { f in latest.map({ $0 <= f.at }) ?? true ? f : nil }
+        if let h = onHoldAt, latest.map({ $0 <= h }) ?? true, failed.map({ $0.at <= h }) ?? true { return .onHold }
+        if let f = failed { return f.graceUntil != nil && !f.billingRetry ? .grace : .billingRetry }
         return .active
+    }
+
+    /// Until when the store's word gives access (docs/domain.md): the paid period (active, billing
+    /// retry, on hold, expired), grace up to its end, none past a pause or a revocation.
+    public var accessUntil: Timestamp? {
+        let paid = expiresAt
+        switch status {
+        case .active, .billingRetry, .onHold, .expired: return paid
+        case .grace: return [paid, failure?.graceUntil].compactMap { $0 }.max()
+        case .paused: return [paid, pausedAt].compactMap { $0 }.min()
+        case .revoked: return [paid, revokedAt].compactMap { $0 }.min()
+        }
     }
 }
 

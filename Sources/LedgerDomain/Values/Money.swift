@@ -64,77 +64,245 @@ extension Currency: Codable {
     }
 }
 
-/// An amount of money: integer minor units plus currency. Never a floating-point number.
-public struct Money: Hashable, Sendable, CustomStringConvertible, Codable {
+/// An amount of money: integer minor units plus currency, and, where a store signed an amount that
+/// is not a whole number of minor units (Apple's USD 1995 milliunits is 199.5 cents), the exact
+/// rest in millionths of a minor unit. Never a floating-point number.
+public struct Money: Hashable, Sendable, CustomStringConvertible {
+    /// Whole minor units, rounded toward zero.
     public var minorUnits: Int64
     public var currency: Currency
+    /// What the store signed below a whole minor unit, in millionths of one (same sign as the
+    /// amount, `|fraction| < 1_000_000`); 0 for an amount in whole minor units.
+    public var fraction: Int32
 
     public init(minorUnits: Int64, currency: Currency) {
         self.minorUnits = minorUnits
         self.currency = currency
+        self.fraction = 0
     }
+
+    /// An exact amount of `millionths` of a minor unit; nil when its whole part overflows.
+    public init?(minorUnits: Int64, fraction: Int64, currency: Currency) {
+        let (carry, rest) = fraction.quotientAndRemainder(dividingBy: 1_000_000)
+        let (whole, o) = minorUnits.addingReportingOverflow(carry)
+        guard !o else { return nil }
+        self.init(minorUnits: whole, currency: currency)
+        // The whole part and the rest take one sign.
+        if whole > 0 && rest < 0 { self.minorUnits -= 1; self.fraction = Int32(rest + 1_000_000) }
+        else if whole < 0 && rest > 0 { self.minorUnits += 1; self.fraction = Int32(rest - 1_000_000) }
+        else { self.fraction = Int32(rest) }
+    }
+
+    /// The amount in millionths of a minor unit (held at the bounds of `Int64`).
+    public var millionths: Int64 { minorUnits.multipliedSaturated(by: 1_000_000).addingSaturated(Int64(fraction)) }
+
+    /// Whether the amount is a whole number of minor units.
+    public var isWholeMinorUnits: Bool { fraction == 0 }
 
     /// Converts an Apple price in milliunits (thousandths of the major unit) exactly, or returns nil
     /// when it is not a whole number of minor units (e.g. 1234 milliunits of JPY).
     public init?(milliunits: Int64, currency: Currency) {
-        guard currency.exponent <= 3 else {
-            let (v, o) = milliunits.multipliedReportingOverflow(by: Money.pow10(currency.exponent - 3))
+        guard let m = Money(storeAmount: milliunits, unit: .milliunits, currency: currency), m.isWholeMinorUnits else { return nil }
+        self = m
+    }
+
+    /// An amount as a store signs it (Apple milliunits, Google micros, minor units), kept exactly:
+    /// whole minor units plus the rest. Nil only when it does not fit (over 9.2 * 10^18 minor units).
+    public init?(storeAmount: Int64, unit: StoreAmountUnit, currency: Currency) {
+        // Minor units = amount * 10^exponent / 10^unitDigits.
+        let shift = currency.exponent - unit.digits(currency)
+        if shift >= 0 {
+            let (v, o) = storeAmount.multipliedReportingOverflow(by: Money.pow10(shift))
             guard !o else { return nil }
             self.init(minorUnits: v, currency: currency)
-            return
+        } else {
+            let divisor = Money.pow10(-shift)
+            let (q, r) = storeAmount.quotientAndRemainder(dividingBy: divisor)
+            // The rest in millionths of a minor unit: exact, since a divisor is at most 10^6.
+            self.init(minorUnits: q, currency: currency)
+            self.fraction = Int32(r * (1_000_000 / divisor))
         }
-        let divisor = Money.pow10(3 - currency.exponent)
-        guard milliunits % divisor == 0 else { return nil }
-        self.init(minorUnits: milliunits / divisor, currency: currency)
+    }
+
+    /// The amount in a store's unit, when it is a whole number of them.
+    public func storeAmount(in unit: StoreAmountUnit) -> Int64? {
+        let shift = unit.digits(currency) - currency.exponent
+        if shift >= 0 {
+            let p = Money.pow10(shift)
+            let (v, o) = minorUnits.multipliedReportingOverflow(by: p)
+            guard !o, 1_000_000 % p == 0 || fraction == 0 else { return nil }
+            let part = Int64(fraction) * p
+            guard part % 1_000_000 == 0 else { return nil }
+            let (t, o2) = v.addingReportingOverflow(part / 1_000_000)
+            return o2 ? nil : t
+        }
+        let d = Money.pow10(-shift)
+        return fraction == 0 && minorUnits % d == 0 ? minorUnits / d : nil
     }
 
     /// The amount in milliunits, as Apple reports it.
-    public var milliunits: Int64? {
-        if currency.exponent <= 3 {
-            let (v, o) = minorUnits.multipliedReportingOverflow(by: Money.pow10(3 - currency.exponent))
-            return o ? nil : v
-        }
-        let d = Money.pow10(currency.exponent - 3)
-        return minorUnits % d == 0 ? minorUnits / d : nil
+    public var milliunits: Int64? { storeAmount(in: .milliunits) }
+
+    /// The exact sum, in the same currency; nil on overflow.
+    public func adding(_ other: Money) -> Money? {
+        precondition(other.currency == currency, "adding \(other.currency) to \(currency)")
+        let (w, o) = minorUnits.addingReportingOverflow(other.minorUnits)
+        guard !o else { return nil }
+        return Money(minorUnits: w, fraction: Int64(fraction) + Int64(other.fraction), currency: currency)
+    }
+
+    /// The amount with its sign turned.
+    public var negated: Money {
+        var m = self
+        m.minorUnits = minorUnits == .min ? .max : -minorUnits
+        m.fraction = -fraction
+        return m
     }
 
     static func pow10(_ n: Int) -> Int64 { (0..<n).reduce(1) { r, _ in r * 10 } }
 
-    /// `18.00 CNY`, `600 JPY`, `-1.250 KWD`: exact decimal text.
-    public var description: String {
+    /// `18.00 CNY`, `600 JPY`, `-1.250 KWD`, `1.995 USD` (an inexact store amount): exact decimal text.
+    public var description: String { "\(decimalText) \(currency.code)" }
+
+    /// The amount in major units as exact decimal text: `18.00`, `600`, `1.995`, `-0.0005`.
+    public var decimalText: String {
         let e = currency.exponent
-        guard e > 0 else { return "\(minorUnits) \(currency.code)" }
-        let sign = minorUnits < 0 ? "-" : ""
+        let negative = minorUnits < 0 || fraction < 0
         let m = minorUnits.magnitude
         let d = UInt64(Money.pow10(e))
-        var frac = String(m % d)
-        while frac.count < e { frac = "0" + frac }
-        return "\(sign)\(m / d).\(frac) \(currency.code)"
+        var text = e > 0 ? "\(m / d)." + Money.padded(m % d, e) : "\(m)"
+        if fraction != 0 {
+            var rest = Money.padded(UInt64(fraction.magnitude), 6)
+            while rest.hasSuffix("0") { rest.removeLast() }
+            text += (e == 0 ? "." : "") + rest
+        }
+        return (negative ? "-" : "") + text
+    }
+
+    /// `v` as six digits (a fraction's millionths).
+    public static func padded6(_ v: UInt64) -> String { padded(v, 6) }
+
+    static func padded(_ v: UInt64, _ width: Int) -> String {
+        let s = String(v)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+
+    /// Reads `decimalText`'s form (`1.995`, `-3`, `0.5`) exactly; nil for more digits than a
+    /// millionth of a minor unit, or another form.
+    public init?(decimalText text: String, currency: Currency) {
+        var t = Substring(text)
+        let negative = t.hasPrefix("-")
+        if negative { t = t.dropFirst() }
+        let parts = t.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let intPart = parts.first, !intPart.isEmpty, intPart.allSatisfy(\.isASCII), let whole = Int64(intPart), whole >= 0 else {
+            return nil
+        }
+        let frac = parts.count == 2 ? parts[1] : ""
+        guard parts.count == 1 || !frac.isEmpty, frac.count <= currency.exponent + 6, frac.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        let digits = String(frac) + String(repeating: "0", count: currency.exponent + 6 - frac.count)
+        let minorDigits = digits.prefix(currency.exponent), rest = digits.dropFirst(currency.exponent)
+        let (scaled, o) = whole.multipliedReportingOverflow(by: Money.pow10(currency.exponent))
+        guard !o, let minorPart = minorDigits.isEmpty ? 0 : Int64(minorDigits), let millionths = Int64(rest) else { return nil }
+        let (units, o2) = scaled.addingReportingOverflow(minorPart)
+        guard !o2 else { return nil }
+        self.init(minorUnits: units, currency: currency)
+        self.fraction = Int32(millionths)
+        if negative { self = self.negated }
+    }
+}
+
+/// The unit a store signs an amount in: Apple milliunits (thousandths of the major unit), Google
+/// micros (millionths of it), or the currency's minor units (WeChat fen).
+public enum StoreAmountUnit: String, Sendable, Hashable, CaseIterable {
+    case milliunits, micros, minor
+
+    /// Digits after the major unit's point: minor units have the currency's exponent.
+    func digits(_ currency: Currency) -> Int {
+        switch self {
+        case .milliunits: return 3
+        case .micros: return 6
+        case .minor: return currency.exponent
+        }
+    }
+}
+
+/// `{"minorUnits": 199, "currency": {...}, "fraction": 500000}`; the fraction only when not 0.
+extension Money: Codable {
+    private enum CodingKeys: String, CodingKey { case minorUnits, currency, fraction }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(minorUnits: try c.decode(Int64.self, forKey: .minorUnits), currency: try c.decode(Currency.self, forKey: .currency))
+        fraction = try c.decodeIfPresent(Int32.self, forKey: .fraction) ?? 0
+        guard fraction.magnitude < 1_000_000, fraction == 0 || (fraction < 0) == (minorUnits < 0) || minorUnits == 0 else {
+            throw DecodingError.dataCorruptedError(forKey: .fraction, in: c, debugDescription: "fraction \(fraction) of \(minorUnits)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(minorUnits, forKey: .minorUnits)
+        try c.encode(currency, forKey: .currency)
+        try c.encodeIfPresent(fraction == 0 ? nil : fraction, forKey: .fraction)
     }
 }
 
 extension Money: PayloadValue {
     public static let schemaName = "money"
 
-    static let about = "An amount in integer minor units (600 CNY is 6.00 yuan). storeMilliunits, Apple's price in thousandths of "
-        + "the major unit, is optional and must equal amount exactly (not expressible here; see README)."
+    static let about = "An amount in integer minor units (600 CNY is 6.00 yuan). A store amount that is not a whole number of minor "
+        + "units (Apple's USD 1995 milliunits is 199.5 cents) is kept exactly: amount is its whole minor units (toward zero) and exact "
+        + "its decimal text in major units (\"1.995\"). Apple's storeMilliunits or Google's storeMicros may be given as "
+        + "the store signed the amount: they must agree with amount (and exact), and set exact when it is not whole."
 
-    /// `{"amount": 600, "currency": "CNY", "storeMilliunits": 6000}`; milliunits, when given, must
-    /// equal the amount exactly. Only amount and currency are written back.
+    /// `{"amount": 199, "currency": "USD", "exact": "1.995"}`: exact only for an inexact amount.
+    /// `storeMilliunits` or `storeMicros`, when given, must agree with `amount` and set the exact
+    /// rest; only amount, currency and exact are written back.
     static let fields = FieldTable<Money>(Money(minorUnits: 0, currency: Currency.placeholder), [
-        .int("amount", \.minorUnits, min: 0, max: maximumMinorUnits, "Minor units (cents, fen, yen...)."),
+        .int("amount", \.minorUnits, min: 0, max: maximumMinorUnits, "Minor units (cents, fen, yen...); for an inexact amount, its whole minor units."),
         .currency("currency", \.currency),
+        FactField("exact", required: false,
+                  schema: FieldSchema(members: [("type", .string("string")), ("pattern", .string("^[0-9]+(\\.[0-9]+)?$"))],
+                                      description: "The exact amount in major units as decimal text, when it is not a whole number of minor units (1.995 USD); "
+                                        + "its whole minor units must equal amount."),
+                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
+                      guard let text = try r.optionalString("exact", maxLength: 40) else { return }
+                      guard let m = Money(decimalText: text, currency: money.currency), m.minorUnits >= 0 else {
+                          throw r.fail("exact", "\(Echo.quoted(text, limit: 40)) is not decimal text of at most \(money.currency.exponent + 6) decimals")
+                      }
+                      try agree(&r, "exact", m, &money)
+                  },
+                  write: { m, w in if !m.isWholeMinorUnits { w.set("exact", m.decimalText) } }),
         FactField("storeMilliunits", required: false,
-                  schema: .integer(min: 0, max: nil, "Apple's price in milliunits, when the store reported one; must equal amount."),
+                  schema: .integer(min: 0, max: nil, "Apple's price in milliunits, when the store reported one; must agree with amount."),
                   read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
                       guard let milli = try r.optionalInt("storeMilliunits", min: 0) else { return }
-                      guard let m = Money(milliunits: milli, currency: money.currency) else {
-                          throw r.fail("storeMilliunits", "\(milli) milliunits is not a whole number of \(money.currency.code) minor units")
+                      guard let m = Money(storeAmount: milli, unit: .milliunits, currency: money.currency) else {
+                          throw r.fail("storeMilliunits", "\(milli) milliunits of \(money.currency.code) does not fit")
                       }
-                      guard m == money else { throw r.fail("storeMilliunits", "\(milli) milliunits is \(m), but amount says \(money)") }
+                      try agree(&r, "storeMilliunits", m, &money)
+                  },
+                  write: { _, _ in }),
+        FactField("storeMicros", required: false,
+                  schema: .integer(min: 0, max: nil, "Google's price in micros (millionths of the major unit), when the store reported one; must agree with amount."),
+                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
+                      guard let micros = try r.optionalInt("storeMicros", min: 0) else { return }
+                      guard let m = Money(storeAmount: micros, unit: .micros, currency: money.currency) else {
+                          throw r.fail("storeMicros", "\(micros) micros of \(money.currency.code) does not fit")
+                      }
+                      try agree(&r, "storeMicros", m, &money)
                   },
                   write: { _, _ in }),
     ])
+
+    /// An exact amount `m` read from `key` must agree with the whole minor units in `money`, and
+    /// with any exact rest already read; it then stands.
+    private static func agree(_ r: inout PayloadReader, _ key: String, _ m: Money, _ money: inout Money) throws(FactError) {
+        guard m.minorUnits == money.minorUnits, money.isWholeMinorUnits || m.fraction == money.fraction else {
+            throw r.fail(key, "is \(m), but amount says \(money)")
+        }
+        money = m
+    }
 
     /// The largest amount a payload may carry, in minor units.
     public static let maximumMinorUnits: Int64 = 1_000_000_000_000

@@ -98,6 +98,8 @@ public enum BindingMethod: String, CaseIterable, Sendable, Hashable, Codable {
     case appAccountToken
     /// Google Play `obfuscatedExternalAccountId`: set by the app at purchase, as strong as a token.
     case obfuscatedAccountId = "obfuscatedExternalAccountId"
+    /// WeChat Pay: the signed `out_trade_no` of a payment notification is the order's own id.
+    case outTradeNo = "out-trade-no"
     case applicationUsername
     case skuFallback = "sku-fallback"
     case createdAfterPayment = "created-after-payment"

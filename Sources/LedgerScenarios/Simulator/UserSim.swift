@@ -95,6 +95,19 @@ struct UserSim {
             tradeState: tradeState, outTradeNo: outTradeNo, rawDigest: Sim.digest("\(c.rawValue):notification:\(id)"))))
     }
 
+    /// A verified notification of a type the ledger does not translate (EXTERNAL_PURCHASE_TOKEN, a
+    /// Google member or WeChat event added later), recorded untranslated.
+    mutating func untranslatedNotification(_ t: Int64) {
+        let (c, id, type): (Channel, String, String) = pick([
+            ((.appstore, appleNotificationId(), "EXTERNAL_PURCHASE_TOKEN"), 2), ((.googleplay, googleMessageId(), "UNKNOWN"), 1),
+            ((.wechat, wechatNotificationId(), "MCHTRANSFER.BILL.FINISHED"), 1),
+        ])
+        emit(t, .storeNotificationReceived(StoreNotificationReceived(
+            channel: c, notificationId: id, type: NotificationType(raw: type), signedAt: Timestamp(microsecondsSince1970: t - int(0...3) * Sim.sec),
+            rawDigest: Sim.digest("\(c.rawValue):notification:\(id)"), untranslated: "not translated: type \(type)")))
+        expect(.untranslatedNotification, c, tx: "notification:\(id)", order: nil, user: nil)
+    }
+
     mutating func createOrder(_ t: Int64, _ id: String, _ d: ProductDefinition, token: String?, user: String? = nil) {
         let f = OrderCreated(orderId: id, userId: user ?? uid, channel: d.channel, productId: d.storeProductId,
                              price: d.price ?? Money(minorUnits: 0, currency: Simulator.cny), accountToken: token)
@@ -209,6 +222,10 @@ struct UserSim {
         case .subscriptionDrift?: subscription(t, channel: chance(0.7) ? .appstore : .googleplay, fault: .subscriptionDrift)
         case .productMismatch?: oneTime(t, Simulator.def(.appstore, "com.sim.coins60"), fault: .productMismatch)
         case .unacknowledgedPurchase?: oneTime(t, Simulator.def(.googleplay, "coins_120"), fault: .unacknowledgedPurchase)
+        case .untranslatedNotification?:
+            // A store sends a type the ledger does not know yet: kept, answered 200, listed for operators.
+            untranslatedNotification(t)
+            purchase(at: t, fault: nil)
         case let f?:
             var options = [(Simulator.def(.appstore, "com.sim.coins60"), 4), (Simulator.def(.appstore, "com.sim.coins300"), 2),
                            (Simulator.def(.googleplay, "coins_120"), 2)]

@@ -49,17 +49,18 @@ struct FactCatalogueTests {
         }
     }
 
-    @Test("catalogue: 27 types; PaymentVerified at version 3, 15 others at version 2 (the app and the rules of real store traffic), the rest at 1")
+    @Test("catalogue: 29 types; PaymentVerified and StoreNotificationReceived at version 3, 14 others at version 2 (the app and the rules of real store traffic), the rest at 1")
     func catalogue() {
         #expect(Set(FactCatalogue.currentVersions.keys) == FactCatalogue.typeNames)
         #expect(FactCatalogue.currentVersions["PaymentVerified"] == 3)
+        #expect(FactCatalogue.currentVersions["StoreNotificationReceived"] == 3)
         #expect(FactCatalogue.currentVersions.filter { $0.value != 1 }.count == 16)
-        #expect(FactCatalogue.readableVersions.count == 44)
+        #expect(FactCatalogue.readableVersions.count == 47)
     }
 
     @Test("catalogue type names are all valid type names")
     func catalogueTypeNames() {
-        #expect(FactCatalogue.typeNames.count == 27)
+        #expect(FactCatalogue.typeNames.count == 29)
         for type in FactCatalogue.typeNames { #expect(EventValidation.isValidTypeName(type), "\(type)") }
     }
 

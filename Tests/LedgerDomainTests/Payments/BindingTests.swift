@@ -107,7 +107,7 @@ struct BindingTests {
 
     @Test("the method order is the order of trust")
     func trustOrder() {
-        #expect(BindingMethod.allCases == [.appAccountToken, .obfuscatedAccountId, .applicationUsername, .skuFallback, .createdAfterPayment, .manual])
+        #expect(BindingMethod.allCases == [.appAccountToken, .obfuscatedAccountId, .outTradeNo, .applicationUsername, .skuFallback, .createdAfterPayment, .manual])
     }
 
     // MARK: WeChat, orphans, two users

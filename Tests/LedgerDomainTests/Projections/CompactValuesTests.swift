@@ -94,7 +94,8 @@ struct CompactValuesTests {
     /// The views' sizes as packed: a field added inline (or a compact one made plain) shows here
     /// first, and is worth its bytes times the millions of views a long log keeps.
     @Test func viewsStayAsSmallAsPacked() {
-        #expect(MemoryLayout<TransactionView>.stride <= 472)
+        // 480 since money keeps a store's exact rest below a minor unit (an optional price no longer fits in 16 bytes).
+        #expect(MemoryLayout<TransactionView>.stride <= 480)
         #expect(MemoryLayout<OrderView>.stride <= 256)
         #expect(MemoryLayout<GrantRecord>.stride <= 120)
         #expect(MemoryLayout<Money>.stride <= 16 && MemoryLayout<PositionList>.stride <= 40)

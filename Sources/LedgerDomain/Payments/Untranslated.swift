@@ -1,0 +1,52 @@
+import LedgerCore
+
+/// A verified notification the ledger kept but could not make into facts, in whole or in part: an
+/// unknown type, a missing field, a partial void without its quantity, a purchase whose price the
+/// notification does not carry. Listed as `untranslated-notification` until a later fact completes
+/// it (``StoreNotificationReceived/Awaiting``); a notice for operators, with no money at risk.
+public struct UntranslatedNotice: Hashable, Sendable, Codable {
+    public var position: Int64
+    public var channel: Channel
+    public var notificationId: String
+    public var type: String
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    public var reason: String
+    /// `voided-quantity` or `verification`; nil when no later fact completes it.
+    public var awaiting: String?
+}
+
+extension Projections {
+    mutating func untranslated(_ f: StoreNotificationReceived, _ ctx: FactContext) {
+        guard let reason = f.untranslated else { return }
+        // A redelivery stored again under another id is still one notice per notification id.
+        guard !untranslated.contains(where: { $0.channel == f.channel && $0.notificationId == f.notificationId }) else { return }
+        untranslated.append(UntranslatedNotice(
+            position: ctx.position, channel: f.channel, notificationId: f.notificationId,
+            type: f.type.raw + (f.subtype.map { "/" + $0.raw } ?? ""), transactionId: f.transactionId,
+            originalTransactionId: f.originalTransactionId, reason: reason, awaiting: f.awaiting?.rawValue))
+    }
+
+    /// A later fact completes the notices awaiting it: a void's quantity, or the purchase's verification.
+    mutating func complete(_ awaiting: StoreNotificationReceived.Awaiting, _ channel: Channel, transactionId: String?, original: String?) {
+        guard !untranslated.isEmpty else { return }
+        untranslated.removeAll { n in
+            n.awaiting == awaiting.rawValue && n.channel == channel
+                && ((transactionId != nil && n.transactionId == transactionId) || (original != nil && n.transactionId == nil && n.originalTransactionId == original))
+        }
+    }
+}
+
+extension Audit {
+    /// **untranslated-notification** (info, a notice): a verified notification kept without the
+    /// facts it implies, until a later fact completes it. Subject: the transaction it names (else
+    /// the purchase token or original transaction, else `notification:<id>`). No money at risk; no window.
+    static func untranslatedNotifications(_ p: Projections, _ c: inout Context) {
+        for n in p.untranslated {
+            c.add(.untranslatedNotification, n.channel, user: nil, order: nil,
+                  tx: n.transactionId ?? n.originalTransactionId ?? "notification:\(n.notificationId)", [n.position], nil,
+                  "\(n.channel.rawValue) notification \(n.notificationId) (\(n.type)) was kept but not translated: \(n.reason)"
+                    + (n.awaiting.map { "; awaiting \($0)" } ?? "") + ".")
+        }
+    }
+}

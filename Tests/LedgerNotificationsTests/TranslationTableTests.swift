@@ -1,0 +1,283 @@
+import _CryptoExtras
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerNotificationTesting
+@testable import LedgerNotifications
+import Testing
+
+/// Every row of the translation table (docs/domain.md, the stores' signed word), each from a payload
+/// of that exact shape signed with the tests' own keys and verified before it is translated.
+@Suite("The stores' signed word as facts")
+struct TranslationTableTests {
+    static let chain = try! TestAppleChain()
+    static let apple = AppleVerifier(.init(roots: [chain.root], bundleId: TestAppleChain.bundleId))
+
+    /// Verifies and translates an Apple notification; every fact passes the catalogue's validation.
+    static func apple(_ type: String, _ subtype: String? = nil, transaction: [(String, JSONValue)] = [], renewal: [(String, JSONValue)] = [],
+                      withTransaction: Bool = true, withUUID: Bool = true) async throws -> NotificationFacts {
+        let body = try chain.notificationBody(type: type, subtype: subtype, transaction: transaction, renewal: renewal,
+                                              withTransaction: withTransaction, withUUID: withUUID)
+        let facts = NotificationTranslator.appStore(try await apple.verifyNotification(body: body), raw: body)
+        try validate(facts)
+        return facts
+    }
+
+    static func validate(_ n: NotificationFacts) throws {
+        for f in n.facts {
+            let event = f.newEvent(occurredAt: n.occurredAt)
+            try FactCatalogue.validation().validate(event)
+            // What is written reads back as the same fact.
+            #expect(try FactCatalogue.decode(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload) == f)
+        }
+    }
+
+    static func notification(_ n: NotificationFacts) -> StoreNotificationReceived? {
+        guard case .storeNotificationReceived(let s)? = n.facts.first else { return nil }
+        return s
+    }
+
+    static let usd = Currency("USD")!
+
+    // MARK: Apple
+
+    @Test(arguments: [("SUBSCRIBED", "INITIAL_BUY"), ("SUBSCRIBED", "RESUBSCRIBE"), ("OFFER_REDEEMED", "INITIAL_BUY"), ("ONE_TIME_CHARGE", nil)])
+    func applePurchasesAreVerifiedPayments(_ type: String, _ subtype: String?) async throws {
+        let n = try await Self.apple(type, subtype)
+        #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified"])
+        guard case .paymentVerified(let p) = n.facts[1] else { return }
+        #expect(p.price == Money(minorUnits: 999, currency: Self.usd) && p.productId == "vip_month" && p.rawDigest == n.rawDigest)
+        #expect(Self.notification(n)?.untranslated == nil)
+    }
+
+    @Test(arguments: [nil, "BILLING_RECOVERY"])
+    func appleRenewalsAreAPaymentAndARenewal(_ subtype: String?) async throws {
+        let n = try await Self.apple("DID_RENEW", subtype)
+        #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified", "SubscriptionRenewed"])
+        guard case .subscriptionRenewed(let r) = n.facts[2] else { return }
+        #expect(r.transactionId == "2000000123456789" && r.originalTransactionId == "2000000100000001")
+    }
+
+    @Test func appleRenewalFailuresAreGraceOrBillingRetry() async throws {
+        let grace = try await Self.apple("DID_FAIL_TO_RENEW", "GRACE_PERIOD", renewal: [("gracePeriodExpiresDate", .int(1_775_000_000_000)),
+                                                                                       ("isInBillingRetryPeriod", .bool(true))])
+        guard case .renewalFailed(let g) = grace.facts[1] else { Issue.record("\(grace.facts)"); return }
+        #expect(g.gracePeriodExpiresAt == Timestamp(millisecondsSince1970: 1_775_000_000_000) && g.originalTransactionId == "2000000100000001")
+        let retry = try await Self.apple("DID_FAIL_TO_RENEW")
+        guard case .renewalFailed(let r) = retry.facts[1] else { Issue.record("\(retry.facts)"); return }
+        #expect(r.gracePeriodExpiresAt == nil && r.inBillingRetry)
+        let ended = try await Self.apple("GRACE_PERIOD_EXPIRED")
+        guard case .subscriptionStateChanged(let e) = ended.facts[1] else { Issue.record("\(ended.facts)"); return }
+        #expect(e.change == .graceEnded)
+    }
+
+    @Test(arguments: [("VOLUNTARY", "voluntary"), ("BILLING_RETRY", "billing-retry"), ("PRICE_INCREASE", "price-increase"),
+                      ("PRODUCT_NOT_FOR_SALE", "product-not-for-sale")])
+    func appleExpiriesKeepTheirReason(_ subtype: String, _ reason: String) async throws {
+        let n = try await Self.apple("EXPIRED", subtype)
+        guard case .subscriptionExpired(let e) = n.facts[1] else { Issue.record("\(n.facts)"); return }
+        #expect(e.reason.raw == reason)
+    }
+
+    @Test func appleRenewalStatusAndPreferenceChanges() async throws {
+        let off = try await Self.apple("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")
+        guard case .autoRenewChanged(let a) = off.facts[1] else { Issue.record("\(off.facts)"); return }
+        #expect(!a.enabled)
+        let up = try await Self.apple("DID_CHANGE_RENEWAL_PREF", "UPGRADE", renewal: [("autoRenewProductId", .string("vip_year"))])
+        guard case .planChanged(let u) = up.facts[1] else { Issue.record("\(up.facts)"); return }
+        #expect(u.toProductId == "vip_year" && u.effective == .immediate)
+        let down = try await Self.apple("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", renewal: [("autoRenewProductId", .string("vip_week"))])
+        guard case .planChanged(let d) = down.facts[1] else { Issue.record("\(down.facts)"); return }
+        #expect(d.toProductId == "vip_week" && d.effective == .nextRenewal)
+    }
+
+    @Test(arguments: [("PENDING", "pending"), ("ACCEPTED", "accepted")])
+    func applePriceIncreasesRecordTheConsentAndTheNewPrice(_ subtype: String, _ consent: String) async throws {
+        let n = try await Self.apple("PRICE_INCREASE", subtype, renewal: [("renewalPrice", .int(12990)), ("currency", .string("USD"))])
+        guard case .subscriptionStateChanged(let s) = n.facts[1] else { Issue.record("\(n.facts)"); return }
+        #expect(s.change == .priceConsent && s.priceConsent?.raw == consent && s.newPrice == Money(minorUnits: 1299, currency: Self.usd))
+    }
+
+    @Test func appleRenewalExtensionsAreTimeOwedWithoutPayment() async throws {
+        let n = try await Self.apple("RENEWAL_EXTENDED", transaction: [("expiresDate", .int(1_777_000_000_000))])
+        guard case .subscriptionStateChanged(let s) = n.facts[1] else { Issue.record("\(n.facts)"); return }
+        #expect(s.change == .extended && s.expiresAt == Timestamp(millisecondsSince1970: 1_777_000_000_000) && s.transactionId == "2000000123456789")
+    }
+
+    @Test func appleRefundNotices() async throws {
+        for (type, fact) in [("CONSUMPTION_REQUEST", "RefundRequested"), ("REFUND_DECLINED", "RefundDeclined"), ("REFUND_REVERSED", "RefundReversed")] {
+            let n = try await Self.apple(type)
+            #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived", fact], "\(type)")
+        }
+    }
+
+    @Test func appleRefundsReturnThePriceTheirShareOrNothing() async throws {
+        let full = try await Self.apple("REFUND", transaction: [("revocationType", .string("REFUND_FULL"))])
+        guard case .refunded(let f) = full.facts[1] else { Issue.record("\(full.facts)"); return }
+        #expect(f.amount == Money(minorUnits: 999, currency: Self.usd))
+        // 50 % of 9.99 USD is 4.995 USD: kept exactly, never rounded.
+        let half = try await Self.apple("REFUND", transaction: [("revocationType", .string("REFUND_PRORATED")), ("revocationPercentage", .int(50_000))])
+        guard case .refunded(let h) = half.facts[1] else { Issue.record("\(half.facts)"); return }
+        #expect(h.amount == Money(decimalText: "4.995", currency: Self.usd) && h.amount.description == "4.995 USD")
+        let family = try await Self.apple("REFUND", transaction: [("revocationType", .string("FAMILY_REVOKE"))])
+        #expect(family.facts.map(\.typeName) == ["StoreNotificationReceived", "StoreRevoked"])
+        let revoke = try await Self.apple("REVOKE", transaction: [("revocationType", .string("FAMILY_REVOKE"))])
+        guard case .storeRevoked(let r) = revoke.facts[1] else { Issue.record("\(revoke.facts)"); return }
+        #expect(r.revocationType == "FAMILY_REVOKE" && r.transactionId == "2000000123456789")
+    }
+
+    @Test func appleTestsAndSummariesAreTheNotificationOnly() async throws {
+        for type in ["TEST", "RENEWAL_EXTENSION"] {
+            let n = try await Self.apple(type, withTransaction: type != "TEST")
+            #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived"] && Self.notification(n)?.untranslated == nil, "\(type)")
+        }
+    }
+
+    @Test func appleUnknownTypesAndMissingPartsAreKeptUntranslated() async throws {
+        for type in ["EXTERNAL_PURCHASE_TOKEN", "A_TYPE_APPLE_ADDS_NEXT_YEAR"] {
+            let n = try await Self.apple(type)
+            #expect(n.facts.count == 1 && Self.notification(n)?.untranslated?.contains(type) == true, "\(type)")
+        }
+        let noTransaction = try await Self.apple("ONE_TIME_CHARGE", withTransaction: false)
+        #expect(noTransaction.facts.count == 1 && Self.notification(noTransaction)?.untranslated?.contains("signedTransactionInfo") == true)
+        let unknownCurrency = try await Self.apple("ONE_TIME_CHARGE", transaction: [("currency", .string("XYZ"))])
+        #expect(unknownCurrency.facts.count == 1 && Self.notification(unknownCurrency)?.untranslated != nil)
+        let noId = try await Self.apple("SUBSCRIBED", "INITIAL_BUY", withUUID: false)
+        #expect(noId.notificationId == noId.rawDigest && noId.facts.count == 2 && Self.notification(noId)?.untranslated != nil)
+    }
+
+    /// Apple's milliunits in minor units by the currency's ISO 4217 exponent; an inexact one is kept exactly.
+    @Test(arguments: [("USD", 1990, "1.99 USD", true), ("USD", 1995, "1.995 USD", false), ("JPY", 120_000, "120 JPY", true),
+                      ("KRW", 1_500_000, "1500 KRW", true), ("BHD", 1990, "1.990 BHD", true), ("KWD", 1, "0.001 KWD", true),
+                      ("JPY", 120_500, "120.5 JPY", false)])
+    func applePricesAreExact(_ code: String, _ milli: Int64, _ text: String, _ whole: Bool) async throws {
+        let n = try await Self.apple("ONE_TIME_CHARGE", transaction: [("price", .int(milli)), ("currency", .string(code))])
+        guard case .paymentVerified(let p) = n.facts[1] else { Issue.record("\(n.facts)"); return }
+        #expect(p.price.description == text && p.price.isWholeMinorUnits == whole && p.price.milliunits == milli)
+    }
+
+    // MARK: Google
+
+    static let google = try! TestGoogleSigner()
+    static let googleVerifier = GooglePlayVerifier(.init(keys: google.publicKeys, audience: TestGoogleSigner.audience,
+                                                         serviceAccount: TestGoogleSigner.serviceAccount, packageName: TestGoogleSigner.packageName))
+
+    static func google(_ notification: JSONValue, id: String = UUID().uuidString) throws -> NotificationFacts {
+        let body = TestGoogleSigner.pushBody(messageId: id, notification: notification)
+        let facts = NotificationTranslator.googlePlay(try googleVerifier.verify(authorization: "Bearer " + (try google.token()), body: body), raw: body)
+        try validate(facts)
+        return facts
+    }
+
+    static func rtdn(_ member: String, _ body: [(String, JSONValue)]) -> JSONValue {
+        .makeObject([("version", .string("1.0")), ("packageName", .string(TestGoogleSigner.packageName)), ("eventTimeMillis", .string("1774944900000")),
+                     (member, .makeObject(body))])
+    }
+
+    @Test(arguments: [
+        (Int64(1), ["SubscriptionStateChanged"], "verification"), (2, [], "verification"), (4, [], "verification"),
+        (3, ["AutoRenewChanged"], nil), (18, ["AutoRenewChanged"], nil), (5, ["SubscriptionStateChanged"], nil),
+        (6, ["RenewalFailed"], nil), (7, ["SubscriptionStateChanged"], nil), (8, ["SubscriptionStateChanged"], nil),
+        (19, ["SubscriptionStateChanged"], nil), (22, ["SubscriptionStateChanged"], nil), (10, ["SubscriptionStateChanged"], nil),
+        (11, ["SubscriptionStateChanged"], nil), (12, ["StoreRevoked"], nil), (13, ["SubscriptionExpired"], nil), (20, [], nil),
+    ] as [(Int64, [String], String?)])
+    func googleSubscriptionNotifications(_ code: Int64, _ facts: [String], _ awaiting: String?) throws {
+        let n = try Self.google(TestGoogleSigner.subscription(code))
+        #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived"] + facts)
+        let s = Self.notification(n)
+        #expect(s?.type.raw == String(code) && s?.subtype?.raw == NotificationTranslator.googleSubscriptionTypes[code])
+        #expect(s?.awaiting?.rawValue == awaiting && (s?.untranslated != nil) == (awaiting != nil))
+        if case .subscriptionStateChanged(let c)? = n.facts.dropFirst().first {
+            let expected: [Int64: LifecycleChange] = [1: .resumed, 5: .onHold, 7: .resumed, 8: .priceConsent, 19: .priceConsent, 22: .priceConsent,
+                                                      10: .paused, 11: .pauseScheduled]
+            #expect(c.change == expected[code])
+            if code == 8 { #expect(c.priceConsent == .accepted) }
+            if code == 19 || code == 22 { #expect(c.priceConsent == .pending) }
+        }
+    }
+
+    @Test func googleOneTimeProductsVoidsAndRefundReviews() throws {
+        let bought = try Self.google(Self.rtdn("oneTimeProductNotification", [("version", .string("1.0")), ("notificationType", .int(1)),
+                                                                               ("purchaseToken", .string("tok-1")), ("sku", .string("coins_100"))]))
+        #expect(bought.facts.count == 1 && Self.notification(bought)?.awaiting == .verification && Self.notification(bought)?.originalTransactionId == "tok-1")
+        let canceled = try Self.google(Self.rtdn("oneTimeProductNotification", [("notificationType", .int(2)), ("purchaseToken", .string("tok-2"))]))
+        #expect(canceled.facts.count == 1 && Self.notification(canceled)?.untranslated == nil)
+        let whole = try Self.google(TestGoogleSigner.voided(orderId: "GPA.1"))
+        #expect(whole.facts.map(\.typeName) == ["StoreNotificationReceived", "PurchaseVoided"])
+        // A quantity-based partial void without its quantity is never a whole void.
+        let partial = try Self.google(TestGoogleSigner.voided(orderId: "GPA.2", refundType: 2))
+        #expect(partial.facts.count == 1 && Self.notification(partial)?.awaiting == .voidedQuantity && Self.notification(partial)?.transactionId == "GPA.2")
+        let counted = try Self.google(Self.rtdn("voidedPurchaseNotification", [("purchaseToken", .string("t")), ("orderId", .string("GPA.3")),
+                                                                                ("productType", .int(2)), ("refundType", .int(2)), ("voidedQuantity", .int(2))]))
+        guard case .purchaseVoided(let v) = counted.facts[1] else { Issue.record("\(counted.facts)"); return }
+        #expect(v.voidedQuantity == 2)
+        let review = try Self.google(Self.rtdn("pendingRefundReviewNotification", [("purchaseToken", .string("t")), ("orderId", .string("GPA.4"))]))
+        #expect(review.facts.map(\.typeName) == ["StoreNotificationReceived", "RefundRequested"])
+        let test = try Self.google(Self.rtdn("testNotification", [("version", .string("1.0"))]))
+        #expect(test.facts.count == 1 && Self.notification(test)?.untranslated == nil)
+    }
+
+    @Test func googleUnknownNotificationsAreKeptUntranslated() throws {
+        for n in [Self.rtdn("aNotificationGoogleAddsNextYear", [("x", .int(1))]), TestGoogleSigner.subscription(99),
+                  Self.rtdn("oneTimeProductNotification", [("notificationType", .int(7)), ("purchaseToken", .string("t"))])] {
+            let facts = try Self.google(n)
+            #expect(facts.facts.count == 1 && Self.notification(facts)?.untranslated != nil)
+        }
+    }
+
+    // MARK: WeChat
+
+    static func weChat(_ wx: TestWeChat, _ n: (body: [UInt8], headers: WeChatPayVerifier.Headers), configuration: WeChatPayVerifier.Configuration? = nil,
+                       order: NotificationTranslator.WeChatOrder? = nil) throws -> NotificationFacts {
+        let v = try WeChatPayVerifier(configuration ?? wx.configuration).verify(headers: n.headers, body: n.body)
+        let facts = NotificationTranslator.weChatPay(v, raw: n.body, headers: n.headers, order: order)
+        try validate(facts)
+        return facts
+    }
+
+    @Test func weChatPaymentsAreVerifiedAndBoundToTheirOrder() throws {
+        let wx = try TestWeChat()
+        let n = try Self.weChat(wx, try wx.notification(id: "EV-pay"), order: .init(productId: "coins_60", userId: "u-1"))
+        #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified", "TransactionBound"])
+        guard case .paymentVerified(let p) = n.facts[1], case .transactionBound(let b) = n.facts[2] else { return }
+        #expect(p.price == Money(minorUnits: 600, currency: Currency("CNY")!) && p.productId == "coins_60" && p.merchant == TestWeChat.merchantId)
+        #expect(b.orderId == "order-0001" && b.userId == "u-1" && b.method == .outTradeNo)
+        let unknownOrder = try Self.weChat(wx, try wx.notification(id: "EV-pay-2"))
+        #expect(unknownOrder.facts.count == 1 && Self.notification(unknownOrder)?.awaiting == .verification)
+    }
+
+    @Test(arguments: [("SUCCESS", true), ("ABNORMAL", false), ("CLOSED", false)])
+    func weChatRefundsCarryTheirStatus(_ status: String, _ returned: Bool) throws {
+        let wx = try TestWeChat()
+        let n = try Self.weChat(wx, try wx.signed(id: "EV-r-\(status)", eventType: "REFUND.\(status)", resource: TestWeChat.refund(status: status, refund: 300),
+                                                 associatedData: "refund"))
+        guard case .refunded(let r) = n.facts[1] else { Issue.record("\(n.facts)"); return }
+        #expect(r.returnedMoney == returned && r.amount.minorUnits == 300 && r.status?.raw == status)
+    }
+
+    @Test func weChatUnknownEventsAreKeptUntranslated() throws {
+        let wx = try TestWeChat()
+        let n = try Self.weChat(wx, try wx.signed(id: "EV-x", eventType: "MCHTRANSFER.BILL.FINISHED", resource: TestWeChat.transaction()))
+        #expect(n.facts.count == 1 && Self.notification(n)?.untranslated?.contains("MCHTRANSFER.BILL.FINISHED") == true)
+    }
+
+    /// Public-key mode (`Wechatpay-Serial: PUB_KEY_ID_…`) beside platform certificates, as while a merchant switches.
+    @Test func weChatPublicKeyModeIsVerifiedBesideCertificates() throws {
+        let wx = try TestWeChat()
+        let publicKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let both = wx.configuration(publicKey: publicKey)
+        let byKey = try wx.notification(id: "EV-pk")
+        var signed = try wx.signed(id: "EV-pk", eventType: "TRANSACTION.SUCCESS", resource: TestWeChat.transaction(), signer: publicKey,
+                                   serial: TestWeChat.publicKeyId)
+        #expect(try Self.weChat(wx, signed, configuration: both).facts.count == 1)
+        #expect(try Self.weChat(wx, byKey, configuration: both).facts.count == 1)
+        #expect(try Self.weChat(wx, try wx.signed(id: "EV-pk2", eventType: "TRANSACTION.SUCCESS", resource: TestWeChat.transaction(), signer: publicKey,
+                                                  serial: TestWeChat.publicKeyId), configuration: wx.configuration(publicKey: publicKey, certificates: false))
+                    .facts.count == 1)
+        // Another key under that id, or an id not configured: refused.
+        signed = try wx.signed(id: "EV-pk3", eventType: "TRANSACTION.SUCCESS", resource: TestWeChat.transaction(), signer: wx.platformKey,
+                               serial: TestWeChat.publicKeyId)
+        #expect(throws: NotificationRefusal.self) { try WeChatPayVerifier(both).verify(headers: signed.headers, body: signed.body) }
+        #expect(throws: NotificationRefusal.self) { try WeChatPayVerifier(wx.configuration).verify(headers: signed.headers, body: signed.body) }
+    }
+}
