@@ -132,6 +132,7 @@ extension Projections {
         w.field(s.productId); w.field(s.pendingProductId); w.field(s.status.description); w.field(s.expiresAt)
         w.field(s.autoRenew); w.field(s.status == .grace ? s.failure?.graceUntil : nil); w.field(Int64(s.periods.count))
         w.field(s.positions.last ?? 0); w.positions(s.positions)
+        w.field(s.accessUntil); w.field(s.priceConsent?.raw)
         w.endRow()
     }
 

@@ -91,6 +91,9 @@ public enum Scenarios {
         refundAfterItsReversal, wechatPartialRefund, overGrant, googleVoidedPurchase, grantsByPolicy, revocationWithoutRefund,
         upgradeKeepsOldPeriod, googleLinkedToken, introOfferPaidUpFront, sandboxAndFamilySharing, restoreToNewAccount,
         signedOutCallback, unacknowledgedPurchase, sameIdAcrossChannelsAndApps,
+        // The stores' signed word: lifecycle states, exact money, notifications kept untranslated.
+        graceThenRecovery, accessKeptPastGrace, googleHoldAndPause, familyRevokeNotRevoked, reversalNotRegranted, exactStoreMoney,
+        untranslatedNotifications, priceIncreaseDeclined,
     ]
 
     public static func scenario(_ number: Int) -> Scenario { all[number - 1] }

@@ -54,7 +54,9 @@ extension Audit {
     /// verification, the bindings, and any grants and revocations (all taken back); amount: the
     /// price less any refund.
     static func missingGrant(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
-        guard t.verified, active.isEmpty, !isOrphan(t), c.passed(t.verifiedAt, c.options.missingGrantWindow) else { return }
+        // A refund reversed owes the entitlement again: the window runs from the latest reversal too.
+        let start = ([t.verifiedAt] + t.reversals.map(\.at)).compactMap { $0 }.max()
+        guard t.verified, active.isEmpty, !isOrphan(t), c.passed(start, c.options.missingGrantWindow) else { return }
         // One root cause, one finding: a revocation with nothing behind it is revoked-without-refund's.
         guard !revokedWithoutRefundApplies(t) else { return }
         let og = c.p.owedGranted(t)
@@ -62,7 +64,8 @@ extension Audit {
         guard owes else { return }
         let owed = og.unit.map { "\(og.owedUnits) \($0)" } ?? "product \(t.productId ?? "?") (not in the catalogue)"
         c.add(.missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position),
+              [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position)
+                + t.reversals.map(\.position),
               t.revenue == nil ? nil : netPaid(t),
               "\(t.isRenewal ? "Renewal" : "Payment") \(t.transactionId) verified at \(t.verifiedAt?.iso8601 ?? "?") owes \(owed) and has no active grant after the \(c.options.missingGrantWindow) window.")
     }

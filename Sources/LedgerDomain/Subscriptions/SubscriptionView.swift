@@ -118,10 +118,18 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
         if superseded != nil { return .expired(.superseded) }
         if let e = expiry, latest.map({ $0 <= e.at }) ?? true { return .expired(e.reason) }
         if let p = pausedAt, resumedAt.map({ $0 < p }) ?? true, latest.map({ $0 <= p }) ?? true { return .paused }
-        let failed = failure.flatMap { f in latest.map({ $0 <= f.at }) ?? true ? f : nil }
-        if let h = onHoldAt, latest.map({ $0 <= h }) ?? true, failed.map({ $0.at <= h }) ?? true { return .onHold }
+        // A failure stands until a payment recovers it: a period bought after it, or one that runs
+        // more than a day past it (Apple's recovery in grace keeps the renewal date).
+        let failed = failure.flatMap { f in recovered(after: f.at) ? nil : f }
+        if let h = onHoldAt, !recovered(after: h), failed.map({ $0.at <= h }) ?? true { return .onHold }
         if let f = failed { return f.graceUntil != nil && !f.billingRetry ? .grace : .billingRetry }
         return .active
+    }
+
+    /// Whether a period paid for after `t` exists: bought after it, or running more than a day past it.
+    func recovered(after t: Timestamp) -> Bool {
+        let day: Int64 = 86_400_000_000
+        return periods.contains { !$0.revoked && ($0.purchaseDate > t || $0.expiresDate.microseconds > t.microseconds + day) }
     }
 
     /// Until when the store's word gives access (docs/domain.md): the paid period (active, billing

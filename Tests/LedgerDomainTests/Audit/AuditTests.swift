@@ -168,3 +168,32 @@ struct AuditTests {
         print("audit bench: \(n) facts, generate \(generate), fold \(fold), audit \(audit), \(count) findings, \(p.transactions.count) transactions")
     }
 }
+
+/// The scenarios of the stores' signed word: the amounts and subjects of their findings.
+@Suite("Audit: the stores' signed word")
+struct SignedWordAuditTests {
+    @Test("28: days granted past the grace period are drift; 30: a family revoke kept has no money at risk")
+    func lifecycleFindings() throws {
+        let drift = try #require(Audit.run(Scenarios.scenario(28).projections()).first)
+        #expect(drift.kind == .subscriptionDrift && drift.userId == "u28-vic")
+        let family = try #require(Audit.run(Scenarios.scenario(30).projections()).first)
+        #expect(family.kind == .refundNotRevoked && family.amountAtRisk == nil && family.userId == "u30-xia")
+    }
+
+    @Test("31: a reversal not granted again is missing the price; 33: the unknown type is the one notice left")
+    func reversalAndNotices() throws {
+        let missing = try #require(Audit.run(Scenarios.scenario(31).projections()).first)
+        #expect(missing.kind == .missingGrant && missing.amountAtRisk == cny(3000))
+        let s = Scenarios.scenario(33)
+        let notices = Audit.run(s.projections())
+        #expect(notices.map(\.transactionId) == ["notification:n33-1"] && notices.allSatisfy { $0.severity == .info })
+    }
+
+    @Test("32: inexact prices count exactly in revenue")
+    func exactRevenue() {
+        let rows = Revenue.totals(Revenue.compute(Scenarios.scenario(32).projections(), by: .month))
+        let usd = rows.first { $0.currency.code == "USD" }, bhd = rows.first { $0.currency.code == "BHD" }
+        #expect(usd?.ledger.exactGross(Currency("USD")!).description == "1.995 USD")
+        #expect(bhd?.ledger.exactGross(Currency("BHD")!).description == "1.990 BHD" && bhd?.ledger.exactNet(Currency("BHD")!).description == "0.995 BHD")
+    }
+}

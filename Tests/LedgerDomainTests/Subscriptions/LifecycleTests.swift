@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import LedgerCore
+@testable import LedgerDomain
+import LedgerScenarios
+
+/// Subscription states as the stores sign them, and what the audit expects of each
+/// (docs/domain.md, the stores' signed word).
+@Suite("Subscriptions: lifecycle states")
+struct LifecycleTests {
+    static let day: Int64 = 86_400
+
+    /// A month of vip bought, bound and granted for its 30 days.
+    static func paidMonth(_ h: inout History) {
+        h.order("o1", "u1", "vip.month"); h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
+        h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30), order: "o1")
+    }
+
+    static func state(_ h: inout History, _ change: LifecycleChange, at: Timestamp? = nil, expires: Timestamp? = nil, id: String) {
+        h.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .appstore, originalTransactionId: "m1", notificationId: id, change: change,
+                                                                 effectiveAt: at ?? h.now, expiresAt: expires)))
+    }
+
+    static func subscription(_ h: History) -> SubscriptionView? { h.fold().subscriptions["appstore:m1"] }
+
+    @Test("grace keeps access to its end; billing retry, on hold, a pause and a revocation end it")
+    func statesAndAccess() throws {
+        var h = History()
+        Self.paidMonth(&h)
+        let paidUntil = try #require(Self.subscription(h)?.expiresAt)
+        #expect(Self.subscription(h)?.status == .active && Self.subscription(h)?.accessUntil == paidUntil)
+        h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
+                                           gracePeriodExpiresAt: Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
+                                           inBillingRetry: true)), after: 30 * Self.day)
+        #expect(Self.subscription(h)?.status == .grace)
+        #expect(Self.subscription(h)?.accessUntil == Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000))
+        Self.state(&h, .graceEnded, id: "n-ended")
+        #expect(Self.subscription(h)?.status == .billingRetry && Self.subscription(h)?.accessUntil == paidUntil)
+        Self.state(&h, .onHold, id: "n-hold")
+        #expect(Self.subscription(h)?.status == .onHold && Self.subscription(h)?.accessUntil == paidUntil)
+        Self.state(&h, .resumed, id: "n-back")
+        #expect(Self.subscription(h)?.status == .active)
+        let pausedAt = h.now
+        Self.state(&h, .paused, id: "n-pause")
+        #expect(Self.subscription(h)?.status == .paused && Self.subscription(h)?.accessUntil == min(paidUntil, pausedAt))
+        h.add(.storeRevoked(StoreRevoked(channel: .appstore, originalTransactionId: "m1", transactionId: "m1", notificationId: "n-revoke",
+                                         revokedAt: h.now, revocationType: "FAMILY_REVOKE")))
+        #expect(Self.subscription(h)?.status == .revoked)
+    }
+
+    @Test("time granted to the end of grace is owed; beyond it, or through billing retry, it is drift")
+    func graceMayBeGranted() throws {
+        for (extra, drift) in [(Int64(0), false), (10, false), (16, false), (17, true)] {
+            var h = History()
+            h.order("o1", "u1", "vip.month"); h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
+            let paidUntil = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+            h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
+                                               gracePeriodExpiresAt: Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
+                                               inBillingRetry: true)))
+            h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30 + extra), order: "o1")
+            #expect(h.kinds().contains("subscription-drift") == drift, "30 + \(extra) days")
+        }
+        // Without grace (billing retry, on hold), nothing past the paid period is owed.
+        var h = History()
+        h.order("o1", "u1", "vip.month"); h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
+        h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-retry", inBillingRetry: true)))
+        Self.state(&h, .onHold, id: "n-hold")
+        h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 40), order: "o1")
+        #expect(h.kinds() == ["subscription-drift"])
+    }
+
+    @Test("a store revocation expects a revocation; taken back, it is clean")
+    func storeRevocation() {
+        var h = History()
+        Self.paidMonth(&h)
+        h.add(.storeRevoked(StoreRevoked(channel: .appstore, originalTransactionId: "m1", transactionId: "m1", notificationId: "n-rev",
+                                         revokedAt: h.now, revocationType: "FAMILY_REVOKE")))
+        h.wait(hours: 1)
+        #expect(h.kinds() == ["refund-not-revoked"])
+        h.revoke("u1", "m1", .revoke)
+        #expect(h.kinds() == [])
+    }
+
+    @Test("a renewal extension moves the period's end; a price consent is kept")
+    func extensionAndConsent() throws {
+        var h = History()
+        Self.paidMonth(&h)
+        let until = Timestamp(microsecondsSince1970: h.now.microseconds + 40 * Self.day * 1_000_000)
+        Self.state(&h, .extended, expires: until, id: "n-ext")
+        #expect(Self.subscription(h)?.expiresAt == until)
+        h.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .appstore, originalTransactionId: "m1", notificationId: "n-price",
+                                                                 change: .priceConsent, effectiveAt: h.now, priceConsent: .accepted,
+                                                                 newPrice: Money(minorUnits: 3000, currency: History.cny))))
+        #expect(Self.subscription(h)?.priceConsent == .accepted && Self.subscription(h)?.newPrice?.minorUnits == 3000)
+        #expect(Self.subscription(h)?.status == .active)
+    }
+
+    @Test("an untranslated notification is a notice until a later fact completes it")
+    func untranslatedUntilCompleted() {
+        var h = History()
+        h.add(.storeNotificationReceived(StoreNotificationReceived(
+            channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"), subtype: NotificationType(raw: "PARTIAL"),
+            transactionId: "GPA.1", originalTransactionId: "tok", untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        h.add(.storeNotificationReceived(StoreNotificationReceived(
+            channel: .appstore, notificationId: "n-x", type: NotificationType(raw: "EXTERNAL_PURCHASE_TOKEN"), untranslated: "not translated")))
+        let fs = h.audit()
+        #expect(fs.map(\.kind) == [.untranslatedNotification, .untranslatedNotification])
+        #expect(fs.allSatisfy { $0.severity == .info && $0.amountAtRisk == nil })
+        #expect(Set(fs.compactMap(\.transactionId)) == ["GPA.1", "notification:n-x"])
+        // A void without a quantity is not a whole void: nothing is owed back yet.
+        #expect(h.fold().transactions["GPA.1"]?.storeRevokedPosition == nil)
+        h.add(.purchaseVoided(PurchaseVoided(transactionId: "GPA.1", purchaseToken: "tok", voidedAt: h.now, voidedQuantity: 1)))
+        #expect(h.audit().compactMap(\.transactionId) == ["notification:n-x"])
+    }
+
+    @Test("a purchase notification awaiting its verification is completed by it")
+    func awaitingVerification() {
+        var h = History()
+        h.add(.storeNotificationReceived(StoreNotificationReceived(
+            channel: .appstore, notificationId: "n-1", type: NotificationType(raw: "ONE_TIME_CHARGE"), transactionId: "t1",
+            untranslated: "lacks the price", awaiting: .verification)))
+        #expect(h.kinds() == ["untranslated-notification"])
+        h.order("o1", "u1", "coins_60"); h.verify("t1", "coins_60"); h.bind("t1", "o1", "u1"); h.grant("g1", "u1", "t1", coins60, order: "o1")
+        #expect(h.kinds() == [])
+    }
+}
