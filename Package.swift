@@ -61,8 +61,9 @@ let package = Package(
             dependencies: ["LedgerDomain", "LedgerCore", .product(name: "SwiftCSV", package: "SwiftCSV")],
             swiftSettings: strict
         ),
-        // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator.
-        .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
+        // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator,
+        // whose store notifications go through the same translators as the service's.
+        .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore", "LedgerNotifications"], swiftSettings: strict),
         // The event log over PostgreSQL: append (a pure plan, a thin executor), read, subscribe,
         // verify, and the migrator with the log's migration. Knows no facts and no projections.
         .target(

@@ -47,11 +47,18 @@ public struct AppleVerifier: Sendable {
     public init(_ configuration: Configuration) { self.configuration = configuration }
 
     /// A verified notification: the decoded payload, its signed transaction and renewal info.
+    /// What a verified notification says: its payload and its signed transaction and renewal info.
     public struct Verified: Sendable {
         public var payload: JSONValue
         public var transaction: JSONValue?
         public var renewal: JSONValue?
         public var signedDate: Date
+
+        /// What ``AppleVerifier/verifyNotification(body:)`` returns; built directly by the simulator,
+        /// which speaks for the store, to run its notifications through the same translation.
+        public init(payload: JSONValue, transaction: JSONValue?, renewal: JSONValue?, signedDate: Date) {
+            self.payload = payload; self.transaction = transaction; self.renewal = renewal; self.signedDate = signedDate
+        }
     }
 
     /// Verifies the body `{"signedPayload": "..."}`.

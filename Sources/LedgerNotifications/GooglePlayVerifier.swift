@@ -31,6 +31,11 @@ public struct GooglePlayVerifier: Sendable {
         public var publishTime: String?
         /// The decoded DeveloperNotification.
         public var notification: JSONValue
+
+        /// What ``GooglePlayVerifier/verify(authorization:body:)`` returns; built directly by the simulator.
+        public init(messageId: String, publishTime: String?, notification: JSONValue) {
+            self.messageId = messageId; self.publishTime = publishTime; self.notification = notification
+        }
     }
 
     public let configuration: Configuration

@@ -48,6 +48,11 @@ public final class WeChatPayVerifier: Sendable {
         /// The decrypted resource (a transaction or a refund).
         public var resource: JSONValue
         public var signedAt: Date
+
+        /// What ``WeChatPayVerifier/verify(headers:body:now:)`` returns; built directly by the simulator.
+        public init(envelope: JSONValue, resource: JSONValue, signedAt: Date) {
+            self.envelope = envelope; self.resource = resource; self.signedAt = signedAt
+        }
     }
 
     public let configuration: Configuration

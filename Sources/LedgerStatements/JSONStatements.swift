@@ -73,8 +73,9 @@ enum AppStoreHistory {
         guard let purchased = Times.millis(t["purchaseDate"]) else { throw JSONEntries.fail(list, i, "purchaseDate", "missing or not milliseconds") }
         guard let currency = Currency(try text("currency")) else { throw JSONEntries.fail(list, i, "currency", "not an ISO 4217 currency") }
         let milli = try int("price")
-        guard let price = Money(milliunits: milli, currency: currency), milli >= 0 else {
-            throw JSONEntries.fail(list, i, "price", "\(milli) milliunits is not a whole number of \(currency.code) minor units")
+        // Kept exactly, even below a minor unit (USD 1995 milliunits is 1.995 USD).
+        guard milli >= 0, let price = Money(storeAmount: milli, unit: .milliunits, currency: currency) else {
+            throw JSONEntries.fail(list, i, "price", "\(milli) milliunits of \(currency.code) is negative or does not fit")
         }
         var sale = ctx.line(i + 1, kind: .sale, tx: tx, amount: price, at: purchased)
         sale.productId = t["productId"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }

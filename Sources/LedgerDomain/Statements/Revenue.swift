@@ -108,9 +108,9 @@ public enum Revenue {
             update(l.at, l.channel, amount.currency) { row in
                 switch l.kind {
                 case .sale:
-                    row.statements.sales += 1; row.statements.gross = row.statements.gross.addingSaturated(amount.minorUnits)
+                    row.statements.sales += 1; row.statements.addGross(amount)
                 case .refund:
-                    row.statements.refunds += 1; row.statements.refunded = row.statements.refunded.addingSaturated(amount.minorUnits)
+                    row.statements.refunds += 1; row.statements.addRefunded(amount)
                 case .fee: row.statements.addFee(amount.minorUnits)
                 case .feeRefund: row.statements.addFee(-amount.minorUnits)
                 }

@@ -63,7 +63,8 @@ public struct SimulatedStatements: Sendable {
             sale.environment = ch == .appstore ? .production : nil
             sale.fee = Self.fee(ch, price)
             let refunds = Self.refundLines(t, ch, price)
-            let clean = refunds.isEmpty && t.revenue != nil
+            // A fault only where the log has no refund at all (a reversed one still matches a refund line).
+            let clean = refunds.isEmpty && t.refunds.isEmpty && t.storeRevokedPosition == nil && t.revenue != nil
             let fault = clean ? Self.draw(faults, &rng) : nil
             if fault == .unrecordedSale {
                 extra += 1

@@ -223,6 +223,11 @@ extension UserSim {
             return t
         }
         switch fault {
+        case .missingGrant? where c == .appstore && chance(0.35):
+            // Granted, refunded and taken back; Apple reversed the refund and fulfilment never granted it again.
+            grant(t, d, tx: tx, order: order)
+            reversalNotRegranted(t + int(1...10) * Sim.day, v, order: order)
+            return t
         case .missingGrant?:
             // Fulfilment crashed after binding; nothing ever retried it.
             expect(.missingGrant, c, tx: tx, order: order, user: uid)
@@ -243,6 +248,10 @@ extension UserSim {
             emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-retry", userId: uid, channel: c, transactionId: tx,
                                                            orderId: order, entitlement: d.entitlement)))
             expect(.doubleGrant, c, tx: tx, order: order, user: uid)
+        case .refundNotRevoked? where c == .appstore && chance(0.35):
+            // The store took it back (family sharing withdrawn); fulfilment kept it.
+            t += int(1...10) * Sim.day
+            storeRevokeKept(t, v, order: order)
         case .refundNotRevoked?:
             t += int(1...10) * Sim.day
             refundFacts(t, d, tx: tx)

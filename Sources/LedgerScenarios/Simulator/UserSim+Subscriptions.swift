@@ -36,7 +36,12 @@ extension UserSim {
         t += int(1...3) * Sim.sec
         guard let b = bind(t, v), b.orderId == o else { preconditionFailure("simulator: subscription \(tx) not bound to \(o)") }
         t += int(1...3) * Sim.sec
-        if fault == .subscriptionDrift {
+        if fault == .subscriptionDrift && chance(0.6) {
+            // Access kept past the grace period's end (App Store) or through on hold (Google).
+            accessKeptPastLapse(c, d, tx: tx, original: original, order: o, purchased: paidAt, expires: expires, at: t)
+            if c == .googleplay { _ = acknowledge(t, c, tx: tx, order: o, fault: nil) }
+            return
+        } else if fault == .subscriptionDrift {
             // Fulfilment granted the week with the quarter's length (a wrong catalogue lookup).
             emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, orderId: o,
                                                            entitlement: .period(entitlement: "vip", days: 90))))
@@ -86,6 +91,13 @@ extension UserSim {
                 (original, firstTx, expires) = googleUpgrade(before: expires, to: d, from: original)
                 k = 0
                 continue
+            } else if roll >= 22 && roll < 25 && c == .googleplay {
+                // Paused at the period's end, restarted days later: the paused days are not owed.
+                purchase = googlePause(token: original, expires: expires)
+                if purchase > horizon { return }
+            } else if roll >= 22 && roll < 25 {
+                // A price increase before the renewal: consented to, or the subscription expires for it.
+                guard applePriceIncrease(d, original: original, firstTx: firstTx, expires: expires) else { return }
             }
             let rtx: String
             (expires, rtx) = renew(c, d, original: original, firstTx: firstTx, period: k, expires: expires, purchase: purchase, periodDays: periodDays)

@@ -233,6 +233,8 @@ struct UserSim {
             oneTime(t, pick(options), fault: f)
         case nil where chance(0.02):
             sandboxPurchase(t)
+        case nil where chance(0.02):
+            foreignPricePurchase(t)
         case nil where chance(0.01):
             goodwillGrant(t)
         case nil:

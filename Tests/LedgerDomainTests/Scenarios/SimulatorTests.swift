@@ -94,7 +94,7 @@ struct SimulatorTests {
     }
 
     @Test func cleanHistoryCoversTheFieldReports() {
-        let sim = Simulator(users: 400, days: 30, seed: 5, faults: .none)
+        let sim = Simulator(users: 400, days: 30, seed: 3, faults: .none)
         var methods: Set<BindingMethod> = [], notifications: Set<String> = [], channels: Set<Channel> = []
         var counts: [String: Int] = [:]
         for (fact, _) in sim.facts {
@@ -116,11 +116,38 @@ struct SimulatorTests {
         }
     }
 
+    /// The stores' signed word in a clean history, through the service's own translators: pauses,
+    /// price-increase consent (given, or expiry for it), prices below a minor unit and in zero- and
+    /// three-decimal currencies, and nothing left untranslated.
+    @Test func cleanHistoryCoversTheStoresSignedWord() {
+        let sim = Simulator(users: 400, days: 30, seed: 3, faults: .none)
+        var notifications: Set<String> = [], changes: Set<LifecycleChange> = [], currencies: Set<String> = []
+        var inexact = 0
+        for (fact, _) in sim.facts {
+            switch fact {
+            case .storeNotificationReceived(let n):
+                notifications.insert("\(n.type.raw)/\(n.subtype?.raw ?? "")")
+                #expect(n.untranslated == nil, "\(n.notificationId): \(n.untranslated ?? "")")
+            case .subscriptionStateChanged(let c): changes.insert(c.change)
+            case .paymentVerified(let v):
+                currencies.insert(v.price.currency.code)
+                if !v.price.isWholeMinorUnits { inexact += 1 }
+            default: break
+            }
+        }
+        for n in ["PRICE_INCREASE/PENDING", "PRICE_INCREASE/ACCEPTED", "EXPIRED/PRICE_INCREASE", "10/SUBSCRIPTION_PAUSED", "7/SUBSCRIPTION_RESTARTED",
+                  "11/SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED"] {
+            #expect(notifications.contains(n), "no \(n) notification")
+        }
+        #expect(changes == [.priceConsent, .paused, .pauseScheduled, .resumed])
+        #expect(inexact > 0 && currencies.isSuperset(of: ["CNY", "USD", "JPY", "BHD"]), "\(currencies)")
+    }
+
     /// The behaviours of real store traffic appear in a clean history by default: every store fact
     /// names its app, and there are restores, family-shared copies, linked Google tokens, intro
     /// offers, sandbox purchases, grants by policy, partial refunds and acknowledgements.
     @Test func cleanHistoryCoversRealStoreTraffic() {
-        let sim = Simulator(users: 400, days: 30, seed: 5, faults: .none)
+        let sim = Simulator(users: 400, days: 30, seed: 3, faults: .none)
         var seen: [String: Int] = [:]
         var unnamed: [String] = []
         for (fact, _) in sim.facts {
@@ -166,6 +193,25 @@ struct SimulatorTests {
             #expect(sim.groundTruth.contains { $0.kind == kind }, "no \(kind.rawValue) injected")
             #expect(sim.groundTruth.allSatisfy { $0.kind == kind })
             Self.checkGroundTruth(sim, "\(kind.rawValue) seed \(seed)")
+        }
+    }
+
+    /// The lifecycle faults: access kept past grace or through on hold, a family revoke not taken
+    /// back, a reversal not granted again, each made through the translators and found exactly.
+    @Test func lifecycleFaultsAreExactlyWhatTheAuditFinds() {
+        for seed: UInt64 in [31, 32] {
+            let sim = Simulator(users: 300, days: 30, seed: seed, faults: Self.spec("subscription-drift=0.2,refund-not-revoked=0.2,missing-grant=0.2"))
+            var changes: Set<LifecycleChange> = [], revoked = 0, reversed = 0
+            for (fact, _) in sim.facts {
+                switch fact {
+                case .subscriptionStateChanged(let c): changes.insert(c.change)
+                case .storeRevoked: revoked += 1
+                case .refundReversed: reversed += 1
+                default: break
+                }
+            }
+            #expect(changes.isSuperset(of: [.graceEnded, .onHold]) && revoked > 0 && reversed > 0, "seed \(seed)")
+            Self.checkGroundTruth(sim, "lifecycle faults seed \(seed)")
         }
     }
 

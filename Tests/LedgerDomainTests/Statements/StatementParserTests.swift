@@ -112,8 +112,10 @@ struct StatementParserTests {
         let badTime = Self.refusal(earnings.replacingOccurrences(of: "6:40:55 PM PST", with: "18:40:55"), .googleplayEarnings)
         #expect(badTime?.line == 4 && badTime?.field == "Transaction Time")
         let history = try Self.text("appstore-history.json")
-        let badPrice = Self.refusal(history.replacingOccurrences(of: "\"price\": 990,", with: "\"price\": 995,"), .appstoreHistory)
+        let badPrice = Self.refusal(history.replacingOccurrences(of: "\"price\": 990,", with: "\"price\": -990,"), .appstoreHistory)
         #expect(badPrice?.field == "transactions[4].price")
+        // A price below a whole minor unit is kept exactly, not refused.
+        #expect(Self.refusal(history.replacingOccurrences(of: "\"price\": 990,", with: "\"price\": 995,"), .appstoreHistory) == nil)
         let notJSON = Self.refusal("{\n  \"transactions\": [,]\n}", .appstoreHistory)
         #expect(notJSON?.line == 2 && notJSON?.column != nil)
         let voided = try Self.text("googleplay-voided.json")
