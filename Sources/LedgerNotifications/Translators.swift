@@ -215,7 +215,7 @@ public enum NotificationTranslator {
                 else { out.missing("purchaseToken") }
             case 13:
                 if let original { out.add(.subscriptionExpired(SubscriptionExpired(channel: .googleplay, originalTransactionId: original, notificationId: id,
-                                                                                   reason: ExpirationReason(raw: "expired"), app: package))) }
+                                                                                   reason: ExpirationReason(raw: "unspecified"), app: package))) }
                 else { out.missing("purchaseToken") }
             case 20: break
             default: out.unknown("subscription notificationType \(code.map(String.init) ?? "(none)")")

@@ -273,27 +273,22 @@ extension Money: PayloadValue {
                       try agree(&r, "exact", m, &money)
                   },
                   write: { m, w in if !m.isWholeMinorUnits { w.set("exact", m.decimalText) } }),
-        FactField("storeMilliunits", required: false,
-                  schema: .integer(min: 0, max: nil, "Apple's price in milliunits, when the store reported one; must agree with amount."),
-                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
-                      guard let milli = try r.optionalInt("storeMilliunits", min: 0) else { return }
-                      guard let m = Money(storeAmount: milli, unit: .milliunits, currency: money.currency) else {
-                          throw r.fail("storeMilliunits", "\(milli) milliunits of \(money.currency.code) does not fit")
-                      }
-                      try agree(&r, "storeMilliunits", m, &money)
-                  },
-                  write: { _, _ in }),
-        FactField("storeMicros", required: false,
-                  schema: .integer(min: 0, max: nil, "Google's price in micros (millionths of the major unit), when the store reported one; must agree with amount."),
-                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
-                      guard let micros = try r.optionalInt("storeMicros", min: 0) else { return }
-                      guard let m = Money(storeAmount: micros, unit: .micros, currency: money.currency) else {
-                          throw r.fail("storeMicros", "\(micros) micros of \(money.currency.code) does not fit")
-                      }
-                      try agree(&r, "storeMicros", m, &money)
-                  },
-                  write: { _, _ in }),
+        storeAmountField("storeMilliunits", .milliunits, "Apple's price in milliunits, when the store reported one; must agree with amount."),
+        storeAmountField("storeMicros", .micros, "Google's price in micros (millionths of the major unit), when the store reported one; must agree with amount."),
     ])
+
+    /// The amount as a store signed it, in `unit`: read, checked against `amount`, never written back.
+    private static func storeAmountField(_ key: String, _ unit: StoreAmountUnit, _ doc: String) -> FactField<Money> {
+        FactField(key, required: false, schema: .integer(min: 0, max: nil, doc),
+                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
+                      guard let value = try r.optionalInt(key, min: 0) else { return }
+                      guard let m = Money(storeAmount: value, unit: unit, currency: money.currency) else {
+                          throw r.fail(key, "\(value) \(unit.rawValue) of \(money.currency.code) does not fit")
+                      }
+                      try agree(&r, key, m, &money)
+                  },
+                  write: { _, _ in })
+    }
 
     /// An exact amount `m` read from `key` must agree with the whole minor units in `money`, and
     /// with any exact rest already read; it then stands.

@@ -5,13 +5,15 @@ import LedgerDomain
 // Scenarios 27 to 34: the stores' signed word about a subscription's life, exact money, and what
 // the ledger keeps without translating (docs/domain.md, section 7).
 extension Scenarios {
-    /// A month of vip, bought, bound and granted on day 0 (scenario `s`'s first order and transaction).
-    static func paidMonth(_ s: inout Script, _ user: String) -> (order: String, tx: String) {
+    /// A month of vip, bought and bound on day 0, and granted unless `granted` is false (scenario
+    /// `s`'s first order and transaction).
+    static func paidMonth(_ s: inout Script, _ user: String, granted: Bool = true) -> (order: String, tx: String) {
         let o = s.order(1), m = s.tx(1)
         s.createOrder(o, user: user, product: "vip.month", token: s.token(1).lowercased); s.wait(seconds: 1); s.launch(o)
         s.at(day: 0, seconds: 30)
         s.verify(m, product: "vip.month", original: m, purchased: day0, expires: day(30), token: s.token(1))
-        s.wait(seconds: 1); s.bind(m); s.grant(m)
+        s.wait(seconds: 1); s.bind(m)
+        if granted { s.grant(m) }
         return (o, m)
     }
 
@@ -50,11 +52,7 @@ extension Scenarios {
     /// Billing retry to expiry, with access kept past the grace period's end.
     static let accessKeptPastGrace: Scenario = {
         var s = Script(28, products: ["vip.month"])
-        let vic = s.user("vic"), o = s.order(1), m = s.tx(1)
-        s.createOrder(o, user: vic, product: "vip.month", token: s.token(1).lowercased); s.wait(seconds: 1); s.launch(o)
-        s.at(day: 0, seconds: 30)
-        s.verify(m, product: "vip.month", original: m, purchased: day0, expires: day(30), token: s.token(1))
-        s.wait(seconds: 1); s.bind(m)
+        let vic = s.user("vic"), (o, m) = paidMonth(&s, vic, granted: false)
         s.at(day: 30)
         s.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: m, notificationId: "n28-1", gracePeriodExpiresAt: day(46),
                                            inBillingRetry: true)))
