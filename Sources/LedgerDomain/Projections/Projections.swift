@@ -95,7 +95,9 @@ public struct Projections: Sendable {
         case .purchaseAcknowledged(let f): apply(f, ctx)
         case .purchaseVoided(let f): apply(f, ctx)
         case .statementImported(let f): statements.apply(f, ctx)
-        case .statementLine(let f): statements.apply(f, ctx)
+        case .statementLine(let f):
+            statements.apply(f, ctx)
+            voidedQuantity(f, ctx)
         }
     }
 

@@ -48,10 +48,26 @@ extension Projections {
     /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
     mutating func apply(_ f: PurchaseVoided, _ ctx: FactContext) {
         if f.voidedQuantity != nil { complete(.voidedQuantity, f.channel, transactionId: f.transactionId, original: nil) }
-        let key = txKey(f.channel, f.app, f.transactionId)
+        void(f.channel, f.app, f.transactionId, quantity: f.voidedQuantity, ctx)
+    }
+
+    /// A Voided Purchases API line with its `voidedQuantity`, imported as a statement, records the
+    /// quantity a partial void's notification lacked (and only then changes the transaction: other
+    /// statement lines are for reconciliation).
+    mutating func voidedQuantity(_ l: StatementLine, _ ctx: FactContext) {
+        guard l.source == .googleplayVoided, l.kind == .refund, let tx = l.transactionId, let q = l.quantity,
+              untranslated.contains(where: { $0.awaiting == StoreNotificationReceived.Awaiting.voidedQuantity.rawValue && $0.channel == l.channel
+                                              && $0.transactionId == tx }) else { return }
+        complete(.voidedQuantity, l.channel, transactionId: tx, original: nil)
+        void(l.channel, l.app, tx, quantity: q, ctx)
+    }
+
+    /// `quantity` units of the purchase voided (all of it, a store revocation, when nil or not less than bought).
+    mutating func void(_ channel: Channel, _ app: String?, _ transactionId: String, quantity: Int64?, _ ctx: FactContext) {
+        let key = txKey(channel, app, transactionId)
         updateTransaction(key, ctx.position) { t in
-            if t.channel == nil { t.channel = f.channel }
-            if let q = f.voidedQuantity, q < t.quantity {
+            if t.channel == nil { t.channel = channel }
+            if let q = quantity, q < t.quantity {
                 t.voidedQuantity = q
                 t.voidedPosition = ctx.position
                 t.voidedAt = ctx.occurredAt

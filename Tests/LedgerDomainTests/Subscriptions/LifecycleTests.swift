@@ -113,6 +113,26 @@ struct LifecycleTests {
         #expect(h.audit().compactMap(\.transactionId) == ["notification:n-x"])
     }
 
+    @Test("a partial void's quantity imported from the Voided Purchases API completes it and is judged")
+    func voidedQuantityFromAStatement() {
+        var h = History()
+        h.add(.paymentVerified(PaymentVerified(channel: .googleplay, transactionId: "GPA.7", originalTransactionId: "tok7", productId: "coins_60",
+                                               quantity: 3, purchaseDate: h.now, price: Money(minorUnits: 1800, currency: History.cny))))
+        h.add(.storeNotificationReceived(StoreNotificationReceived(
+            channel: .googleplay, notificationId: "m-v", type: NotificationType(raw: "VOIDED_PURCHASE"), transactionId: "GPA.7",
+            untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        var line = StatementLine(digest: "sha256:00", line: 1, source: .googleplayVoided, kind: .refund, transactionId: "GPA.7", amount: nil, at: h.now)
+        line.quantity = 1
+        h.add(.statementLine(line))
+        let p = h.fold()
+        #expect(p.untranslated.isEmpty && p.transactions["GPA.7"]?.voidedQuantity == 1)
+        // A voided-purchases line for a transaction awaiting nothing changes no transaction.
+        var other = line
+        other.transactionId = "GPA.8"
+        h.add(.statementLine(other))
+        #expect(h.fold().transactions["GPA.8"] == nil)
+    }
+
     @Test("a purchase notification awaiting its verification is completed by it")
     func awaitingVerification() {
         var h = History()
