@@ -129,6 +129,7 @@ struct AuditCommand: AsyncParsableCommand {
                                     policyGrants: run.policyGrants.filter { user == nil || $0.grant.userId == user })
                 r.statements = run.statements
                 r.revenue = run.revenue
+                if user == nil { r.subscriptionStates = run.subscriptionStates }
                 if let previous {
                     do throws(ReportDiff.ReadError) {
                         r.diff = try ReportDiff.compare(previous: previous, with: r)

@@ -35,6 +35,8 @@ public struct AuditRun: Sendable {
     /// reconciliation section; empty without statements).
     public var statements: [StatementRecord] = []
     public var revenue: [RevenueRow] = []
+    /// Subscriptions by the state the stores last signed (the report's lifecycle summary).
+    public var subscriptionStates: [String: Int64] = [:]
     /// What the fold spilled out of memory (nil: nothing; see ``FoldMemory``).
     public var spill: SpillReport?
 }
@@ -115,6 +117,7 @@ extension EventStore {
                            daily: counted.days, verifiedByChannel: verified.byChannel, sandbox: verified.sandbox,
                            policyGrants: Audit.policyGrants(fold))
         run.spill = SpillReport(fold, spillFile)
+        run.subscriptionStates = Audit.subscriptionStates(fold)
         if !fold.statements.isEmpty {
             run.statements = Array(fold.statements.statements.values)
             run.revenue = Revenue.compute(fold, by: .day)

@@ -49,6 +49,9 @@ public struct AuditReport: Sendable {
     /// both empty when no statement was imported, and then the report is as before.
     public var statements: [StatementRecord] = []
     public var revenue: [RevenueRow] = []
+    /// Subscriptions by the state the stores last signed (`active`, `grace`, `on-hold`...): a
+    /// summary, not findings; left out when empty.
+    public var subscriptionStates: [String: Int64] = [:]
 
     public init(scope: Scope, findings: [Finding], daily: [Day], verifiedByChannel: [Channel: Int64] = [:], diff: ReportDiff? = nil,
                 sandbox: [SandboxPurchase] = [], policyGrants: [PolicyGrant] = []) {

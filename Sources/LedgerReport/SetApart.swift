@@ -26,6 +26,7 @@ extension AuditReport {
     var setApartMembers: [(String, JSONValue)] {
         (sandbox.isEmpty ? [] : [("sandbox", .array(sandbox.map(Self.json)))])
             + (policyGrants.isEmpty ? [] : [("policyGrants", .array(policyGrants.map(Self.json)))])
+            + (subscriptionStates.isEmpty ? [] : [("subscriptions", .makeObject(subscriptionStates.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }))])
     }
 
     var setApartTable: String {
@@ -39,6 +40,10 @@ extension AuditReport {
             s += "\ngrants by policy\n" + textTable(["grant", "user", "reason", "authorized by", "granted", "left", "position"],
                 policyGrants.map { [$0.grant.grantId, $0.grant.userId, $0.reason.raw, $0.authorizedBy ?? "-",
                                     "\($0.grant.units.count) \($0.grant.units.unit)", String($0.grant.unitsLeft), String($0.grant.position)] })
+        }
+        if !subscriptionStates.isEmpty {
+            s += "\nsubscriptions by state (as the stores last signed it)\n"
+                + textTable(["state", "subscriptions"], subscriptionStates.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] })
         }
         return s
     }
@@ -60,6 +65,14 @@ extension AuditReport {
             for g in policyGrants {
                 s += "<tr class=\"policy-grant\" data-units=\"\(g.grant.units.count)\"><td class=\"mono\">\(Self.esc(g.grant.grantId))</td><td class=\"mono\">\(Self.esc(g.grant.userId))</td>"
                 s += "<td>\(Self.esc(g.reason.raw))</td><td>\(Self.esc(g.authorizedBy ?? "-"))</td><td class=\"num\">\(g.grant.units.count) \(Self.esc(g.grant.units.unit))</td><td class=\"num\">\(g.grant.unitsLeft)</td></tr>\n"
+            }
+            s += "</tbody></table></section>\n"
+        }
+        if !subscriptionStates.isEmpty {
+            s += "<section><h2>Subscriptions by state</h2><p class=\"sub\">As the stores last signed it: grace keeps access to its end; billing retry, on hold and paused give none.</p>"
+            s += "<table id=\"subscription-states\"><thead><tr><th>state</th><th>subscriptions</th></tr></thead><tbody>\n"
+            for (state, n) in subscriptionStates.sorted(by: { $0.key < $1.key }) {
+                s += "<tr><td>\(Self.esc(state))</td><td class=\"num\">\(n)</td></tr>\n"
             }
             s += "</tbody></table></section>\n"
         }

@@ -49,6 +49,7 @@ struct ReadRoutes {
                                  verifiedByChannel: run.verifiedByChannel, sandbox: run.sandbox, policyGrants: run.policyGrants)
         report.statements = run.statements
         report.revenue = run.revenue
+        report.subscriptionStates = run.subscriptionStates
         if through == nil {
             metrics.findings(Dictionary(report.byKind.map { ($0.kind.rawValue, $0.count) }, uniquingKeysWith: +))
         }

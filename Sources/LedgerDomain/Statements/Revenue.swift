@@ -18,7 +18,8 @@ public struct RevenueTotals: Hashable, Sendable {
     /// The stores' fees (minor units); nil when no statement gave a fee.
     public var fees: Int64?
     /// What the store signed below whole minor units (inexact amounts), in millionths of a minor
-    /// unit, beside `gross` and `refunded`: the exact totals are ``exactGross`` and ``exactRefunded``.
+    /// unit, beside `gross` and `refunded` (whole units carried into them): the exact totals are
+    /// ``exactGross`` and ``exactRefunded``.
     public var grossFraction: Int64 = 0
     public var refundedFraction: Int64 = 0
 
@@ -33,14 +34,18 @@ public struct RevenueTotals: Hashable, Sendable {
     }
     public func exactNet(_ c: Currency) -> Money { exactGross(c).adding(exactRefunded(c).negated) ?? Money(minorUnits: net, currency: c) }
 
-    mutating func addGross(_ m: Money) {
-        gross = gross.addingSaturated(m.minorUnits)
-        grossFraction += Int64(m.fraction)
-    }
+    mutating func addGross(_ m: Money) { Self.add(m.minorUnits, Int64(m.fraction), to: &gross, &grossFraction) }
 
-    mutating func addRefunded(_ m: Money) {
-        refunded = refunded.addingSaturated(m.minorUnits)
-        refundedFraction += Int64(m.fraction)
+    mutating func addRefunded(_ m: Money) { Self.add(m.minorUnits, Int64(m.fraction), to: &refunded, &refundedFraction) }
+
+    /// Adds whole minor units and millionths, carrying whole units out of the millionths, so that
+    /// `whole` is always the exact total's whole minor units.
+    static func add(_ units: Int64, _ millionths: Int64, to whole: inout Int64, _ rest: inout Int64) {
+        whole = whole.addingSaturated(units)
+        rest += millionths
+        let carry = rest / 1_000_000
+        whole = whole.addingSaturated(carry)
+        rest -= carry * 1_000_000
     }
 
     mutating func addFee(_ m: Int64) { fees = (fees ?? 0).addingSaturated(m) }
@@ -138,8 +143,9 @@ public enum Revenue {
 
 extension RevenueTotals {
     mutating func add(_ o: RevenueTotals) {
-        sales += o.sales; gross = gross.addingSaturated(o.gross); refunds += o.refunds; refunded = refunded.addingSaturated(o.refunded)
-        grossFraction += o.grossFraction; refundedFraction += o.refundedFraction
+        sales += o.sales; refunds += o.refunds
+        Self.add(o.gross, o.grossFraction, to: &gross, &grossFraction)
+        Self.add(o.refunded, o.refundedFraction, to: &refunded, &refundedFraction)
         if let f = o.fees { addFee(f) }
     }
 }

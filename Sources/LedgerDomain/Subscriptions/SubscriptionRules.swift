@@ -42,3 +42,13 @@ extension Audit {
         return (grace.microseconds - end.microseconds + day - 1) / day
     }
 }
+
+extension Audit {
+    /// How many subscriptions are in each state as the stores last signed it (`active`, `grace`,
+    /// `on-hold`, `expired(billing-retry)`...): the report's summary of the subscription lifecycle.
+    public static func subscriptionStates(_ p: Projections) -> [String: Int64] {
+        var out: [String: Int64] = [:]
+        p.subscriptions.forEachInPlace { _, s in out[s.status.description, default: 0] += 1 }
+        return out
+    }
+}

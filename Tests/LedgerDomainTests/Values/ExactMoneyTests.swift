@@ -75,5 +75,7 @@ struct ExactMoneyTests {
         }
         let rows = Revenue.totals(Revenue.compute(h.fold(), by: .day))
         #expect(rows.count == 1 && rows[0].ledger.exactGross(Currency("USD")!).description == "5.98 USD" && rows[0].ledger.sales == 3)
+        // The whole minor units are the exact total's: the halves carried.
+        #expect(rows.first?.ledger.gross == 598 && rows.first?.ledger.grossFraction == 0)
     }
 }
