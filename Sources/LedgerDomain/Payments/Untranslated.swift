@@ -21,19 +21,37 @@ extension Projections {
         guard let reason = f.untranslated else { return }
         // A redelivery stored again under another id is still one notice per notification id.
         guard !untranslated.contains(where: { $0.channel == f.channel && $0.notificationId == f.notificationId }) else { return }
-        untranslated.append(UntranslatedNotice(
+        let n = UntranslatedNotice(
             position: ctx.position, channel: f.channel, notificationId: f.notificationId,
             type: f.type.raw + (f.subtype.map { "/" + $0.raw } ?? ""), transactionId: f.transactionId,
-            originalTransactionId: f.originalTransactionId, reason: reason, awaiting: f.awaiting?.rawValue))
+            originalTransactionId: f.originalTransactionId, reason: reason, awaiting: f.awaiting?.rawValue)
+        untranslated.append(n)
+        if let key = Self.awaitingKey(n) { awaitingNotices[key, default: 0] += 1 }
     }
 
-    /// A later fact completes the notices awaiting it: a void's quantity, or the purchase's verification.
+    /// What completes a notice: `channel|awaiting|tx|<id>`, or `...|token|<original>` for one that
+    /// names no transaction; nil for a notice nothing completes.
+    static func awaitingKey(_ n: UntranslatedNotice) -> String? {
+        guard let a = n.awaiting else { return nil }
+        if let tx = n.transactionId { return "\(n.channel.rawValue)|\(a)|tx|\(tx)" }
+        return n.originalTransactionId.map { "\(n.channel.rawValue)|\(a)|token|\($0)" }
+    }
+
+    /// A later fact completes the notices awaiting it: a void's quantity, or the purchase's
+    /// verification. A lookup per fact; the list is only touched when a notice is completed.
     mutating func complete(_ awaiting: StoreNotificationReceived.Awaiting, _ channel: Channel, transactionId: String?, original: String?) {
-        guard !untranslated.isEmpty else { return }
-        untranslated.removeAll { n in
-            n.awaiting == awaiting.rawValue && n.channel == channel
-                && ((transactionId != nil && n.transactionId == transactionId) || (original != nil && n.transactionId == nil && n.originalTransactionId == original))
-        }
+        guard !awaitingNotices.isEmpty else { return }
+        let prefix = "\(channel.rawValue)|\(awaiting.rawValue)|"
+        let keys = [transactionId.map { prefix + "tx|" + $0 }, original.map { prefix + "token|" + $0 }].compactMap { $0 }
+            .filter { awaitingNotices[$0] != nil }
+        guard !keys.isEmpty else { return }
+        for k in keys { awaitingNotices[k] = nil }
+        untranslated.removeAll { n in Self.awaitingKey(n).map(keys.contains) ?? false }
+    }
+
+    /// Whether a notice awaits the quantity of this transaction's void.
+    func awaitsVoidedQuantity(_ channel: Channel, _ transactionId: String) -> Bool {
+        awaitingNotices["\(channel.rawValue)|\(StoreNotificationReceived.Awaiting.voidedQuantity.rawValue)|tx|\(transactionId)"] != nil
     }
 }
 

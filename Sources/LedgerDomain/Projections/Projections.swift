@@ -25,6 +25,8 @@ public struct Projections: Sendable {
     /// Verified notifications recorded untranslated, until a later fact completes them
     /// (`Payments/Untranslated.swift`).
     public internal(set) var untranslated: [UntranslatedNotice] = []
+    /// Notices awaiting a fact, by what completes them (``awaitingKey(_:)``).
+    var awaitingNotices: [String: Int] = [:]
     /// Grants by policy (goodwill, compensation, promotion, migration), by grant id.
     public internal(set) var policyGrants: [String: PolicyGrant] = [:]
     /// The stores' imported statements (`Statements/StatementBook.swift`).
@@ -154,7 +156,7 @@ public struct Projections: Sendable {
 /// The fold's state, without the change tracking: what a snapshot holds (`Snapshot.swift`).
 extension Projections: Codable {
     private enum CodingKeys: CodingKey {
-        case products, orders, transactions, shared, subscriptions, users, anomalies, untranslated, policyGrants, statements, position, logTime
+        case products, orders, transactions, shared, subscriptions, users, anomalies, untranslated, awaitingNotices, policyGrants, statements, position, logTime
     }
 }
 

@@ -56,8 +56,7 @@ extension Projections {
     /// statement lines are for reconciliation).
     mutating func voidedQuantity(_ l: StatementLine, _ ctx: FactContext) {
         guard l.source == .googleplayVoided, l.kind == .refund, let tx = l.transactionId, let q = l.quantity,
-              untranslated.contains(where: { $0.awaiting == StoreNotificationReceived.Awaiting.voidedQuantity.rawValue && $0.channel == l.channel
-                                              && $0.transactionId == tx }) else { return }
+              awaitsVoidedQuantity(l.channel, tx) else { return }
         complete(.voidedQuantity, l.channel, transactionId: tx, original: nil)
         void(l.channel, l.app, tx, quantity: q, ctx)
     }
