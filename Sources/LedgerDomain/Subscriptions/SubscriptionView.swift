@@ -122,7 +122,8 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
         // more than a day past it (Apple's recovery in grace keeps the renewal date).
         let failed = failure.flatMap { f in recovered(after: f.at) ? nil : f }
         if let h = onHoldAt, !recovered(after: h), failed.map({ $0.at <= h }) ?? true { return .onHold }
-        if let f = failed { return f.graceUntil != nil && !f.billingRetry ? .grace : .billingRetry }
+        // Grace unless in billing retry (Google's grace notification gives no end: still grace).
+        if let f = failed { return f.billingRetry ? .billingRetry : .grace }
         return .active
     }
 

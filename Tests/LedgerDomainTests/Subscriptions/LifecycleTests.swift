@@ -48,6 +48,14 @@ struct LifecycleTests {
         #expect(Self.subscription(h)?.status == .revoked)
     }
 
+    @Test("Google's grace notification gives no end: still grace, access to the paid expiry")
+    func googleGraceWithoutEnd() {
+        var h = History()
+        Self.paidMonth(&h)
+        h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-g", inBillingRetry: false)), after: 30 * Self.day)
+        #expect(Self.subscription(h)?.status == .grace && Self.subscription(h)?.accessUntil == Self.subscription(h)?.expiresAt)
+    }
+
     @Test("time granted to the end of grace is owed; beyond it, or through billing retry, it is drift")
     func graceMayBeGranted() throws {
         for (extra, drift) in [(Int64(0), false), (10, false), (16, false), (17, true)] {
