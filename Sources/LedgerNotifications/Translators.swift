@@ -170,9 +170,11 @@ public enum NotificationTranslator {
 
     /// Google Play Real-time developer notifications. The type is the RTDN code as Google numbers it
     /// (the ledger's folds read `12` as a revocation), the subtype its name. An RTDN carries only a
-    /// purchase token: a purchase or renewal is recorded as awaiting its verification (price,
-    /// order id and expiry come from the Play Developer API, read by the backend).
-    public static func googlePlay(_ v: GooglePlayVerifier.Verified, raw: [UInt8]) -> NotificationFacts {
+    /// purchase token: price, order id and expiry come from the Play Developer API's read of the
+    /// subscription (`subscription`). Without it (no API configured, or the read failed:
+    /// `readFailure`), a purchase or renewal is recorded as awaiting its verification.
+    public static func googlePlay(_ v: GooglePlayVerifier.Verified, raw: [UInt8], subscription read: GooglePlaySubscriptionRead? = nil,
+                                  readFailure: String? = nil) -> NotificationFacts {
         let n = v.notification
         let digest = NotificationFacts.digest(raw)
         let signedAt = n["eventTimeMillis"].flatMap { $0.intValue ?? $0.stringValue.flatMap { Int64($0) } }
@@ -191,23 +193,50 @@ public enum NotificationTranslator {
                 out.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .googleplay, originalTransactionId: original, notificationId: id,
                                                                            change: change, effectiveAt: signedAt, priceConsent: consent, app: package)))
             }
+            let product = s["subscriptionId"]?.stringValue
             switch code {
             case 1, 2, 4:
-                out.await(.verification, "an RTDN carries no price, order id or expiry: the purchase read from the Play Developer API completes it")
                 if code == 1 { state(.resumed) }
+                guard let read, let original, let product else {
+                    out.await(.verification, readFailure.map { "the Play Developer API read failed (\($0))" }
+                        ?? "an RTDN carries no price, order id or expiry: the purchase read from the Play Developer API completes it")
+                    break
+                }
+                // A renewal's period starts at the notification (the read gives the subscription's start only).
+                let purchased = code == 4 ? read.startTime : signedAt
+                guard read.expiryTime > purchased else { out.missing("an expiryTimeMillis after the period's start"); break }
+                transactionId = read.orderId
+                out.add(.paymentVerified(PaymentVerified(
+                    channel: .googleplay, transactionId: read.orderId, originalTransactionId: original, productId: product, purchaseDate: purchased,
+                    expiresDate: read.expiryTime, environment: read.isTest ? .sandbox : .production, price: read.price, rawDigest: digest, app: package,
+                    linkedPurchaseToken: read.linkedPurchaseToken, obfuscatedAccountId: read.obfuscatedAccountId)))
+                if code != 4 {
+                    out.add(.subscriptionRenewed(SubscriptionRenewed(channel: .googleplay, originalTransactionId: original, transactionId: read.orderId,
+                                                                     productId: product, purchaseDate: purchased, expiresDate: read.expiryTime,
+                                                                     price: read.price, app: package)))
+                }
             case 3, 18:
                 if let original { out.add(.autoRenewChanged(AutoRenewChanged(channel: .googleplay, originalTransactionId: original, notificationId: id,
                                                                              enabled: false, app: package))) } else { out.missing("purchaseToken") }
             case 5: state(.onHold)
             case 6:
+                // In grace, the read's expiry is the grace period's end.
                 if let original { out.add(.renewalFailed(RenewalFailed(channel: .googleplay, originalTransactionId: original, notificationId: id,
-                                                                       inBillingRetry: false, app: package))) } else { out.missing("purchaseToken") }
+                                                                       gracePeriodExpiresAt: read?.expiryTime, inBillingRetry: false, app: package))) }
+                else { out.missing("purchaseToken") }
             case 7: state(.resumed)
             case 8: state(.priceConsent, consent: .accepted)
             case 19, 22: state(.priceConsent, consent: .pending)
             case 10: state(.paused)
             case 11: state(.pauseScheduled)
-            case 9: out.unknown("a deferral's new expiry is not in the notification (the purchase read gives it)")
+            case 9:
+                guard let read, let original else {
+                    out.unknown("a deferral's new expiry is not in the notification" + (readFailure.map { " (the Play Developer API read failed: \($0))" } ?? ""))
+                    break
+                }
+                out.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .googleplay, originalTransactionId: original, notificationId: id,
+                                                                           change: .extended, effectiveAt: signedAt, expiresAt: read.expiryTime,
+                                                                           transactionId: read.orderId, app: package)))
             case 17: out.unknown("the new plan's product is not in the notification (the purchase read gives it)")
             case 12:
                 if let original { out.add(.storeRevoked(StoreRevoked(channel: .googleplay, originalTransactionId: original, notificationId: id,

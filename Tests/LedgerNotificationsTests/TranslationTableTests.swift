@@ -196,6 +196,49 @@ struct TranslationTableTests {
         }
     }
 
+    /// `purchases.subscriptions.get`, as the Play Developer API answers it (a renewal's order id ends in `..N`).
+    static func subscriptionRead(order: String = "GPA.3300-1111-2222-33333", micros: String = "9990000", currency: String = "USD",
+                                 start: Int64 = 1_774_944_000_000, expiry: Int64 = 1_777_536_000_000) -> JSONValue {
+        .makeObject([("kind", .string("androidpublisher#subscriptionPurchase")), ("startTimeMillis", .string(String(start))),
+                     ("expiryTimeMillis", .string(String(expiry))), ("autoRenewing", .bool(true)), ("priceCurrencyCode", .string(currency)),
+                     ("priceAmountMicros", .string(micros)), ("countryCode", .string("US")), ("paymentState", .int(1)), ("orderId", .string(order)),
+                     ("acknowledgementState", .int(1)), ("obfuscatedExternalAccountId", .string("acct-7")), ("purchaseType", .int(0))])
+    }
+
+    static func google(_ notification: JSONValue, read: JSONValue) throws -> NotificationFacts {
+        let body = TestGoogleSigner.pushBody(messageId: UUID().uuidString, notification: notification)
+        let v = try googleVerifier.verify(authorization: "Bearer " + (try google.token()), body: body)
+        let facts = NotificationTranslator.googlePlay(v, raw: body, subscription: try GooglePlaySubscriptionRead(json: read))
+        try validate(facts)
+        return facts
+    }
+
+    /// With the Play Developer API's read, purchases and renewals are verified payments, exactly in micros.
+    @Test func googlePurchasesAndRenewalsWithTheirRead() throws {
+        let bought = try Self.google(TestGoogleSigner.subscription(4), read: Self.subscriptionRead())
+        #expect(bought.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified"] && Self.notification(bought)?.untranslated == nil)
+        guard case .paymentVerified(let p) = bought.facts[1] else { return }
+        #expect(p.transactionId == "GPA.3300-1111-2222-33333" && p.originalTransactionId == "purchase-token-abc" && p.productId == "vip_month")
+        #expect(p.price == Money(minorUnits: 999, currency: Self.usd) && p.environment == .sandbox && p.obfuscatedAccountId == "acct-7")
+        #expect(p.purchaseDate == Timestamp(millisecondsSince1970: 1_774_944_000_000))
+        for code: Int64 in [2, 1] {
+            let renewed = try Self.google(TestGoogleSigner.subscription(code), read: Self.subscriptionRead(order: "GPA.3300-1111-2222-33333..0", micros: "1995000"))
+            let names = renewed.facts.map(\.typeName)
+            #expect(names.suffix(2) == ["PaymentVerified", "SubscriptionRenewed"], "\(code): \(names)")
+            guard case .subscriptionRenewed(let r)? = renewed.facts.last else { continue }
+            // A renewal's period starts at the notification's event time.
+            #expect(r.transactionId == "GPA.3300-1111-2222-33333..0" && r.purchaseDate == Timestamp(millisecondsSince1970: 1_774_944_900_000))
+            #expect(r.price?.description == "1.995 USD")
+        }
+        let deferred = try Self.google(TestGoogleSigner.subscription(9), read: Self.subscriptionRead())
+        guard case .subscriptionStateChanged(let d) = deferred.facts[1] else { Issue.record("\(deferred.facts)"); return }
+        #expect(d.change == .extended && d.expiresAt == Timestamp(millisecondsSince1970: 1_777_536_000_000))
+        let grace = try Self.google(TestGoogleSigner.subscription(6), read: Self.subscriptionRead())
+        guard case .renewalFailed(let g) = grace.facts[1] else { Issue.record("\(grace.facts)"); return }
+        #expect(g.gracePeriodExpiresAt == Timestamp(millisecondsSince1970: 1_777_536_000_000) && !g.inBillingRetry)
+        #expect(throws: NotificationRefusal.self) { try GooglePlaySubscriptionRead(json: .makeObject([("orderId", .string("GPA.1"))])) }
+    }
+
     @Test func googleOneTimeProductsVoidsAndRefundReviews() throws {
         let bought = try Self.google(Self.rtdn("oneTimeProductNotification", [("version", .string("1.0")), ("notificationType", .int(1)),
                                                                                ("purchaseToken", .string("tok-1")), ("sku", .string("coins_100"))]))
