@@ -38,6 +38,19 @@ extension NotificationConfiguration {
             do { keys = try JWKS.rsaKeys(jwks) } catch { throw Problem("LEDGER_GOOGLE_JWKS: \(error)") }
             googlePlay = GooglePlayVerifier(.init(keys: keys, audience: audience, serviceAccount: value("LEDGER_GOOGLE_SERVICE_ACCOUNT"), packageName: package))
         }
+        if let credentials = try file("LEDGER_GOOGLE_API_CREDENTIALS") {
+            guard googlePlay != nil else { throw Problem("LEDGER_GOOGLE_API_CREDENTIALS is set: set LEDGER_GOOGLE_JWKS (and the rest of Google's verification) too") }
+            var base: URL?
+            if let text = value("LEDGER_GOOGLE_API_URL") {
+                guard let url = URL(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                    throw Problem("LEDGER_GOOGLE_API_URL is not an http(s) URL")
+                }
+                base = url
+            }
+            do { googlePlayAPI = GooglePlayAPI(try GooglePlayAPI.Configuration(serviceAccountJSON: credentials, baseURL: base)) } catch {
+                throw Problem("LEDGER_GOOGLE_API_CREDENTIALS: \(error)")
+            }
+        }
         // Platform certificates, the WeChat Pay public key, or both while a merchant switches.
         let certs = try file("LEDGER_WECHAT_PLATFORM_CERTS")
         let publicKey = try file("LEDGER_WECHAT_PUBLIC_KEY")

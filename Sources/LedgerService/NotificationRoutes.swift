@@ -12,10 +12,15 @@ import Logging
 public struct NotificationConfiguration: Sendable {
     public var appStore: AppleVerifier?
     public var googlePlay: GooglePlayVerifier?
+    /// Reads a Google subscription's price, order and expiry for its notification; without it those
+    /// notifications await the verification the backend appends.
+    public var googlePlayAPI: GooglePlayAPI?
     public var weChatPay: WeChatPayVerifier?
-    public init(appStore: AppleVerifier? = nil, googlePlay: GooglePlayVerifier? = nil, weChatPay: WeChatPayVerifier? = nil) {
+    public init(appStore: AppleVerifier? = nil, googlePlay: GooglePlayVerifier? = nil, googlePlayAPI: GooglePlayAPI? = nil,
+                weChatPay: WeChatPayVerifier? = nil) {
         self.appStore = appStore
         self.googlePlay = googlePlay
+        self.googlePlayAPI = googlePlayAPI
         self.weChatPay = weChatPay
     }
 }
@@ -46,11 +51,26 @@ struct NotificationRoutes {
         guard let verifier = configuration.googlePlay else { throw notConfigured("googleplay") }
         let body = try await collect(request)
         let authorization = request.headers[.authorization]
-        let facts = try await refusing("googleplay") {
-            let verified = try verifier.verify(authorization: authorization, body: body)
-            return NotificationTranslator.googlePlay(verified, raw: body)
+        let verified = try await refusing("googleplay") { try verifier.verify(authorization: authorization, body: body) }
+        let (read, failure) = await googleRead(verified)
+        return try await store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, readFailure: failure), route: "googleplay")
+    }
+
+    /// The Play Developer API's read of the subscription a purchase, renewal, recovery, grace or
+    /// deferral notification names (nil without an API configured). A failed read is logged and
+    /// recorded on the notification, which then awaits its verification: never a 5xx, so Pub/Sub
+    /// does not redeliver what is kept.
+    private func googleRead(_ v: GooglePlayVerifier.Verified) async -> (GooglePlaySubscriptionRead?, String?) {
+        guard let api = configuration.googlePlayAPI, let s = v.notification["subscriptionNotification"],
+              let code = s["notificationType"]?.intValue, [1, 2, 4, 6, 9].contains(code), let token = s["purchaseToken"]?.stringValue,
+              let product = s["subscriptionId"]?.stringValue, let package = v.notification["packageName"]?.stringValue else { return (nil, nil) }
+        do {
+            return (try await api.subscription(package: package, subscriptionId: product, token: token), nil)
+        } catch {
+            metrics.notification("googleplay", outcome: "read-failed")
+            logger.warning("the Play Developer API read failed", metadata: ["messageId": "\(Echo.shown(v.messageId, limit: 80))", "error": "\(error)"])
+            return (nil, error.description)
         }
-        return try await store(facts, route: "googleplay")
     }
 
     func weChatPay(_ request: Request, context: LedgerRequestContext) async throws -> Response {

@@ -1,3 +1,4 @@
+import _CryptoExtras
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -90,5 +91,43 @@ struct NotificationEnvironmentTests {
             "\(error)".contains("LEDGER_APPSTORE_BUNDLE_ID")
         }
         #expect(try NotificationConfiguration(environment: [:], readFile: Self.read).appStore == nil)
+    }
+
+    /// WeChat Pay's public key beside (or instead of) platform certificates, and the Play Developer
+    /// API's service account: configured from files, refused when half there, never echoing a key.
+    @Test func weChatPublicKeyAndGoogleAPICredentials() throws {
+        let wx = try TestWeChat()
+        let publicKey = try _RSAKey.make()
+        let google = try TestGoogleSigner()
+        let account = try _RSAKey.make()
+        let credentials = JSONValue.makeObject([("client_email", .string("ledger@example.iam.gserviceaccount.com")),
+                                                ("private_key", .string(account.pemRepresentation))]).compactText
+        let (dir, paths) = try Self.files([
+            "LEDGER_WECHAT_PUBLIC_KEY": publicKey.publicKey.pemRepresentation,
+            "LEDGER_WECHAT_APIV3_KEY_FILE": String(decoding: wx.apiV3Key, as: UTF8.self),
+            "LEDGER_GOOGLE_JWKS": try google.jwks(), "LEDGER_GOOGLE_API_CREDENTIALS": credentials, "BAD_CREDENTIALS": #"{"client_email":"x"}"#,
+        ])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var env = paths
+        env["LEDGER_WECHAT_APPID"] = TestWeChat.appId
+        env["LEDGER_WECHAT_MCHID"] = TestWeChat.merchantId
+        env["LEDGER_GOOGLE_AUDIENCE"] = TestGoogleSigner.audience
+        env["LEDGER_GOOGLE_PACKAGE_NAME"] = TestGoogleSigner.packageName
+        #expect { try NotificationConfiguration(environment: env, readFile: Self.read) } throws: { "\($0)".contains("LEDGER_WECHAT_PUBLIC_KEY_ID") }
+        env["LEDGER_WECHAT_PUBLIC_KEY_ID"] = TestWeChat.publicKeyId
+        let config = try NotificationConfiguration(environment: env, readFile: Self.read)
+        #expect(config.weChatPay?.configuration.publicKeys.keys.sorted() == [TestWeChat.publicKeyId] && config.weChatPay?.configuration.platformKeys.isEmpty == true)
+        #expect(config.googlePlayAPI?.configuration.tokenURI.absoluteString == "https://oauth2.googleapis.com/token")
+        var bad = env
+        bad["LEDGER_GOOGLE_API_CREDENTIALS"] = paths["BAD_CREDENTIALS"]
+        #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: { "\($0)".contains("LEDGER_GOOGLE_API_CREDENTIALS") }
+        bad = env
+        bad["LEDGER_GOOGLE_API_URL"] = "ftp://example"
+        #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: { "\($0)".contains("LEDGER_GOOGLE_API_URL") }
+        bad = env
+        bad["LEDGER_GOOGLE_JWKS"] = nil
+        #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: { error in
+            "\(error)".contains("LEDGER_GOOGLE_JWKS") && !"\(error)".contains("PRIVATE KEY")
+        }
     }
 }

@@ -1,0 +1,116 @@
+import _CryptoExtras
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LedgerCore
+import LedgerNotifications
+import Synchronization
+
+/// The Google Play Developer API, read for the purchase an RTDN names (it carries only a token):
+/// `purchases.subscriptions.get`, authorized as a service account (an OAuth 2.0 JWT bearer grant,
+/// RS256). The access token is kept until a minute before it expires.
+public final class GooglePlayAPI: Sendable {
+    public struct Configuration: Sendable {
+        /// The service account's `client_email`, `private_key` (PEM) and `token_uri`.
+        public var clientEmail: String
+        public var privateKeyPEM: String
+        public var tokenURI: URL
+        /// `https://androidpublisher.googleapis.com` (another base for a proxy, or a test's own server).
+        public var baseURL: URL
+        /// How long one HTTP exchange may take.
+        public var timeout: TimeInterval = 10
+
+        public init(clientEmail: String, privateKeyPEM: String, tokenURI: URL, baseURL: URL) {
+            self.clientEmail = clientEmail; self.privateKeyPEM = privateKeyPEM; self.tokenURI = tokenURI; self.baseURL = baseURL
+        }
+
+        /// From a service account key file (the JSON Google issues); `baseURL` defaults to Google's.
+        public init(serviceAccountJSON bytes: [UInt8], baseURL: URL? = nil) throws(APIError) {
+            guard let j = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)), let email = j["client_email"]?.stringValue,
+                  let key = j["private_key"]?.stringValue else {
+                throw APIError("the service account file is not JSON with client_email and private_key")
+            }
+            guard (try? _RSA.Signing.PrivateKey(pemRepresentation: key)) != nil else { throw APIError("the service account's private_key is not a PEM RSA key") }
+            let tokenURI = j["token_uri"]?.stringValue.flatMap(URL.init(string:)) ?? URL(string: "https://oauth2.googleapis.com/token")!
+            self.init(clientEmail: email, privateKeyPEM: key, tokenURI: tokenURI,
+                      baseURL: baseURL ?? URL(string: "https://androidpublisher.googleapis.com")!)
+        }
+    }
+
+    /// Why a read failed (no secret in it).
+    public struct APIError: Error, CustomStringConvertible, Sendable {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    public let configuration: Configuration
+    private let session: URLSession
+    private let token = Mutex<(value: String, until: Date)?>(nil)
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+        let c = URLSessionConfiguration.ephemeral
+        c.timeoutIntervalForRequest = configuration.timeout
+        session = URLSession(configuration: c)
+    }
+
+    /// The subscription purchase `token` of `subscriptionId` in `package`, as the API answers it.
+    public func subscription(package: String, subscriptionId: String, token purchaseToken: String) async throws(APIError) -> GooglePlaySubscriptionRead {
+        let path = "androidpublisher/v3/applications/\(Self.segment(package))/purchases/subscriptions/\(Self.segment(subscriptionId))/tokens/\(Self.segment(purchaseToken))"
+        guard let url = URL(string: path, relativeTo: configuration.baseURL) else { throw APIError("cannot build the purchase's URL") }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer " + (try await accessToken()), forHTTPHeaderField: "Authorization")
+        let json = try await exchange(request, "purchases.subscriptions.get")
+        do { return try GooglePlaySubscriptionRead(json: json) } catch { throw APIError("purchases.subscriptions.get: \(error.message)") }
+    }
+
+    /// A path segment, percent-encoded (tokens and ids hold `.` and `-`, never `/`).
+    static func segment(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? s
+    }
+
+    private func accessToken(now: Date = Date()) async throws(APIError) -> String {
+        if let t = token.withLock({ $0 }), t.until > now { return t.value }
+        var request = URLRequest(url: configuration.tokenURI)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(try assertion(now: now))".utf8)
+        let json = try await exchange(request, "the token endpoint")
+        guard let value = json["access_token"]?.stringValue else { throw APIError("the token endpoint's answer has no access_token") }
+        let seconds = json["expires_in"]?.intValue ?? 3600
+        token.withLock { $0 = (value, now.addingTimeInterval(TimeInterval(max(0, seconds - 60)))) }
+        return value
+    }
+
+    /// The service account's signed JWT (RS256) asking for the androidpublisher scope.
+    func assertion(now: Date) throws(APIError) -> String {
+        let iat = Int64(now.timeIntervalSince1970)
+        let header = JSONValue.makeObject([("alg", .string("RS256")), ("typ", .string("JWT"))])
+        let claims = JSONValue.makeObject([("iss", .string(configuration.clientEmail)), ("scope", .string("https://www.googleapis.com/auth/androidpublisher")),
+                                           ("aud", .string(configuration.tokenURI.absoluteString)), ("iat", .int(iat)), ("exp", .int(iat + 3600))])
+        let input = Self.b64url(Array(header.compactText.utf8)) + "." + Self.b64url(Array(claims.compactText.utf8))
+        do {
+            let key = try _RSA.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
+            let signature = try key.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
+            return input + "." + Self.b64url(Array(signature.rawRepresentation))
+        } catch {
+            throw APIError("cannot sign the service account's assertion")
+        }
+    }
+
+    static func b64url(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    private func exchange(_ request: URLRequest, _ what: String) async throws(APIError) -> JSONValue {
+        let data: Data, response: URLResponse
+        do { (data, response) = try await session.data(for: request) } catch {
+            throw APIError("\(what) could not be reached: \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200 else { throw APIError("\(what) answered HTTP \(status)") }
+        guard let json = try? JSONValue.parse(String(decoding: data, as: UTF8.self)) else { throw APIError("\(what) answered something that is not JSON") }
+        return json
+    }
+}
