@@ -39,3 +39,44 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
         isTest = r["purchaseType"]?.intValue == 0
     }
 }
+
+/// What the Google Play Developer API says of a one-time purchase: `purchases.products.get` (its
+/// order, time, quantity) and `orders.get` of that order (what the buyer paid: the product purchase
+/// carries no price).
+public struct GooglePlayProductRead: Sendable, Hashable {
+    public var orderId: String
+    public var purchaseTime: Timestamp
+    public var quantity: Int64
+    /// The order's `total` (Google's money: units and nanos), exactly, to a micro.
+    public var price: Money
+    public var obfuscatedAccountId: String?
+    public var isTest: Bool
+
+    public init(product p: JSONValue, order o: JSONValue) throws(NotificationRefusal) {
+        guard let order = p["orderId"]?.stringValue, !order.isEmpty else { throw NotificationRefusal(.malformed, "the product purchase lacks orderId") }
+        guard let text = p["purchaseTimeMillis"]?.stringValue ?? p["purchaseTimeMillis"]?.intValue.map(String.init), let ms = Int64(text) else {
+            throw NotificationRefusal(.malformed, "the product purchase lacks purchaseTimeMillis")
+        }
+        guard let total = o["total"], let price = Self.money(total) else {
+            throw NotificationRefusal(.malformed, "the order lacks a total in a known currency, to a micro")
+        }
+        orderId = order
+        purchaseTime = Timestamp(millisecondsSince1970: ms)
+        quantity = max(1, p["quantity"]?.intValue ?? 1)
+        self.price = price
+        obfuscatedAccountId = p["obfuscatedExternalAccountId"]?.stringValue
+        isTest = p["purchaseType"]?.intValue == 0
+    }
+
+    /// Google's `Money` (`currencyCode`, `units` as a decimal string, `nanos`) exactly, when it is a
+    /// whole number of micros and not negative.
+    static func money(_ m: JSONValue) -> Money? {
+        guard let code = m["currencyCode"]?.stringValue, let currency = Currency(code) else { return nil }
+        let units = (m["units"]?.stringValue).flatMap { Int64($0) } ?? m["units"]?.intValue ?? 0
+        let nanos = m["nanos"]?.intValue ?? 0
+        guard units >= 0, nanos >= 0, nanos < 1_000_000_000, nanos % 1000 == 0 else { return nil }
+        let (micros, o) = units.multipliedReportingOverflow(by: 1_000_000)
+        guard !o else { return nil }
+        return Money(storeAmount: micros + nanos / 1000, unit: .micros, currency: currency)
+    }
+}

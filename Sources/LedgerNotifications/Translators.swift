@@ -174,7 +174,7 @@ public enum NotificationTranslator {
     /// subscription (`subscription`). Without it (no API configured, or the read failed:
     /// `readFailure`), a purchase or renewal is recorded as awaiting its verification.
     public static func googlePlay(_ v: GooglePlayVerifier.Verified, raw: [UInt8], subscription read: GooglePlaySubscriptionRead? = nil,
-                                  readFailure: String? = nil) -> NotificationFacts {
+                                  product productRead: GooglePlayProductRead? = nil, readFailure: String? = nil) -> NotificationFacts {
         let n = v.notification
         let digest = NotificationFacts.digest(raw)
         let signedAt = n["eventTimeMillis"].flatMap { $0.intValue ?? $0.stringValue.flatMap { Int64($0) } }
@@ -256,7 +256,17 @@ public enum NotificationTranslator {
             switch code {
             case 1:
                 subtype = "ONE_TIME_PRODUCT_PURCHASED"
-                out.await(.verification, "an RTDN carries no price or order id: the purchase read from the Play Developer API completes it")
+                guard let productRead, let sku = o["sku"]?.stringValue else {
+                    out.await(.verification, readFailure.map { "the Play Developer API read failed (\($0))" }
+                        ?? "an RTDN carries no price or order id: the purchase read from the Play Developer API completes it")
+                    break
+                }
+                transactionId = productRead.orderId
+                // A one-time purchase names no subscription: no original transaction (its token is not one).
+                out.add(.paymentVerified(PaymentVerified(
+                    channel: .googleplay, transactionId: productRead.orderId, productId: sku, quantity: productRead.quantity,
+                    purchaseDate: productRead.purchaseTime, environment: productRead.isTest ? .sandbox : .production, price: productRead.price,
+                    rawDigest: digest, app: package, obfuscatedAccountId: productRead.obfuscatedAccountId)))
             case 2: subtype = "ONE_TIME_PRODUCT_CANCELED"
             default: out.unknown("one-time notificationType \(code.map(String.init) ?? "(none)")")
             }

@@ -65,6 +65,22 @@ public final class GooglePlayAPI: Sendable {
         do { return try GooglePlaySubscriptionRead(json: json) } catch { throw APIError("purchases.subscriptions.get: \(error.message)") }
     }
 
+    /// The one-time purchase `token` of `productId`, with what its order says was paid.
+    public func product(package: String, productId: String, token purchaseToken: String) async throws(APIError) -> GooglePlayProductRead {
+        let base = "androidpublisher/v3/applications/\(Self.segment(package))/"
+        let access = "Bearer " + (try await accessToken())
+        func get(_ path: String, _ what: String) async throws(APIError) -> JSONValue {
+            guard let url = URL(string: base + path, relativeTo: configuration.baseURL) else { throw APIError("cannot build the URL of \(what)") }
+            var request = URLRequest(url: url)
+            request.setValue(access, forHTTPHeaderField: "Authorization")
+            return try await exchange(request, what)
+        }
+        let product = try await get("purchases/products/\(Self.segment(productId))/tokens/\(Self.segment(purchaseToken))", "purchases.products.get")
+        guard let orderId = product["orderId"]?.stringValue else { throw APIError("purchases.products.get: the purchase has no orderId") }
+        let order = try await get("orders/\(Self.segment(orderId))", "orders.get")
+        do { return try GooglePlayProductRead(product: product, order: order) } catch { throw APIError("\(error.message)") }
+    }
+
     /// A path segment, percent-encoded (tokens and ids hold `.` and `-`, never `/`).
     static func segment(_ s: String) -> String {
         s.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? s

@@ -53,7 +53,28 @@ struct NotificationRoutes {
         let authorization = request.headers[.authorization]
         let verified = try await refusing("googleplay") { try verifier.verify(authorization: authorization, body: body) }
         let (read, failure) = await googleRead(verified)
-        return try await store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, readFailure: failure), route: "googleplay")
+        let (product, productFailure) = await googleProductRead(verified)
+        return try await store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, product: product,
+                                                                 readFailure: failure ?? productFailure), route: "googleplay")
+    }
+
+    /// The Play Developer API's read of the one-time purchase a ONE_TIME_PRODUCT_PURCHASED names.
+    private func googleProductRead(_ v: GooglePlayVerifier.Verified) async -> (GooglePlayProductRead?, String?) {
+        guard let api = configuration.googlePlayAPI, let o = v.notification["oneTimeProductNotification"], o["notificationType"]?.intValue == 1,
+              let token = o["purchaseToken"]?.stringValue, let sku = o["sku"]?.stringValue,
+              let package = v.notification["packageName"]?.stringValue else { return (nil, nil) }
+        return await reading(v) { () async throws(GooglePlayAPI.APIError) in try await api.product(package: package, productId: sku, token: token) }
+    }
+
+    /// A read, or why it failed (logged and counted).
+    private func reading<T>(_ v: GooglePlayVerifier.Verified, _ read: () async throws(GooglePlayAPI.APIError) -> T) async -> (T?, String?) {
+        do {
+            return (try await read(), nil)
+        } catch {
+            metrics.notification("googleplay", outcome: "read-failed")
+            logger.warning("the Play Developer API read failed", metadata: ["messageId": "\(Echo.shown(v.messageId, limit: 80))", "error": "\(error)"])
+            return (nil, error.description)
+        }
     }
 
     /// The Play Developer API's read of the subscription a purchase, renewal, recovery, grace or
@@ -64,13 +85,7 @@ struct NotificationRoutes {
         guard let api = configuration.googlePlayAPI, let s = v.notification["subscriptionNotification"],
               let code = s["notificationType"]?.intValue, [1, 2, 4, 6, 9].contains(code), let token = s["purchaseToken"]?.stringValue,
               let product = s["subscriptionId"]?.stringValue, let package = v.notification["packageName"]?.stringValue else { return (nil, nil) }
-        do {
-            return (try await api.subscription(package: package, subscriptionId: product, token: token), nil)
-        } catch {
-            metrics.notification("googleplay", outcome: "read-failed")
-            logger.warning("the Play Developer API read failed", metadata: ["messageId": "\(Echo.shown(v.messageId, limit: 80))", "error": "\(error)"])
-            return (nil, error.description)
-        }
+        return await reading(v) { () async throws(GooglePlayAPI.APIError) in try await api.subscription(package: package, subscriptionId: product, token: token) }
     }
 
     func weChatPay(_ request: Request, context: LedgerRequestContext) async throws -> Response {

@@ -239,6 +239,26 @@ struct TranslationTableTests {
         #expect(throws: NotificationRefusal.self) { try GooglePlaySubscriptionRead(json: .makeObject([("orderId", .string("GPA.1"))])) }
     }
 
+    /// A one-time purchase with its product purchase and its order (whose total is what was paid).
+    @Test func googleOneTimePurchaseWithItsRead() throws {
+        let n = Self.rtdn("oneTimeProductNotification", [("version", .string("1.0")), ("notificationType", .int(1)),
+                                                         ("purchaseToken", .string("tok-1")), ("sku", .string("coins_100"))])
+        let product = JSONValue.makeObject([("purchaseTimeMillis", .string("1774944000000")), ("purchaseState", .int(0)), ("orderId", .string("GPA.3309-1")),
+                                            ("quantity", .int(2)), ("acknowledgementState", .int(0)), ("obfuscatedExternalAccountId", .string("acct-9"))])
+        let order = JSONValue.makeObject([("orderId", .string("GPA.3309-1")), ("purchaseToken", .string("tok-1")),
+                                          ("total", .makeObject([("currencyCode", .string("KWD")), ("units", .string("1")), ("nanos", .int(995_000_000))]))])
+        let body = TestGoogleSigner.pushBody(messageId: "m-otp", notification: n)
+        let v = try Self.googleVerifier.verify(authorization: "Bearer " + (try Self.google.token()), body: body)
+        let facts = NotificationTranslator.googlePlay(v, raw: body, product: try GooglePlayProductRead(product: product, order: order))
+        try Self.validate(facts)
+        guard case .paymentVerified(let p) = facts.facts.last else { Issue.record("\(facts.facts)"); return }
+        #expect(p.transactionId == "GPA.3309-1" && p.originalTransactionId == nil && p.quantity == 2 && p.productId == "coins_100")
+        #expect(p.price.description == "1.995 KWD" && p.obfuscatedAccountId == "acct-9" && p.environment == .production)
+        // A total finer than a micro is refused, never rounded.
+        let fine = JSONValue.makeObject([("total", .makeObject([("currencyCode", .string("USD")), ("units", .string("1")), ("nanos", .int(1))]))])
+        #expect(throws: NotificationRefusal.self) { try GooglePlayProductRead(product: product, order: fine) }
+    }
+
     @Test func googleOneTimeProductsVoidsAndRefundReviews() throws {
         let bought = try Self.google(Self.rtdn("oneTimeProductNotification", [("version", .string("1.0")), ("notificationType", .int(1)),
                                                                                ("purchaseToken", .string("tok-1")), ("sku", .string("coins_100"))]))

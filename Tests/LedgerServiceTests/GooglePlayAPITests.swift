@@ -51,6 +51,18 @@ final class FakePlayAPI: Sendable {
             guard let token = context.parameters.get("token"), let answer = self.purchases[token] else { return Response(status: .internalServerError) }
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
         }
+        router.get("/androidpublisher/v3/applications/:package/purchases/products/:product/tokens/:token") { [self] request, context -> Response in
+            guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
+            self.reads.withLock { $0 += 1 }
+            guard let token = context.parameters.get("token"), let answer = self.purchases[token] else { return Response(status: .internalServerError) }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
+        }
+        router.get("/androidpublisher/v3/applications/:package/orders/:order") { [self] request, context -> Response in
+            guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
+            self.reads.withLock { $0 += 1 }
+            guard let order = context.parameters.get("order"), let answer = self.purchases[order] else { return Response(status: .notFound) }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
+        }
         return router
     }
 
@@ -85,6 +97,8 @@ struct GooglePlayAPITests {
         let fake = FakePlayAPI(key: try _RSA.Signing.PrivateKey(keySize: .bits2048), purchases: [
             "tok-new": Self.read(order: "GPA.3301-0000-0000-00001", micros: "1200000000"),
             "tok-renewed": Self.read(order: "GPA.3301-0000-0000-00002..0", micros: "1200500000"),
+            "tok-coins": .makeObject([("purchaseTimeMillis", .string("1774944000000")), ("orderId", .string("GPA.3301-0000-0000-00009")), ("quantity", .int(1))]),
+            "GPA.3301-0000-0000-00009": .makeObject([("total", .makeObject([("currencyCode", .string("JPY")), ("units", .string("160")), ("nanos", .int(0))]))]),
         ])
         try await fake.serving { port in
             let credentials = JSONValue.makeObject([("type", .string("service_account")), ("client_email", .string("ledger@example.iam.gserviceaccount.com")),
@@ -105,6 +119,13 @@ struct GooglePlayAPITests {
                     #expect(bought.status == .ok && bought.json?["appended"]?.intValue == 2 && bought.json?["untranslated"]?.isNull == true, "\(bought.text)")
                     let renewed = try await push("m-2", 2, "tok-renewed")
                     #expect(renewed.status == .ok && renewed.json?["appended"]?.intValue == 3, "\(renewed.text)")
+                    let oneTime = JSONValue.makeObject([
+                        ("version", .string("1.0")), ("packageName", .string(TestGoogleSigner.packageName)), ("eventTimeMillis", .string("1774944900000")),
+                        ("oneTimeProductNotification", .makeObject([("version", .string("1.0")), ("notificationType", .int(1)),
+                                                                    ("purchaseToken", .string("tok-coins")), ("sku", .string("coins_160"))]))])
+                    let coins = try await client.execute(uri: "/v1/notifications/googleplay", method: .post, headers: ServiceFixture.bearer(try google.token()),
+                                                         body: ByteBuffer(bytes: TestGoogleSigner.pushBody(messageId: "m-4", notification: oneTime)))
+                    #expect(coins.status == .ok && coins.json?["appended"]?.intValue == 2 && coins.json?["untranslated"]?.isNull == true, "\(coins.text)")
                     // The API failing: kept, answered 200, awaiting the verification.
                     let broken = try await push("m-3", 4, "tok-broken")
                     #expect(broken.status == .ok && broken.json?["untranslated"]?.stringValue?.contains("HTTP 500") == true, "\(broken.text)")
@@ -114,8 +135,8 @@ struct GooglePlayAPITests {
                     #expect(log.text.contains("\"exact\": \"1200.5\""))
                 }
             }
-            // One token for all three reads.
-            #expect(fake.reads.withLock { $0 } == 3)
+            // One token for all five reads (three subscriptions, a product purchase and its order).
+            #expect(fake.reads.withLock { $0 } == 5)
         }
     }
 }
