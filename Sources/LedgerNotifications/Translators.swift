@@ -174,7 +174,8 @@ public enum NotificationTranslator {
     /// subscription (`subscription`). Without it (no API configured, or the read failed:
     /// `readFailure`), a purchase or renewal is recorded as awaiting its verification.
     public static func googlePlay(_ v: GooglePlayVerifier.Verified, raw: [UInt8], subscription read: GooglePlaySubscriptionRead? = nil,
-                                  product productRead: GooglePlayProductRead? = nil, readFailure: String? = nil) -> NotificationFacts {
+                                  product productRead: GooglePlayProductRead? = nil, itemsProduct: String? = nil,
+                                  readFailure: String? = nil) -> NotificationFacts {
         let n = v.notification
         let digest = NotificationFacts.digest(raw)
         let signedAt = n["eventTimeMillis"].flatMap { $0.intValue ?? $0.stringValue.flatMap { Int64($0) } }
@@ -237,7 +238,14 @@ public enum NotificationTranslator {
                 out.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .googleplay, originalTransactionId: original, notificationId: id,
                                                                            change: .extended, effectiveAt: signedAt, expiresAt: read.expiryTime,
                                                                            transactionId: read.orderId, app: package)))
-            case 17: out.unknown("the new plan's product is not in the notification (the purchase read gives it)")
+            case 17:
+                // The items in force changed at the notification: the plan the v2 read names.
+                guard let to = itemsProduct, let original else {
+                    out.unknown("the new plan's product is not in the notification" + (readFailure.map { " (the Play Developer API read failed: \($0))" } ?? ""))
+                    break
+                }
+                out.add(.planChanged(PlanChanged(channel: .googleplay, originalTransactionId: original, notificationId: id, toProductId: to,
+                                                 effective: .immediate, app: package)))
             case 12:
                 if let original { out.add(.storeRevoked(StoreRevoked(channel: .googleplay, originalTransactionId: original, notificationId: id,
                                                                      revokedAt: signedAt, revocationType: "SUBSCRIPTION_REVOKED", app: package))) }

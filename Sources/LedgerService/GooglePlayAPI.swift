@@ -65,6 +65,20 @@ public final class GooglePlayAPI: Sendable {
         do { return try GooglePlaySubscriptionRead(json: json) } catch { throw APIError("purchases.subscriptions.get: \(error.message)") }
     }
 
+    /// The product of the subscription's first line item, as `purchases.subscriptionsv2.get` says:
+    /// the plan in force after its items changed.
+    public func subscriptionProduct(package: String, token purchaseToken: String) async throws(APIError) -> String {
+        let path = "androidpublisher/v3/applications/\(Self.segment(package))/purchases/subscriptionsv2/tokens/\(Self.segment(purchaseToken))"
+        guard let url = URL(string: path, relativeTo: configuration.baseURL) else { throw APIError("cannot build the purchase's URL") }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer " + (try await accessToken()), forHTTPHeaderField: "Authorization")
+        let json = try await exchange(request, "purchases.subscriptionsv2.get")
+        guard case .array(let items)? = json["lineItems"], let product = items.first?["productId"]?.stringValue else {
+            throw APIError("purchases.subscriptionsv2.get: the purchase has no line item with a productId")
+        }
+        return product
+    }
+
     /// The one-time purchase `token` of `productId`, with what its order says was paid.
     public func product(package: String, productId: String, token purchaseToken: String) async throws(APIError) -> GooglePlayProductRead {
         let base = "androidpublisher/v3/applications/\(Self.segment(package))/"

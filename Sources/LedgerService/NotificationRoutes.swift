@@ -54,8 +54,16 @@ struct NotificationRoutes {
         let verified = try await refusing("googleplay") { try verifier.verify(authorization: authorization, body: body) }
         let (read, failure) = await googleRead(verified)
         let (product, productFailure) = await googleProductRead(verified)
-        return try await store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, product: product,
-                                                                 readFailure: failure ?? productFailure), route: "googleplay")
+        let (items, itemsFailure) = await googleItemsRead(verified)
+        return try await store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, product: product, itemsProduct: items,
+                                                                 readFailure: failure ?? productFailure ?? itemsFailure), route: "googleplay")
+    }
+
+    /// The plan in force after a SUBSCRIPTION_ITEMS_CHANGED, from the v2 read.
+    private func googleItemsRead(_ v: GooglePlayVerifier.Verified) async -> (String?, String?) {
+        guard let api = configuration.googlePlayAPI, let s = v.notification["subscriptionNotification"], s["notificationType"]?.intValue == 17,
+              let token = s["purchaseToken"]?.stringValue, let package = v.notification["packageName"]?.stringValue else { return (nil, nil) }
+        return await reading(v) { () async throws(GooglePlayAPI.APIError) in try await api.subscriptionProduct(package: package, token: token) }
     }
 
     /// The Play Developer API's read of the one-time purchase a ONE_TIME_PRODUCT_PURCHASED names.

@@ -237,6 +237,13 @@ struct TranslationTableTests {
         guard case .renewalFailed(let g) = grace.facts[1] else { Issue.record("\(grace.facts)"); return }
         #expect(g.gracePeriodExpiresAt == Timestamp(millisecondsSince1970: 1_777_536_000_000) && !g.inBillingRetry)
         #expect(throws: NotificationRefusal.self) { try GooglePlaySubscriptionRead(json: .makeObject([("orderId", .string("GPA.1"))])) }
+        // Items changed: the plan the v2 read names is in force from the notification.
+        let body = TestGoogleSigner.pushBody(messageId: "m-items", notification: TestGoogleSigner.subscription(17))
+        let v = try Self.googleVerifier.verify(authorization: "Bearer " + (try Self.google.token()), body: body)
+        let items = NotificationTranslator.googlePlay(v, raw: body, itemsProduct: "vip_year")
+        try Self.validate(items)
+        guard case .planChanged(let plan) = items.facts.last else { Issue.record("\(items.facts)"); return }
+        #expect(plan.toProductId == "vip_year" && plan.effective == .immediate && Self.notification(items)?.untranslated == nil)
     }
 
     /// A one-time purchase with its product purchase and its order (whose total is what was paid).

@@ -57,6 +57,12 @@ final class FakePlayAPI: Sendable {
             guard let token = context.parameters.get("token"), let answer = self.purchases[token] else { return Response(status: .internalServerError) }
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
         }
+        router.get("/androidpublisher/v3/applications/:package/purchases/subscriptionsv2/tokens/:token") { [self] request, context -> Response in
+            guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
+            self.reads.withLock { $0 += 1 }
+            let body = #"{"kind":"androidpublisher#subscriptionPurchaseV2","lineItems":[{"productId":"vip_year","expiryTime":"2026-05-01T00:00:00Z"}]}"#
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
         router.get("/androidpublisher/v3/applications/:package/orders/:order") { [self] request, context -> Response in
             guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
             self.reads.withLock { $0 += 1 }
@@ -126,6 +132,8 @@ struct GooglePlayAPITests {
                     let coins = try await client.execute(uri: "/v1/notifications/googleplay", method: .post, headers: ServiceFixture.bearer(try google.token()),
                                                          body: ByteBuffer(bytes: TestGoogleSigner.pushBody(messageId: "m-4", notification: oneTime)))
                     #expect(coins.status == .ok && coins.json?["appended"]?.intValue == 2 && coins.json?["untranslated"]?.isNull == true, "\(coins.text)")
+                    let changed = try await push("m-5", 17, "tok-new")
+                    #expect(changed.status == .ok && changed.json?["appended"]?.intValue == 2 && changed.json?["untranslated"]?.isNull == true, "\(changed.text)")
                     // The API failing: kept, answered 200, awaiting the verification.
                     let broken = try await push("m-3", 4, "tok-broken")
                     #expect(broken.status == .ok && broken.json?["untranslated"]?.stringValue?.contains("HTTP 500") == true, "\(broken.text)")
@@ -135,8 +143,8 @@ struct GooglePlayAPITests {
                     #expect(log.text.contains("\"exact\": \"1200.5\""))
                 }
             }
-            // One token for all five reads (three subscriptions, a product purchase and its order).
-            #expect(fake.reads.withLock { $0 } == 5)
+            // One token for all six reads (three subscriptions, a product purchase and its order, a v2 subscription).
+            #expect(fake.reads.withLock { $0 } == 6)
         }
     }
 }
