@@ -57,22 +57,15 @@ public final class GooglePlayAPI: Sendable {
 
     /// The subscription purchase `token` of `subscriptionId` in `package`, as the API answers it.
     public func subscription(package: String, subscriptionId: String, token purchaseToken: String) async throws(APIError) -> GooglePlaySubscriptionRead {
-        let path = "androidpublisher/v3/applications/\(Self.segment(package))/purchases/subscriptions/\(Self.segment(subscriptionId))/tokens/\(Self.segment(purchaseToken))"
-        guard let url = URL(string: path, relativeTo: configuration.baseURL) else { throw APIError("cannot build the purchase's URL") }
-        var request = URLRequest(url: url)
-        request.setValue("Bearer " + (try await accessToken()), forHTTPHeaderField: "Authorization")
-        let json = try await exchange(request, "purchases.subscriptions.get")
+        let json = try await get(package, "purchases/subscriptions/\(Self.segment(subscriptionId))/tokens/\(Self.segment(purchaseToken))",
+                                 "purchases.subscriptions.get")
         do { return try GooglePlaySubscriptionRead(json: json) } catch { throw APIError("purchases.subscriptions.get: \(error.message)") }
     }
 
     /// The product of the subscription's first line item, as `purchases.subscriptionsv2.get` says:
     /// the plan in force after its items changed.
     public func subscriptionProduct(package: String, token purchaseToken: String) async throws(APIError) -> String {
-        let path = "androidpublisher/v3/applications/\(Self.segment(package))/purchases/subscriptionsv2/tokens/\(Self.segment(purchaseToken))"
-        guard let url = URL(string: path, relativeTo: configuration.baseURL) else { throw APIError("cannot build the purchase's URL") }
-        var request = URLRequest(url: url)
-        request.setValue("Bearer " + (try await accessToken()), forHTTPHeaderField: "Authorization")
-        let json = try await exchange(request, "purchases.subscriptionsv2.get")
+        let json = try await get(package, "purchases/subscriptionsv2/tokens/\(Self.segment(purchaseToken))", "purchases.subscriptionsv2.get")
         guard case .array(let items)? = json["lineItems"], let product = items.first?["productId"]?.stringValue else {
             throw APIError("purchases.subscriptionsv2.get: the purchase has no line item with a productId")
         }
@@ -81,18 +74,20 @@ public final class GooglePlayAPI: Sendable {
 
     /// The one-time purchase `token` of `productId`, with what its order says was paid.
     public func product(package: String, productId: String, token purchaseToken: String) async throws(APIError) -> GooglePlayProductRead {
-        let base = "androidpublisher/v3/applications/\(Self.segment(package))/"
-        let access = "Bearer " + (try await accessToken())
-        func get(_ path: String, _ what: String) async throws(APIError) -> JSONValue {
-            guard let url = URL(string: base + path, relativeTo: configuration.baseURL) else { throw APIError("cannot build the URL of \(what)") }
-            var request = URLRequest(url: url)
-            request.setValue(access, forHTTPHeaderField: "Authorization")
-            return try await exchange(request, what)
-        }
-        let product = try await get("purchases/products/\(Self.segment(productId))/tokens/\(Self.segment(purchaseToken))", "purchases.products.get")
+        let product = try await get(package, "purchases/products/\(Self.segment(productId))/tokens/\(Self.segment(purchaseToken))", "purchases.products.get")
         guard let orderId = product["orderId"]?.stringValue else { throw APIError("purchases.products.get: the purchase has no orderId") }
-        let order = try await get("orders/\(Self.segment(orderId))", "orders.get")
+        let order = try await get(package, "orders/\(Self.segment(orderId))", "orders.get")
         do { return try GooglePlayProductRead(product: product, order: order) } catch { throw APIError("\(error.message)") }
+    }
+
+    /// GET `androidpublisher/v3/applications/<package>/<path>` with the access token.
+    private func get(_ package: String, _ path: String, _ what: String) async throws(APIError) -> JSONValue {
+        guard let url = URL(string: "androidpublisher/v3/applications/\(Self.segment(package))/" + path, relativeTo: configuration.baseURL) else {
+            throw APIError("cannot build the URL of \(what)")
+        }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer " + (try await accessToken()), forHTTPHeaderField: "Authorization")
+        return try await exchange(request, what)
     }
 
     /// A path segment, percent-encoded (tokens and ids hold `.` and `-`, never `/`).
