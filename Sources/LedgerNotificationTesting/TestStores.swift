@@ -67,9 +67,7 @@ public struct TestAppleChain: Sendable {
         return input + "." + Self.b64url(Array(signature.rawRepresentation))
     }
 
-    public static func b64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
+    public static func b64url(_ bytes: [UInt8]) -> String { Base64.urlEncoded(bytes) }
 
     /// A recorded-shape App Store Server Notification V2 body: `{"signedPayload": ...}` with a signed transaction.
     public func notificationBody(type: String = "SUBSCRIBED", subtype: String? = "INITIAL_BUY", uuid: String = UUID().uuidString.lowercased(),

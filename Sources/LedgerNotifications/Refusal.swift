@@ -41,8 +41,15 @@ public struct NotificationRefusal: Error, Sendable, Hashable, CustomStringConver
     public var description: String { "\(kind.rawValue): \(message)" }
 }
 
-/// Base64 and base64url (padding optional), decoded straight from UTF-8 bytes.
-enum Base64 {
+/// Base64 and base64url (padding optional), decoded straight from UTF-8 bytes; base64url written
+/// without padding, as JWS and JWT parts are.
+public enum Base64 {
+    /// `bytes` as unpadded base64url.
+    public static func urlEncoded(_ bytes: some Collection<UInt8>) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
     /// 6-bit values of both alphabets (`+/` and `-_`); 0xFF for anything else.
     private static let table: [UInt8] = {
         var t = [UInt8](repeating: 0xFF, count: 256)
@@ -53,7 +60,7 @@ enum Base64 {
     }()
 
     /// The bytes, or nil for a character outside the alphabet `url` selects (padding may end the text).
-    static func decode(_ text: some StringProtocol, url: Bool) -> [UInt8]? {
+    public static func decode(_ text: some StringProtocol, url: Bool) -> [UInt8]? {
         var utf8 = Array(text.utf8)
         while utf8.last == UInt8(ascii: "=") { utf8.removeLast() }
         return decode(bytes: utf8[...], url: url)

@@ -46,10 +46,7 @@ public enum NotificationTranslator {
         let original = t?["originalTransactionId"]?.stringValue ?? r?["originalTransactionId"]?.stringValue
         var out = Translation()
         func ms(_ j: JSONValue?, _ key: String) -> Timestamp? { j?[key]?.intValue.map(Timestamp.init(millisecondsSince1970:)) }
-        func needOriginal(_ body: (String) -> Fact) {
-            guard let original else { return out.missing("originalTransactionId") }
-            out.add(body(original))
-        }
+        func needOriginal(_ body: (String) -> Fact) { out.add("originalTransactionId", original, body) }
         func price(_ j: JSONValue?, _ amountKey: String) -> Money? {
             guard let amount = j?[amountKey]?.intValue, let code = j?["currency"]?.stringValue, let c = Currency(code) else { return nil }
             return Money(storeAmount: amount, unit: .milliunits, currency: c)
@@ -126,7 +123,8 @@ public enum NotificationTranslator {
                 guard let pct = t["revocationPercentage"]?.intValue, pct > 0, pct <= 100_000 else {
                     out.missing("revocationPercentage (1 to 100000) of a REFUND_PRORATED"); break
                 }
-                amount = prorated(full, pct)
+                // revocationPercentage is in thousandths of a percent.
+                amount = full.share(pct, 100_000)
             }
             out.add(.refunded(Refunded(channel: .appstore, transactionId: transactionId, refundId: id, amount: amount, refundedAt: revoked,
                                        reason: t["revocationReason"]?.intValue.map { "revocationReason-\($0)" }, app: bundle)))
@@ -151,12 +149,6 @@ public enum NotificationTranslator {
                                  occurredAt: signedAt, raw: raw, rawHeaders: .makeObject([]), rawDigest: digest)
     }
 
-    /// `price * percentage / 100000` (Apple's revocationPercentage is in thousandths of a percent),
-    /// exactly to a millionth of a minor unit, rounded down beyond that.
-    static func prorated(_ price: Money, _ percentage: Int64) -> Money {
-        let q = Audit.share(price.millionths, percentage, 100_000)
-        return Money(minorUnits: q / 1_000_000, fraction: q % 1_000_000, currency: price.currency) ?? price
-    }
 
     // MARK: Google
 
@@ -189,18 +181,18 @@ public enum NotificationTranslator {
             type = code.map(String.init) ?? "UNKNOWN"
             subtype = code.flatMap { googleSubscriptionTypes[$0] }
             original = s["purchaseToken"]?.stringValue
+            func needToken(_ body: (String) -> Fact) { out.add("purchaseToken", original, body) }
             func state(_ change: LifecycleChange, consent: PriceConsent? = nil) {
-                guard let original else { return out.missing("purchaseToken") }
-                out.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .googleplay, originalTransactionId: original, notificationId: id,
-                                                                           change: change, effectiveAt: signedAt, priceConsent: consent, app: package)))
+                needToken { .subscriptionStateChanged(SubscriptionStateChanged(channel: .googleplay, originalTransactionId: $0, notificationId: id,
+                                                                               change: change, effectiveAt: signedAt, priceConsent: consent, app: package)) }
             }
+            let failed = readFailure.map { " (the Play Developer API read failed: \($0))" } ?? ""
             let product = s["subscriptionId"]?.stringValue
             switch code {
             case 1, 2, 4:
                 if code == 1 { state(.resumed) }
                 guard let read, let original, let product else {
-                    out.await(.verification, readFailure.map { "the Play Developer API read failed (\($0))" }
-                        ?? "an RTDN carries no price, order id or expiry: the purchase read from the Play Developer API completes it")
+                    out.await(.verification, "an RTDN carries no price, order id or expiry: the purchase read from the Play Developer API completes it" + failed)
                     break
                 }
                 // A renewal's period starts at the notification (the read gives the subscription's start only).
@@ -217,14 +209,12 @@ public enum NotificationTranslator {
                                                                      price: read.price, app: package)))
                 }
             case 3, 18:
-                if let original { out.add(.autoRenewChanged(AutoRenewChanged(channel: .googleplay, originalTransactionId: original, notificationId: id,
-                                                                             enabled: false, app: package))) } else { out.missing("purchaseToken") }
+                needToken { .autoRenewChanged(AutoRenewChanged(channel: .googleplay, originalTransactionId: $0, notificationId: id, enabled: false, app: package)) }
             case 5: state(.onHold)
             case 6:
                 // In grace, the read's expiry is the grace period's end.
-                if let original { out.add(.renewalFailed(RenewalFailed(channel: .googleplay, originalTransactionId: original, notificationId: id,
-                                                                       gracePeriodExpiresAt: read?.expiryTime, inBillingRetry: false, app: package))) }
-                else { out.missing("purchaseToken") }
+                needToken { .renewalFailed(RenewalFailed(channel: .googleplay, originalTransactionId: $0, notificationId: id,
+                                                         gracePeriodExpiresAt: read?.expiryTime, inBillingRetry: false, app: package)) }
             case 7: state(.resumed)
             case 8: state(.priceConsent, consent: .accepted)
             case 19, 22: state(.priceConsent, consent: .pending)
@@ -232,7 +222,7 @@ public enum NotificationTranslator {
             case 11: state(.pauseScheduled)
             case 9:
                 guard let read, let original else {
-                    out.unknown("a deferral's new expiry is not in the notification" + (readFailure.map { " (the Play Developer API read failed: \($0))" } ?? ""))
+                    out.unknown("a deferral's new expiry is not in the notification" + failed)
                     break
                 }
                 out.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .googleplay, originalTransactionId: original, notificationId: id,
@@ -241,19 +231,17 @@ public enum NotificationTranslator {
             case 17:
                 // The items in force changed at the notification: the plan the v2 read names.
                 guard let to = itemsProduct, let original else {
-                    out.unknown("the new plan's product is not in the notification" + (readFailure.map { " (the Play Developer API read failed: \($0))" } ?? ""))
+                    out.unknown("the new plan's product is not in the notification" + failed)
                     break
                 }
                 out.add(.planChanged(PlanChanged(channel: .googleplay, originalTransactionId: original, notificationId: id, toProductId: to,
                                                  effective: .immediate, app: package)))
             case 12:
-                if let original { out.add(.storeRevoked(StoreRevoked(channel: .googleplay, originalTransactionId: original, notificationId: id,
-                                                                     revokedAt: signedAt, revocationType: "SUBSCRIPTION_REVOKED", app: package))) }
-                else { out.missing("purchaseToken") }
+                needToken { .storeRevoked(StoreRevoked(channel: .googleplay, originalTransactionId: $0, notificationId: id, revokedAt: signedAt,
+                                                       revocationType: "SUBSCRIPTION_REVOKED", app: package)) }
             case 13:
-                if let original { out.add(.subscriptionExpired(SubscriptionExpired(channel: .googleplay, originalTransactionId: original, notificationId: id,
-                                                                                   reason: ExpirationReason(raw: "unspecified"), app: package))) }
-                else { out.missing("purchaseToken") }
+                needToken { .subscriptionExpired(SubscriptionExpired(channel: .googleplay, originalTransactionId: $0, notificationId: id,
+                                                                     reason: ExpirationReason(raw: "unspecified"), app: package)) }
             case 20: break
             default: out.unknown("subscription notificationType \(code.map(String.init) ?? "(none)")")
             }
@@ -265,8 +253,8 @@ public enum NotificationTranslator {
             case 1:
                 subtype = "ONE_TIME_PRODUCT_PURCHASED"
                 guard let productRead, let sku = o["sku"]?.stringValue else {
-                    out.await(.verification, readFailure.map { "the Play Developer API read failed (\($0))" }
-                        ?? "an RTDN carries no price or order id: the purchase read from the Play Developer API completes it")
+                    out.await(.verification, "an RTDN carries no price or order id: the purchase read from the Play Developer API completes it"
+                        + (readFailure.map { " (the Play Developer API read failed: \($0))" } ?? ""))
                     break
                 }
                 transactionId = productRead.orderId
@@ -396,6 +384,11 @@ struct Translation {
     var awaiting: StoreNotificationReceived.Awaiting?
 
     mutating func add(_ f: Fact) { facts.append(f) }
+    /// The fact `body` makes of `value`, or, without it, that the notification lacks `what`.
+    mutating func add(_ what: String, _ value: String?, _ body: (String) -> Fact) {
+        guard let value else { return missing(what) }
+        add(body(value))
+    }
     mutating func missing(_ what: String) { reasons.append("lacks \(what)") }
     mutating func unknown(_ what: String) { reasons.append("not translated: \(what)") }
     mutating func await(_ a: StoreNotificationReceived.Awaiting, _ why: String) {

@@ -37,13 +37,6 @@ public struct RevenueReport: Sendable {
                      ("ledger", json(r.ledger, r.currency)), ("statements", json(r.statements, r.currency)), ("ties", .bool(r.ties))])
     }
 
-    /// Minor units as text, with the exact rest where there is one (`199.5`).
-    static func minor(_ m: Money) -> String {
-        guard !m.isWholeMinorUnits else { return "\(m.minorUnits)" }
-        var rest = Money.padded6(UInt64(m.fraction.magnitude))
-        while rest.hasSuffix("0") { rest.removeLast() }
-        return (m.minorUnits < 0 || m.fraction < 0 ? "-" : "") + "\(m.minorUnits.magnitude).\(rest)"
-    }
 
     public var jsonValue: JSONValue {
         .makeObject([
@@ -64,8 +57,8 @@ public struct RevenueReport: Sendable {
         for r in rows {
             let l = r.ledger, s = r.statements
             let c = r.currency
-            out += [r.period, r.channel.rawValue, c.code, "\(l.sales)", Self.minor(l.exactGross(c)), "\(l.refunds)", Self.minor(l.exactRefunded(c)),
-                    Self.minor(l.exactNet(c)), "\(s.sales)", Self.minor(s.exactGross(c)), "\(s.refunds)", Self.minor(s.exactRefunded(c)),
+            out += [r.period, r.channel.rawValue, c.code, "\(l.sales)", l.exactGross(c).minorUnitsText, "\(l.refunds)", l.exactRefunded(c).minorUnitsText,
+                    l.exactNet(c).minorUnitsText, "\(s.sales)", s.exactGross(c).minorUnitsText, "\(s.refunds)", s.exactRefunded(c).minorUnitsText,
                     s.fees.map(String.init) ?? "", r.ties ? "yes" : "no"]
                 .joined(separator: ",") + "\r\n"
         }

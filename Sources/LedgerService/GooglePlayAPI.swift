@@ -8,7 +8,8 @@ import LedgerNotifications
 import Synchronization
 
 /// The Google Play Developer API, read for the purchase an RTDN names (it carries only a token):
-/// `purchases.subscriptions.get`, authorized as a service account (an OAuth 2.0 JWT bearer grant,
+/// `purchases.subscriptions.get`, `purchases.subscriptionsv2.get`, and `purchases.products.get`
+/// with `orders.get` of its order, authorized as a service account (an OAuth 2.0 JWT bearer grant,
 /// RS256). The access token is kept until a minute before it expires.
 public final class GooglePlayAPI: Sendable {
     public struct Configuration: Sendable {
@@ -114,19 +115,16 @@ public final class GooglePlayAPI: Sendable {
         let header = JSONValue.makeObject([("alg", .string("RS256")), ("typ", .string("JWT"))])
         let claims = JSONValue.makeObject([("iss", .string(configuration.clientEmail)), ("scope", .string("https://www.googleapis.com/auth/androidpublisher")),
                                            ("aud", .string(configuration.tokenURI.absoluteString)), ("iat", .int(iat)), ("exp", .int(iat + 3600))])
-        let input = Self.b64url(Array(header.compactText.utf8)) + "." + Self.b64url(Array(claims.compactText.utf8))
+        let input = Base64.urlEncoded(Array(header.compactText.utf8)) + "." + Base64.urlEncoded(Array(claims.compactText.utf8))
         do {
             let key = try _RSA.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
             let signature = try key.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
-            return input + "." + Self.b64url(Array(signature.rawRepresentation))
+            return input + "." + Base64.urlEncoded(Array(signature.rawRepresentation))
         } catch {
             throw APIError("cannot sign the service account's assertion")
         }
     }
 
-    static func b64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
 
     private func exchange(_ request: URLRequest, _ what: String) async throws(APIError) -> JSONValue {
         let data: Data, response: URLResponse

@@ -45,38 +45,23 @@ final class FakePlayAPI: Sendable {
             return Response(status: .ok, headers: [.contentType: "application/json"],
                             body: .init(byteBuffer: ByteBuffer(string: #"{"access_token":"\#(Self.accessToken)","expires_in":3599,"token_type":"Bearer"}"#)))
         }
-        router.get("/androidpublisher/v3/applications/:package/purchases/subscriptions/:subscription/tokens/:token") { [self] request, context -> Response in
-            guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
-            self.reads.withLock { $0 += 1 }
-            guard let token = context.parameters.get("token"), let answer = self.purchases[token] else { return Response(status: .internalServerError) }
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
-        }
-        router.get("/androidpublisher/v3/applications/:package/purchases/products/:product/tokens/:token") { [self] request, context -> Response in
-            guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
-            self.reads.withLock { $0 += 1 }
-            guard let token = context.parameters.get("token"), let answer = self.purchases[token] else { return Response(status: .internalServerError) }
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
-        }
-        router.get("/androidpublisher/v3/applications/:package/purchases/subscriptionsv2/tokens/:token") { [self] request, context -> Response in
-            guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
-            self.reads.withLock { $0 += 1 }
-            let body = #"{"kind":"androidpublisher#subscriptionPurchaseV2","lineItems":[{"productId":"vip_year","expiryTime":"2026-05-01T00:00:00Z"}]}"#
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
-        }
-        router.get("/androidpublisher/v3/applications/:package/orders/:order") { [self] request, context -> Response in
-            guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
-            self.reads.withLock { $0 += 1 }
-            guard let order = context.parameters.get("order"), let answer = self.purchases[order] else { return Response(status: .notFound) }
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
+        // Each read: the access token checked, then the answer the table holds for the path's last
+        // parameter (a token or an order id; the v2 read answers one plan for any token).
+        let v2 = JSONValue.makeObject([("kind", .string("androidpublisher#subscriptionPurchaseV2")),
+                                       ("lineItems", .array([.makeObject([("productId", .string("vip_year")), ("expiryTime", .string("2026-05-01T00:00:00Z"))])]))])
+        for (path, key, fixed) in [("purchases/subscriptions/:subscription/tokens/:token", "token", nil), ("purchases/products/:product/tokens/:token", "token", nil),
+                                   ("purchases/subscriptionsv2/tokens/:token", "token", v2), ("orders/:order", "order", nil)] as [(String, String, JSONValue?)] {
+            router.get(RouterPath("/androidpublisher/v3/applications/:package/" + path)) { [self] request, context -> Response in
+                guard request.headers[.authorization] == "Bearer " + Self.accessToken else { return Response(status: .unauthorized) }
+                self.reads.withLock { $0 += 1 }
+                guard let answer = fixed ?? context.parameters.get(key).flatMap({ self.purchases[$0] }) else { return Response(status: .internalServerError) }
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer.compactText)))
+            }
         }
         return router
     }
 
-    static func b64url(_ s: String) -> [UInt8]? {
-        var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while t.count % 4 != 0 { t += "=" }
-        return Data(base64Encoded: t).map(Array.init)
-    }
+    static func b64url(_ s: String) -> [UInt8]? { Base64.decode(s, url: true) }
 
     /// Serves the API on a free loopback port while `body` runs.
     func serving<T: Sendable>(_ body: @Sendable (Int) async throws -> T) async throws -> T {

@@ -129,7 +129,6 @@ extension Audit {
 
     static func times(_ m: Money?, _ n: Int) -> Money? {
         guard let m else { return nil }
-        guard !m.isWholeMinorUnits else { return Money(minorUnits: m.minorUnits.multipliedSaturated(by: Int64(n)), currency: m.currency) }
         return Money(minorUnits: m.minorUnits.multipliedSaturated(by: Int64(n)), fraction: Int64(m.fraction) * Int64(n), currency: m.currency)
             ?? Money(minorUnits: .max, currency: m.currency)
     }

@@ -18,15 +18,14 @@ public struct UntranslatedNotice: Hashable, Sendable, Codable {
 
 extension Projections {
     mutating func untranslated(_ f: StoreNotificationReceived, _ ctx: FactContext) {
+        // One per notification: a redelivery is the same fact (its natural key), never stored twice.
         guard let reason = f.untranslated else { return }
-        // A redelivery stored again under another id is still one notice per notification id.
-        guard !untranslated.contains(where: { $0.channel == f.channel && $0.notificationId == f.notificationId }) else { return }
         let n = UntranslatedNotice(
             position: ctx.position, channel: f.channel, notificationId: f.notificationId,
             type: f.type.raw + (f.subtype.map { "/" + $0.raw } ?? ""), transactionId: f.transactionId,
             originalTransactionId: f.originalTransactionId, reason: reason, awaiting: f.awaiting?.rawValue)
         untranslated.append(n)
-        if let key = Self.awaitingKey(n) { awaitingNotices[key, default: 0] += 1 }
+        if let key = Self.awaitingKey(n) { awaitingNotices.insert(key) }
     }
 
     /// What completes a notice: `channel|awaiting|tx|<id>`, or `...|token|<original>` for one that
@@ -43,15 +42,15 @@ extension Projections {
         guard !awaitingNotices.isEmpty else { return }
         let prefix = "\(channel.rawValue)|\(awaiting.rawValue)|"
         let keys = [transactionId.map { prefix + "tx|" + $0 }, original.map { prefix + "token|" + $0 }].compactMap { $0 }
-            .filter { awaitingNotices[$0] != nil }
+            .filter { awaitingNotices.contains($0) }
         guard !keys.isEmpty else { return }
-        for k in keys { awaitingNotices[k] = nil }
+        for k in keys { awaitingNotices.remove(k) }
         untranslated.removeAll { n in Self.awaitingKey(n).map(keys.contains) ?? false }
     }
 
     /// Whether a notice awaits the quantity of this transaction's void.
     func awaitsVoidedQuantity(_ channel: Channel, _ transactionId: String) -> Bool {
-        awaitingNotices["\(channel.rawValue)|\(StoreNotificationReceived.Awaiting.voidedQuantity.rawValue)|tx|\(transactionId)"] != nil
+        awaitingNotices.contains("\(channel.rawValue)|\(StoreNotificationReceived.Awaiting.voidedQuantity.rawValue)|tx|\(transactionId)")
     }
 }
 

@@ -25,8 +25,9 @@ public struct Projections: Sendable {
     /// Verified notifications recorded untranslated, until a later fact completes them
     /// (`Payments/Untranslated.swift`).
     public internal(set) var untranslated: [UntranslatedNotice] = []
-    /// Notices awaiting a fact, by what completes them (``awaitingKey(_:)``).
-    var awaitingNotices: [String: Int] = [:]
+    /// What completes the notices awaiting a fact (``awaitingKey(_:)``): an index of `untranslated`,
+    /// so that a verification looks up one key instead of scanning the notices.
+    var awaitingNotices: Set<String> = []
     /// Grants by policy (goodwill, compensation, promotion, migration), by grant id.
     public internal(set) var policyGrants: [String: PolicyGrant] = [:]
     /// The stores' imported statements (`Statements/StatementBook.swift`).

@@ -15,12 +15,17 @@ extension Projections {
             txId = f.transactionId.map { txKey(f.channel, f.app, $0) } ?? f.originalTransactionId.flatMap { currentPeriod(f.channel, $0, at: f.signedAt ?? ctx.occurredAt) }
         }
         guard let txId else { return }
-        updateTransaction(txId, ctx.position) { t in
-            if t.channel == nil { t.channel = f.channel }
+        revokedByStore(txId, f.channel, ctx)
+    }
+
+    /// The store took transaction `key` back, whole, at this fact.
+    mutating func revokedByStore(_ key: String, _ channel: Channel, _ ctx: FactContext) {
+        updateTransaction(key, ctx.position) { t in
+            if t.channel == nil { t.channel = channel }
             t.storeRevokedPosition = ctx.position
             t.storeRevokedAt = ctx.occurredAt
         }
-        refundsChanged(txId)
+        refundsChanged(key)
     }
 
     /// The store's revocation as a fact of its own (StoreRevoked): of the transaction it names, or
@@ -32,17 +37,12 @@ extension Projections {
                     "store revocation \(f.notificationId) names \(f.originalTransactionId), of which no period ran at \(f.revokedAt.iso8601)")
             return
         }
-        updateTransaction(txId, ctx.position) { t in
-            if t.channel == nil { t.channel = f.channel }
-            t.storeRevokedPosition = ctx.position
-            t.storeRevokedAt = ctx.occurredAt
-        }
         if subscriptions.contains(Self.subscriptionKey(f.channel, f.originalTransactionId)) {
             updateSubscription(f.channel, f.originalTransactionId, ctx.position) { s in
                 if s.revokedAt.map({ $0 > f.revokedAt }) ?? true { s.revokedAt = f.revokedAt }
             }
         }
-        refundsChanged(txId)
+        revokedByStore(txId, f.channel, ctx)
     }
 
     /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
@@ -64,16 +64,12 @@ extension Projections {
     /// `quantity` units of the purchase voided (all of it, a store revocation, when nil or not less than bought).
     mutating func void(_ channel: Channel, _ app: String?, _ transactionId: String, quantity: Int64?, _ ctx: FactContext) {
         let key = txKey(channel, app, transactionId)
+        guard let q = quantity, q < (transactions.with(key, \.quantity) ?? 1) else { return revokedByStore(key, channel, ctx) }
         updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = channel }
-            if let q = quantity, q < t.quantity {
-                t.voidedQuantity = q
-                t.voidedPosition = ctx.position
-                t.voidedAt = ctx.occurredAt
-            } else {
-                t.storeRevokedPosition = ctx.position
-                t.storeRevokedAt = ctx.occurredAt
-            }
+            t.voidedQuantity = q
+            t.voidedPosition = ctx.position
+            t.voidedAt = ctx.occurredAt
         }
         refundsChanged(key)
     }

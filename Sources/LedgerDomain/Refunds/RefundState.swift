@@ -72,8 +72,7 @@ extension TransactionView {
         }
         guard refundState == .refunded, let refunded = refundedAmount else { return max(0, owed) }
         guard let price, price.currency == refunded.currency, price.millionths > 0, refunded.millionths < price.millionths else { return 0 }
-        // Exactly: an inexact store amount compares in millionths of a minor unit.
-        let (r, p) = price.isWholeMinorUnits && refunded.isWholeMinorUnits ? (refunded.minorUnits, price.minorUnits) : (refunded.millionths, price.millionths)
-        return max(0, owed.subtractingSaturated(Audit.share(owed, r, p)))
+        // Exactly: amounts compare in millionths of a minor unit (an inexact store amount too).
+        return max(0, owed.subtractingSaturated(Audit.share(owed, refunded.millionths, price.millionths)))
     }
 }

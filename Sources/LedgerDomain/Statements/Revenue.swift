@@ -103,8 +103,8 @@ public enum Revenue {
             if let at = t.storeRevokedAt, t.storeRevokedPosition != nil, ch == .googleplay {
                 update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.addRefunded(price) }
             } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
-                let share = Audit.share(price.minorUnits, q, t.quantity)
-                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.refunded = $0.ledger.refunded.addingSaturated(share) }
+                let share = price.share(q, t.quantity)
+                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.addRefunded(share) }
             }
         }
         for record in p.statements.lines.values {

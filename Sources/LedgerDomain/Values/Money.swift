@@ -130,7 +130,7 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         if shift >= 0 {
             let p = Money.pow10(shift)
             let (v, o) = minorUnits.multipliedReportingOverflow(by: p)
-            guard !o, 1_000_000 % p == 0 || fraction == 0 else { return nil }
+            guard !o else { return nil }
             let part = Int64(fraction) * p
             guard part % 1_000_000 == 0 else { return nil }
             let (t, o2) = v.addingReportingOverflow(part / 1_000_000)
@@ -170,17 +170,22 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         let negative = minorUnits < 0 || fraction < 0
         let m = minorUnits.magnitude
         let d = UInt64(Money.pow10(e))
-        var text = e > 0 ? "\(m / d)." + Money.padded(m % d, e) : "\(m)"
-        if fraction != 0 {
-            var rest = Money.padded(UInt64(fraction.magnitude), 6)
-            while rest.hasSuffix("0") { rest.removeLast() }
-            text += (e == 0 ? "." : "") + rest
-        }
+        let text = (e > 0 ? "\(m / d)." + Money.padded(m % d, e) : "\(m)") + (fraction == 0 ? "" : (e == 0 ? "." : "") + restDigits)
         return (negative ? "-" : "") + text
     }
 
-    /// `v` as six digits (a fraction's millionths).
-    public static func padded6(_ v: UInt64) -> String { padded(v, 6) }
+    /// The amount in minor units as exact decimal text: `199`, `199.5` (what a CSV of minor units shows).
+    public var minorUnitsText: String {
+        let negative = minorUnits < 0 || fraction < 0
+        return (negative ? "-" : "") + "\(minorUnits.magnitude)" + (fraction == 0 ? "" : "." + restDigits)
+    }
+
+    /// The millionths below a minor unit as digits, without trailing zeros (`5` for 500000).
+    private var restDigits: String {
+        var rest = Money.padded(UInt64(fraction.magnitude), 6)
+        while rest.hasSuffix("0") { rest.removeLast() }
+        return rest
+    }
 
     static func padded(_ v: UInt64, _ width: Int) -> String {
         let s = String(v)
@@ -211,18 +216,22 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The unit a store signs an amount in: Apple milliunits (thousandths of the major unit), Google
-/// micros (millionths of it), or the currency's minor units (WeChat fen).
+/// The unit a store signs an amount in, finer than minor units: Apple milliunits (thousandths of
+/// the major unit), Google micros (millionths of it). WeChat signs minor units (fen) themselves.
 public enum StoreAmountUnit: String, Sendable, Hashable, CaseIterable {
-    case milliunits, micros, minor
+    case milliunits, micros
 
-    /// Digits after the major unit's point: minor units have the currency's exponent.
-    func digits(_ currency: Currency) -> Int {
-        switch self {
-        case .milliunits: return 3
-        case .micros: return 6
-        case .minor: return currency.exponent
-        }
+    /// Digits after the major unit's point.
+    func digits(_ currency: Currency) -> Int { self == .milliunits ? 3 : 6 }
+
+}
+
+extension Money {
+    /// `self * num / den` for `0 <= num <= den`, to a millionth of a minor unit, rounded down: a
+    /// share never larger than the amount (a prorated refund, a voided quantity's price).
+    public func share(_ num: Int64, _ den: Int64) -> Money {
+        let q = Audit.share(millionths, num, den)
+        return Money(minorUnits: q / 1_000_000, fraction: q % 1_000_000, currency: currency) ?? self
     }
 }
 

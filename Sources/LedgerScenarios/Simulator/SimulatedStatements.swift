@@ -159,7 +159,7 @@ public struct SimulatedStatements: Sendable {
             l.fee = fee(ch, price)
             out.append(l)
         } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
-            out.append(line(ch, .refund, t.transactionId, Money(minorUnits: Audit.share(price.minorUnits, q, t.quantity), currency: price.currency), at,
+            out.append(line(ch, .refund, t.transactionId, price.share(q, t.quantity), at,
                             product: t.productId))
         }
         return out
