@@ -66,6 +66,11 @@ def money(text):
     if not m: return None
     return (int((m.group(1) or "") + m.group(2) + (m.group(3) or "")), m.group(4))
 
+def jm(part, key, currency):
+    """A JSON revenue amount as the page shows it: its exact decimal when it is not whole minor units."""
+    exact = part.get("exact") or {}
+    return money(exact[key] + " " + currency) if key in exact else (part[key], currency)
+
 summary = report["summary"]
 # Cards: the visible numbers.
 total = root.find(lambda n: n.attrs.get("id") == "total-findings")
@@ -145,8 +150,8 @@ if recon:
         trows = [[td.all_text() for td in r.find(lambda n: n.tag == "td")] for r in section[0].find(lambda n: n.tag == "tr" and "revenue-row" in n.cls())]
         check("revenue totals (channel, currency, sales, gross, net, statement gross, ties)",
               [(r[1], r[2], r[3], money(r[4]), money(r[7]), money(r[9]), r[12]) for r in trows],
-              [(t["channel"], t["currency"], str(t["ledger"]["sales"]), (t["ledger"]["gross"], t["currency"]), (t["ledger"]["net"], t["currency"]),
-                (t["statements"]["gross"], t["currency"]), "yes" if t["ties"] else "NO") for t in recon["revenueTotals"]])
+              [(t["channel"], t["currency"], str(t["ledger"]["sales"]), jm(t["ledger"], "gross", t["currency"]), jm(t["ledger"], "net", t["currency"]),
+                jm(t["statements"], "gross", t["currency"]), "yes" if t["ties"] else "NO") for t in recon["revenueTotals"]])
         for cur in sorted({r["currency"] for r in recon["revenueByDay"]}):
             per = {}
             for r in recon["revenueByDay"]:

@@ -62,8 +62,11 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(name: .customLong("stale-order-window"), help: "Age after which a launched, unpaid, unclosed order is stale.")
     var staleOrderWindow: String = "24h"
 
-    @Option(name: .customLong("statement-window"), help: "How late a store statement may list a sale or refund, and how far either side of a payment statements must cover before it is unconfirmed.")
-    var statementWindow: String = "24h"
+    @Option(name: .customLong("statement-window"), help: "How late a store statement may list a sale or refund the log lacks before it is a finding (longer than WeChat Pay's 24h 4m of notification retries).")
+    var statementWindow: String = "25h"
+
+    @Option(name: .customLong("statement-clock-slack"), help: "Clock slack at a statement's edges: a payment is unconfirmed only when a statement's period covers this much either side of it.")
+    var statementClockSlack: String = "5m"
 
     static func duration(_ text: String, _ option: String) throws -> Duration {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
@@ -85,6 +88,7 @@ struct AuditCommand: AsyncParsableCommand {
         _ = try Self.duration(refundWindow, "--refund-window")
         _ = try Self.duration(staleOrderWindow, "--stale-order-window")
         _ = try Self.duration(statementWindow, "--statement-window")
+        _ = try Self.duration(statementClockSlack, "--statement-clock-slack")
         if let diff, !FileManager.default.isReadableFile(atPath: diff) {
             throw ValidationError("--diff: cannot read '\(diff)'")
         }
@@ -104,7 +108,8 @@ struct AuditCommand: AsyncParsableCommand {
                 previous = text
             }
             let options = AuditOptions(missingGrantWindow: try Self.duration(missingGrantWindow, ""), refundWindow: try Self.duration(refundWindow, ""),
-                                       staleOrderWindow: try Self.duration(staleOrderWindow, ""), statementWindow: try Self.duration(statementWindow, ""))
+                                       staleOrderWindow: try Self.duration(staleOrderWindow, ""), statementWindow: try Self.duration(statementWindow, ""),
+                                       statementClockSlack: try Self.duration(statementClockSlack, ""))
             let store = try await EventStore.open(try await connection.configuration(as: .auditor))
             let report: AuditReport
             do {

@@ -54,7 +54,7 @@ struct ImportStatement: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let bytes = [UInt8](try readInputFile(file))
-            let options = StatementOptions(fileName: URL(fileURLWithPath: file).lastPathComponent, periodStart: from.flatMap(Timestamp.init),
+            let options = StatementOptions(periodStart: from.flatMap(Timestamp.init),
                                            periodEnd: to.flatMap(Timestamp.init), expectedDigest: digest)
             let parsed: StatementFile
             do throws(StatementError) {

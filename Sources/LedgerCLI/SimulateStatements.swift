@@ -30,6 +30,14 @@ enum SimulateStatements {
             _ = try await ImportStatement.append(parsed, to: store)
             lines += parsed.lines.count
         }
+        // A bill downloaded twice lands under another name: the same bytes are the same statement,
+        // imported again, with nothing new stored.
+        if let bill = all.first(where: { $0.source == .wechatTradeBill }) {
+            let copy = (folder as NSString).appendingPathComponent((bill.name as NSString).deletingPathExtension + " (1).csv")
+            try writeOutput(bill.text, to: copy)
+            let again = try await ImportStatement.append(try bill.parse(), to: store)
+            guard again.stored == 0 else { throw InputProblem("the same bill under another name stored \(again.stored) new facts") }
+        }
         let byKind = Dictionary(grouping: statements.truth, by: \.kind).mapValues(\.count)
         Diagnostics.say("ledger: wrote and imported \(all.count) statement files (\(grouped(Int64(lines))) lines) in \(folder)"
             + (byKind.isEmpty ? "" : "; injected " + byKind.keys.sorted().map { "\($0.rawValue) \(byKind[$0]!)" }.joined(separator: ", ")))

@@ -12,7 +12,7 @@ extension AuditReport {
         return .makeObject([
             ("source", .string(s.source.rawValue)), ("digest", .string(s.digest)), ("periodStart", .string(s.periodStart.iso8601)),
             ("periodEnd", .string(s.periodEnd.iso8601)), ("lines", .int(s.lines)), ("fileName", s.fileName.map { .string($0) } ?? .null),
-            ("position", .int(r.position)),
+            ("position", .int(r.position)), ("reissueOf", r.reissueOf.map { .string($0) } ?? .null),
         ])
     }
 
@@ -33,7 +33,7 @@ extension AuditReport {
     var reconciliationTable: String {
         guard !statements.isEmpty else { return "" }
         var s = "\nstatements reconciled\n" + textTable(["source", "digest", "period", "lines", "position"], sortedStatements.map { r in
-            [r.statement.source.rawValue, String(r.statement.digest.prefix(19)), "\(r.statement.periodStart.iso8601) to \(r.statement.periodEnd.iso8601)",
+            [r.statement.source.rawValue + (r.reissueOf.map { " (re-issue of \($0.prefix(19)))" } ?? ""), String(r.statement.digest.prefix(19)), "\(r.statement.periodStart.iso8601) to \(r.statement.periodEnd.iso8601)",
              String(r.statement.lines), String(r.position)]
         })
         s += "\nrevenue (ledger beside statements, never summed across currencies)\n"

@@ -33,6 +33,7 @@ extension AuditReport {
                 ("staleOrderWindowSeconds", Self.seconds(scope.options.staleOrderWindow)),
                 ("acknowledgementWindowSeconds", Self.seconds(scope.options.acknowledgementWindow)),
                 ("statementWindowSeconds", Self.seconds(scope.options.statementWindow)),
+                ("statementClockSlackSeconds", Self.seconds(scope.options.statementClockSlack)),
             ])),
             ("summary", .makeObject([
                 ("findings", .int(Int64(findings.count))),

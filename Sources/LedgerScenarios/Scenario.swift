@@ -94,6 +94,9 @@ public enum Scenarios {
         // The stores' signed word: lifecycle states, exact money, notifications kept untranslated.
         graceThenRecovery, accessKeptPastGrace, googleHoldAndPause, familyRevokeNotRevoked, reversalNotRegranted, exactStoreMoney,
         untranslatedNotifications, priceIncreaseDeclined,
+        // Real histories: apps, moves, what the product is, the acknowledgement's own time, statements as published.
+        revocationInTheSecondApp, moveWithRemainingDays, googleOneTimeByToken, acknowledgementByItsOwnTime, unrecordedSaleNamesItsOrder,
+        statementUnderAnotherName, unconfirmedOnItsOwnDay,
     ]
 
     public static func scenario(_ number: Int) -> Scenario { all[number - 1] }

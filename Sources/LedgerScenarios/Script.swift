@@ -76,9 +76,10 @@ struct Script {
         checkpoints.append(Checkpoint(label: label, factCount: facts.count, expected: expected))
     }
 
-    mutating func createOrder(_ id: String, user: String, product: String, channel: Channel = .appstore, token: String? = nil) {
+    mutating func createOrder(_ id: String, user: String, product: String, channel: Channel = .appstore, token: String? = nil,
+                              app: String? = nil) {
         let price = Catalogue.definition(product, channel)?.price ?? Money(minorUnits: 0, currency: Catalogue.cny)
-        let f = OrderCreated(orderId: id, userId: user, channel: channel, productId: product, price: price, accountToken: token)
+        let f = OrderCreated(orderId: id, userId: user, channel: channel, productId: product, price: price, accountToken: token, app: app)
         orderList.append(f)
         add(.orderCreated(f))
     }
@@ -134,7 +135,7 @@ struct Script {
         guard let t = verified[tx] else { preconditionFailure("scenario \(number): bind \(tx) before it is verified") }
         let candidates = orderList.map {
             OrderCandidate(orderId: $0.orderId, userId: $0.userId, channel: $0.channel, productId: $0.productId,
-                           accountToken: $0.accountToken, isOpen: !paidOrders.contains($0.orderId) && !closedOrders.contains($0.orderId))
+                           accountToken: $0.accountToken, app: $0.app, isOpen: !paidOrders.contains($0.orderId) && !closedOrders.contains($0.orderId))
         }
         let decision = Binding.decide(transaction: t, callbacks: reports[tx] ?? [], outTradeNo: outTradeNo, orders: candidates,
                                       newOrderId: { _ in "o\(nn)-after-\(tx)" })
@@ -168,11 +169,15 @@ struct Script {
         guard let userId = user ?? b?.userId ?? subscriptionUser[tx] else { preconditionFailure("scenario \(number): grant \(tx) to nobody") }
         grantCount += 1
         add(.entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(grantCount)", userId: userId, channel: t.channel, transactionId: tx,
-                                                   orderId: b?.orderId, entitlement: entitlement ?? def.entitlement, quantity: quantity ?? t.quantity)))
+                                                   orderId: b?.orderId, entitlement: entitlement ?? def.entitlement, quantity: quantity ?? t.quantity,
+                                                   app: t.app)))
     }
 
-    mutating func revoke(_ tx: String, user: String, reason: RevocationReason, channel: Channel = .appstore) {
-        add(.entitlementRevoked(EntitlementRevoked(userId: user, channel: channel, transactionId: tx, reason: reason)))
+    /// Fulfilment takes back the grants of `tx` (`units` of them: part), naming the transaction's app.
+    mutating func revoke(_ tx: String, user: String, reason: RevocationReason, channel: Channel = .appstore, units: Int64? = nil,
+                         id: String? = nil) {
+        add(.entitlementRevoked(EntitlementRevoked(userId: user, channel: channel, transactionId: tx, reason: reason, units: units,
+                                                   revocationId: id, app: verified[tx]?.app)))
     }
 
     mutating func spend(_ id: String, user: String, amount: Int64, item: String) {

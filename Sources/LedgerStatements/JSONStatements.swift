@@ -83,6 +83,8 @@ enum AppStoreHistory {
         sale.environment = t["environment"]?.stringValue.map { StoreEnvironment(raw: $0) }
         sale.ownership = t["inAppOwnershipType"]?.stringValue.map { Ownership(raw: $0) }
         sale.app = t["bundleId"]?.stringValue ?? bundle
+        // The appAccountToken minted for our order: the audit names the order it was minted for.
+        sale.orderId = t["appAccountToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         guard let revokedValue = t["revocationDate"], !revokedValue.isNull else { return [sale] }
         guard let revoked = Times.millis(revokedValue) else { throw JSONEntries.fail(list, i, "revocationDate", "not milliseconds") }
         var refund = sale

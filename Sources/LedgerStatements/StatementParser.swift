@@ -27,8 +27,6 @@ public struct StatementError: Error, Hashable, Sendable, CustomStringConvertible
 
 /// What the caller knows about the file beyond its bytes.
 public struct StatementOptions: Sendable, Hashable {
-    /// The file's name (no folder), kept on the statement.
-    public var fileName: String?
     /// The period covered, when the file does not say (WeChat bills: the bill date; else from the lines).
     public var periodStart: Timestamp?
     public var periodEnd: Timestamp?
@@ -36,8 +34,10 @@ public struct StatementOptions: Sendable, Hashable {
     /// the bytes must match it.
     public var expectedDigest: String?
 
-    public init(fileName: String? = nil, periodStart: Timestamp? = nil, periodEnd: Timestamp? = nil, expectedDigest: String? = nil) {
-        self.fileName = fileName; self.periodStart = periodStart; self.periodEnd = periodEnd; self.expectedDigest = expectedDigest
+    /// No file name: a statement is its bytes, and the same bytes under another name are the same
+    /// statement (the fact's `fileName` is read from statements imported before, never written).
+    public init(periodStart: Timestamp? = nil, periodEnd: Timestamp? = nil, expectedDigest: String? = nil) {
+        self.periodStart = periodStart; self.periodEnd = periodEnd; self.expectedDigest = expectedDigest
     }
 }
 
@@ -83,7 +83,6 @@ public enum StatementParser {
         case .googleplayVoided: file = try GooglePlayVoided.parse(text, context)
         case .googleplayEarnings: file = try GooglePlayEarnings.parse(text, context)
         }
-        file.imported.fileName = options.fileName
         // Every fact must be one the ledger accepts (the catalogue's own checks: lengths, bounds).
         for (i, fact) in file.facts.enumerated() {
             do throws(FactError) {

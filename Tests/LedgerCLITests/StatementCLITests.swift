@@ -33,6 +33,13 @@ struct StatementCLITests {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-stmt-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
+            // The same bytes under another file name are the same statement: nothing new, no conflict.
+            let renamed = dir.appendingPathComponent("1900000109_20260302_ALL (1).csv").path
+            try FileManager.default.copyItem(atPath: bill, toPath: renamed)
+            let underAnotherName = try await cli.run(["import", "statement", "--source", "wechat-tradebill", renamed])
+            #expect(underAnotherName.status == 0, "\(underAnotherName.stderr)")
+            let renamedOut = try JSONValue.parse(underAnotherName.stdout)
+            #expect(renamedOut["stored"] == .int(0) && renamedOut["alreadyStored"] == againOut["alreadyStored"])
             let bad = dir.appendingPathComponent("bad.csv").path
             let text = try String(contentsOfFile: bill, encoding: .utf8).replacingOccurrences(of: "`wx_20260302_0102", with: "`wx_20260302_0102x")
                 .replacingOccurrences(of: "`68.00,`0.00,`,`,`0.00", with: "`68.0O,`0.00,`,`,`0.00")

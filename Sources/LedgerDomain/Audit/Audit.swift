@@ -105,17 +105,30 @@ extension Audit {
                 return (u, t.originalTransactionId.flatMap { p.withTransaction(t.channel, t.app, $0) { $0.bindings.first?.position } ?? nil })
             }
             guard let token = t.appAccountToken?.lowercased else { return nil }
-            if tokenOrders == nil {
-                var index: [String: String] = [:]
-                p.orders.forEachInPlace { _, o in
-                    guard let tok = o.accountToken?.lowercased() else { return }
-                    if let seen = index[tok], seen < o.orderId { return }
-                    index[tok] = o.orderId
-                }
-                tokenOrders = index
-            }
+            if tokenOrders == nil { buildTokenOrders() }
             if let id = tokenOrders?[token], let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }), let user { return (user, first) }
             return nil
+        }
+
+        /// accountToken (lowercased) -> the first order (by id) minted with it.
+        mutating func buildTokenOrders() {
+            var index: [String: String] = [:]
+            p.orders.forEachInPlace { _, o in
+                guard let tok = o.accountToken?.lowercased() else { return }
+                if let seen = index[tok], seen < o.orderId { return }
+                index[tok] = o.orderId
+            }
+            tokenOrders = index
+        }
+
+        /// The order a statement line names: our order id (WeChat out_trade_no), or the token an
+        /// order was minted with (Apple appAccountToken, Google obfuscatedExternalAccountId), read
+        /// as that order's id; else the line's value as given.
+        mutating func order(named value: String?) -> String? {
+            guard let value else { return nil }
+            if p.orders.contains(value) { return value }
+            if tokenOrders == nil { buildTokenOrders() }
+            return tokenOrders?[value.lowercased()] ?? value
         }
 
         func orderPrice(_ orderId: String?) -> Money? { orderId.flatMap { p.orders.with($0, \.price) ?? nil } }

@@ -89,15 +89,20 @@ public struct AuditOptions: Sendable, Hashable {
     public var staleOrderWindow: Duration
     /// A Google purchase must be acknowledged within this (default 3 days, after which Google refunds it).
     public var acknowledgementWindow: Duration
-    /// Statements arrive late and cut days differently (a sale at 23:59 may be in the next day's
-    /// bill): a store line the log lacks is a finding only this long after its time, and a payment
-    /// the statements lack only when they cover this long either side of it (default 1 day).
+    /// Statements arrive late: a store line the log lacks is a finding only this long after its
+    /// time (default 25 hours: longer than WeChat Pay's last notification retry, 24 h 4 min after
+    /// the first).
     public var statementWindow: Duration
+    /// Clocks differ at a statement's edges: a payment is judged against a statement's period
+    /// (read in the statement's own time zone) only when the period covers this much either side
+    /// of its purchase time (default 5 minutes).
+    public var statementClockSlack: Duration
 
     public init(missingGrantWindow: Duration = .seconds(600), refundWindow: Duration = .seconds(600),
                 staleOrderWindow: Duration = .seconds(86_400), acknowledgementWindow: Duration = .seconds(3 * 86_400),
-                statementWindow: Duration = .seconds(86_400)) {
+                statementWindow: Duration = .seconds(25 * 3600), statementClockSlack: Duration = .seconds(300)) {
         self.missingGrantWindow = missingGrantWindow; self.refundWindow = refundWindow; self.staleOrderWindow = staleOrderWindow
+        self.statementClockSlack = statementClockSlack
         self.acknowledgementWindow = acknowledgementWindow; self.statementWindow = statementWindow
     }
 }

@@ -29,11 +29,15 @@ public struct EntitlementGranted: FactBody {
     public var reason: GrantReason?
     /// Who authorized a grant without a transaction.
     public var authorizedBy: String?
+    /// The app of the transaction (Apple bundleId, Google packageName, WeChat appid): a transaction
+    /// id is unique per channel and app only.
+    public var app: String?
 
     public init(grantId: String, userId: String, channel: Channel? = nil, transactionId: String?, orderId: String? = nil,
-                entitlement: Entitlement, quantity: Int64 = 1, reason: GrantReason? = nil, authorizedBy: String? = nil) {
+                entitlement: Entitlement, quantity: Int64 = 1, reason: GrantReason? = nil, authorizedBy: String? = nil, app: String? = nil) {
         self.grantId = grantId; self.userId = userId; self.channel = channel; self.transactionId = transactionId
         self.orderId = orderId; self.entitlement = entitlement; self.quantity = quantity; self.reason = reason; self.authorizedBy = authorizedBy
+        self.app = app
     }
 
     /// A grant by policy (goodwill, compensation...): it says why and who authorized it. A grant
@@ -50,10 +54,11 @@ public struct EntitlementGranted: FactBody {
         .int("quantity", \.quantity, min: 1, max: 10_000),
         .optionalOpen("reason", \.reason, "Why: purchase when absent. A grant by policy (goodwill, compensation, promotion, migration) with authorizedBy is counted against no transaction; a grant without a transaction and without both is a grant without payment."),
         .optionalText("authorizedBy", \.authorizedBy, "Who authorized a grant by policy."),
+        .optionalText("app", \.app, "The transaction's app (Apple bundleId, Google packageName, WeChat appid): the grant counts only against the transaction of that channel and app. Absent (older grants): the transaction of that id whose channel does not contradict it."),
     ])
 
     /// Version 1: every grant named its transaction.
-    static let version1 = FieldTable(fields.blank, fields.removing(["reason", "authorizedBy"]).fields.map {
+    static let version1 = FieldTable(fields.blank, fields.removing(["reason", "authorizedBy", "app"]).fields.map {
         $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
     })
 }
@@ -82,7 +87,9 @@ extension FactTypes {
             + "A grant without a store transaction says why (goodwill, compensation, promotion, migration) and who authorized it.",
         stream: "user:<userId>", key: "grant:<grantId>",
         older: [OlderVersion(fields: EntitlementGranted.version1,
-                             about: "What fulfilment actually gave the user; for periods, entitlement is the period granted.")],
+                             about: "What fulfilment actually gave the user; for periods, entitlement is the period granted."),
+                .without(["app"], "What fulfilment actually gave the user; for periods, entitlement is the period granted. "
+                    + "A grant without a store transaction says why (goodwill, compensation, promotion, migration) and who authorized it.")],
         wrap: Fact.entitlementGranted,
         summary: { f in
             "granted \(f.entitlement) x\(f.quantity) to \(f.userId) "

@@ -8,7 +8,10 @@ extension Projections {
         // A grant without a transaction that is no policy grant is counted against a stand-in
         // named by the grant (never verified, so the audit flags it).
         let txId = f.transactionId.map { grantedTransaction(f, $0) } ?? "grant:\(f.grantId)"
-        let anchor = (transactions.with(txId, \.purchaseDate) ?? nil) ?? ctx.occurredAt
+        // A period runs from the purchase; granted to the user the transaction was moved to, from
+        // the grant (the rest of the period, not the whole of it again).
+        let (purchased, movedHere) = transactions.with(txId) { t in (t.purchaseDate, t.transfers.contains { $0.toUserId == f.userId }) } ?? (nil, false)
+        let anchor = movedHere ? ctx.occurredAt : purchased ?? ctx.occurredAt
         updateTransaction(txId, p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.grants.append(GrantRecord(grantId: f.grantId, userId: f.userId, orderId: f.orderId, entitlement: f.entitlement,
@@ -22,14 +25,15 @@ extension Projections {
         transactionChanged(txId)
     }
 
-    /// The transaction a grant is counted against. A grant names no app: the transaction bound
-    /// to its order, when that has the id, tells which of several with the same id it means.
+    /// The transaction a grant is counted against: the one of its channel and app. A grant that
+    /// names no app (written before grants carried it): the transaction bound to its order, when that
+    /// has the id, tells which of several with the same id it means.
     mutating func grantedTransaction(_ f: EntitlementGranted, _ id: String) -> String {
-        if let key = f.orderId.flatMap({ orders.with($0, \.transactionId) ?? nil }),
+        if f.app == nil, let key = f.orderId.flatMap({ orders.with($0, \.transactionId) ?? nil }),
            transactions.with(key, { $0.transactionId == id && (f.channel == nil || $0.channel == f.channel) }) == true {
             return key
         }
-        return txKey(f.channel, nil, id)
+        return txKey(f.channel, f.app, id)
     }
 
     /// A grant by policy: credited to the user, counted against no transaction, listed for finance.

@@ -22,13 +22,44 @@ extension Audit {
     /// several, one order or several). No window. User: the owner, else the first grant's user;
     /// order: the binding's; positions: the verification and the active grants; amount:
     /// price x (active grants - 1).
+    ///
+    /// Grants partly taken back count for what is left of them: when one of the active grants was
+    /// (a subscription moved to another user with its remaining days: the old grant less those days,
+    /// and a grant of them to the new owner), the grants are double only if the units left in them
+    /// exceed what one payment owes; the amount is then revenue x excess / owed, rounded up. Days
+    /// left that differ from the owed period are subscription-drift's.
     static func doubleGrant(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         guard t.verified, !active.isEmpty else { return }
         guard active.count > 1 else { return overGrant(t, active[0], &c) }
+        if let part = partlyTakenBack(t, active, c) {
+            guard !part.period, part.left > part.owed else { return }
+            let desc = active.map { "\($0.grantId) to \($0.userId) (\($0.unitsLeft) left)" }.joined(separator: ", ")
+            c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
+                  [t.verifiedPosition] + active.map(\.position), t.revenue.map { scaled($0, part.left - part.owed, part.owed) },
+                  "Transaction \(t.transactionId) paid for \(part.owed) \(part.unit) but its active grants (\(desc)) leave \(part.left).")
+            return
+        }
         let desc = active.map { "\($0.grantId) to \($0.userId)" }.joined(separator: ", ")
         c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
               [t.verifiedPosition] + active.map(\.position), times(t.revenue, active.count - 1),
               "Transaction \(t.transactionId) was paid once but has \(active.count) active grants (\(desc)).")
+    }
+
+    /// The active grants of `t` counted for what is left of them, when one of them was partly
+    /// taken back: the units left in all, what one payment owes, and whether they are days. Nil
+    /// when every active grant is whole (they are counted by number), when there is only one, or
+    /// when the catalogue does not know the product or the grants are of another unit.
+    static func partlyTakenBack(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: Context)
+        -> (left: Int64, owed: Int64, unit: String, period: Bool)? {
+        guard active.count > 1, active.contains(where: { $0.revokedUnits > 0 }), let e = c.entitlement(t) else { return nil }
+        let owed = t.owedUnits(of: e)
+        guard owed.count > 0 else { return nil }
+        var left: Int64 = 0
+        for g in active {
+            guard g.units.unit == owed.unit else { return nil }
+            left = left.addingSaturated(g.unitsLeft)
+        }
+        return (left, owed.count, owed.unit, e.periodEntitlement != nil)
     }
 
     /// **double-grant** (an over-grant): a verified transaction of a coin or feature product, not

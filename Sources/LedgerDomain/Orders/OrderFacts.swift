@@ -10,10 +10,14 @@ public struct OrderCreated: FactBody, Codable {
     public var price: Money
     /// The StoreKit 2 appAccountToken minted for this order, or WeChat's out_trade_no.
     public var accountToken: String?
+    /// The app it is bought in (Apple bundleId, Google packageName, WeChat appid): only a transaction
+    /// of that channel and app binds to it.
+    public var app: String?
 
-    public init(orderId: String, userId: String, channel: Channel, productId: String, price: Money, accountToken: String? = nil) {
+    public init(orderId: String, userId: String, channel: Channel, productId: String, price: Money, accountToken: String? = nil,
+                app: String? = nil) {
         self.orderId = orderId; self.userId = userId; self.channel = channel; self.productId = productId
-        self.price = price; self.accountToken = accountToken
+        self.price = price; self.accountToken = accountToken; self.app = app
     }
 
     public static let fields = FieldTable(OrderCreated(orderId: "", userId: "", channel: .appstore, productId: "", price: .blank), [
@@ -24,6 +28,7 @@ public struct OrderCreated: FactBody, Codable {
         .int("amount", \.price.minorUnits, min: 0, max: Money.maximumMinorUnits, "The order price in minor units of currency."),
         .currency("currency", \.price.currency),
         .optionalText("accountToken", \.accountToken, "The StoreKit 2 appAccountToken minted for this order, or WeChat's out_trade_no."),
+        .optionalText("app", \.app, "The app it is bought in (Apple bundleId, Google packageName, WeChat appid): only a transaction of that channel and app binds to it."),
     ])
 }
 
@@ -60,7 +65,8 @@ public struct OrderClosed: FactBody {
 extension FactTypes {
     public static let orderCreated = FactType<OrderCreated>(
         "OrderCreated", "Our order, created before paying.",
-        stream: "order:<orderId>", key: "order:<orderId>:created", wrap: Fact.orderCreated,
+        stream: "order:<orderId>", key: "order:<orderId>:created",
+        older: [.without(["app"], "Our order, created before paying.")], wrap: Fact.orderCreated,
         summary: { "order \($0.orderId) by \($0.userId): \($0.productId) for \($0.price) (\($0.channel.rawValue))" })
 
     public static let paymentLaunched = FactType<PaymentLaunched>(

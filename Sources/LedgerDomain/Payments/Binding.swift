@@ -10,10 +10,18 @@ public struct OrderCandidate: Hashable, Sendable {
     public var accountToken: String?
     /// Not yet paid and not closed.
     public var isOpen: Bool
+    /// The app it is bought in, when the order says.
+    public var app: String?
 
-    public init(orderId: String, userId: String, channel: Channel, productId: String, accountToken: String?, isOpen: Bool) {
+    public init(orderId: String, userId: String, channel: Channel, productId: String, accountToken: String?, app: String? = nil, isOpen: Bool) {
         self.orderId = orderId; self.userId = userId; self.channel = channel; self.productId = productId
-        self.accountToken = accountToken; self.isOpen = isOpen
+        self.accountToken = accountToken; self.isOpen = isOpen; self.app = app
+    }
+
+    /// Whether a transaction of `channel` and `app` can be this order's: same channel, and no two
+    /// different apps named.
+    public func admits(_ channel: Channel, _ app: String?) -> Bool {
+        self.channel == channel && (self.app == nil || app == nil || self.app == app)
     }
 }
 
@@ -41,18 +49,21 @@ public enum Binding {
     public static func decide(transaction t: PaymentVerified, callbacks: [ClientCallbackReceived], outTradeNo: String? = nil,
                               orders: [OrderCandidate], newOrderId: (String) -> String = { "after-payment:\($0)" }) -> BindingDecision {
         func bound(_ o: OrderCandidate, _ m: BindingMethod) -> BindingDecision {
-            .bound(TransactionBound(channel: t.channel, transactionId: t.transactionId, orderId: o.orderId, userId: o.userId, method: m))
+            .bound(TransactionBound(channel: t.channel, transactionId: t.transactionId, orderId: o.orderId, userId: o.userId, method: m,
+                                    app: t.app, merchant: t.merchant))
         }
+        // Only an order of the transaction's channel and app: two apps may share a transaction id.
+        let orders = orders.filter { $0.admits(t.channel, t.app) }
         func minted(_ token: String?) -> OrderCandidate? {
             guard let token else { return nil }
-            return orders.first { $0.channel == t.channel && ($0.accountToken?.lowercased() == token.lowercased() || $0.orderId == token) }
+            return orders.first { $0.accountToken?.lowercased() == token.lowercased() || $0.orderId == token }
         }
-        if let o = minted(t.appAccountToken?.lowercased ?? outTradeNo) { return bound(o, .appAccountToken) }
+        if let o = minted(t.appAccountToken?.lowercased ?? outTradeNo ?? t.outTradeNo) { return bound(o, .appAccountToken) }
         // Google's obfuscatedExternalAccountId, set by the app at purchase: as strong as a token.
         if let o = minted(t.obfuscatedAccountId) { return bound(o, .obfuscatedAccountId) }
         for c in callbacks where c.state == .purchased || c.state == .restored {
             for hint in [c.applicationUsername, c.orderId].compactMap({ $0 }) {
-                if let o = orders.first(where: { $0.orderId == hint && $0.channel == t.channel }) {
+                if let o = orders.first(where: { $0.orderId == hint }) {
                     return bound(o, .applicationUsername)
                 }
             }
@@ -61,10 +72,11 @@ public enum Binding {
         // The sku fallback and an order after payment trust the one user who reported it: a
         // transaction reported by two users is bound by token or hint, or by hand.
         if let user = users.first, users.count == 1 {
-            let open = orders.filter { $0.userId == user && $0.channel == t.channel && $0.productId == t.productId && $0.isOpen }
+            let open = orders.filter { $0.userId == user && $0.productId == t.productId && $0.isOpen }
             if open.count == 1 { return bound(open[0], .skuFallback) }
             return .createOrderAfterPayment(TransactionBound(channel: t.channel, transactionId: t.transactionId,
-                                                             orderId: newOrderId(t.transactionId), userId: user, method: .createdAfterPayment))
+                                                             orderId: newOrderId(t.transactionId), userId: user, method: .createdAfterPayment,
+                                                             app: t.app, merchant: t.merchant))
         }
         if users.count > 1 {
             return .unbound(reason: "reported by \(users.count) users (\(users.joined(separator: ", "))) and no token or order hint decides between them: bind manually")

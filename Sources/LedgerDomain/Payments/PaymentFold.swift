@@ -26,7 +26,9 @@ extension Projections {
 
     mutating func apply(_ f: PaymentVerified, _ ctx: FactContext) {
         let p = ctx.position
-        let renewal = f.originalTransactionId.map { $0 != f.transactionId } ?? false
+        // A renewal is a later period of a subscription: what the product is decides, never the ids
+        // alone (a Google one-time purchase names its purchase token as the original id).
+        let renewal = f.originalTransactionId.map { $0 != f.transactionId } ?? false && isSubscription(f)
         let key = txKey(f.channel, f.app, f.transactionId)
         updateTransaction(key, p) { t in
             t.channel = f.channel
@@ -49,6 +51,14 @@ extension Projections {
         }
         transactionChanged(key)
         complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
+    }
+
+    /// Whether a verified purchase is of a subscription: the store signed an expiry, or the
+    /// catalogue says the product renews.
+    func isSubscription(_ f: PaymentVerified) -> Bool {
+        if f.expiresDate != nil { return true }
+        if case .subscription = product(f.channel, f.productId, at: f.purchaseDate)?.entitlement { return true }
+        return false
     }
 
     /// The transaction moves to another user from here on.

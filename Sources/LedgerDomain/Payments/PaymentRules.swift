@@ -55,16 +55,23 @@ extension Audit {
               "Transaction \(t.transactionId) of \(ownerUser)\(ownerOrder.map { " (order \($0))" } ?? "") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))].")
     }
 
-    /// **unacknowledged-purchase**: a verified Google Play purchase (not a renewal, not revoked by
-    /// the store) with no PurchaseAcknowledged, and log time past `verifiedAt` + the acknowledgement
-    /// window (3 days: Google refunds a purchase left unacknowledged that long). User and order:
-    /// the owner and the binding's order; positions: the verification and the bindings; amount: the
-    /// revenue, which Google will return to the buyer.
+    /// **unacknowledged-purchase**: a verified Google Play purchase of a one-time product or a
+    /// subscription's first period (never a renewal; sandbox is judged by no rule) whose deadline,
+    /// `purchaseDate` + the acknowledgement window (72 hours; Google refunds a purchase left
+    /// unacknowledged that long), log time has passed with no acknowledgement done by then: none,
+    /// or one whose own time (`acknowledgedAt`, when the call succeeded) is after the deadline,
+    /// however early it reached the log. A purchase the store voided or revoked before the deadline
+    /// needed none. User and order: the owner and the binding's order; positions: the verification
+    /// and the bindings; amount: the revenue, which Google returns to the buyer.
     static func unacknowledgedPurchase(_ t: TransactionView, _ c: inout Context) {
-        guard t.channel == .googleplay, t.verified, !t.isRenewal, t.acknowledgedAt == nil, t.storeRevokedPosition == nil,
-              c.passed(t.verifiedAt, c.options.acknowledgementWindow) else { return }
+        guard t.channel == .googleplay, t.verified, !t.isRenewal, let bought = t.purchaseDate ?? t.verifiedAt,
+              c.passed(bought, c.options.acknowledgementWindow) else { return }
+        let deadline = Timestamp(microsecondsSince1970: bought.microseconds.addingSaturated(c.options.acknowledgementWindow.microseconds))
+        if let ack = t.acknowledgedAt, ack <= deadline { return }
+        if let gone = [t.storeRevokedAt, t.voidedAt].compactMap({ $0 }).min(), gone < deadline { return }
+        let late = t.acknowledgedAt.map { " (acknowledged only at \($0.iso8601))" } ?? ""
         c.add(.unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
               [t.verifiedPosition] + t.bindings.map(\.position), t.revenue,
-              "Google purchase \(t.transactionId) verified at \(t.verifiedAt?.iso8601 ?? "?") was not acknowledged within \(c.options.acknowledgementWindow): Google refunds it.")
+              "Google purchase \(t.transactionId) bought at \(bought.iso8601) was not acknowledged by its deadline \(deadline.iso8601)\(late): Google refunds it.")
     }
 }

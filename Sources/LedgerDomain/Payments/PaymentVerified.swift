@@ -28,17 +28,20 @@ public struct PaymentVerified: StoreAppFact {
     public var obfuscatedAccountId: String?
     /// The offer that priced this period (Apple offerType/offerIdentifier, Google offerId).
     public var offer: String?
+    /// WeChat `out_trade_no`: our order id as the store's payment names it.
+    public var outTradeNo: String?
 
     public init(channel: Channel, transactionId: String, originalTransactionId: String? = nil, productId: String, quantity: Int64 = 1,
                 purchaseDate: Timestamp, expiresDate: Timestamp? = nil, environment: StoreEnvironment = .production,
                 ownership: Ownership = .purchased, price: Money, appAccountToken: UUID? = nil, rawDigest: String? = nil,
                 app: String? = nil, merchant: String? = nil, linkedPurchaseToken: String? = nil, obfuscatedAccountId: String? = nil,
-                offer: String? = nil) {
+                offer: String? = nil, outTradeNo: String? = nil) {
         self.channel = channel; self.transactionId = transactionId; self.originalTransactionId = originalTransactionId
         self.productId = productId; self.quantity = quantity; self.purchaseDate = purchaseDate; self.expiresDate = expiresDate
         self.environment = environment; self.ownership = ownership; self.price = price
         self.appAccountToken = appAccountToken; self.rawDigest = rawDigest; self.app = app; self.merchant = merchant
         self.linkedPurchaseToken = linkedPurchaseToken; self.obfuscatedAccountId = obfuscatedAccountId; self.offer = offer
+        self.outTradeNo = outTradeNo
     }
 
     /// Whether it counts as revenue and money at risk: sandbox and Xcode purchases are recorded
@@ -73,6 +76,7 @@ public struct PaymentVerified: StoreAppFact {
         .optionalText("linkedPurchaseToken", \.linkedPurchaseToken, "Google: the purchase token this one replaces (upgrade, downgrade, resubscribe)."),
         .optionalText("obfuscatedAccountId", \.obfuscatedAccountId, "Google obfuscatedExternalAccountId, set by the app at purchase."),
         .optionalText("offer", \.offer, "The offer that priced this period (Apple offerType and offerIdentifier, Google offerId)."),
+        .optionalText("outTradeNo", \.outTradeNo, "WeChat out_trade_no: our order id as the store's payment names it."),
     ] + appFields(\.app, \.merchant), check: check)
 
     static let newInVersion3: Set<String> = appFieldNames.union(["linkedPurchaseToken", "obfuscatedAccountId", "offer"])
@@ -110,7 +114,9 @@ extension FactTypes {
         older: [OlderVersion(fields: PaymentVerified.version1,
                              about: "The store confirmed a transaction (verifyReceipt era): price as Apple's flat priceMilliunits and currency. "
                                 + "Upcast on read to version 2, converting exactly; a price that is not a whole number of minor units is refused."),
-                 .without(PaymentVerified.newInVersion3, "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).")],
+                 .without(PaymentVerified.newInVersion3.union(["outTradeNo"]),
+                          "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification)."),
+                 .without(["outTradeNo"], "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).")],
         wrap: Fact.paymentVerified,
         summary: { f in
             "verified \(f.channel.rawValue) tx \(f.transactionId) \(f.productId) x\(f.quantity) \(f.price)"

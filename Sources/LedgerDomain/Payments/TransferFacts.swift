@@ -58,20 +58,36 @@ public struct TransactionTransferred: StoreAppFact {
 public struct PurchaseAcknowledged: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
+    /// When the acknowledge (or consume) call succeeded: the deadline is judged by this time, not
+    /// by when the fact reached the log.
     public var acknowledgedAt: Timestamp
     public var app: String?
     public var merchant: String?
+    /// Which call: `acknowledge` (purchases.products/subscriptions.acknowledge) or `consume`
+    /// (purchases.products.consume, which acknowledges a consumable too).
+    public var kind: AcknowledgementKind?
 
-    public init(channel: Channel, transactionId: String, acknowledgedAt: Timestamp, app: String? = nil, merchant: String? = nil) {
+    public init(channel: Channel, transactionId: String, acknowledgedAt: Timestamp, app: String? = nil, merchant: String? = nil,
+                kind: AcknowledgementKind? = nil) {
         self.channel = channel; self.transactionId = transactionId; self.acknowledgedAt = acknowledgedAt
-        self.app = app; self.merchant = merchant
+        self.app = app; self.merchant = merchant; self.kind = kind
     }
 
     public static let fields = FieldTable(PurchaseAcknowledged(channel: .googleplay, transactionId: "", acknowledgedAt: .blank), [
         .channel("channel", \.channel),
         .text("transactionId", \.transactionId, "The Google order id of the purchase."),
-        .timestamp("acknowledgedAt", \.acknowledgedAt),
+        .timestamp("acknowledgedAt", \.acknowledgedAt, "When the acknowledge or consume call succeeded: the 3-day deadline is judged by it."),
+        .optionalOpen("kind", \.kind, "Which call acknowledged it: acknowledge, or consume (a consumable)."),
     ] + appFields(\.app, \.merchant))
+}
+
+/// How a Google purchase was acknowledged: `acknowledge`, or `consume` (which acknowledges too).
+public struct AcknowledgementKind: OpenEnum, Codable {
+    public let raw: String
+    public init(raw: String) { self.raw = raw }
+    public static let acknowledge = AcknowledgementKind(raw: "acknowledge")
+    public static let consume = AcknowledgementKind(raw: "consume")
+    public static let known: [AcknowledgementKind] = [.acknowledge, .consume]
 }
 
 extension FactTypes {
@@ -84,5 +100,6 @@ extension FactTypes {
     public static let purchaseAcknowledged = FactType<PurchaseAcknowledged>(
         "PurchaseAcknowledged", "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).",
         stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:acknowledged",
+        older: [.without(["kind"], "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).")],
         wrap: Fact.purchaseAcknowledged, summary: { "tx \($0.transactionId) acknowledged at \($0.acknowledgedAt.iso8601)" })
 }

@@ -88,11 +88,13 @@ public struct EntitlementRevoked: FactBody {
     public var units: Int64?
     /// Our id for this revocation, so that several partial ones of one transaction are told apart.
     public var revocationId: String?
+    /// The transaction's app: a transaction id is unique per channel and app only.
+    public var app: String?
 
     public init(userId: String, channel: Channel? = nil, transactionId: String?, reason: RevocationReason, grantId: String? = nil,
-                units: Int64? = nil, revocationId: String? = nil) {
+                units: Int64? = nil, revocationId: String? = nil, app: String? = nil) {
         self.userId = userId; self.channel = channel; self.transactionId = transactionId; self.reason = reason; self.grantId = grantId
-        self.units = units; self.revocationId = revocationId
+        self.units = units; self.revocationId = revocationId; self.app = app
     }
 
     public static let fields = FieldTable(EntitlementRevoked(userId: "", transactionId: nil, reason: .refund), [
@@ -103,10 +105,11 @@ public struct EntitlementRevoked: FactBody {
         .optionalText("grantId", \.grantId),
         .optionalInt("units", \.units, min: 1, max: 1_000_000_000_000, "Part of a grant: this many of its units (coins, days); absent: whole grants."),
         .optionalText("revocationId", \.revocationId, "Our id for this revocation (several partial ones of one transaction)."),
+        .optionalText("app", \.app, "The transaction's app: the revocation takes back only grants of the transaction of that channel and app. Absent (older revocations): the transaction of that id whose channel does not contradict it."),
     ])
 
     /// Version 1: a transaction was required; whole grants only.
-    static let version1 = FieldTable(fields.blank, fields.removing(["units", "revocationId"]).fields.map {
+    static let version1 = FieldTable(fields.blank, fields.removing(["units", "revocationId", "app"]).fields.map {
         $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
     })
 }
@@ -139,9 +142,10 @@ extension FactTypes {
 
     public static let entitlementRevoked = FactType<EntitlementRevoked>(
         "EntitlementRevoked", "What fulfilment actually took back.",
-        stream: "user:<userId>", key: "revoke:<channel|any>:<transactionId>:<reason>:<revocationId>",
-        orKeys: ["revoke:<channel|any>:<transactionId>:<reason>", "revoke-grant:<grantId>:<reason>:<revocationId>", "revoke-grant:<grantId>:<reason>"],
-        older: [OlderVersion(fields: EntitlementRevoked.version1, about: "What fulfilment actually took back.")],
+        stream: "user:<userId>", key: "revoke:<channel|any>:<transactionId>[@<app>]:<reason>:<revocationId>",
+        orKeys: ["revoke:<channel|any>:<transactionId>[@<app>]:<reason>", "revoke-grant:<grantId>:<reason>:<revocationId>", "revoke-grant:<grantId>:<reason>"],
+        older: [OlderVersion(fields: EntitlementRevoked.version1, about: "What fulfilment actually took back."),
+                .without(["app"], "What fulfilment actually took back: whole grants of a transaction (or the grant it names), or some of their units.")],
         wrap: Fact.entitlementRevoked,
         summary: { f in
             "revoked " + (f.units.map { "\($0) units of " } ?? "") + (f.transactionId.map { "tx \($0)" } ?? "grant \(f.grantId ?? "?")")

@@ -144,7 +144,7 @@ extension Projections {
     /// Fulfilment took back whole grants of a transaction (or the grant it names), or `units` of them.
     mutating func apply(_ f: EntitlementRevoked, _ ctx: FactContext) {
         let p = ctx.position
-        guard let txId = f.transactionId.map({ txKey(f.channel, nil, $0) }) ?? f.grantId.flatMap({ id in policyGrants[id] == nil ? "grant:\(id)" : nil }) else {
+        guard let txId = f.transactionId.map({ txKey(f.channel, f.app, $0) }) ?? f.grantId.flatMap({ id in policyGrants[id] == nil ? "grant:\(id)" : nil }) else {
             return revokePolicyGrant(f, ctx)
         }
         var taken: [(grant: GrantRecord, units: Int64?)] = []

@@ -17,13 +17,17 @@ extension Audit {
     /// and sandbox transactions are judged by no rule; lines of aggregated reports (no transaction
     /// id) are judged by none either, and feed no revenue figure. The window `w` is ``AuditOptions/statementWindow``, in log time.
     /// - **unrecorded-sale**: a sale line whose transaction the log never verified, `w` after the
-    ///   line's time. At risk: the line's amount.
+    ///   line's time. Order: the line's (WeChat out_trade_no; an Apple appAccountToken names the
+    ///   order minted with it), so the order can be found. At risk: the line's amount.
     /// - **unrecorded-refund**: a refund line the log has no refund (nor store revocation) for, `w`
     ///   after the line's time. A line naming a refund id matches the log's refund of that id, else
     ///   any refund of the transaction. At risk: the line's amount (else the price).
     /// - **unconfirmed-payment**: a verified payment with revenue (production, not family-shared)
-    ///   that no sale line lists, although statements listing every sale of its channel cover
-    ///   `[purchase - w, purchase + w)`. At risk: the price.
+    ///   that no sale line lists, although a statement listing every sale of its channel and app covers its
+    ///   purchase time, with ``AuditOptions/statementClockSlack`` either side (its period is read
+    ///   in the statement's own time zone: a WeChat bill's Beijing day). It does not wait for the
+    ///   neighbouring days' statements. At risk: the price.
+    /// Every finding names the order: the log's (the transaction's binding), else the line's.
     /// - **amount-mismatch**: a matched sale (or refund by id) whose amount or currency differs. One
     ///   finding per transaction; at risk: the difference (the line's amount across currencies).
     /// Only the reconciliation findings (``run(_:options:)`` includes them): what the benchmark times apart.
@@ -52,7 +56,7 @@ extension Audit {
                 listed.insert(key)
                 guard let t, t.verified else {
                     if c.passed(l.at, c.options.statementWindow) {
-                        c.add(.unrecordedSale, l.channel, user: nil, order: nil, tx: tx, [record.position], l.amount,
+                        c.add(.unrecordedSale, l.channel, user: nil, order: c.order(named: l.orderId), tx: tx, [record.position], l.amount,
                               "\(where_(record)) lists a sale of \(l.amount.map(\.description) ?? "an unstated amount") at \(l.at.iso8601) the log never verified")
                     }
                     continue
@@ -96,7 +100,7 @@ extension Audit {
         let sorted = records.sorted { $0.position < $1.position }
         guard let first = sorted.first(where: { $0.line.amount != nil }) ?? sorted.first else { return }
         let l = first.line, t = c.p.transactions[key]
-        c.add(.unrecordedRefund, l.channel, user: nil, order: nil, tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
+        c.add(.unrecordedRefund, l.channel, user: nil, order: t?.orderId ?? c.order(named: l.orderId), tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
               l.amount ?? t?.price,
               "\(where_(first)) lists a refund" + (l.refundId.map { " \($0)" } ?? "") + (l.amount.map { " of \($0)" } ?? "")
                 + " at \(l.at.iso8601) the log never recorded" + (sorted.count > 1 ? " (\(sorted.count) statement lines)" : ""))
@@ -111,7 +115,8 @@ extension Audit {
                     currency: stated.currency)
             : stated
         let what = first.line.line.kind == .sale ? "sale" : "refund"
-        c.add(.amountMismatch, first.line.line.channel, user: nil, order: nil, tx: first.line.line.transactionId,
+        let order = c.p.transactions[key]?.orderId ?? c.order(named: first.line.line.orderId)
+        c.add(.amountMismatch, first.line.line.channel, user: nil, order: order, tx: first.line.line.transactionId,
               sorted.flatMap { [$0.line.position, $0.position] }, risk,
               "\(where_(first.line)) says the \(what) was \(stated); the log says \(log)"
                 + (sorted.count > 1 ? " (and \(sorted.count - 1) more line\(sorted.count > 2 ? "s" : "") differ)" : ""))
@@ -119,14 +124,14 @@ extension Audit {
 
     static func unconfirmedPayments(_ book: StatementBook, _ listed: Set<String>, _ c: inout Context) {
         guard !book.salesCoverage.isEmpty else { return }
-        let window = c.options.statementWindow.microseconds
+        let slack = c.options.statementClockSlack.microseconds
         for t in c.p.transactions.values {
             guard t.verified, let ch = t.channel, t.revenue != nil, let price = t.price,
                   let at = t.purchaseDate ?? t.verifiedAt else { continue }
-            guard book.covers(ch, from: at.microseconds - window, to: at.microseconds + window) else { continue }
+            guard book.covers(ch, app: t.app, from: at.microseconds - slack, to: at.microseconds + slack) else { continue }
             guard !listed.contains(t.key) else { continue }
-            c.add(.unconfirmedPayment, ch, user: nil, order: nil, tx: t.transactionId, [t.verifiedPosition], price,
-                  "verified payment of \(price) at \(at.iso8601) is on no \(ch.rawValue) statement, though statements cover that day")
+            c.add(.unconfirmedPayment, ch, user: nil, order: t.orderId, tx: t.transactionId, [t.verifiedPosition], price,
+                  "verified payment of \(price) at \(at.iso8601) is on no \(ch.rawValue) statement, though statements cover that time")
         }
     }
 }

@@ -4,6 +4,9 @@ import LedgerCore
 public struct StatementRecord: Hashable, Sendable, Codable {
     public var statement: StatementImported
     public var position: Int64
+    /// The digest of the statement this one re-issues: the first imported of the same source, app,
+    /// merchant and period, with other bytes. Both are kept; a line both list is matched once.
+    public var reissueOf: String?
 }
 
 /// A statement line, where it sits in the log.
@@ -20,12 +23,17 @@ public struct StatementBook: Hashable, Sendable, Codable {
     public internal(set) var statements: [String: StatementRecord] = [:]
     /// Lines naming a transaction, by ``StatementLine/subject``: the first line seen.
     public internal(set) var lines: [String: StatementLineRecord] = [:]
-    /// Periods covered by statements that list every sale, per channel, merged and sorted.
-    public internal(set) var salesCoverage: [Channel: [ClosedInterval]] = [:]
+    /// Periods covered by statements that list every sale, per channel and app (a statement of one
+    /// app says nothing of another's sales; one that names no app covers every app of its
+    /// channel, under the app ""), merged and sorted.
+    public internal(set) var salesCoverage: [Channel: [String: [ClosedInterval]]] = [:]
 
     public init() {}
 
     public var isEmpty: Bool { statements.isEmpty }
+
+    /// The statements that re-issue an imported period, in log order.
+    public var reissues: [StatementRecord] { statements.values.filter { $0.reissueOf != nil }.sorted { $0.position < $1.position } }
 
     /// `[start, end)`, in microseconds.
     public struct ClosedInterval: Hashable, Sendable, Codable {
@@ -33,13 +41,19 @@ public struct StatementBook: Hashable, Sendable, Codable {
         public var end: Int64
     }
 
+    /// A statement is identified by its digest (the same bytes under any file name are the same
+    /// statement); another digest for a period already imported is a re-issue, kept and marked.
     mutating func apply(_ s: StatementImported, _ ctx: FactContext) {
         guard statements[s.digest] == nil else { return }
-        statements[s.digest] = StatementRecord(statement: s, position: ctx.position)
+        let original = statements.values.filter {
+            let o = $0.statement
+            return o.source == s.source && o.app == s.app && o.merchant == s.merchant && o.periodStart == s.periodStart && o.periodEnd == s.periodEnd
+        }.min { $0.position < $1.position }
+        statements[s.digest] = StatementRecord(statement: s, position: ctx.position, reissueOf: original?.statement.digest)
         guard s.source.listsSales else { return }
-        var spans = salesCoverage[s.channel] ?? []
+        var spans = salesCoverage[s.channel]?[s.app ?? ""] ?? []
         spans.append(ClosedInterval(start: s.periodStart.microseconds, end: s.periodEnd.microseconds))
-        salesCoverage[s.channel] = Self.merged(spans)
+        salesCoverage[s.channel, default: [:]][s.app ?? ""] = Self.merged(spans)
     }
 
     /// A line naming no transaction (the App Store financial report's aggregates) stays in the log
@@ -62,9 +76,11 @@ public struct StatementBook: Hashable, Sendable, Codable {
         return out
     }
 
-    /// Whether statements listing every sale of `channel` cover all of `[from, to)`.
-    public func covers(_ channel: Channel, from: Int64, to: Int64) -> Bool {
-        guard let spans = salesCoverage[channel] else { return false }
-        return spans.contains { $0.start <= from && to <= $0.end }
+    /// Whether a statement listing every sale of `channel` and `app` (or of the whole channel)
+    /// covers all of `[from, to)`. A transaction that names no app is covered by any app's statement.
+    public func covers(_ channel: Channel, app: String?, from: Int64, to: Int64) -> Bool {
+        guard let byApp = salesCoverage[channel] else { return false }
+        let apps = app.map { [$0, ""] } ?? Array(byApp.keys)
+        return apps.contains { byApp[$0]?.contains { $0.start <= from && to <= $0.end } ?? false }
     }
 }

@@ -42,7 +42,7 @@ public enum StatementLineKind: String, CaseIterable, Sendable, Hashable, Compara
 }
 
 /// A statement file was imported: its source, the period it covers and the digest of its bytes.
-/// A re-import of the same file is the same fact (keyed by the digest).
+/// A re-import of the same bytes, under any file name, is the same fact (keyed by the digest).
 public struct StatementImported: StoreAppFact, Codable {
     public var source: StatementSource
     public var channel: Channel
@@ -71,7 +71,7 @@ public struct StatementImported: StoreAppFact, Codable {
             .timestamp("periodStart", \.periodStart, "Start of the period covered (inclusive)."),
             .timestamp("periodEnd", \.periodEnd, "End of the period covered (exclusive); after periodStart."),
             .int("lines", \.lines, min: 0, max: 100_000_000, "Data lines imported (summary rows are checked, not imported)."),
-            .optionalText("fileName", \.fileName, "The file's name as imported (no folder)."),
+            .optionalText("fileName", \.fileName, "The file's name as first imported (no folder); no longer written: a statement is identified by its bytes, the same bytes under another name being the same statement."),
         ] + appFields(\.app, \.merchant),
         check: { s in
             if s.channel != s.source.channel {
@@ -95,7 +95,7 @@ public struct StatementLine: StoreAppFact, Codable {
     /// The store's transaction id (Apple transactionId, Google order id, WeChat transaction_id);
     /// absent on aggregated lines (the App Store financial report).
     public var transactionId: String?
-    /// Our order id, where the store has it (WeChat out_trade_no).
+    /// Our order, where the store names it: WeChat out_trade_no, or the Apple appAccountToken minted for it.
     public var orderId: String?
     /// The store's refund id (WeChat refund_id), for a refund.
     public var refundId: String?
@@ -138,7 +138,7 @@ public struct StatementLine: StoreAppFact, Codable {
             .channel("channel", \.channel),
             .choice("kind", \.kind, "What the store says happened."),
             .optionalText("transactionId", \.transactionId, "The store's transaction id; absent on aggregated lines."),
-            .optionalText("orderId", \.orderId, "Our order id, where the store has it (WeChat out_trade_no)."),
+            .optionalText("orderId", \.orderId, "Our order, where the store names it: WeChat out_trade_no, or the Apple appAccountToken minted for it."),
             .optionalText("refundId", \.refundId, "The store's refund id, for a refund."),
             .optionalText("productId", \.productId),
             .optionalInt("quantity", \.quantity, min: -1_000_000, max: 1_000_000, "Units (the financial report aggregates; returns are negative)."),
@@ -154,12 +154,13 @@ public struct StatementLine: StoreAppFact, Codable {
                 : FactError(field: "channel", message: "\(l.source.rawValue) is a \(l.source.channel.rawValue) statement (got \(l.channel.rawValue))")
         })
 
-    /// The identity of what the line is about, across statements: the same sale in two files is one sale.
+    /// The identity of what the line is about, across statements: the same sale in two files is one sale
+    /// (a transaction id is unique per channel and app: two apps' sales with one id are two).
     /// A refund without a store refund id is told apart by its amount and time (two partial refunds
     /// of one order are two refunds; the same refund in two files is one).
     public var subject: String {
         let which = refundId ?? (kind == .sale ? "" : "\(amount.map { "\($0.minorUnits) \($0.currency.code)" } ?? "?")@\(at.microseconds)")
-        return "\(channel.rawValue)|\(transactionId ?? "")|\(kind.rawValue)|\(which)"
+        return "\(channel.rawValue)|\(app ?? "")|\(transactionId ?? "")|\(kind.rawValue)|\(which)"
     }
 }
 

@@ -12,11 +12,20 @@ extension Audit {
     /// double-grant. No window. User: the owner, else the grantee; positions: the verification and
     /// the grant; amount: price x |granted - owed| / owed days, rounded up (the whole price when the
     /// unit differs or more than twice is granted).
+    ///
+    /// Several active grants of which one was partly taken back (a move to another user with the
+    /// remaining days) are judged together, by the days left in them; positions: the verification
+    /// and every active grant.
     static func subscriptionDrift(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
-        guard t.verified, active.count == 1, t.refundState != .refunded, t.storeRevokedPosition == nil,
+        guard t.verified, !active.isEmpty, t.refundState != .refunded, t.storeRevokedPosition == nil,
               let e = c.entitlement(t), e.periodEntitlement != nil else { return }
         let owed = t.owedUnits(of: e)
-        let g = active[0], got = (unit: g.units.unit, count: g.unitsLeft)
+        let g = active[0]
+        var got = (unit: g.units.unit, count: g.unitsLeft)
+        if active.count > 1 {
+            guard let part = partlyTakenBack(t, active, c) else { return }
+            got = (part.unit, part.left)
+        }
         guard got != owed else { return }
         // Grace up to its end may be granted too: the days from this period's end to the end of the
         // grace that followed it.
@@ -25,9 +34,10 @@ extension Audit {
         if got.unit == owed.unit, let revenue = t.revenue {
             amount = prorate(revenue, abs(got.count - owed.count), owed.count)
         } else { amount = t.revenue }
+        let grants = active.count == 1 ? "grant \(g.grantId) gave" : "grants \(active.map(\.grantId).joined(separator: ", ")) leave"
         c.add(.subscriptionDrift, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition, g.position], amount,
-              "Transaction \(t.transactionId) (\(t.productId ?? "?")) paid for \(owed.count) \(owed.unit) but grant \(g.grantId) gave \(got.count) \(got.unit).")
+              [t.verifiedPosition] + active.map(\.position), amount,
+              "Transaction \(t.transactionId) (\(t.productId ?? "?")) paid for \(owed.count) \(owed.unit) but \(grants) \(got.count) \(got.unit).")
     }
 }
 

@@ -58,10 +58,12 @@ public struct SimulatedStatements: Sendable {
         var dropped: [StatementLine] = []
         for t in txs {
             let ch = t.channel!, price = t.price!
-            var sale = Self.line(ch, .sale, t.transactionId, price, t.purchaseDate ?? t.verifiedAt ?? from)
+            var sale = Self.line(ch, .sale, t.transactionId, price, t.purchaseDate ?? t.verifiedAt ?? from, app: t.app)
             sale.productId = t.productId; sale.quantity = t.quantity; sale.ownership = ch == .appstore ? t.ownership : nil
             sale.environment = ch == .appstore ? .production : nil
             sale.fee = Self.fee(ch, price)
+            // WeChat's bill names our order (商户订单号, the out_trade_no).
+            if ch == .wechat { sale.orderId = t.orderId }
             let refunds = Self.refundLines(t, ch, price)
             // A fault only where the log has no refund at all (a reversed one still matches a refund line).
             let clean = refunds.isEmpty && t.refunds.isEmpty && t.storeRevokedPosition == nil && t.revenue != nil
@@ -70,11 +72,13 @@ public struct SimulatedStatements: Sendable {
                 extra += 1
                 var ghost = sale
                 ghost.transactionId = Self.ghostId(ch, seed, extra)
+                ghost.orderId = ch == .wechat ? "o-lost-\(seed % 10_000)-\(extra)" : nil
                 ghost.at = Timestamp(microsecondsSince1970: sale.at.microseconds + 7 * Sim.minute)
                 out[ch, default: []].append(ghost)
-                truth.append(ExpectedFinding(kind: .unrecordedSale, channel: ch, transactionId: ghost.transactionId, orderId: nil, userId: nil))
+                truth.append(ExpectedFinding(kind: .unrecordedSale, channel: ch, transactionId: ghost.transactionId, orderId: ghost.orderId,
+                                             userId: nil))
             } else if let f = fault {
-                truth.append(ExpectedFinding(kind: f, channel: ch, transactionId: t.transactionId, orderId: nil, userId: nil))
+                truth.append(ExpectedFinding(kind: f, channel: ch, transactionId: t.transactionId, orderId: t.orderId, userId: nil))
             }
             switch fault {
             case .unconfirmedPayment?: dropped.append(sale)
@@ -84,7 +88,7 @@ public struct SimulatedStatements: Sendable {
             case .unrecordedRefund?:
                 out[ch, default: []].append(sale)
                 var r = Self.line(ch, .refund, t.transactionId, price, Timestamp(microsecondsSince1970: sale.at.microseconds + 2 * Sim.day),
-                                  product: t.productId)
+                                  product: t.productId, app: t.app)
                 r.refundId = ch == .wechat ? "50300000\(seed % 10_000)\(t.transactionId.suffix(12))" : nil
                 r.fee = sale.fee
                 out[ch, default: []].append(r)
@@ -106,14 +110,16 @@ public struct SimulatedStatements: Sendable {
             }
         }
         // WeChat Pay publishes no bill for a day without trades, so a day without lines is not
-        // covered: a dropped sale whose days around it have no bill stays a clean sale.
-        // Elsewhere a statement covers [from, to): a sale within a day of its edges is not judged.
+        // covered: a dropped sale whose own Beijing day has no bill stays a clean sale. Elsewhere a
+        // statement covers [from, to). Either way the audit allows clock slack at the edges: a sale
+        // within that of an uncovered time is not judged.
         let days = Set((out[.wechat] ?? []).map { Self.beijingDay($0.at.microseconds) })
+        let slack = AuditOptions().statementClockSlack.microseconds
         for sale in dropped {
             let t = sale.at.microseconds
             let covered = sale.channel == .wechat
-                ? stride(from: Self.beijingDay(t - Sim.day), through: Self.beijingDay(t + Sim.day - 1), by: Int(Sim.day)).allSatisfy(days.contains)
-                : t - Sim.day >= from.microseconds && t + Sim.day <= to.microseconds
+                ? days.contains(Self.beijingDay(t - slack)) && days.contains(Self.beijingDay(t + slack - 1))
+                : t - slack >= from.microseconds && t + slack <= to.microseconds
             guard !covered else { continue }
             out[sale.channel, default: []].append(sale)
             truth.removeAll { $0.kind == .unconfirmedPayment && $0.transactionId == sale.transactionId }
@@ -122,14 +128,16 @@ public struct SimulatedStatements: Sendable {
         self.truth = truth
     }
 
+    /// A line of `ch`'s statement; an App Store line names its app (`app`, else the main app's): each
+    /// app has its own transaction history.
     static func line(_ ch: Channel, _ kind: StatementLineKind, _ tx: String, _ amount: Money?, _ at: Timestamp,
-                     product: String? = nil) -> StatementLine {
+                     product: String? = nil, app: String? = nil) -> StatementLine {
         let source: StatementSource = ch == .wechat ? .wechatTradeBill : ch == .appstore ? .appstoreHistory : .googleplayEarnings
         var l = StatementLine(digest: "sim", line: 1, source: source, kind: kind, transactionId: tx, amount: amount, at: at)
         l.productId = product
         switch ch {
         case .wechat: l.app = wechatAppId; l.merchant = wechatMerchant
-        case .appstore: l.app = bundleId
+        case .appstore: l.app = app ?? bundleId
         case .googleplay: break
         }
         return l
@@ -148,7 +156,7 @@ public struct SimulatedStatements: Sendable {
     static func refundLines(_ t: TransactionView, _ ch: Channel, _ price: Money) -> [StatementLine] {
         var out: [StatementLine] = []
         for r in t.standingRefunds.sorted(by: { ($0.refundedAt, $0.refundId) < ($1.refundedAt, $1.refundId) }) {
-            var l = line(ch, .refund, t.transactionId, r.amount, r.refundedAt, product: t.productId)
+            var l = line(ch, .refund, t.transactionId, r.amount, r.refundedAt, product: t.productId, app: t.app)
             l.refundId = ch == .wechat ? r.refundId : nil
             if ch == .googleplay { l.fee = fee(ch, r.amount) }
             out.append(l)

@@ -24,8 +24,12 @@ extension UserSim {
         case .wechat: (t, tx) = wechatOneTime(t, d, order: o, fault: fault)
         }
         guard fault == nil else { return }
-        if d.entitlement == .feature("no_ads") && chance(0.2) {
+        if d.entitlement == .feature("no_ads") && chance(0.3) {
             chance(0.5) ? restoreOnNewAccount(t, d, tx: tx, order: o) : familySharedCopy(t, d)
+        } else if case .period = d.entitlement, chance(0.2) {
+            moveRemainingDays(t, d, tx: tx, order: o)
+        } else if d.channel == .appstore, case .coins = d.entitlement, chance(0.05) {
+            sameIdInSecondApp(t, d, tx: tx)
         } else {
             maybeRefund(t, d, tx: tx, order: o)
         }
@@ -137,13 +141,20 @@ extension UserSim {
 
     /// The backend acknowledges a Google purchase a few seconds after granting it; as a fault, it
     /// never does (Google refunds it after three days). Returns the time after it.
-    mutating func acknowledge(_ start: Int64, _ c: Channel, tx: String, order: String?, fault: FindingKind?) -> Int64 {
+    /// Fulfilment acknowledges the purchase bought at `purchased`. When the server learns of it too
+    /// late for the 3-day deadline (its notification lost, found days later), the app had already
+    /// acknowledged it on the device at purchase: the fact, recorded now, carries that time, and
+    /// the deadline was met.
+    mutating func acknowledge(_ start: Int64, _ c: Channel, tx: String, order: String?, purchased: Int64, fault: FindingKind?,
+                              kind: AcknowledgementKind = .acknowledge) -> Int64 {
         guard fault != .unacknowledgedPurchase else {
             expect(.unacknowledgedPurchase, c, tx: tx, order: order, user: uid)
             return start
         }
         let t = start + int(1...3) * Sim.sec
-        emit(t, .purchaseAcknowledged(PurchaseAcknowledged(channel: c, transactionId: tx, acknowledgedAt: Timestamp(microsecondsSince1970: t))))
+        let done = t - purchased < 2 * Sim.day ? t : purchased + int(1...20) * Sim.minute
+        emit(t, .purchaseAcknowledged(PurchaseAcknowledged(channel: c, transactionId: tx, acknowledgedAt: Timestamp(microsecondsSince1970: done),
+                                                           kind: kind)))
         return t
     }
 
@@ -166,7 +177,7 @@ extension UserSim {
         notify(t, c, googleMessageId(), "1", "ONE_TIME_PRODUCT_PURCHASED", tx: tx)
         t += int(1...3) * Sim.sec
         (t, bound) = verifyBindGrant(t, d, tx: tx, purchased: paidAt, token: token, fault: fault)
-        t = acknowledge(t, c, tx: tx, order: o, fault: fault)
+        t = acknowledge(t, c, tx: tx, order: o, purchased: paidAt, fault: fault, kind: { if case .coins = d.entitlement { return .consume } else { return .acknowledge } }())
         if lost { t += int(1...20) * Sim.hour; callback(t, c, tx: tx, product: d.storeProductId, order: o, report: true) }
         if bound?.orderId != o { preconditionFailure("simulator: google \(tx) not bound to \(o)") }
         return (t, tx)

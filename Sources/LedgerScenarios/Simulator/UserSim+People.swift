@@ -23,6 +23,56 @@ extension UserSim {
         grant(t, d, tx: tx, order: order, user: newUser)
     }
 
+    /// Support moves a period to the user's new account with the days left of it: fulfilment takes
+    /// those days back from the old grant and grants them to the new account. The days net to the
+    /// period paid: no finding.
+    mutating func moveRemainingDays(_ start: Int64, _ d: ProductDefinition, tx: String, order: String) {
+        guard let days = d.entitlement.periodDays, days > 1, let name = d.entitlement.periodEntitlement else { return }
+        let newUser = "\(uid)-m", used = int(1...(days - 1))
+        var t = start + used * Sim.day + int(0...600) * Sim.minute
+        guard t < horizon else { return }
+        emit(t, .transactionTransferred(TransactionTransferred(
+            channel: d.channel, transactionId: tx, transferId: "mv\(nn)-\(next())", fromUserId: uid, toUserId: newUser, orderId: order,
+            method: .supportCorrection, reason: "moved to the user's new account with the days left", authorizedBy: "support:simulated")))
+        t += int(1...5) * Sim.sec
+        revoke(t, d.channel, tx: tx, reason: .support, units: days - used)
+        t += int(1...5) * Sim.sec
+        emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: newUser, channel: d.channel, transactionId: tx,
+                                                       orderId: order, entitlement: .period(entitlement: name, days: days - used))))
+    }
+
+    /// The user buys coins in the lite app too, whose App Store transaction carries the same id as
+    /// their purchase in the main app (an id is unique per app only); sometimes it is refunded there
+    /// and taken back, naming the app. No finding: each app's purchase is owed, granted and taken
+    /// back on its own.
+    mutating func sameIdInSecondApp(_ start: Int64, _ d: ProductDefinition, tx: String) {
+        let app = Sim.liteApp, c = Channel.appstore
+        var t = start + int(1...48) * Sim.hour
+        guard t < horizon, let price = d.price else { return }
+        let o = orderId(), token = uuid()
+        emit(t, .orderCreated(OrderCreated(orderId: o, userId: uid, channel: c, productId: d.storeProductId, price: price,
+                                           accountToken: token.lowercased, app: app)))
+        t += int(1...4) * Sim.sec
+        emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
+        t += int(20...60) * Sim.sec
+        emit(t, .paymentVerified(PaymentVerified(channel: c, transactionId: tx, originalTransactionId: tx, productId: d.storeProductId,
+                                                 purchaseDate: Timestamp(microsecondsSince1970: t - int(5...15) * Sim.sec), price: price,
+                                                 appAccountToken: token, app: app)))
+        t += int(1...3) * Sim.sec
+        emit(t, .transactionBound(TransactionBound(channel: c, transactionId: tx, orderId: o, userId: uid, method: .appAccountToken, app: app)))
+        t += int(1...3) * Sim.sec
+        emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, orderId: o,
+                                                       entitlement: d.entitlement, app: app)))
+        guard chance(0.5) else { return }
+        t += int(1...5) * Sim.day
+        guard t < horizon else { return }
+        emit(t, .refunded(Refunded(channel: c, transactionId: tx, refundId: "rf\(nn)-\(next())", amount: price,
+                                   refundedAt: Timestamp(microsecondsSince1970: t),
+                                   reason: "customer", app: app)))
+        t += int(5...240) * Sim.sec
+        revoke(t, c, tx: tx, reason: .refund, app: app)
+    }
+
     /// A family member's copy of a shared non-consumable: its own transaction, owed the feature,
     /// no revenue of its own. The member's app reports it; fulfilment creates the member's order.
     mutating func familySharedCopy(_ start: Int64, _ d: ProductDefinition) {
@@ -53,12 +103,15 @@ extension UserSim {
         _ = verified(t, d, tx: tx, original: newToken, purchased: purchase, expires: rexp) { $0.linkedPurchaseToken = oldToken }
         t += int(1...3) * Sim.sec
         grant(t, d, tx: tx, order: nil)
-        _ = acknowledge(t, c, tx: tx, order: nil, fault: nil)
+        _ = acknowledge(t, c, tx: tx, order: nil, purchased: purchase, fault: nil)
         return (newToken, tx, rexp)
     }
 }
 
 extension Sim {
+    /// The second App Store app: its purchases are not on the main app's statements.
+    static let liteApp = "com.sim.app.lite"
+
     /// The simulated apps, as the simulated statements name them too.
     static let apps: [Channel: (app: String, merchant: String?)] = [
         .appstore: (SimulatedStatements.bundleId, nil),
@@ -87,6 +140,16 @@ extension Sim {
         case .refundReversed(let f): return named(f, f.channel, Fact.refundReversed)
         case .refunded(let f): return named(f, f.channel, Fact.refunded)
         case .purchaseVoided(let f): return named(f, f.channel, Fact.purchaseVoided)
+        // Fulfilment's facts name the transaction's app too, and our orders the app they are bought in.
+        case .orderCreated(var f):
+            if f.app == nil { f.app = apps[f.channel]?.app }
+            return .orderCreated(f)
+        case .entitlementGranted(var f):
+            if f.app == nil, f.transactionId != nil, let c = f.channel { f.app = apps[c]?.app }
+            return .entitlementGranted(f)
+        case .entitlementRevoked(var f):
+            if f.app == nil, f.transactionId != nil, let c = f.channel { f.app = apps[c]?.app }
+            return .entitlementRevoked(f)
         default: return fact
         }
     }

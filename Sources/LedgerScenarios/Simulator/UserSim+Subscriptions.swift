@@ -39,7 +39,7 @@ extension UserSim {
         if fault == .subscriptionDrift && chance(0.6) {
             // Access kept past the grace period's end (App Store) or through on hold (Google).
             accessKeptPastLapse(c, d, tx: tx, original: original, order: o, purchased: paidAt, expires: expires, at: t)
-            if c == .googleplay { _ = acknowledge(t, c, tx: tx, order: o, fault: nil) }
+            if c == .googleplay { _ = acknowledge(t, c, tx: tx, order: o, purchased: paidAt, fault: nil) }
             return
         } else if fault == .subscriptionDrift {
             // Fulfilment granted the week with the quarter's length (a wrong catalogue lookup).
@@ -52,7 +52,7 @@ extension UserSim {
         } else {
             grant(t, d, tx: tx, order: o)
         }
-        if c == .googleplay { t = acknowledge(t, c, tx: tx, order: o, fault: nil) }
+        if c == .googleplay { t = acknowledge(t, c, tx: tx, order: o, purchased: paidAt, fault: nil) }
         renewals(c, d, original: original, firstTx: tx, purchased: paidAt, expires: expires)
     }
 

@@ -148,7 +148,7 @@ struct UserSim {
     mutating func bind(_ t: Int64, _ v: PaymentVerified, outTradeNo: String? = nil) -> TransactionBound? {
         let candidates = orderList.map {
             OrderCandidate(orderId: $0.orderId, userId: $0.userId, channel: $0.channel, productId: $0.productId,
-                           accountToken: $0.accountToken, isOpen: !settled.contains($0.orderId))
+                           accountToken: $0.accountToken, app: $0.app, isOpen: !settled.contains($0.orderId))
         }
         let nn = self.nn
         switch Binding.decide(transaction: v, callbacks: reports[v.transactionId] ?? [], outTradeNo: outTradeNo, orders: candidates,
@@ -181,8 +181,10 @@ struct UserSim {
 
     mutating func nextSeq() -> Int { seq += 1; return seq - 1 }
 
-    mutating func revoke(_ t: Int64, _ c: Channel, tx: String, reason: RevocationReason, user: String? = nil) {
-        emit(t, .entitlementRevoked(EntitlementRevoked(userId: user ?? uid, channel: c, transactionId: tx, reason: reason)))
+    mutating func revoke(_ t: Int64, _ c: Channel, tx: String, reason: RevocationReason, user: String? = nil, units: Int64? = nil,
+                         app: String? = nil) {
+        emit(t, .entitlementRevoked(EntitlementRevoked(userId: user ?? uid, channel: c, transactionId: tx, reason: reason, units: units,
+                                                       revocationId: units.map { _ in "rv\(nn)-\(next())" }, app: app)))
     }
 
     // MARK: the user's life
@@ -272,7 +274,7 @@ struct UserSim {
         // Coins granted per transaction to this user, and when each transaction's coins are clawed back.
         var revokeTimes: [(t: Int64, tx: String)] = []
         for it in all {
-            if case .entitlementRevoked(let r) = it.fact, r.userId == uid, let tx = r.transactionId { revokeTimes.append((it.t, tx)) }
+            if case .entitlementRevoked(let r) = it.fact, r.userId == uid, let tx = r.transactionId { revokeTimes.append((it.t, "\(r.app ?? "")|\(tx)")) }
         }
         var active: [String: Int64] = [:]
         var balance: Int64 = 0
@@ -298,9 +300,12 @@ struct UserSim {
             }
             switch it.fact {
             case .entitlementGranted(let g) where g.userId == uid:
-                if case .coins(let n) = g.entitlement { active[g.transactionId ?? g.grantId, default: 0] += n * g.quantity; balance += n * g.quantity }
+                // Keyed by app and transaction: two apps may issue the same transaction id.
+                if case .coins(let n) = g.entitlement {
+                    active[g.transactionId.map { "\(g.app ?? "")|\($0)" } ?? g.grantId, default: 0] += n * g.quantity; balance += n * g.quantity
+                }
             case .entitlementRevoked(let r) where r.userId == uid:
-                let key = r.transactionId ?? r.grantId ?? ""
+                let key = r.transactionId.map { "\(r.app ?? "")|\($0)" } ?? r.grantId ?? ""
                 let taken = min(r.units ?? .max, active[key] ?? 0)
                 balance -= taken
                 active[key] = (active[key] ?? 0) - taken

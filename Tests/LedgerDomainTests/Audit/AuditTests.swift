@@ -34,6 +34,44 @@ struct AuditTests {
         #expect(f.positions.last == Int64(s.facts.count))  // Erin's report, the last fact
     }
 
+    @Test("39: unrecorded-sale names the order the bill gives (WeChat out_trade_no)")
+    func scenario39() throws {
+        let s = Scenarios.scenario(39)
+        let f = try #require(Audit.run(s.projections()).first)
+        #expect(f.kind == .unrecordedSale && f.orderId == "o39-1" && f.transactionId == "42003920260301001")
+        #expect(f.amountAtRisk == cny(3000) && f.channel == .wechat)
+    }
+
+    @Test("40: the same bytes are one statement; another digest for the period is a re-issue, kept and marked")
+    func scenario40() {
+        let book = Scenarios.scenario(40).projections().statements
+        #expect(book.statements.count == 2)
+        #expect(book.reissues.map(\.reissueOf) == ["sha256:4040404040404040404040404040404040404040404040404040404040404040"])
+        #expect(book.lines.count == 1, "the sale both issues list is matched once")
+    }
+
+    @Test("41: unconfirmed-payment names the log's order and waits for no neighbouring day")
+    func scenario41() throws {
+        let f = try #require(Audit.run(Scenarios.scenario(41).projections()).first)
+        #expect(f.kind == .unconfirmedPayment && f.orderId == "o41-1" && f.transactionId == "42004120260301001")
+    }
+
+    @Test("36: a move with the remaining days is no double grant; more days than owed left after it is drift")
+    func scenario36() {
+        let s = Scenarios.scenario(36)
+        #expect(Audit.run(s.projections()).isEmpty)
+        // The same history with only 10 of the 20 moved days taken back: 40 days for a 30-day month.
+        var facts = s.facts
+        if let i = facts.firstIndex(where: { if case .entitlementRevoked = $0.fact { return true } else { return false } }),
+           case .entitlementRevoked(var r) = facts[i].fact {
+            r.units = 10
+            facts[i].fact = .entitlementRevoked(r)
+        }
+        var p = Projections()
+        for (k, f) in facts.enumerated() { p.apply(f.fact, FactContext(position: Int64(k + 1), occurredAt: f.at)) }
+        #expect(Audit.run(p).map(\.kind) == [.subscriptionDrift])
+    }
+
     @Test("5: one product-mismatch per swapped order")
     func scenario5() {
         let fs = Audit.run(Scenarios.scenario(5).projections())

@@ -49,13 +49,15 @@ struct FactCatalogueTests {
         }
     }
 
-    @Test("catalogue: 29 types; PaymentVerified and StoreNotificationReceived at version 3, 14 others at version 2 (the app and the rules of real store traffic), the rest at 1")
+    @Test("catalogue: 29 types; PaymentVerified at version 4 (WeChat's out_trade_no), grants, revocations and StoreNotificationReceived at 3 (the app), 15 others at version 2 (the app and the rules of real store traffic), the rest at 1")
     func catalogue() {
         #expect(Set(FactCatalogue.currentVersions.keys) == FactCatalogue.typeNames)
-        #expect(FactCatalogue.currentVersions["PaymentVerified"] == 3)
+        #expect(FactCatalogue.currentVersions["PaymentVerified"] == 4)
         #expect(FactCatalogue.currentVersions["StoreNotificationReceived"] == 3)
-        #expect(FactCatalogue.currentVersions.filter { $0.value != 1 }.count == 16)
-        #expect(FactCatalogue.readableVersions.count == 47)
+        #expect(FactCatalogue.currentVersions["EntitlementGranted"] == 3 && FactCatalogue.currentVersions["EntitlementRevoked"] == 3)
+        #expect(FactCatalogue.currentVersions["OrderCreated"] == 2 && FactCatalogue.currentVersions["PurchaseAcknowledged"] == 2)
+        #expect(FactCatalogue.currentVersions.filter { $0.value != 1 }.count == 18)
+        #expect(FactCatalogue.readableVersions.count == 52)
     }
 
     @Test("catalogue type names are all valid type names")
@@ -75,7 +77,7 @@ struct FactCatalogueTests {
     @Test("unknown type and unreadable versions are refused")
     func unknownTypeOrVersion() throws {
         #expect(try refusal("PaymentVerifed", 1, "{}")?.field == "type")
-        #expect(try refusal("PaymentVerified", 4, v2())?.field == "schemaVersion")
+        #expect(try refusal("PaymentVerified", 5, v2())?.field == "schemaVersion")
         #expect(try refusal("OrderClosed", 0, #"{"orderId":"o","reason":"timeout"}"#)?.field == "schemaVersion")
         #expect(try refusal("OrderClosed", 1, "[]")?.field == "")
     }
@@ -91,9 +93,10 @@ struct FactCatalogueTests {
         #expect(pv.price.description == "6.00 CNY")
         #expect(fact.payload["price"] == .makeObject([("amount", .int(600)), ("currency", .string("CNY"))]))
         #expect(fact.payload["priceMilliunits"] == nil)
-        #expect(fact.newEvent(occurredAt: Timestamp("2026-03-31T08:15:41Z")!).schemaVersion == 3)
+        #expect(fact.newEvent(occurredAt: Timestamp("2026-03-31T08:15:41Z")!).schemaVersion == 4)
         #expect(try decode("PaymentVerified", 2, fact.payload.canonicalText) == fact)
         #expect(try decode("PaymentVerified", 3, fact.payload.canonicalText) == fact)
+        #expect(try decode("PaymentVerified", 4, fact.payload.canonicalText) == fact)
     }
 
     @Test("v1 1234 JPY milliunits is not a whole yen: refused naming priceMilliunits")
@@ -274,7 +277,7 @@ struct FactCatalogueTests {
         #expect(try problem(v2().replacingOccurrences(of: #""quantity":1"#, with: #""quantity":0"#))?.field == "payload.quantity")
         #expect(try problem(v1Price(6000, "CNY"), version: 1) == nil)
         #expect(try problem(v1Price(1234, "JPY"), version: 1)?.field == "payload.priceMilliunits")
-        #expect(try problem(v2(), version: 4)?.field == "payload.schemaVersion")
+        #expect(try problem(v2(), version: 5)?.field == "payload.schemaVersion")
         // Unknown types are left to allowUnknownTypes, not to the payload check.
         var open = FactCatalogue.validation(allowUnknownTypes: true)
         #expect(open.allowUnknownTypes)

@@ -152,10 +152,11 @@ struct SimulatorTests {
         var unnamed: [String] = []
         for (fact, _) in sim.facts {
             switch fact {
-            case .transactionTransferred: seen["transfer", default: 0] += 1
+            case .transactionTransferred(let m): seen[m.method == .supportCorrection ? "move with days left" : "transfer", default: 0] += 1
             case .purchaseAcknowledged: seen["acknowledged", default: 0] += 1
             case .entitlementGranted(let g) where g.isPolicyGrant: seen["policy grant", default: 0] += 1
             case .entitlementRevoked(let r) where r.units != nil: seen["partial revocation", default: 0] += 1
+            case .entitlementGranted(let g) where g.app == "com.sim.app.lite": seen["second app, same id", default: 0] += 1
             case .paymentVerified(let v):
                 if v.ownership == .familyShared { seen["family shared", default: 0] += 1 }
                 if v.environment == .sandbox { seen["sandbox", default: 0] += 1 }
@@ -167,7 +168,8 @@ struct SimulatorTests {
             default: break
             }
         }
-        for kind in ["transfer", "acknowledged", "policy grant", "partial revocation", "family shared", "sandbox", "linked token", "offer"] {
+        for kind in ["transfer", "move with days left", "second app, same id", "acknowledged", "policy grant", "partial revocation", "family shared",
+                     "sandbox", "linked token", "offer"] {
             #expect((seen[kind] ?? 0) > 0, "no \(kind) in a clean history of 400 users")
         }
         #expect(unnamed.isEmpty, "store facts without an app: \(unnamed.prefix(5))")

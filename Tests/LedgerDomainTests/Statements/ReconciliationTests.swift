@@ -58,6 +58,30 @@ struct ReconciliationTests {
         }
     }
 
+    /// The simulator's whole ground truth, over 20 seeds with every fault and the statements (one
+    /// bill imported a second time, as the same bytes under another name would be): the audit finds
+    /// exactly what was injected, no more, no less.
+    @Test("20 seeds, every fault, with statements: the audit is exactly the simulator's ground truth")
+    func groundTruthOverSeeds() throws {
+        let spec = try FaultSpec.parse("all=0.02")
+        for seed: UInt64 in 101...120 {
+            let sim = Simulator(users: 60, days: 20, seed: seed, faults: spec)
+            let statements = SimulatedStatements(sim)
+            var (p, files) = try Self.fold(sim, statements)
+            if let again = files.first {
+                var position = Int64(sim.facts.count + files.reduce(0) { $0 + $1.facts.count })
+                for fact in again.facts { position += 1; p.apply(fact, FactContext(position: position, occurredAt: again.imported.periodEnd)) }
+                files.append(again)
+            }
+            let findings = Audit.run(p)
+            let expected = Set((sim.groundTruth + statements.truth).map(\.key)), actual = Set(findings.map(\.key))
+            let extra = findings.filter { !expected.contains($0.key) }.map { "unexpected \($0.key): \($0.detail)" }
+            let missing = expected.subtracting(actual).sorted().map { "missing \($0)" }
+            #expect(extra.isEmpty && missing.isEmpty, "seed \(seed): \((extra + missing).prefix(8).joined(separator: "\n"))")
+            #expect(!expected.isEmpty)
+        }
+    }
+
     /// Statements for a month of a longer history (as `ledger bench reconcile` imports): a WeChat
     /// bill is for a whole Beijing day, so a period ending at UTC midnight must still list the sales
     /// of the rest of that day, and a refund line days after the period (an injected
@@ -134,6 +158,48 @@ struct ReconciliationRuleTests {
         facts.append((.refunded(Refunded(channel: .wechat, transactionId: "A", refundId: "R1", amount: Self.cny(1000), refundedAt: Self.at(3))), Self.at(31)))
         #expect(!Audit.run(Self.fold(facts)).contains { $0.kind == .unrecordedRefund })
         #expect(Audit.reconciliation(Self.fold(facts)).count == 3)
+    }
+
+    @Test("the order on every finding: the log's binding, else the line's out_trade_no, else the order an appAccountToken was minted for")
+    func orderIds() {
+        let token = "7D1C1E8A-3F9B-4A51-9A55-2B8F0C6B8E11"
+        var apple = StatementLine(digest: "sha256:bb", line: 1, source: .appstoreHistory, kind: .sale, transactionId: "2000000999",
+                                  orderId: token.lowercased(), amount: Self.cny(600), at: Self.t0)
+        apple.app = "com.example.coins"
+        var wechat = StatementLine(digest: "sha256:aa", line: 6, source: .wechatTradeBill, kind: .sale, transactionId: "Y", orderId: "wx-order-9",
+                                   amount: Self.cny(3000), at: Self.t0)
+        wechat.app = nil
+        let facts: [(Fact, Timestamp)] = [
+            (.orderCreated(OrderCreated(orderId: "ord-apple", userId: "u", channel: .appstore, productId: "coins_60", price: Self.cny(600),
+                                        accountToken: token)), Self.t0),
+            Self.statement, (.statementLine(wechat), Self.at(24)),
+            (.statementImported(StatementImported(source: .appstoreHistory, digest: "sha256:bb", periodStart: Self.at(-48), periodEnd: Self.at(48),
+                                                  lines: 1, app: "com.example.coins")), Self.at(24)),
+            (.statementLine(apple), Self.at(24)),
+            (.orderCreated(OrderCreated(orderId: "later", userId: "u", channel: .wechat, productId: "p", price: Self.cny(1))), Self.at(30)),
+        ]
+        let found = Audit.reconciliation(Self.fold(facts))
+        #expect(Set(found.map { "\($0.kind.rawValue) \($0.transactionId ?? "") \($0.orderId ?? "-")" })
+                    == ["unrecorded-sale Y wx-order-9", "unrecorded-sale 2000000999 ord-apple"])
+    }
+
+    @Test("coverage is the statement's own period, with a few minutes' slack, per app")
+    func coverage() {
+        // A WeChat bill of one Beijing day: a payment inside it is judged at once; one within the
+        // clock slack of its edge, or of another app, is not.
+        let start = Timestamp("2026-03-01T16:00:00Z")!, end = Timestamp("2026-03-02T16:00:00Z")!
+        func shifted(_ t: Timestamp, _ seconds: Int64) -> Timestamp { Timestamp(microsecondsSince1970: t.microseconds + seconds * 1_000_000) }
+        func paid(_ tx: String, _ at: Timestamp, app: String?) -> (Fact, Timestamp) {
+            (.paymentVerified(PaymentVerified(channel: .wechat, transactionId: tx, productId: "wx_coins_300", purchaseDate: at, price: Self.cny(3000),
+                                              app: app)), at)
+        }
+        let facts: [(Fact, Timestamp)] = [
+            paid("inside", shifted(start, 3600), app: "wxA"), paid("edge", shifted(end, -120), app: "wxA"),
+            paid("other-app", shifted(start, 3600), app: "wxB"), paid("before", shifted(start, -3600), app: "wxA"),
+            (.statementImported(StatementImported(source: .wechatTradeBill, digest: "sha256:cc", periodStart: start, periodEnd: end, lines: 0,
+                                                  app: "wxA")), end),
+        ]
+        #expect(Audit.reconciliation(Self.fold(facts)).map(\.transactionId) == ["inside"])
     }
 
     @Test("no statement: no reconciliation finding and no revenue from statements")
