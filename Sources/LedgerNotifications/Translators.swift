@@ -348,7 +348,7 @@ public enum NotificationTranslator {
             }
             out.add(.paymentVerified(PaymentVerified(
                 channel: .wechat, transactionId: transactionId, productId: order.productId, purchaseDate: paidAt,
-                price: Money(minorUnits: total, currency: currency), rawDigest: digest, app: appid, merchant: mchid)))
+                price: Money(minorUnits: total, currency: currency), rawDigest: digest, app: appid, merchant: mchid, outTradeNo: outTradeNo)))
             out.add(.transactionBound(TransactionBound(channel: .wechat, transactionId: transactionId, orderId: outTradeNo, userId: order.userId,
                                                        method: .outTradeNo, app: appid, merchant: mchid)))
         case "REFUND.SUCCESS", "REFUND.ABNORMAL", "REFUND.CLOSED":

@@ -310,7 +310,7 @@ struct TranslationTableTests {
         let n = try Self.weChat(wx, try wx.notification(id: "EV-pay"), order: .init(productId: "coins_60", userId: "u-1"))
         #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified", "TransactionBound"])
         guard case .paymentVerified(let p) = n.facts[1], case .transactionBound(let b) = n.facts[2] else { return }
-        #expect(p.price == Money(minorUnits: 600, currency: Currency("CNY")!) && p.productId == "coins_60" && p.merchant == TestWeChat.merchantId)
+        #expect(p.price == Money(minorUnits: 600, currency: Currency("CNY")!) && p.productId == "coins_60" && p.merchant == TestWeChat.merchantId && p.outTradeNo == "order-0001")
         #expect(b.orderId == "order-0001" && b.userId == "u-1" && b.method == .outTradeNo)
         let unknownOrder = try Self.weChat(wx, try wx.notification(id: "EV-pay-2"))
         #expect(unknownOrder.facts.count == 1 && Self.notification(unknownOrder)?.awaiting == .verification)

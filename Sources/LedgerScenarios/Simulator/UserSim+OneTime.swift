@@ -207,8 +207,8 @@ extension UserSim {
             t += 5 * Sim.sec
         }
         t += int(1...2) * Sim.sec
-        v = verified(t, d, tx: tx, purchased: paidAt)
-        t += Sim.sec; bound = bind(t, v, outTradeNo: o)
+        v = verified(t, d, tx: tx, purchased: paidAt) { $0.outTradeNo = o }
+        t += Sim.sec; bound = bind(t, v)
         t += Sim.sec
         t = finish(t, d, v, bound, fault: fault)
         if notificationLost || chance(0.3) {
