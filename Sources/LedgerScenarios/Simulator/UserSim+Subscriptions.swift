@@ -201,7 +201,9 @@ extension UserSim {
     mutating func upgrade(before expires: Int64, _ c: Channel, to d: ProductDefinition, original: String, firstTx: String,
                           running: (tx: String, purchase: Int64), runningDays: Int64) -> Int64 {
         let periodDays = d.entitlement.periodDays ?? 7
-        var t = expires - int(1...(periodDays * 24 - 1)) * Sim.hour
+        // At least four hours into the running period: after its renewal was granted, even one found
+        // by a poll two and a half hours late (an upgrade takes back days of a grant that exists).
+        var t = expires - int(1...(periodDays * 24 - 4)) * Sim.hour
         let tx = appleTx()
         let n = appleNotificationId()
         callback(t, c, tx: tx, product: d.storeProductId, report: true)
