@@ -18,16 +18,18 @@ public struct RevenueReport: Sendable {
     public var totals: [RevenueRow] { Revenue.totals(rows) }
 
     static func money(_ minor: Int64, _ c: Currency) -> String { Money(minorUnits: minor, currency: c).description }
-    static func fees(_ t: RevenueTotals, _ c: Currency) -> String { t.fees.map { money($0, c) } ?? "-" }
+    static func fees(_ t: RevenueTotals, _ c: Currency) -> String { t.exactFees(c).map(\.description) ?? "-" }
 
     /// Whole minor units; with `exact` (major units as decimal text) beside them when a store
     /// signed amounts that are not whole minor units.
     static func json(_ t: RevenueTotals, _ c: Currency) -> JSONValue {
         var members: [(String, JSONValue)] = [("sales", .int(t.sales)), ("gross", .int(t.gross)), ("refunds", .int(t.refunds)),
                                               ("refunded", .int(t.refunded)), ("net", .int(t.net)), ("fees", t.fees.map { .int($0) } ?? .null)]
-        if t.grossFraction != 0 || t.refundedFraction != 0 {
-            members.append(("exact", .makeObject([("gross", .string(t.exactGross(c).decimalText)), ("refunded", .string(t.exactRefunded(c).decimalText)),
-                                                  ("net", .string(t.exactNet(c).decimalText))])))
+        if t.grossFraction != 0 || t.refundedFraction != 0 || t.feesFraction != 0 {
+            var exact: [(String, JSONValue)] = [("gross", .string(t.exactGross(c).decimalText)), ("refunded", .string(t.exactRefunded(c).decimalText)),
+                                                ("net", .string(t.exactNet(c).decimalText))]
+            if let fees = t.exactFees(c), t.feesFraction != 0 { exact.append(("fees", .string(fees.decimalText))) }
+            members.append(("exact", .makeObject(exact)))
         }
         return .makeObject(members)
     }

@@ -22,6 +22,33 @@ enum Amounts {
         return negative ? -v : v
     }
 
+    /// `"0.32000"`, `"-0.06"` in millionths of the major unit (at most six decimals), exactly.
+    static func micros(_ text: String) -> Int64? {
+        var s = Substring(text.trimmingCharacters(in: .whitespaces))
+        var negative = false
+        if s.first == "-" { negative = true; s = s.dropFirst() } else if s.first == "+" { s = s.dropFirst() }
+        let parts = s.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit), whole.count <= 12 else { return nil }
+        var frac = parts.count > 1 ? String(parts[1]) : ""
+        guard frac.allSatisfy(\.isASCIIDigit), parts.count == 1 || !frac.isEmpty else { return nil }
+        while frac.count > 6 {
+            guard frac.last == "0" else { return nil }
+            frac.removeLast()
+        }
+        while frac.count < 6 { frac += "0" }
+        guard let v = Int64(whole + frac) else { return nil }
+        return negative ? -v : v
+    }
+
+    /// Millionths of the major unit as decimal text (`320010` is `"0.32001"`).
+    static func microsText(_ micros: Int64) -> String {
+        let m = micros.magnitude
+        var frac = String(m % 1_000_000)
+        while frac.count < 6 { frac = "0" + frac }
+        while frac.count > 2 && frac.hasSuffix("0") { frac.removeLast() }
+        return (micros < 0 ? "-" : "") + "\(m / 1_000_000).\(frac)"
+    }
+
     /// Minor units as decimal text (`1234` CNY is `"12.34"`).
     static func text(_ minor: Int64, _ currency: Currency) -> String {
         let e = currency.exponent

@@ -6,7 +6,9 @@ import LedgerDomain
 /// numbers are ignored): what the simulator hands to `ledger import statement`, and the samples.
 /// Whatever is written here parses back to the same lines.
 public enum StatementWriter {
-    /// A WeChat Pay daily bill (ALL, or REFUND) for the lines given, with its summary rows.
+    /// A WeChat Pay daily bill (ALL, or REFUND) for the lines given, with its summary rows, as
+    /// WeChat writes it: every field after a backtick, never quoted; refund ids `0` on sales; fees to
+    /// five decimals; the order's attach data (JSON, with its commas) in 商户数据包.
     public static func wechatBill(_ lines: [StatementLine], refundBill: Bool, appId: String, merchantId: String) -> String {
         let header = refundBill ? WeChatBill.refundHeader : WeChatBill.tradeHeader
         var out = header.joined(separator: ",") + "\r\n"
@@ -16,29 +18,44 @@ public enum StatementWriter {
         for l in lines.sorted(by: { ($0.at, $0.kind, $0.transactionId ?? "") < ($1.at, $1.kind, $1.transactionId ?? "") }) {
             let c = l.amount?.currency ?? cny
             currency = c
-            let amount = l.amount?.minorUnits ?? 0, fee = l.fee?.minorUnits ?? 0
+            let amount = l.amount?.minorUnits ?? 0, fee = l.fee?.storeAmount(in: .micros) ?? 0
             let sale = l.kind == .sale
             var v: [String: String] = [
                 "交易时间": Times.localText(l.at, offsetSeconds: WeChatBill.beijingSeconds), "公众账号ID": l.app ?? appId,
                 "商户号": l.merchant ?? merchantId, "特约商户号": "0", "设备号": "", "微信订单号": l.transactionId ?? "",
                 "商户订单号": l.orderId ?? "", "用户标识": "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o", "交易类型": "APP",
                 "交易状态": sale ? "SUCCESS" : "REFUND", "付款银行": "OTHERS", "货币种类": c.code,
-                "代金券金额": "0.00", "微信退款单号": sale ? "" : (l.refundId ?? ""), "商户退款单号": sale ? "" : "R" + (l.orderId ?? ""),
+                "代金券金额": "0.00", "微信退款单号": sale ? "0" : (l.refundId ?? ""), "商户退款单号": sale ? "0" : "R" + (l.orderId ?? ""),
                 "充值券退款金额": "0.00", "退款类型": sale ? "" : "ORIGINAL", "退款状态": sale ? "" : "SUCCESS",
-                "商品名称": l.productId ?? "", "商户数据包": "", "费率": "0.60%", "费率备注": "",
+                "商品名称": l.productId ?? "", "商户数据包": l.orderId.map { #"{"order":"\#($0)","from":"app,ios"}"# } ?? "",
+                "费率": "0.60%", "费率备注": "",
                 "退款申请时间": "", "退款成功时间": sale ? "" : Times.localText(l.at, offsetSeconds: WeChatBill.beijingSeconds),
             ]
             let numbers: [String: Int64] = [
-                "应结订单金额": sale ? amount : 0, "退款金额": sale ? 0 : amount, "手续费": sale ? fee : -fee,
+                "应结订单金额": sale ? amount : 0, "退款金额": sale ? 0 : amount,
                 "订单金额": sale ? amount : 0, "申请退款金额": sale ? 0 : amount, "充值券退款金额": 0,
             ]
             for (k, n) in numbers { v[k] = Amounts.text(n, c); sums[k, default: 0] += n }
+            let signedFee = sale ? fee : -fee
+            v["手续费"] = fiveDecimals(signedFee); sums["手续费", default: 0] += signedFee
             out += header.map { "`" + (v[$0] ?? "") }.joined(separator: ",") + "\r\n"
         }
         out += WeChatBill.summaryHeader.joined(separator: ",") + "\r\n"
         var summary = ["`\(lines.count)"]
-        for (_, detail) in WeChatBill.totals { summary.append("`" + Amounts.text(sums[detail] ?? 0, currency)) }
+        for total in WeChatBill.summaryHeader.dropFirst() {
+            let detail = WeChatBill.totals.first { $0.summary == total }?.detail ?? ""
+            summary.append("`" + (WeChatBill.feeColumns.contains(detail) ? fiveDecimals(sums[detail] ?? 0) : Amounts.text(sums[detail] ?? 0, currency)))
+        }
         return out + summary.joined(separator: ",") + "\r\n"
+    }
+
+    /// Micros as WeChat prints a fee: five decimals (six only when the sixth is not zero).
+    static func fiveDecimals(_ micros: Int64) -> String {
+        let m = micros.magnitude
+        var frac = String(m % 1_000_000)
+        while frac.count < 6 { frac = "0" + frac }
+        if frac.hasSuffix("0") { frac.removeLast() }
+        return (micros < 0 ? "-" : "") + "\(m / 1_000_000).\(frac)"
     }
 
     /// An App Store transaction history in the decoded form (`transactions`), with the query's period.

@@ -1,12 +1,14 @@
 import LedgerCore
 import LedgerDomain
-import SwiftCSV
 
-/// WeChat Pay API v3 daily bills (trade bill type ALL, refund bill type REFUND): CSV, a header,
-/// detail rows whose every field starts with a backtick (so spreadsheets keep long numbers), then a
-/// summary header (`总交易单数,应结订单总金额,...`) and one summary row. Columns are found by their
-/// header names (WeChat does not promise their order). Amounts are yuan with two decimals; times are
-/// Beijing time (UTC+8); a bill covers one Beijing day.
+/// WeChat Pay daily bills: the trade bill (bill types ALL and SUCCESS) and the refund bill
+/// (REFUND), in the API v3 layout or the older v2 one. A header, detail rows, then a summary
+/// header (`总交易单数,...`) and one summary row. Every field of a detail or summary row starts with a
+/// backtick (so spreadsheets keep long numbers) and fields are never CSV-quoted: a field may hold
+/// commas and quotes (商户数据包 carries JSON), so a row is split at each comma followed by a
+/// backtick. Columns are found by their header names (WeChat does not promise their order).
+/// Amounts are yuan with two decimals, fees to five (kept exactly); times are Beijing time (UTC+8);
+/// a bill covers one Beijing day.
 enum WeChatBill {
     static let beijing = "+08:00"
     static let beijingSeconds: Int64 = 8 * 3600
@@ -19,11 +21,16 @@ enum WeChatBill {
                                "商户退款单号", "退款金额", "充值券退款金额", "退款类型", "退款状态", "商品名称", "商户数据包", "手续费", "费率",
                                "订单金额", "申请退款金额", "费率备注"]
     static let summaryHeader = ["总交易单数", "应结订单总金额", "退款总金额", "充值券退款总金额", "手续费总金额", "订单总金额", "申请退款总金额"]
-    /// Summary columns and the detail columns they total.
+    /// Summary columns and the detail columns they total (API v3, then the older v2 names).
     static let totals: [(summary: String, detail: String)] = [
         ("应结订单总金额", "应结订单金额"), ("退款总金额", "退款金额"), ("充值券退款总金额", "充值券退款金额"),
         ("手续费总金额", "手续费"), ("订单总金额", "订单金额"), ("申请退款总金额", "申请退款金额"),
+        ("总交易额", "总金额"), ("总退款金额", "退款金额"), ("总代金券或立减优惠退款金额", "代金券或立减优惠退款金额"),
     ]
+    /// The detail columns some summary column totals, each once.
+    static let totalled: [String] = totals.map(\.detail).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+    /// Fee columns: WeChat prints them to five decimals of a yuan, kept exactly (in micros).
+    static let feeColumns: Set<String> = ["手续费", "手续费总金额"]
 
     /// One detail or summary row, with its line, read by column name.
     struct Row {
@@ -42,8 +49,9 @@ enum WeChatBill {
             return v
         }
 
-        func optional(_ name: String) -> String? { raw(name).flatMap { $0.isEmpty ? nil : $0 } }
+        func optional(_ name: String) -> String? { raw(name).flatMap { $0.isEmpty || $0 == "0" && name.hasSuffix("退款单号") ? nil : $0 } }
 
+        /// In minor units; an absent or empty column is zero.
         func amount(_ name: String, _ currency: Currency) throws(StatementError) -> Int64 {
             let v = raw(name) ?? ""
             if v.isEmpty { return 0 }
@@ -53,33 +61,70 @@ enum WeChatBill {
             return m
         }
 
+        /// In millionths of the major unit (a fee to five decimals: `0.32001` is 320010).
+        func micros(_ name: String, _ currency: Currency) throws(StatementError) -> Int64 {
+            let v = raw(name) ?? ""
+            if v.isEmpty { return 0 }
+            guard let m = Amounts.micros(v) else { throw fail(name, "\"\(v)\" is not an amount of \(currency.code) (at most six decimals)") }
+            return m
+        }
+
         func fail(_ name: String, _ message: String) -> StatementError {
             StatementError(line: line, column: columns[name].map { $0 + 1 }, field: name, message)
         }
     }
 
+    /// The bill's lines, split as WeChat writes them: a header row's names at commas, a backtick
+    /// row's fields at each comma followed by a backtick (a field's own commas stay in it).
+    static func rows(_ text: String) -> [(line: Int, fields: [String])] {
+        var out: [(Int, [String])] = []
+        // "\r\n" is one Character in Swift: split at any line break.
+        for (i, l) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            if l.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            if l.hasPrefix("`") {
+                out.append((i + 1, l.components(separatedBy: ",`").enumerated().map { $0 == 0 ? String($1) : "`" + $1 }))
+            } else {
+                out.append((i + 1, l.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }))
+            }
+        }
+        return out
+    }
+
+    /// Which bill a header is: the sale amount's and the settlement's columns (v3 or v2), and
+    /// whether it lists refunds (ALL and REFUND do; SUCCESS does not).
+    struct Layout {
+        let sale: String
+        let listsRefunds: Bool
+    }
+
+    static func layout(_ columns: [String: Int], _ header: [String], refundBill: Bool) throws(StatementError) -> Layout {
+        let sale = columns["订单金额"] != nil ? "订单金额" : columns["总金额"] != nil ? "总金额" : nil
+        let missing = ["交易时间", "微信订单号", "商户订单号", "交易状态", "货币种类", "手续费"].filter { columns[$0] == nil }
+        guard let sale, missing.isEmpty, !refundBill || columns["退款金额"] != nil else {
+            let expected = (refundBill ? refundHeader : tradeHeader).joined(separator: ",")
+            throw StatementError(line: 1, field: missing.first ?? (sale == nil ? "订单金额" : "退款金额"),
+                                 "not a WeChat Pay \(refundBill ? "refund" : "trade") bill header: expected the API v3 header \(expected) "
+                                    + "(or the v2 one with 总金额, or the SUCCESS bill's without refund columns); found \(header.joined(separator: ","))")
+        }
+        return Layout(sale: sale, listsRefunds: columns["退款金额"] != nil)
+    }
+
     static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
-        let csv: EnumeratedCSV
-        do { csv = try EnumeratedCSV(string: text, delimiter: .comma, loadColumns: false) } catch {
-            throw StatementError("not CSV: \(error)")
-        }
+        let all = rows(text)
+        guard let first = all.first else { throw StatementError(line: 1, "the bill is empty") }
         let refundBill = ctx.source == .wechatRefundBill
-        let header = csv.header.map { $0.trimmingCharacters(in: .whitespaces) }
+        let header = first.fields
         let columns = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        for name in refundBill ? refundHeader : tradeHeader where columns[name] == nil && required.contains(name) {
-            throw StatementError(line: 1, field: name, "the header has no column \(name) (is this a WeChat Pay \(refundBill ? "refund" : "trade") bill?)")
-        }
-        var rows = csv.rows.enumerated().map { Row(fields: $1, line: $0 + 2, columns: columns) }
-        while let last = rows.last, last.fields.allSatisfy({ $0.isEmpty }) { rows.removeLast() }
-        guard let summaryAt = rows.firstIndex(where: { $0.fields.first?.trimmingCharacters(in: .whitespaces) == summaryHeader[0] }) else {
-            throw StatementError(line: (rows.last?.line ?? 1) + 1, "no summary rows (\(summaryHeader.joined(separator: ","))) at the end of the bill")
+        let layout = try layout(columns, header, refundBill: refundBill)
+        let rows = all.dropFirst().map { Row(fields: $0.fields, line: $0.line, columns: columns) }
+        guard let summaryAt = rows.firstIndex(where: { $0.fields.first == summaryHeader[0] }) else {
+            throw StatementError(line: (rows.last?.line ?? 1) + 1, "no summary rows (\(summaryHeader[0]),...) at the end of the bill")
         }
         guard summaryAt == rows.count - 2 else {
             throw StatementError(line: rows[summaryAt].line, "the summary header must be followed by exactly one summary row, at the end of the bill")
         }
         let details = Array(rows[..<summaryAt])
-        let summaryColumns = Dictionary(rows[summaryAt].fields.enumerated().map { ($1.trimmingCharacters(in: .whitespaces), $0) },
-                                        uniquingKeysWith: { a, _ in a })
+        let summaryColumns = Dictionary(rows[summaryAt].fields.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         let summary = Row(fields: rows[summaryAt + 1].fields, line: rows[summaryAt + 1].line, columns: summaryColumns)
         var lines: [StatementLine] = []
         var sums: [String: Int64] = [:]
@@ -88,49 +133,65 @@ enum WeChatBill {
         for row in details {
             guard let c = Currency(try row.text("货币种类")) else { throw row.fail("货币种类", "\"\(row.raw("货币种类") ?? "")\" is not an ISO 4217 currency") }
             currency = c
-            for (_, detail) in totals { sums[detail, default: 0] += try row.amount(detail, c) }
+            for detail in totalled where columns[detail] != nil {
+                sums[detail, default: 0] += feeColumns.contains(detail) ? try row.micros(detail, c) : try row.amount(detail, c)
+            }
             app = app ?? row.optional("公众账号ID"); merchant = merchant ?? row.optional("商户号")
-            if let line = try detailLine(row, refundBill: refundBill, currency: c, ctx) { lines.append(line) }
+            if let line = try detailLine(row, refundBill: refundBill, layout: layout, currency: c, ctx) { lines.append(line) }
         }
         try checkSummary(summary, count: details.count, sums: sums, currency: currency)
         return try ctx.statement(lines, offsetSeconds: beijingSeconds, app: app, merchant: merchant)
     }
 
-    static let required: Set<String> = ["交易时间", "微信订单号", "商户订单号", "交易状态", "货币种类", "应结订单金额", "退款金额", "手续费", "订单金额"]
-
-    static func detailLine(_ row: Row, refundBill: Bool, currency c: Currency, _ ctx: ParseContext) throws(StatementError) -> StatementLine? {
+    static func detailLine(_ row: Row, refundBill: Bool, layout: Layout, currency c: Currency, _ ctx: ParseContext) throws(StatementError) -> StatementLine? {
         guard let time = Times.local(try row.text("交易时间"), offset: beijing) else {
             throw row.fail("交易时间", "\"\(row.raw("交易时间") ?? "")\" is not a time such as 2026-03-02 09:15:07")
         }
         let tx = try row.text("微信订单号")
         let state = try row.text("交易状态")
-        let fee = try row.amount("手续费", c)
+        let feeMicros = try row.micros("手续费", c)
         var line: StatementLine
-        if refundBill || state == "REFUND" || state == "REVOKED" {
+        if refundBill || (layout.listsRefunds && (state == "REFUND" || state == "REVOKED")) {
             if let status = row.optional("退款状态"), status != "SUCCESS" { return nil }   // PROCESSING, ABNORMAL, CLOSED: no money returned
             var at = time
             if let done = row.optional("退款成功时间") {
                 guard let t = Times.local(done, offset: beijing) else { throw row.fail("退款成功时间", "\"\(done)\" is not a time such as 2026-03-02 09:15:07") }
                 at = t
             }
-            let amount = state == "REVOKED" && !refundBill ? try row.amount("订单金额", c) : try row.amount("退款金额", c)
+            let amount = state == "REVOKED" && !refundBill ? try row.amount(layout.sale, c) : try row.amount("退款金额", c)
             guard amount > 0 else { throw row.fail("退款金额", "a refund of \(Amounts.text(amount, c)) \(c.code): must be more than zero") }
             line = ctx.line(row.line, kind: .refund, tx: tx, amount: Money(minorUnits: amount, currency: c), at: at)
             line.refundId = row.optional("微信退款单号")
         } else if state == "SUCCESS" {
-            let amount = try row.amount("订单金额", c)
-            guard amount >= 0 else { throw row.fail("订单金额", "a sale of \(Amounts.text(amount, c)) \(c.code): must not be negative") }
+            let amount = try row.amount(layout.sale, c)
+            guard amount >= 0 else { throw row.fail(layout.sale, "a sale of \(Amounts.text(amount, c)) \(c.code): must not be negative") }
             line = ctx.line(row.line, kind: .sale, tx: tx, amount: Money(minorUnits: amount, currency: c), at: time)
-            line.net = Money(minorUnits: max(0, try row.amount("应结订单金额", c) - fee), currency: c)
+            // Settled: 应结订单金额 (v3), else the total less the coupon (v2); the fee comes off it exactly.
+            let settled = row.raw("应结订单金额") != nil ? try row.amount("应结订单金额", c)
+                : amount - (try row.amount("代金券或立减优惠金额", c))
+            if let settledMoney = Money(storeAmount: settled.multipliedReportingOverflow(by: microsPerMinor(c)).partialValue - feeMicros,
+                                        unit: .micros, currency: c) {
+                line.net = settledMoney.minorUnits < 0 ? Money(minorUnits: 0, currency: c) : settledMoney
+            }
         } else {
             throw row.fail("交易状态", "\"\(state)\" is not a state a bill lists (SUCCESS, REFUND, REVOKED)")
         }
-        if fee != 0 { line.fee = Money(minorUnits: abs(fee), currency: c) }
+        if feeMicros != 0 {
+            guard let fee = Money(storeAmount: abs(feeMicros), unit: .micros, currency: c) else { throw row.fail("手续费", "does not fit") }
+            line.fee = fee
+        }
         line.orderId = row.optional("商户订单号")
         line.productId = row.optional("商品名称")
         line.app = row.optional("公众账号ID")
         line.merchant = row.optional("商户号")
         return line
+    }
+
+    /// Micros in one minor unit of `c` (CNY: 10,000).
+    static func microsPerMinor(_ c: Currency) -> Int64 {
+        var v: Int64 = 1_000_000
+        for _ in 0..<c.exponent { v /= 10 }
+        return v
     }
 
     static func checkSummary(_ summary: Row, count: Int, sums: [String: Int64], currency: Currency) throws(StatementError) {
@@ -139,10 +200,12 @@ enum WeChatBill {
         }
         guard n == count else { throw summary.fail(summaryHeader[0], "says \(n) rows, but the bill has \(count) detail rows") }
         for (total, detail) in totals where summary.columns[total] != nil {
-            let stated = try summary.amount(total, currency)
+            let fee = feeColumns.contains(detail)
+            let stated = fee ? try summary.micros(total, currency) : try summary.amount(total, currency)
             let sum = sums[detail] ?? 0
             guard stated == sum else {
-                throw summary.fail(total, "says \(Amounts.text(stated, currency)), but the detail rows' \(detail) add up to \(Amounts.text(sum, currency))")
+                let show = { (v: Int64) in fee ? Amounts.microsText(v) : Amounts.text(v, currency) }
+                throw summary.fail(total, "says \(show(stated)), but the detail rows' \(detail) add up to \(show(sum))")
             }
         }
     }

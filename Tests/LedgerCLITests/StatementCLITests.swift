@@ -9,6 +9,7 @@ struct StatementCLITests {
     static let examples = TestDatabase.packageRoot.appendingPathComponent("schema/examples/statements")
     static let samples: [(source: String, file: String)] = [
         ("wechat-tradebill", "wechat-tradebill-2026-03-02.csv"), ("wechat-refundbill", "wechat-refundbill-2026-03-02.csv"),
+        ("wechat-tradebill", "wechat-tradebill-success-2026-03-03.csv"), ("wechat-tradebill", "wechat-tradebill-v2-2026-03-04.csv"),
         ("appstore-history", "appstore-history.json"), ("appstore-finance", "appstore-finance-2026-03.tsv"),
         ("googleplay-earnings", "googleplay-earnings-2026-03.csv"), ("googleplay-voided", "googleplay-voided.json"),
     ]
@@ -42,7 +43,7 @@ struct StatementCLITests {
             #expect(renamedOut["stored"] == .int(0) && renamedOut["alreadyStored"] == againOut["alreadyStored"])
             let bad = dir.appendingPathComponent("bad.csv").path
             let text = try String(contentsOfFile: bill, encoding: .utf8).replacingOccurrences(of: "`wx_20260302_0102", with: "`wx_20260302_0102x")
-                .replacingOccurrences(of: "`68.00,`0.00,`,`,`0.00", with: "`68.0O,`0.00,`,`,`0.00")
+                .replacingOccurrences(of: "`68.00,`0.00,`0,`0,`0.00", with: "`68.0O,`0.00,`0,`0,`0.00")
             try text.write(toFile: bad, atomically: true, encoding: .utf8)
             let refused = try await cli.run(["import", "statement", "--source", "wechat-tradebill", bad])
             #expect(refused.status == 65)
@@ -56,13 +57,15 @@ struct StatementCLITests {
             #expect(rerun.stdout == revenue.stdout, "byte-identical on re-run")
             guard case .array(let totals)? = try JSONValue.parse(revenue.stdout)["totals"] else { Issue.record("no totals"); return }
             let wechat = totals.first { $0["channel"] == .string("wechat") }
-            // The trade bill's own 应结订单总金额 (128.00) and the refund both bills list once (10.00).
-            #expect(wechat?["statements"]?["gross"] == .int(12800) && wechat?["statements"]?["refunded"] == .int(1000))
+            // The bills' sales (128.00, 42.34 and 30.00), the refund both bills of 2 March list once (10.00)
+            // and the v2 bill's (30.00); fees to five decimals summed exactly (0.708 + 0.25404 + 0.15 - 0.18 = 0.93204).
+            #expect(wechat?["statements"]?["gross"] == .int(20034) && wechat?["statements"]?["refunded"] == .int(4000))
+            #expect(wechat?["statements"]?["exact"]?["fees"] == .string("0.93204"), "\(wechat.map(\.canonicalText) ?? "")")
             #expect(Set(totals.compactMap { $0["currency"]?.stringValue }) == ["CNY", "USD"], "never summed across currencies")
             let audit = try await cli.run(["audit", "--format", "json", "--kind", "unrecorded-sale"])
             #expect(audit.status == 0)
             let unrecorded = try JSONValue.parse(audit.stdout)["summary"]?["findings"]
-            #expect(unrecorded == .int(9), "the log verified none of the statements' 9 sales with revenue")
+            #expect(unrecorded == .int(12), "the log verified none of the statements' 12 sales with revenue")
         }
     }
 

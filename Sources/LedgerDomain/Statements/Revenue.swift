@@ -22,6 +22,9 @@ public struct RevenueTotals: Hashable, Sendable {
     /// ``exactGross`` and ``exactRefunded``.
     public var grossFraction: Int64 = 0
     public var refundedFraction: Int64 = 0
+    /// The fees' rest below a minor unit (WeChat prints fees to five decimals of a yuan), in
+    /// millionths of a minor unit, from 0 up to a million: the exact total is ``exactFees``.
+    public var feesFraction: Int64 = 0
 
     public init() {}
 
@@ -49,6 +52,20 @@ public struct RevenueTotals: Hashable, Sendable {
     }
 
     mutating func addFee(_ m: Int64) { fees = (fees ?? 0).addingSaturated(m) }
+
+    /// Adds a fee exactly (`negative`: given back), its rest below a minor unit carried.
+    mutating func addFee(_ m: Money, negative: Bool) {
+        let units = negative ? -m.minorUnits : m.minorUnits, rest = negative ? -Int64(m.fraction) : Int64(m.fraction)
+        var whole = fees ?? 0
+        Self.add(units, rest, to: &whole, &feesFraction)
+        if feesFraction < 0 { feesFraction += 1_000_000; whole = whole.addingSaturated(-1) }
+        fees = whole
+    }
+
+    /// `fees` with its fraction, exactly; nil when no statement gave a fee.
+    public func exactFees(_ c: Currency) -> Money? {
+        fees.map { Money(minorUnits: $0, fraction: feesFraction, currency: c) ?? Money(minorUnits: $0, currency: c) }
+    }
 }
 
 /// One row of the revenue report: a period, a channel and a currency (never summed across
@@ -116,11 +133,11 @@ public enum Revenue {
                     row.statements.sales += 1; row.statements.addGross(amount)
                 case .refund:
                     row.statements.refunds += 1; row.statements.addRefunded(amount)
-                case .fee: row.statements.addFee(amount.minorUnits)
-                case .feeRefund: row.statements.addFee(-amount.minorUnits)
+                case .fee: row.statements.addFee(amount, negative: false)
+                case .feeRefund: row.statements.addFee(amount, negative: true)
                 }
                 if let fee = l.fee, fee.currency == amount.currency {
-                    row.statements.addFee(l.kind == .refund ? -fee.minorUnits : fee.minorUnits)
+                    row.statements.addFee(fee, negative: l.kind == .refund)
                 }
             }
         }
@@ -146,6 +163,10 @@ extension RevenueTotals {
         sales += o.sales; refunds += o.refunds
         Self.add(o.gross, o.grossFraction, to: &gross, &grossFraction)
         Self.add(o.refunded, o.refundedFraction, to: &refunded, &refundedFraction)
-        if let f = o.fees { addFee(f) }
+        if let f = o.fees {
+            var whole = fees ?? 0
+            Self.add(f, o.feesFraction, to: &whole, &feesFraction)
+            fees = whole
+        }
     }
 }

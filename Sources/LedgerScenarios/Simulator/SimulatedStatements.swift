@@ -143,10 +143,16 @@ public struct SimulatedStatements: Sendable {
         return l
     }
 
-    /// WeChat Pay charges 0.6% (rounded to the fen), Google 15%; Apple's fee is in the financial report, not the history.
+    /// WeChat Pay charges 0.6%, printed to five decimals of a yuan (kept exactly), Google 15%; Apple's
+    /// fee is in the financial report, not the history.
     static func fee(_ ch: Channel, _ m: Money) -> Money? {
         switch ch {
-        case .wechat: return Money(minorUnits: (m.minorUnits * 6 + 500) / 1000, currency: m.currency)
+        case .wechat:
+            // minor units x 0.006 in micros: CNY 30.00 is 0.18, 68.00 is 0.408.
+            var perMinor: Int64 = 1_000_000
+            for _ in 0..<m.currency.exponent { perMinor /= 10 }
+            let micros = m.minorUnits * 6 * perMinor / 1000
+            return Money(storeAmount: micros, unit: .micros, currency: m.currency)
         case .googleplay: return Money(minorUnits: m.minorUnits * 15 / 100, currency: m.currency)
         case .appstore: return nil
         }

@@ -31,6 +31,51 @@ struct StatementParserTests {
         #expect(f.lines.filter { $0.kind == .sale }.compactMap(\.amount?.minorUnits).reduce(0, +) == 12800)
     }
 
+    @Test("WeChat Pay bills as WeChat writes them: JSON with commas and quotes in 商户数据包, refund ids `0 on sales, fees to five decimals kept exactly")
+    func wechatRealShape() throws {
+        let f = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
+        #expect(f.lines[1].fee?.decimalText == "0.408" && f.lines[1].fee?.minorUnits == 40 && f.lines[1].fee?.fraction == 800_000)
+        #expect(f.lines[1].net?.decimalText == "67.592")
+        #expect(f.lines[0].refundId == nil && f.lines[0].productId == "wx_coins_300" && f.lines[2].refundId == "50300001122026030200000001")
+        #expect(f.lines[2].fee?.decimalText == "0.06")
+        // The same bill with a BOM and bare line feeds reads the same lines.
+        let text = try Self.text("wechat-tradebill-2026-03-02.csv").replacingOccurrences(of: "\r\n", with: "\n")
+        let again = try StatementParser.parse(Array(("\u{FEFF}" + text).utf8), source: .wechatTradeBill)
+        #expect(again.lines.map(\.amount) == f.lines.map(\.amount) && again.lines.map(\.fee) == f.lines.map(\.fee))
+        // A non-zero fifth decimal is kept; one beyond the sixth is refused, naming the field.
+        let fine = Self.refusal(Self.replacing(text, "`0.40800", "`0.40801", "`0.70800", "`0.70801"), .wechatTradeBill)
+        #expect(fine == nil, "\(fine.map(\.description) ?? "")")
+        let tooFine = Self.refusal(text.replacingOccurrences(of: "`0.40800", with: "`0.4080001"), .wechatTradeBill)
+        #expect(tooFine?.field == "手续费" && tooFine?.line == 3)
+    }
+
+    static func replacing(_ text: String, _ pairs: String...) -> String {
+        var t = text
+        for i in stride(from: 0, to: pairs.count - 1, by: 2) { t = t.replacingOccurrences(of: pairs[i], with: pairs[i + 1]) }
+        return t
+    }
+
+    @Test("WeChat Pay SUCCESS bill (no refund columns) and the older v2 bill (总金额, a coupon, a five-column summary)")
+    func wechatVariants() throws {
+        let success = try Self.sample("wechat-tradebill-success-2026-03-03.csv", .wechatTradeBill)
+        #expect(success.lines.map(\.kind) == [.sale, .sale] && success.lines.map(\.amount) == [Self.money(3000), Self.money(1234)])
+        #expect(success.lines[1].fee?.decimalText == "0.07404" && success.lines[0].orderId == "wx_20260303_0201")
+        #expect(success.imported.periodStart == Timestamp("2026-03-02T16:00:00Z") && success.imported.periodEnd == Timestamp("2026-03-03T16:00:00Z"))
+        let v2 = try Self.sample("wechat-tradebill-v2-2026-03-04.csv", .wechatTradeBill)
+        #expect(v2.lines.map(\.kind) == [.sale, .refund])
+        #expect(v2.lines[0].amount == Self.money(3000) && v2.lines[0].net?.decimalText == "24.85" && v2.lines[0].fee == Self.money(15))
+        #expect(v2.lines[1].amount == Self.money(3000) && v2.lines[1].refundId == "50300001122026030400000002")
+        #expect(v2.lines[1].transactionId == "4200001900202603020000000101")
+        // A header of no known variant says what was expected and what was found.
+        let other = Self.refusal("时间,订单号,金额\r\n`2026-03-04 10:00:01,`1,`1.00\r\n", .wechatTradeBill)
+        #expect(other?.line == 1 && other?.message.contains("expected the API v3 header 交易时间,") == true
+                && other?.message.contains("found 时间,订单号,金额") == true, "\(other.map(\.description) ?? "")")
+        // A SUCCESS bill lists no refunds: a REFUND row in one is refused.
+        let refundInSuccess = Self.refusal(try Self.text("wechat-tradebill-success-2026-03-03.csv").replacingOccurrences(of: "`SUCCESS,", with: "`REFUND,"),
+                                           .wechatTradeBill)
+        #expect(refundInSuccess?.field == "交易状态")
+    }
+
     @Test("WeChat Pay refund bill: only refunds that succeeded become lines; the refund's success time is its time")
     func wechatRefundBill() throws {
         let f = try Self.sample("wechat-refundbill-2026-03-02.csv", .wechatRefundBill)
@@ -95,9 +140,9 @@ struct StatementParserTests {
     @Test("malformed files are refused with the line and column named")
     func malformed() throws {
         let bill = try Self.text("wechat-tradebill-2026-03-02.csv")
-        let badAmount = Self.refusal(bill.replacingOccurrences(of: "`0.41", with: "`0.4x"), .wechatTradeBill)
+        let badAmount = Self.refusal(bill.replacingOccurrences(of: "`0.40800", with: "`0.4x800"), .wechatTradeBill)
         #expect(badAmount?.line == 3 && badAmount?.column == 23 && badAmount?.field == "手续费")
-        let badTotal = Self.refusal(bill.replacingOccurrences(of: "`0.71", with: "`0.72"), .wechatTradeBill)
+        let badTotal = Self.refusal(bill.replacingOccurrences(of: "`0.70800", with: "`0.70801"), .wechatTradeBill)
         #expect(badTotal?.line == 7 && badTotal?.field == "手续费总金额")
         let badCount = Self.refusal(bill.replacingOccurrences(of: "`4,`128.00", with: "`5,`128.00"), .wechatTradeBill)
         #expect(badCount?.line == 7 && badCount?.column == 1)
