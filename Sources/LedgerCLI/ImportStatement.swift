@@ -41,8 +41,8 @@ struct ImportStatement: AsyncParsableCommand {
     @Option(help: "The digest the store published for the file (sha256:<hex>): the bytes must match it.")
     var digest: String?
 
-    @Argument(help: "The statement file.")
-    var file: String
+    @Argument(help: "The statement file; for an App Store history or a Google voided purchases list longer than one page, its pages in the order the store returned them (one statement).")
+    var files: [String]
 
     func validate() throws {
         for (name, value) in [("--from", from), ("--to", to)] {
@@ -53,12 +53,13 @@ struct ImportStatement: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let bytes = [UInt8](try readInputFile(file))
+            let file = files.joined(separator: " ")
+            let pages = try files.map { [UInt8](try readInputFile($0)) }
             let options = StatementOptions(periodStart: from.flatMap(Timestamp.init),
                                            periodEnd: to.flatMap(Timestamp.init), expectedDigest: digest)
             let parsed: StatementFile
             do throws(StatementError) {
-                parsed = try StatementParser.parse(bytes, source: source, options: options)
+                parsed = try StatementParser.parse(pages: pages, source: source, options: options)
             } catch {
                 throw InputProblem("\(Echo.quoted(file)): \(error.description); nothing was written")
             }

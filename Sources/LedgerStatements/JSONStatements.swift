@@ -18,46 +18,68 @@ struct JSONEntries {
     }
 }
 
-/// App Store Server API, Get Transaction History (v2): `{"bundleId", "environment", "hasMore",
-/// "revision", "signedTransactions": [JWS...]}`. Each JWS's payload is a JWSTransactionDecodedPayload;
-/// the ledger reads it without verifying the signature (the statement is evidence finance asked
-/// Apple for; its digest is kept). Also accepted: the same document with `"transactions"`, the
-/// decoded payloads, in place of `signedTransactions`, and optional `"startDate"`/`"endDate"`
-/// (milliseconds, the query's period). A transaction with a `revocationDate` is also a refund of
-/// its price. `line` is the entry's 1-based index in the list.
+/// App Store Server API, Get Transaction History (v2): `{"bundleId", "appAppleId", "environment",
+/// "hasMore", "revision", "signedTransactions": [JWS...]}`. Each JWS's payload is a
+/// JWSTransactionDecodedPayload; the ledger reads it without verifying the signature (the statement
+/// is evidence finance asked Apple for; its digest is kept). Also accepted: the same document with
+/// `"transactions"`, the decoded payloads, in place of `signedTransactions`, and optional
+/// `"startDate"`/`"endDate"` (milliseconds, the query's period). A history longer than one page is
+/// imported as its pages together, in order: every page but the last says `hasMore: true`, the last
+/// `false`, all of one app and environment. A transaction with a `revocationDate` is also a refund:
+/// of its price (`REFUND_FULL`, or no type), of `price x revocationPercentage / 100000`
+/// (`REFUND_PRORATED`), or of nothing (`FAMILY_REVOKE`: a family member's access ended, no money
+/// moved). `line` is the entry's 1-based index across the pages.
 enum AppStoreHistory {
-    static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
-        let doc = try JSONEntries.parse(text)
-        guard case .object = doc else { throw StatementError(line: 1, column: 1, "a transaction history is a JSON object") }
-        if doc["hasMore"]?.boolValue == true {
-            throw StatementError(field: "hasMore", "the history has more pages (hasMore true): import one document holding every page of the period")
-        }
-        var items: [JSONValue] = []
-        let list: String
-        if case .array(let signed)? = doc["signedTransactions"] {
-            list = "signedTransactions"
-            for (i, jws) in signed.enumerated() {
-                guard let s = jws.stringValue, let payload = decodeJWSPayload(s) else {
-                    throw JSONEntries.fail(list, i, "", "is not a JWS (three base64url parts with a JSON payload)")
-                }
-                items.append(payload)
-            }
-        } else if case .array(let decoded)? = doc["transactions"] {
-            list = "transactions"; items = decoded
-        } else {
-            throw StatementError(field: "signedTransactions", "missing: a transaction history lists signedTransactions (or decoded transactions)")
-        }
-        let bundle = doc["bundleId"]?.stringValue
+    static func parse(_ pages: [String], _ ctx: ParseContext) throws(StatementError) -> StatementFile {
         var lines: [StatementLine] = []
-        for (i, t) in items.enumerated() {
-            lines.append(contentsOf: try transaction(t, index: i, list: list, bundle: bundle, ctx))
-        }
+        var bundle: String?, environment: String?
         var period: (Timestamp, Timestamp)?
-        if let s = Times.millis(doc["startDate"]), let e = Times.millis(doc["endDate"]) { period = (s, e) }
+        var index = 0
+        for (k, text) in pages.enumerated() {
+            let where_ = pages.count > 1 ? "page \(k + 1): " : ""
+            let doc: JSONValue
+            do throws(StatementError) { doc = try JSONEntries.parse(text) } catch { throw error.prefixed(where_) }
+            guard case .object = doc else { throw StatementError(line: 1, column: 1, where_ + "a transaction history is a JSON object") }
+            let last = k == pages.count - 1
+            if (doc["hasMore"]?.boolValue ?? false) == last {
+                throw StatementError(field: "hasMore", where_ + (last
+                    ? "the history has more pages (hasMore true): import its pages together, in order (ledger import statement FILE...)"
+                    : "hasMore is false, but another page follows it: give the pages in the order Apple returned them"))
+            }
+            let b = doc["bundleId"]?.stringValue, e = doc["environment"]?.stringValue
+            if k > 0, b != bundle || e != environment {
+                throw StatementError(field: "bundleId", where_ + "is of \(b ?? "?") (\(e ?? "?")), the first page of \(bundle ?? "?") (\(environment ?? "?"))")
+            }
+            bundle = b; environment = e
+            var items: [JSONValue] = []
+            let list: String
+            if case .array(let signed)? = doc["signedTransactions"] {
+                list = "signedTransactions"
+                for (i, jws) in signed.enumerated() {
+                    guard let s = jws.stringValue, let payload = decodeJWSPayload(s) else {
+                        throw JSONEntries.fail(list, i, "", where_ + "is not a JWS (three base64url parts with a JSON payload)")
+                    }
+                    items.append(payload)
+                }
+            } else if case .array(let decoded)? = doc["transactions"] {
+                list = "transactions"; items = decoded
+            } else {
+                throw StatementError(field: "signedTransactions", where_ + "missing: a transaction history lists signedTransactions (or decoded transactions)")
+            }
+            for (i, t) in items.enumerated() {
+                do throws(StatementError) {
+                    lines.append(contentsOf: try transaction(t, index: i, line: index + 1, list: list, bundle: bundle, ctx))
+                } catch { throw error.prefixed(where_) }
+                index += 1
+            }
+            if let s = Times.millis(doc["startDate"]), let e = Times.millis(doc["endDate"]) {
+                period = (min(period?.0 ?? s, s), max(period?.1 ?? e, e))
+            }
+        }
         return try ctx.statement(lines, fallback: period, app: bundle)
     }
 
-    static func transaction(_ t: JSONValue, index i: Int, list: String, bundle: String?, _ ctx: ParseContext) throws(StatementError) -> [StatementLine] {
+    static func transaction(_ t: JSONValue, index i: Int, line: Int, list: String, bundle: String?, _ ctx: ParseContext) throws(StatementError) -> [StatementLine] {
         func text(_ k: String) throws(StatementError) -> String {
             guard let v = t[k]?.stringValue, !v.isEmpty else { throw JSONEntries.fail(list, i, k, "missing or not a string") }
             return v
@@ -77,7 +99,7 @@ enum AppStoreHistory {
         guard milli >= 0, let price = Money(storeAmount: milli, unit: .milliunits, currency: currency) else {
             throw JSONEntries.fail(list, i, "price", "\(milli) milliunits of \(currency.code) is negative or does not fit")
         }
-        var sale = ctx.line(i + 1, kind: .sale, tx: tx, amount: price, at: purchased)
+        var sale = ctx.line(line, kind: .sale, tx: tx, amount: price, at: purchased)
         sale.productId = t["productId"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         sale.quantity = t["quantity"]?.intValue
         sale.environment = t["environment"]?.stringValue.map { StoreEnvironment(raw: $0) }
@@ -90,6 +112,20 @@ enum AppStoreHistory {
         var refund = sale
         refund.kind = .refund
         refund.at = revoked
+        switch t["revocationType"]?.stringValue {
+        case "REFUND_PRORATED"?:
+            // A percentage in milliunits (50000 is 50 %) of the price, exactly.
+            guard let pct = t["revocationPercentage"]?.intValue, pct > 0, pct <= 100_000 else {
+                throw JSONEntries.fail(list, i, "revocationPercentage", "a REFUND_PRORATED revocation needs a percentage in milliunits, 1 to 100000")
+            }
+            refund.amount = price.share(pct, 100_000)
+        case "FAMILY_REVOKE"?:
+            refund.amount = Money(minorUnits: 0, currency: currency)
+        case "REFUND_FULL"?, nil:
+            break
+        case let other?:
+            throw JSONEntries.fail(list, i, "revocationType", "\(other) is not a revocation type Apple sends (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE)")
+        }
         return [sale, refund]
     }
 
@@ -104,32 +140,60 @@ enum AppStoreHistory {
 }
 
 /// Google Play Developer API, `purchases.voidedpurchases.list` (type 1: subscriptions too):
-/// `{"voidedPurchases": [...], "pageInfo": {"totalResults": N}}`. Each voided purchase is a refund
-/// line (the API gives no amount); `pageInfo.totalResults`, when present, must equal the entries, and
-/// a document with a `tokenPagination.nextPageToken` is refused (a page, not the whole period).
+/// `{"voidedPurchases": [...], "pageInfo": {"totalResults": N}, "tokenPagination": {"nextPageToken"}}`.
+/// Each voided purchase is a refund line (the API gives no amount) keeping its `purchaseToken` and
+/// why it was voided (`voidedSource`, `voidedReason`: a chargeback is told apart from a refund). A
+/// list longer than one page is imported as its pages together, in order: every page but the last
+/// names a `nextPageToken`. The empty answer `{}` is "no voids": give the period the query asked
+/// for (`--from`, `--to`). `pageInfo.totalResults`, when present, must equal the page's entries.
 enum GooglePlayVoided {
-    static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
-        let doc = try JSONEntries.parse(text)
-        guard case .object = doc else { throw StatementError(line: 1, column: 1, "a voided purchases list is a JSON object") }
-        if doc["tokenPagination"]?["nextPageToken"]?.stringValue != nil {
-            throw StatementError(field: "tokenPagination.nextPageToken", "the list has more pages: import one document holding every page of the period")
-        }
-        let items: [JSONValue]
-        switch doc["voidedPurchases"] {
-        case .array(let a)?: items = a
-        case nil, .null?: items = []
-        default: throw StatementError(field: "voidedPurchases", "not a list")
-        }
-        if let total = doc["pageInfo"]?["totalResults"]?.intValue, total != Int64(items.count) {
-            throw StatementError(field: "pageInfo.totalResults", "says \(total) voided purchases, but the list has \(items.count)")
-        }
+    /// Google's `voidedReason` and `voidedSource` codes, by name.
+    static let reasons = ["0": "other", "1": "remorse", "2": "not-received", "3": "defective", "4": "accidental-purchase", "5": "fraud",
+                          "6": "friendly-fraud", "7": "chargeback", "8": "unacknowledged-purchase"]
+    static let sources = ["0": "user", "1": "developer", "2": "google"]
+
+    static func parse(_ pages: [String], _ ctx: ParseContext) throws(StatementError) -> StatementFile {
         var lines: [StatementLine] = []
-        for (i, v) in items.enumerated() {
-            guard let order = v["orderId"]?.stringValue, !order.isEmpty else { throw JSONEntries.fail("voidedPurchases", i, "orderId", "missing or not a string") }
-            guard let at = Times.millis(v["voidedTimeMillis"]) else { throw JSONEntries.fail("voidedPurchases", i, "voidedTimeMillis", "missing or not milliseconds") }
-            var line = ctx.line(i + 1, kind: .refund, tx: order, amount: nil, at: at)
-            if let q = v["voidedQuantity"]?.intValue { line.quantity = q }
-            lines.append(line)
+        var index = 0
+        for (k, text) in pages.enumerated() {
+            let where_ = pages.count > 1 ? "page \(k + 1): " : ""
+            let doc: JSONValue
+            do throws(StatementError) { doc = try JSONEntries.parse(text) } catch { throw error.prefixed(where_) }
+            guard case .object = doc else { throw StatementError(line: 1, column: 1, where_ + "a voided purchases list is a JSON object") }
+            let next = doc["tokenPagination"]?["nextPageToken"]?.stringValue
+            if (next == nil) != (k == pages.count - 1) {
+                throw StatementError(field: "tokenPagination.nextPageToken", where_ + (next != nil
+                    ? "the list has more pages: import its pages together, in order (ledger import statement FILE...)"
+                    : "no nextPageToken, but another page follows it: give the pages in the order Google returned them"))
+            }
+            let items: [JSONValue]
+            switch doc["voidedPurchases"] {
+            case .array(let a)?: items = a
+            case nil, .null?: items = []
+            default: throw StatementError(field: "voidedPurchases", where_ + "not a list")
+            }
+            if let total = doc["pageInfo"]?["totalResults"]?.intValue, total != Int64(items.count) {
+                throw StatementError(field: "pageInfo.totalResults", where_ + "says \(total) voided purchases, but the list has \(items.count)")
+            }
+            for (i, v) in items.enumerated() {
+                index += 1
+                guard let order = v["orderId"]?.stringValue, !order.isEmpty else {
+                    throw JSONEntries.fail("voidedPurchases", i, "orderId", where_ + "missing or not a string")
+                }
+                guard let at = Times.millis(v["voidedTimeMillis"]) else {
+                    throw JSONEntries.fail("voidedPurchases", i, "voidedTimeMillis", where_ + "missing or not milliseconds")
+                }
+                var line = ctx.line(index, kind: .refund, tx: order, amount: nil, at: at)
+                if let q = v["voidedQuantity"]?.intValue { line.quantity = q }
+                line.purchaseToken = v["purchaseToken"]?.stringValue
+                let code = { (key: String) in v[key]?.intValue.map(String.init) ?? v[key]?.stringValue }
+                line.voidedReason = code("voidedReason").map { reasons[$0] ?? $0 }
+                line.voidedSource = code("voidedSource").map { sources[$0] ?? $0 }
+                lines.append(line)
+            }
+        }
+        if lines.isEmpty && (ctx.options.periodStart == nil || ctx.options.periodEnd == nil) {
+            throw StatementError("no voided purchases: give the period the query asked for (--from and --to) to record that none were voided in it")
         }
         return try ctx.statement(lines)
     }

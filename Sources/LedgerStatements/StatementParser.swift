@@ -16,6 +16,13 @@ public struct StatementError: Error, Hashable, Sendable, CustomStringConvertible
         self.line = line; self.column = column; self.field = field; self.message = message
     }
 
+    /// The same error with `prefix` (`"page 2: "`) before its message.
+    func prefixed(_ prefix: String) -> StatementError {
+        var e = self
+        e.message = prefix + message
+        return e
+    }
+
     public var description: String {
         var place: [String] = []
         if let line { place.append("line \(line)") }
@@ -68,19 +75,40 @@ public enum StatementParser {
     /// Parses and validates a store file. Every error names its line and column (or field), and the
     /// whole file is refused.
     public static func parse(_ bytes: [UInt8], source: StatementSource, options: StatementOptions = StatementOptions()) throws(StatementError) -> StatementFile {
+        try parse(pages: [bytes], source: source, options: options)
+    }
+
+    /// Sources whose answer comes in pages (the App Store history's `hasMore`, Google's
+    /// `nextPageToken`): their pages, in order, are one statement.
+    public static let paged: Set<StatementSource> = [.appstoreHistory, .googleplayVoided]
+
+    /// Parses one statement from its file, or from the pages of a paged source in the order the
+    /// store returned them. The statement's digest is that of the file (of one page), or of the
+    /// pages' bytes one after another.
+    public static func parse(pages: [[UInt8]], source: StatementSource, options: StatementOptions = StatementOptions()) throws(StatementError) -> StatementFile {
+        guard !pages.isEmpty else { throw StatementError("no file given") }
+        guard pages.count == 1 || paged.contains(source) else {
+            throw StatementError("a \(source.rawValue) statement is one file (only \(paged.map(\.rawValue).sorted().joined(separator: " and ")) come in pages)")
+        }
+        let bytes = pages.count == 1 ? pages[0] : pages.flatMap { $0 }
         let digest = SHA256.digest(bytes)
         try checkDigest(bytes, digest: digest, expected: options.expectedDigest)
-        guard var text = String(validating: bytes, as: UTF8.self) else {
-            throw StatementError(line: firstInvalidUTF8Line(bytes), "the file is not UTF-8 text")
+        var texts: [String] = []
+        for (k, page) in pages.enumerated() {
+            guard var text = String(validating: page, as: UTF8.self) else {
+                throw StatementError(line: firstInvalidUTF8Line(page), (pages.count > 1 ? "page \(k + 1): " : "") + "the file is not UTF-8 text")
+            }
+            if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+            texts.append(text)
         }
-        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let text = texts[0]
         var file: StatementFile
         let context = ParseContext(source: source, digest: digest, options: options)
         switch source {
         case .wechatTradeBill, .wechatRefundBill: file = try WeChatBill.parse(text, context)
-        case .appstoreHistory: file = try AppStoreHistory.parse(text, context)
+        case .appstoreHistory: file = try AppStoreHistory.parse(texts, context)
         case .appstoreFinance: file = try AppStoreFinance.parse(text, context)
-        case .googleplayVoided: file = try GooglePlayVoided.parse(text, context)
+        case .googleplayVoided: file = try GooglePlayVoided.parse(texts, context)
         case .googleplayEarnings: file = try GooglePlayEarnings.parse(text, context)
         }
         // Every fact must be one the ledger accepts (the catalogue's own checks: lengths, bounds).

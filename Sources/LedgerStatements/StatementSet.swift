@@ -33,10 +33,11 @@ extension StatementWriter {
         // The App Store Server API answers per app: one history for each app the lines name.
         let apps = Set(appstore.compactMap(\.app)).subtracting([bundleId]).sorted()
         out.append(StatementFileText(name: "appstore-history.json", source: .appstoreHistory,
-                                     text: appstoreHistory(appstore.filter { $0.app == nil || $0.app == bundleId }, bundleId: bundleId, from: from, to: to)))
+                                     text: appstoreHistory(appstore.filter { $0.app == nil || $0.app == bundleId }, bundleId: bundleId),
+                                     from: from, to: to))
         for app in apps {
             out.append(StatementFileText(name: "appstore-history-\(app).json", source: .appstoreHistory,
-                                         text: appstoreHistory(appstore.filter { $0.app == app }, bundleId: app, from: from, to: to)))
+                                         text: appstoreHistory(appstore.filter { $0.app == app }, bundleId: app), from: from, to: to))
         }
         out.append(StatementFileText(name: "appstore-finance.tsv", source: .appstoreFinance, text: appstoreFinance(appstore, from: from, to: to)))
         out.append(StatementFileText(name: "googleplay-earnings.csv", source: .googleplayEarnings,

@@ -58,11 +58,12 @@ public enum StatementWriter {
         return (micros < 0 ? "-" : "") + "\(m / 1_000_000).\(frac)"
     }
 
-    /// An App Store transaction history in the decoded form (`transactions`), with the query's period.
+    /// An App Store transaction history as the App Store Server API answers it: one page of
+    /// `signedTransactions`, no period (the query's, given on import).
     /// Refund lines become the `revocationDate` of their sale.
-    public static func appstoreHistory(_ lines: [StatementLine], bundleId: String, from: Timestamp, to: Timestamp) -> String {
-        var revoked: [String: Timestamp] = [:]
-        for l in lines where l.kind == .refund { if let tx = l.transactionId { revoked[tx] = l.at } }
+    public static func appstoreHistory(_ lines: [StatementLine], bundleId: String) -> String {
+        var revoked: [String: (at: Timestamp, amount: Money?)] = [:]
+        for l in lines where l.kind == .refund { if let tx = l.transactionId { revoked[tx] = (l.at, l.amount) } }
         let sales = lines.filter { $0.kind == .sale }.sorted { ($0.at, $0.transactionId ?? "") < ($1.at, $1.transactionId ?? "") }
         let items: [JSONValue] = sales.map { l in
             let price = l.amount ?? Money(minorUnits: 0, currency: Currency("USD")!)
@@ -74,17 +75,35 @@ public enum StatementWriter {
                 ("price", .int(price.milliunits ?? 0)), ("currency", .string(price.currency.code)), ("storefront", .string("CHN")),
                 ("transactionReason", .string("PURCHASE")),
             ]
-            if let tx = l.transactionId, let at = revoked[tx] {
-                m.append(("revocationDate", .int(Times.millisValue(at)))); m.append(("revocationReason", .int(0)))
+            m.append(("signedDate", .int(Times.millisValue(l.at) + 1000)))
+            if let tx = l.transactionId, let refund = revoked[tx] {
+                m.append(("revocationDate", .int(Times.millisValue(refund.at)))); m.append(("revocationReason", .int(0)))
+                // A refund of part of the price is REFUND_PRORATED with its percentage in milliunits.
+                if let amount = refund.amount, amount != price, price.millionths > 0 {
+                    m.append(("revocationType", .string("REFUND_PRORATED")))
+                    m.append(("revocationPercentage", .int(amount.millionths * 100_000 / price.millionths)))
+                } else {
+                    m.append(("revocationType", .string(l.ownership == .familyShared ? "FAMILY_REVOKE" : "REFUND_FULL")))
+                }
             }
             return .makeObject(m)
         }
+        // As the App Store Server API answers: signed transactions (here with a stand-in signature,
+        // which the import does not verify), no period (the query's, given on import).
+        let header = base64URL(Array(#"{"alg":"ES256","x5c":["simulated"]}"#.utf8))
+        let signed: [JSONValue] = items.map { item in
+            .string(header + "." + base64URL(Array(item.canonicalText.utf8)) + "." + base64URL(Array("simulated".utf8)))
+        }
         let doc = JSONValue.makeObject([
-            ("bundleId", .string(bundleId)), ("environment", .string("Production")), ("hasMore", .bool(false)),
-            ("revision", .string("sim-\(items.count)")), ("startDate", .int(Times.millisValue(from))), ("endDate", .int(Times.millisValue(to))),
-            ("transactions", .array(items)),
+            ("revision", .string("sim-\(items.count)")), ("bundleId", .string(bundleId)), ("environment", .string("Production")),
+            ("hasMore", .bool(false)), ("signedTransactions", .array(signed)),
         ])
         return doc.canonicalText + "\n"
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
     }
 
     /// A Google Play voided purchases list for the refund lines given.

@@ -102,7 +102,7 @@ extension Audit {
         let l = first.line, t = c.p.transactions[key]
         c.add(.unrecordedRefund, l.channel, user: nil, order: t?.orderId ?? c.order(named: l.orderId), tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
               l.amount ?? t?.price,
-              "\(where_(first)) lists a refund" + (l.refundId.map { " \($0)" } ?? "") + (l.amount.map { " of \($0)" } ?? "")
+              "\(where_(first)) lists a \(l.isChargeback ? "chargeback" : "refund")" + (l.refundId.map { " \($0)" } ?? "") + (l.amount.map { " of \($0)" } ?? "")
                 + " at \(l.at.iso8601) the log never recorded" + (sorted.count > 1 ? " (\(sorted.count) statement lines)" : ""))
     }
 

@@ -115,6 +115,15 @@ public struct StatementLine: StoreAppFact, Codable {
     public var ownership: Ownership?
     public var app: String?
     public var merchant: String?
+    /// Google's voided purchases: the purchase token, and why the purchase was voided
+    /// (`voidedReason`: `chargeback`, `remorse`, `fraud`... and `voidedSource`: `user`, `developer`,
+    /// `google`): a chargeback is told apart from a refund.
+    public var purchaseToken: String?
+    public var voidedReason: String?
+    public var voidedSource: String?
+
+    /// Whether the store says the money was taken back by the buyer's bank (a chargeback).
+    public var isChargeback: Bool { voidedReason == "chargeback" }
 
     public init(digest: String, line: Int64, source: StatementSource, kind: StatementLineKind, transactionId: String?, orderId: String? = nil,
                 refundId: String? = nil, productId: String? = nil, quantity: Int64? = nil, amount: Money?, fee: Money? = nil, net: Money? = nil,
@@ -148,7 +157,11 @@ public struct StatementLine: StoreAppFact, Codable {
             .timestamp("at", \.at, "The store's time of the sale or refund."),
             .optionalOpen("environment", \.environment, "The store environment, where the statement gives it."),
             .optionalOpen("ownership", \.ownership, "Apple inAppOwnershipType, where given."),
-        ] + appFields(\.app, \.merchant),
+        ] + appFields(\.app, \.merchant) + [
+            .optionalText("purchaseToken", \.purchaseToken, "Google's purchase token of a voided purchase."),
+            .optionalText("voidedReason", \.voidedReason, "Why Google voided it: other, remorse, not-received, defective, accidental-purchase, fraud, friendly-fraud, chargeback, unacknowledged-purchase (or the code Google sent)."),
+            .optionalText("voidedSource", \.voidedSource, "Who voided it: user, developer, google (or the code Google sent)."),
+        ],
         check: { l in
             l.channel == l.source.channel ? nil
                 : FactError(field: "channel", message: "\(l.source.rawValue) is a \(l.source.channel.rawValue) statement (got \(l.channel.rawValue))")
@@ -174,6 +187,8 @@ extension FactTypes {
     public static let statementLine = FactType<StatementLine>(
         "StatementLine", "One line of an imported store statement: a sale, refund or fee as the store recorded it.",
         stream: "statement:<digest>", key: "statement:<digest>:line:<line>:<kind>",
+        older: [.without(["purchaseToken", "voidedReason", "voidedSource"],
+                         "One line of an imported store statement: a sale, refund or fee as the store recorded it.")],
         wrap: Fact.statementLine,
         summary: { l in
             "\(l.source.rawValue) line \(l.line): \(l.kind.rawValue)" + (l.amount.map { " \($0)" } ?? "") + (l.transactionId.map { " tx \($0)" } ?? "")

@@ -83,15 +83,69 @@ struct StatementParserTests {
         #expect(f.lines[0].kind == .refund && f.lines[0].amount == Self.money(1000) && f.lines[0].at == Timestamp("2026-03-02T08:02:47Z"))
     }
 
-    @Test("App Store history: prices from milliunits exactly, a revocation is also a refund, family-shared kept with its ownership")
+    /// A decoded two-transaction history page (the second's price and revocation as given).
+    static func decodedHistory(price: Int64, revocation: String = "") -> String {
+        let t = { (id: String, p: Int64, extra: String) in
+            #"{"transactionId":"\#(id)","originalTransactionId":"\#(id)","bundleId":"com.example.purchases","productId":"com.example.coins60","purchaseDate":1772414411000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","environment":"Production","price":\#(p),"currency":"USD"\#(extra)}"#
+        }
+        return #"{"bundleId":"com.example.purchases","environment":"Production","hasMore":false,"transactions":["# + t("1", 990, "") + "," + t("2", price, revocation) + "]}"
+    }
+
+    @Test("App Store history as the API answers: signedTransactions read, prices from milliunits exactly, a REFUND_PRORATED refund of its share, a FAMILY_REVOKE of no money, family-shared copies with no revenue")
     func appstoreHistory() throws {
         let f = try Self.sample("appstore-history.json", .appstoreHistory)
-        #expect(f.lines.count == 6)
-        #expect(f.lines[0].amount == Self.money(600) && f.lines[0].transactionId == "2000000901234501")
-        #expect(f.lines.filter { $0.kind == .refund }.map(\.transactionId) == ["2000000901234504"])
-        #expect(f.lines.first { $0.ownership == .familyShared }?.isRevenue == false)
+        #expect(f.lines.count == 7)
+        #expect(f.lines[0].amount == Self.money(600) && f.lines[0].transactionId == "2000000901234501" && f.lines[0].line == 1)
+        let refunds = f.lines.filter { $0.kind == .refund }
+        #expect(refunds.map(\.transactionId) == ["2000000901234503", "2000000901234504"])
+        // FAMILY_REVOKE: the family member's copy taken back, no money moved; the copy carries no revenue.
+        #expect(refunds[0].amount == Self.money(0) && refunds[0].isRevenue == false)
+        #expect(f.lines.first { $0.kind == .sale && $0.ownership == .familyShared }?.isRevenue == false)
+        // REFUND_PRORATED with revocationPercentage 50000: half of 30.00.
+        #expect(refunds[1].amount == Self.money(1500) && refunds[1].orderId == "7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11")
         #expect(f.lines.last?.amount == Self.money(99, "USD"))
-        #expect(f.imported.periodStart == Timestamp("2026-03-02T00:00:00Z"))
+        // No startDate/endDate in the API's answer: the whole UTC days of its lines.
+        #expect(f.imported.periodStart == Timestamp("2026-03-02T00:00:00Z") && f.imported.app == "com.example.purchases")
+    }
+
+    @Test("paged answers are one statement: the App Store history's hasMore pages and Google's nextPageToken pages, in order")
+    func pages() throws {
+        func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: Self.folder.appendingPathComponent(name))) }
+        let history = try StatementParser.parse(pages: [try bytes("appstore-history-page-1.json"), try bytes("appstore-history-page-2.json")],
+                                                source: .appstoreHistory)
+        #expect(history.lines.map(\.transactionId) == ["2000000901234601", "2000000901234602", "2000000901234603"])
+        #expect(history.lines.map(\.line) == [1, 2, 3])
+        #expect(history.imported.digest == SHA256.digest(try bytes("appstore-history-page-1.json") + (try bytes("appstore-history-page-2.json"))))
+        // One page alone, or the pages out of order, is refused: the history is not whole.
+        let alone = Self.refusal(try Self.text("appstore-history-page-1.json"), .appstoreHistory)
+        #expect(alone?.field == "hasMore" && alone?.message.contains("import its pages together") == true)
+        let (page1, page2) = (try bytes("appstore-history-page-1.json"), try bytes("appstore-history-page-2.json"))
+        do throws(StatementError) {
+            _ = try StatementParser.parse(pages: [page2, page1], source: .appstoreHistory)
+            Issue.record("pages out of order were accepted")
+        } catch { #expect(error.message.hasPrefix("page 1: ") && error.field == "hasMore") }
+        let voided = try StatementParser.parse(pages: [try bytes("googleplay-voided-page-1.json"), try bytes("googleplay-voided-page-2.json")],
+                                               source: .googleplayVoided)
+        #expect(voided.lines.map(\.transactionId) == ["GPA.3361-0400-0000-00001", "GPA.3361-0400-0000-00002"])
+        #expect(voided.lines.map(\.voidedReason) == ["other", "fraud"] && voided.lines.map(\.voidedSource) == ["developer", "user"])
+        #expect(Self.refusal(try Self.text("googleplay-voided-page-1.json"), .googleplayVoided)?.field == "tokenPagination.nextPageToken")
+        // A WeChat bill is one file.
+        let bill = try bytes("wechat-tradebill-2026-03-02.csv")
+        do throws(StatementError) {
+            _ = try StatementParser.parse(pages: [bill, bill], source: .wechatTradeBill)
+            Issue.record("a WeChat bill in two pages was accepted")
+        } catch { #expect(error.message.contains("is one file")) }
+    }
+
+    @Test("Google voided purchases keep the token and why: a chargeback told apart; {} is no voids in the period given")
+    func googleVoided() throws {
+        let f = try Self.sample("googleplay-voided.json", .googleplayVoided)
+        #expect(f.lines.map(\.voidedReason) == ["remorse", "chargeback"] && f.lines.map(\.voidedSource) == ["user", "google"])
+        #expect(f.lines[1].isChargeback && f.lines[1].purchaseToken == "pmnaaoilgkcjdbjjkbnkloag.AO-J1OzQ7s1mXbq5Vw2" && f.lines[1].quantity == 1)
+        let empty = try StatementParser.parse(Array("{}".utf8), source: .googleplayVoided,
+                                              options: StatementOptions(periodStart: Timestamp("2026-03-01T00:00:00Z"), periodEnd: Timestamp("2026-04-01T00:00:00Z")))
+        #expect(empty.lines.isEmpty && empty.imported.periodEnd == Timestamp("2026-04-01T00:00:00Z"))
+        #expect(Self.refusal("{}", .googleplayVoided)?.message.contains("--from and --to") == true)
     }
 
     @Test("App Store financial report: aggregated rows, checked against Total_Rows, Total_Amount and Total_Units")
@@ -156,11 +210,15 @@ struct StatementParserTests {
         let earnings = try Self.text("googleplay-earnings-2026-03.csv")
         let badTime = Self.refusal(earnings.replacingOccurrences(of: "6:40:55 PM PST", with: "18:40:55"), .googleplayEarnings)
         #expect(badTime?.line == 4 && badTime?.field == "Transaction Time")
-        let history = try Self.text("appstore-history.json")
-        let badPrice = Self.refusal(history.replacingOccurrences(of: "\"price\": 990,", with: "\"price\": -990,"), .appstoreHistory)
-        #expect(badPrice?.field == "transactions[4].price")
+        let history = Self.decodedHistory(price: 990)
+        #expect(Self.refusal(history, .appstoreHistory) == nil)
+        let badPrice = Self.refusal(Self.decodedHistory(price: -990), .appstoreHistory)
+        #expect(badPrice?.field == "transactions[1].price" && badPrice?.line == 2)
         // A price below a whole minor unit is kept exactly, not refused.
-        #expect(Self.refusal(history.replacingOccurrences(of: "\"price\": 990,", with: "\"price\": 995,"), .appstoreHistory) == nil)
+        #expect(Self.refusal(Self.decodedHistory(price: 995), .appstoreHistory) == nil)
+        let badProrate = Self.refusal(Self.decodedHistory(price: 990, revocation: #","revocationDate":1772708400000,"revocationType":"REFUND_PRORATED""#),
+                                      .appstoreHistory)
+        #expect(badProrate?.field == "transactions[1].revocationPercentage")
         let notJSON = Self.refusal("{\n  \"transactions\": [,]\n}", .appstoreHistory)
         #expect(notJSON?.line == 2 && notJSON?.column != nil)
         let voided = try Self.text("googleplay-voided.json")
