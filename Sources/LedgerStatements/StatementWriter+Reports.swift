@@ -32,7 +32,7 @@ extension StatementWriter {
         let time = "\(h % 12 == 0 ? 12 : h % 12):\(pst.dropFirst(14).prefix(5)) \(h < 12 ? "AM" : "PM") PST"
         let amount = Amounts.text(minor, c)
         let fields = [l.transactionId ?? "", "\"\(month) \(day), \(year)\"", time, "", type, type == "Charge refund" ? "Full" : "",
-                      l.productId ?? "", l.productId ?? "", "inapp", package, "", "CN", "", "", c.code, amount, "1.000000", c.code, amount]
+                      l.productId ?? "", package, "inapp", l.productId ?? "", "", "CN", "", "", c.code, amount, "1.000000", c.code, amount]
         return fields.joined(separator: ",") + "\n"
     }
 

@@ -8,21 +8,30 @@ struct Table {
     let rows: [(fields: [String], line: Int)]
     let columns: [String: Int]
 
-    init(_ text: String, delimiter: CSVDelimiter, required: [String]) throws(StatementError) {
+    /// Columns are found by name whatever their case (`Sku Id`, `SKU ID`), and by the other names
+    /// `aliases` gives (a report's header as another year wrote it: `Sales or Return` for `Sale or Return`).
+    init(_ text: String, delimiter: CSVDelimiter, required: [String], aliases: [String: [String]] = [:]) throws(StatementError) {
         let csv: EnumeratedCSV
         do { csv = try EnumeratedCSV(string: text, delimiter: delimiter, loadColumns: false) } catch {
             throw StatementError("not \(delimiter == .tab ? "tab-separated" : "CSV") text: \(error)")
         }
         header = csv.header.map { $0.trimmingCharacters(in: .whitespaces) }
-        columns = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let byName = Dictionary(header.enumerated().map { ($1.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        var columns: [String: Int] = [:]
+        for (name, others) in aliases { if let i = ([name] + others).lazy.compactMap({ byName[$0.lowercased()] }).first { columns[name] = i } }
+        for (i, name) in header.enumerated() where columns[name] == nil { columns[name] = i }
         for name in required where columns[name] == nil {
-            throw StatementError(line: 1, field: name, "the header has no column \(name)")
+            if let i = byName[name.lowercased()] { columns[name] = i; continue }
+            throw StatementError(line: 1, field: name, "the header has no column \(name)\((aliases[name] ?? []).map { " (nor \($0))" }.joined()): expected "
+                                    + "\(required.joined(separator: ", ")); found \(header.joined(separator: ", "))")
         }
+        for (i, name) in header.enumerated() where columns[name.lowercased()] == nil { columns[name.lowercased()] = i }
+        self.columns = columns
         rows = csv.rows.enumerated().map { ($1, $0 + 2) }
     }
 
     func value(_ row: (fields: [String], line: Int), _ name: String) -> String {
-        guard let i = columns[name], i < row.fields.count else { return "" }
+        guard let i = columns[name] ?? columns[name.lowercased()], i < row.fields.count else { return "" }
         return row.fields[i].trimmingCharacters(in: .whitespaces)
     }
 
@@ -52,6 +61,8 @@ struct Table {
 enum AppStoreFinance {
     static let required = ["Start Date", "End Date", "Vendor Identifier", "Quantity", "Partner Share", "Extended Partner Share",
                            "Partner Share Currency", "Sale or Return", "Customer Price", "Customer Currency"]
+    /// The names other years' reports give these columns.
+    static let aliases = ["Sale or Return": ["Sales or Return"], "Start Date": ["Begin Date"]]
 
     static func date(_ text: String) -> Timestamp? {
         let p = text.split(separator: "/")
@@ -60,7 +71,7 @@ enum AppStoreFinance {
     }
 
     static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
-        let table = try Table(text, delimiter: .tab, required: required)
+        let table = try Table(text, delimiter: .tab, required: required, aliases: aliases)
         var lines: [StatementLine] = []
         var totals: [String: (value: String, line: Int, column: Int)] = [:]
         var units: Int64 = 0, amount: Int64 = 0
@@ -81,8 +92,12 @@ enum AppStoreFinance {
             let sr = table.value(row, "Sale or Return")
             guard sr == "S" || sr == "R" else { throw table.fail(row, "Sale or Return", "\"\(sr)\" is neither S nor R") }
             units += q; amount += ext; shareCurrencies.insert(sc.code)
-            let (gross, o) = price.multipliedReportingOverflow(by: abs(q))
-            guard !o, gross >= 0 else { throw table.fail(row, "Customer Price", "the price times the quantity is out of range") }
+            // A return row carries a negative quantity (and, in real reports, a negative price too): the
+            // money returned is |price| x |quantity|.
+            if sr == "R" && q > 0 { throw table.fail(row, "Quantity", "a return of \(q) units: a return's quantity is negative") }
+            let (product, o) = price.magnitude.multipliedReportingOverflow(by: q.magnitude)
+            guard !o, product <= UInt64(Money.maximumMinorUnits) else { throw table.fail(row, "Customer Price", "the price times the quantity is out of range") }
+            let gross = Int64(product)
             var line = ctx.line(row.line, kind: sr == "S" ? .sale : .refund, tx: nil, amount: Money(minorUnits: gross, currency: c), at: start)
             line.quantity = q
             guard !table.value(row, "Vendor Identifier").isEmpty else { throw table.fail(row, "Vendor Identifier", "is empty (the product id)") }
@@ -120,6 +135,8 @@ enum AppStoreFinance {
 enum GooglePlayEarnings {
     static let required = ["Description", "Transaction Date", "Transaction Time", "Transaction Type", "Product id",
                            "Buyer Currency", "Amount (Buyer Currency)", "Merchant Currency", "Amount (Merchant Currency)"]
+    /// The names other years' reports give these columns.
+    static let aliases = ["Description": ["Order Number"], "Sku Id": ["SKU ID", "Product SKU"], "Product id": ["Package ID", "Product ID"]]
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     static let zones: [String: String] = ["PST": "-08:00", "PDT": "-07:00", "UTC": "Z", "GMT": "Z"]
 
@@ -136,8 +153,10 @@ enum GooglePlayEarnings {
     }
 
     static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
-        let table = try Table(text, delimiter: .comma, required: required)
+        let table = try Table(text, delimiter: .comma, required: required, aliases: aliases)
         var lines: [StatementLine] = []
+        var app: String?
+        var months: (first: Int, last: Int)?   // year * 12 + month - 1
         for row in table.rows where !row.fields.allSatisfy({ $0.isEmpty }) {
             let type = table.value(row, "Transaction Type")
             let kind: StatementLineKind?
@@ -147,7 +166,7 @@ enum GooglePlayEarnings {
             case "Google fee": kind = .fee
             case "Google fee refund": kind = .feeRefund
             case "Tax", "Tax refund": kind = nil
-            default: throw table.fail(row, "Transaction Type", "\"\(type)\" is not a type an earnings report lists (Charge, Google fee, Charge refund, Google fee refund, Tax)")
+            default: kind = .other   // a type this version does not know: kept as a line of its own, in no figure
             }
             guard let at = time(table.value(row, "Transaction Date"), table.value(row, "Transaction Time")) else {
                 throw table.fail(row, "Transaction Time", "not a time such as Mar 2, 2026 9:15:07 AM PST")
@@ -159,14 +178,38 @@ enum GooglePlayEarnings {
             let order = table.value(row, "Description")
             guard !order.isEmpty else { throw table.fail(row, "Description", "is empty (the order id)") }
             guard let kind else { continue }
+            if let m = month(table.value(row, "Transaction Date")) {
+                let k = m.year * 12 + m.month - 1
+                months = (min(months?.first ?? k, k), max(months?.last ?? k, k))
+            }
             let sign: Int64 = kind == .sale || kind == .feeRefund ? 1 : -1
-            guard amount * sign >= 0 else {
+            guard kind == .other || amount * sign >= 0 else {
                 throw table.fail(row, "Amount (Buyer Currency)", "a \(type) of \(Amounts.text(amount, c)) \(c.code) has the wrong sign")
             }
             var line = ctx.line(row.line, kind: kind, tx: order, amount: Money(minorUnits: abs(amount), currency: c), at: at)
-            line.productId = table.value(row, "Product id").isEmpty ? nil : table.value(row, "Product id")
+            if kind == .other { line.storeKind = type }
+            // The product is the Sku Id; `Product id` is the app's package name.
+            let sku = table.value(row, "Sku Id"), package = table.value(row, "Product id")
+            line.productId = sku.isEmpty ? nil : sku
+            line.app = package.isEmpty ? nil : package
+            app = app ?? line.app
             lines.append(line)
         }
-        return try ctx.statement(lines)
+        // The report's month (or months), read in Google's own zone, Pacific time.
+        let period = months.map { (pacificMonthStart($0.first / 12, $0.first % 12 + 1), pacificMonthStart(($0.last + 1) / 12, ($0.last + 1) % 12 + 1)) }
+        return try ctx.statement(lines, fallback: period, app: app)
+    }
+
+    static func month(_ date: String) -> (year: Int, month: Int)? {
+        let d = date.replacingOccurrences(of: ",", with: "").split(separator: " ")
+        guard d.count == 3, let m = months.firstIndex(of: String(d[0])), let year = Int(d[2]) else { return nil }
+        return (year, m + 1)
+    }
+
+    /// Midnight of the first of `month` in Los Angeles: PDT (UTC-7) from April to November, PST
+    /// (UTC-8) otherwise (daylight time starts in March after the first and ends in November after it).
+    static func pacificMonthStart(_ year: Int, _ month: Int) -> Timestamp {
+        let offset = (4...11).contains(month) ? "-07:00" : "-08:00"
+        return Timestamp("\(year)-\(month < 10 ? "0" : "")\(month)-01T00:00:00\(offset)")!
     }
 }

@@ -66,7 +66,7 @@ extension Audit {
                 }
             case .refund:
                 refundLine(record, t, key, &mismatches, &unrecordedRefunds, &c)
-            case .fee, .feeRefund:
+            case .fee, .feeRefund, .other:
                 continue
             }
         }

@@ -126,7 +126,8 @@ public enum Revenue {
         }
         for record in p.statements.lines.values {
             let l = record.line
-            guard l.isRevenue, let amount = l.amount else { continue }
+            // A line of a kind the ledger does not know feeds no figure.
+            guard l.isRevenue, l.kind != .other, let amount = l.amount else { continue }
             update(l.at, l.channel, amount.currency) { row in
                 switch l.kind {
                 case .sale:
@@ -135,6 +136,7 @@ public enum Revenue {
                     row.statements.refunds += 1; row.statements.addRefunded(amount)
                 case .fee: row.statements.addFee(amount, negative: false)
                 case .feeRefund: row.statements.addFee(amount, negative: true)
+                case .other: break
                 }
                 if let fee = l.fee, fee.currency == amount.currency {
                     row.statements.addFee(fee, negative: l.kind == .refund)

@@ -38,6 +38,9 @@ public enum StatementLineKind: String, CaseIterable, Sendable, Hashable, Compara
     case sale, refund, fee
     /// A fee given back (Google "Google fee refund").
     case feeRefund = "fee-refund"
+    /// A line of a kind the ledger does not know (a new earnings report transaction type): kept with
+    /// the store's own name for it (`storeKind`), judged by no rule, in no revenue figure.
+    case other
     public static func < (a: StatementLineKind, b: StatementLineKind) -> Bool { a.rawValue < b.rawValue }
 }
 
@@ -121,6 +124,8 @@ public struct StatementLine: StoreAppFact, Codable {
     public var purchaseToken: String?
     public var voidedReason: String?
     public var voidedSource: String?
+    /// The store's own name for the line's kind, when the ledger does not know it (kind `other`).
+    public var storeKind: String?
 
     /// Whether the store says the money was taken back by the buyer's bank (a chargeback).
     public var isChargeback: Bool { voidedReason == "chargeback" }
@@ -161,6 +166,7 @@ public struct StatementLine: StoreAppFact, Codable {
             .optionalText("purchaseToken", \.purchaseToken, "Google's purchase token of a voided purchase."),
             .optionalText("voidedReason", \.voidedReason, "Why Google voided it: other, remorse, not-received, defective, accidental-purchase, fraud, friendly-fraud, chargeback, unacknowledged-purchase (or the code Google sent)."),
             .optionalText("voidedSource", \.voidedSource, "Who voided it: user, developer, google (or the code Google sent)."),
+            .optionalText("storeKind", \.storeKind, "The store's own name for a line of a kind the ledger does not know (kind other)."),
         ],
         check: { l in
             l.channel == l.source.channel ? nil
@@ -187,7 +193,7 @@ extension FactTypes {
     public static let statementLine = FactType<StatementLine>(
         "StatementLine", "One line of an imported store statement: a sale, refund or fee as the store recorded it.",
         stream: "statement:<digest>", key: "statement:<digest>:line:<line>:<kind>",
-        older: [.without(["purchaseToken", "voidedReason", "voidedSource"],
+        older: [.without(["purchaseToken", "voidedReason", "voidedSource", "storeKind"],
                          "One line of an imported store statement: a sale, refund or fee as the store recorded it.")],
         wrap: Fact.statementLine,
         summary: { l in
