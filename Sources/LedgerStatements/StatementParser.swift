@@ -90,6 +90,14 @@ public enum StatementParser {
         guard pages.count == 1 || paged.contains(source) else {
             throw StatementError("a \(source.rawValue) statement is one file (only \(paged.map(\.rawValue).sorted().joined(separator: " and ")) come in pages)")
         }
+        // A gzipped download (WeChat's tar_type=GZIP) is read as the bill it holds: its digest is the
+        // bill's (as WeChat's hash_value is), so the same bill gzipped or not is the same statement.
+        var pages = pages
+        for (k, page) in pages.enumerated() where Gzip.isGzip(page) {
+            do throws(Gzip.Failure) { pages[k] = try Gzip.decompress(page) } catch {
+                throw StatementError((pages.count > 1 ? "page \(k + 1): " : "") + "a gzip file that does not decompress: \(error.message)")
+            }
+        }
         let bytes = pages.count == 1 ? pages[0] : pages.flatMap { $0 }
         let digest = SHA256.digest(bytes)
         try checkDigest(bytes, digest: digest, expected: options.expectedDigest)

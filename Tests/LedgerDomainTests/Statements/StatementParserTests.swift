@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import LedgerCore
 import LedgerDomain
-import LedgerStatements
+@testable import LedgerStatements
 
 /// The stores' files, parsed and validated: each source's sample in schema/examples/statements,
 /// malformed files refused with the line and column named, and the writers' files parsing back.
@@ -53,6 +53,24 @@ struct StatementParserTests {
         var t = text
         for i in stride(from: 0, to: pairs.count - 1, by: 2) { t = t.replacingOccurrences(of: pairs[i], with: pairs[i + 1]) }
         return t
+    }
+
+    @Test("a gzipped bill (WeChat's tar_type=GZIP) is the bill it holds: same lines, same digest; a corrupt one is refused")
+    func gzipped() throws {
+        let plain = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
+        let zipped = try Self.sample("wechat-tradebill-2026-03-02.csv.gz", .wechatTradeBill)
+        #expect(zipped.lines == plain.lines && zipped.imported.digest == plain.imported.digest)
+        // Stored and fixed-Huffman blocks (gzip -0, and a short text), besides the sample's dynamic ones.
+        let text = Array("hello, hello, hello WeChat bill\n".utf8)
+        for b64 in ["H4sIAAAAAAAEAwEgAN//aGVsbG8sIGhlbGxvLCBoZWxsbyBXZUNoYXQgYmlsbApe2EfmIAAAAA==", "H4sIAAAAAAACA8tIzcnJ11HIQKIUwlOdMxJLFJIyc3K4AF7YR+YgAAAA"] {
+            #expect(try Gzip.decompress([UInt8](Data(base64Encoded: b64)!)) == text)
+        }
+        var corrupt = [UInt8](try Data(contentsOf: Self.folder.appendingPathComponent("wechat-tradebill-2026-03-02.csv.gz")))
+        corrupt[corrupt.count / 2] ^= 0x55
+        do throws(StatementError) {
+            _ = try StatementParser.parse(corrupt, source: .wechatTradeBill)
+            Issue.record("a corrupt gzip file was accepted")
+        } catch { #expect(error.message.contains("does not decompress")) }
     }
 
     @Test("WeChat Pay SUCCESS bill (no refund columns) and the older v2 bill (总金额, a coupon, a five-column summary)")
