@@ -42,10 +42,13 @@ public struct StatementBook: Hashable, Sendable, Codable {
     }
 
     /// A statement is identified by its digest (the same bytes under any file name are the same
-    /// statement); another digest for a period already imported is a re-issue, kept and marked.
+    /// statement); another digest for a period already imported is a re-issue, kept and marked
+    /// (not for the App Store financial report, which comes once per region).
     mutating func apply(_ s: StatementImported, _ ctx: FactContext) {
         guard statements[s.digest] == nil else { return }
-        let original = statements.values.filter {
+        // The financial report comes per region for one month: another file for the period is
+        // another region, not a re-issue.
+        let original = s.source == .appstoreFinance ? nil : statements.values.filter {
             let o = $0.statement
             return o.source == s.source && o.app == s.app && o.merchant == s.merchant && o.periodStart == s.periodStart && o.periodEnd == s.periodEnd
         }.min { $0.position < $1.position }

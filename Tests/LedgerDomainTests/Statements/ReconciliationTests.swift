@@ -202,6 +202,17 @@ struct ReconciliationRuleTests {
         #expect(Audit.reconciliation(Self.fold(facts)).map(\.transactionId) == ["inside"])
     }
 
+    @Test("another file for an imported period is a re-issue, but the financial report's regions are not")
+    func reissues() {
+        func imported(_ source: StatementSource, _ digest: String) -> (Fact, Timestamp) {
+            (.statementImported(StatementImported(source: source, digest: digest, periodStart: Self.at(-48), periodEnd: Self.at(48), lines: 0)), Self.at(48))
+        }
+        let book = Self.fold([imported(.appstoreFinance, "sha256:01"), imported(.appstoreFinance, "sha256:02"),
+                              imported(.wechatTradeBill, "sha256:03"), imported(.wechatTradeBill, "sha256:04"), imported(.wechatTradeBill, "sha256:03")]).statements
+        #expect(book.statements.count == 4)
+        #expect(book.reissues.map(\.statement.digest) == ["sha256:04"] && book.reissues.first?.reissueOf == "sha256:03")
+    }
+
     @Test("no statement: no reconciliation finding and no revenue from statements")
     func none() {
         let p = Self.fold([Self.verified("A", 3000, Self.t0), (.orderCreated(OrderCreated(orderId: "o", userId: "u", channel: .wechat, productId: "p",
