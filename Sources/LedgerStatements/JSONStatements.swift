@@ -13,6 +13,14 @@ struct JSONEntries {
         }
     }
 
+    /// One page of a paged answer: a JSON object (`what` names it), its errors after `prefix` (`"page 2: "`).
+    static func page(_ text: String, _ prefix: String, _ what: String) throws(StatementError) -> JSONValue {
+        let doc: JSONValue
+        do throws(StatementError) { doc = try parse(text) } catch { throw error.prefixed(prefix) }
+        guard case .object = doc else { throw StatementError(line: 1, column: 1, prefix + "\(what) is a JSON object") }
+        return doc
+    }
+
     static func fail(_ list: String, _ index: Int, _ field: String, _ message: String) -> StatementError {
         StatementError(line: index + 1, field: "\(list)[\(index)].\(field)", message)
     }
@@ -37,9 +45,7 @@ enum AppStoreHistory {
         var index = 0
         for (k, text) in pages.enumerated() {
             let where_ = pages.count > 1 ? "page \(k + 1): " : ""
-            let doc: JSONValue
-            do throws(StatementError) { doc = try JSONEntries.parse(text) } catch { throw error.prefixed(where_) }
-            guard case .object = doc else { throw StatementError(line: 1, column: 1, where_ + "a transaction history is a JSON object") }
+            let doc = try JSONEntries.page(text, where_, "a transaction history")
             let last = k == pages.count - 1
             if (doc["hasMore"]?.boolValue ?? false) == last {
                 throw StatementError(field: "hasMore", where_ + (last
@@ -157,9 +163,7 @@ enum GooglePlayVoided {
         var index = 0
         for (k, text) in pages.enumerated() {
             let where_ = pages.count > 1 ? "page \(k + 1): " : ""
-            let doc: JSONValue
-            do throws(StatementError) { doc = try JSONEntries.parse(text) } catch { throw error.prefixed(where_) }
-            guard case .object = doc else { throw StatementError(line: 1, column: 1, where_ + "a voided purchases list is a JSON object") }
+            let doc = try JSONEntries.page(text, where_, "a voided purchases list")
             let next = doc["tokenPagination"]?["nextPageToken"]?.stringValue
             if (next == nil) != (k == pages.count - 1) {
                 throw StatementError(field: "tokenPagination.nextPageToken", where_ + (next != nil
