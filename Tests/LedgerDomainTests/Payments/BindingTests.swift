@@ -31,6 +31,24 @@ struct BindingTests {
         return nil
     }
 
+    // MARK: tenancy
+
+    @Test("only an order of the transaction's app binds it: the sku fallback and the token skip another app's orders")
+    func appsKeepTheirOrders() {
+        var main = order("o-main", user: "u1"), lite = order("o-lite", user: "u1")
+        main.app = "com.example.coins"; lite.app = "com.example.coins.lite"
+        var tx = verified()
+        tx.app = "com.example.coins.lite"
+        let d = Binding.decide(transaction: tx, callbacks: [report()], orders: [main, lite])
+        #expect(bound(d)?.orderId == "o-lite" && bound(d)?.method == .skuFallback && bound(d)?.app == "com.example.coins.lite")
+        // A token minted for the other app's order does not bind across apps.
+        main.accountToken = Self.token.uuidString
+        tx.appAccountToken = Self.token
+        #expect(bound(Binding.decide(transaction: tx, callbacks: [], orders: [main])) == nil)
+        // An order that names no app (written before orders carried one) still binds.
+        #expect(bound(Binding.decide(transaction: tx, callbacks: [], orders: [order("o-old", token: Self.token.uuidString)]))?.orderId == "o-old")
+    }
+
     // MARK: order of trust
 
     @Test("appAccountToken beats applicationUsername")
