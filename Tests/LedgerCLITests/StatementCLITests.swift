@@ -11,6 +11,7 @@ struct StatementCLITests {
         ("wechat-tradebill", "wechat-tradebill-2026-03-02.csv"), ("wechat-refundbill", "wechat-refundbill-2026-03-02.csv"),
         ("wechat-tradebill", "wechat-tradebill-success-2026-03-03.csv"), ("wechat-tradebill", "wechat-tradebill-v2-2026-03-04.csv"),
         ("appstore-history", "appstore-history.json"), ("appstore-finance", "appstore-finance-2026-03.tsv"),
+        ("appstore-finance", "appstore-finance-2026-03-euro.tsv"),
         ("googleplay-earnings", "googleplay-earnings-2026-03.csv"), ("googleplay-voided", "googleplay-voided.json"),
     ]
 

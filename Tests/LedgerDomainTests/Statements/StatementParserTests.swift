@@ -178,6 +178,11 @@ struct StatementParserTests {
         let text = try Self.text("appstore-finance-2026-03.tsv")
         let older = try StatementParser.parse(Array(text.replacingOccurrences(of: "Sales or Return", with: "Sale or Return").utf8), source: .appstoreFinance)
         #expect(older.lines.map(\.amount) == f.lines.map(\.amount))
+        // Another region's report for the month: customer prices in several currencies, the partner share in euros.
+        let euro = try Self.sample("appstore-finance-2026-03-euro.tsv", .appstoreFinance)
+        #expect(euro.lines.map { $0.amount?.currency.code } == ["EUR", "EUR", "EUR", "CHF"])
+        #expect(euro.lines[2].kind == .refund && euro.lines[2].amount == Self.money(198, "EUR") && euro.lines[3].net == Self.money(2220, "EUR"))
+        #expect(euro.imported.periodStart == f.imported.periodStart && euro.imported.digest != f.imported.digest)
         let missing = Self.refusal(text.replacingOccurrences(of: "Sales or Return", with: "Type"), .appstoreFinance)
         #expect(missing?.field == "Sale or Return" && missing?.message.contains("(nor Sales or Return)") == true && missing?.message.contains("found Start Date") == true)
     }
