@@ -37,14 +37,15 @@ extension StatementWriter {
     }
 
     static let financeHeader = ["Start Date", "End Date", "UPC", "ISRC/ISBN", "Vendor Identifier", "Quantity", "Partner Share",
-                                "Extended Partner Share", "Partner Share Currency", "Sale or Return", "Apple Identifier",
+                                "Extended Partner Share", "Partner Share Currency", "Sales or Return", "Apple Identifier",
                                 "Artist/Show/Developer/Author", "Title", "Label/Studio/Network/Developer/Publisher", "Grid",
                                 "Product Type Identifier", "ISAN/Other Identifier", "Country Of Sale", "Pre-order Flag", "Promo Code",
                                 "Customer Price", "Customer Currency"]
 
-    /// An App Store financial report for the period: sales and returns of the lines aggregated by
-    /// product, currency and price, a made-up partner share of 70% (rounded down per unit), and the
-    /// Total rows.
+    /// An App Store financial report for the period, as Apple writes it: sales and returns of the
+    /// lines aggregated by product, currency and price (a return with a negative quantity and price),
+    /// a made-up partner share of 70% (rounded down per unit), and the Total rows right after them
+    /// (Total_Units counts the units sold; returns are not subtracted).
     public static func appstoreFinance(_ lines: [StatementLine], from: Timestamp, to: Timestamp) -> String {
         struct Key: Hashable, Comparable {
             var product: String, currency: String, price: Int64, sale: Bool
@@ -66,14 +67,15 @@ extension StatementWriter {
             let c = currencies[key.currency]!
             let q = key.sale ? groups[key]! : -groups[key]!
             let share = key.price * 7 / 10
-            units += q; total += share * q
+            if key.sale { units += q }
+            total += share * q
             let fields = [date(from), date(last), "", key.product, key.product, String(q), Amounts.text(share, c), Amounts.text(share * q, c),
                           c.code, key.sale ? "S" : "R", "6443210987", "Example Studio", key.product, "", "", "IA1", "", "CN", "", "",
-                          Amounts.text(key.price, c), c.code]
+                          Amounts.text(key.sale ? key.price : -key.price, c), c.code]
             out += fields.joined(separator: "\t") + "\n"
         }
         let currency = currencies.count == 1 ? currencies.values.first! : Currency("USD")!
-        out += "\nTotal_Rows\t\(groups.count)\nTotal_Amount\t\(Amounts.text(total, currency))\nTotal_Units\t\(units)\n"
+        out += "Total_Rows\t\(groups.count)\nTotal_Amount\t\(Amounts.text(total, currency))\nTotal_Units\t\(units)\n"
         return out
     }
 }

@@ -91,7 +91,9 @@ enum AppStoreFinance {
             let ext = try table.money(row, "Extended Partner Share", sc)
             let sr = table.value(row, "Sale or Return")
             guard sr == "S" || sr == "R" else { throw table.fail(row, "Sale or Return", "\"\(sr)\" is neither S nor R") }
-            units += q; amount += ext; shareCurrencies.insert(sc.code)
+            // Apple's Total_Units counts the units sold: returns are not subtracted from it.
+            if sr == "S" { units += q }
+            amount += ext; shareCurrencies.insert(sc.code)
             // A return row carries a negative quantity (and, in real reports, a negative price too): the
             // money returned is |price| x |quantity|.
             if sr == "R" && q > 0 { throw table.fail(row, "Quantity", "a return of \(q) units: a return's quantity is negative") }
@@ -116,7 +118,7 @@ enum AppStoreFinance {
             throw StatementError(line: r.line, column: r.column, field: "Total_Rows", "says \(r.value), but the report has \(rows) rows")
         }
         if let u = totals["Total_Units"], Int64(u.value.trimmingCharacters(in: .whitespaces)) != units {
-            throw StatementError(line: u.line, column: u.column, field: "Total_Units", "says \(u.value), but the rows' Quantity adds up to \(units)")
+            throw StatementError(line: u.line, column: u.column, field: "Total_Units", "says \(u.value), but the units sold (the S rows' Quantity) add up to \(units)")
         }
         if let a = totals["Total_Amount"], let currency {
             guard Amounts.minorUnits(a.value, currency) == amount else {

@@ -241,7 +241,7 @@ struct StatementParserTests {
         let badState = Self.refusal(bill.replacingOccurrences(of: "`REFUND,", with: "`NOTPAY,"), .wechatTradeBill)
         #expect(badState?.line == 4 && badState?.field == "交易状态")
         let finance = try Self.text("appstore-finance-2026-03.tsv")
-        let badUnits = Self.refusal(finance.replacingOccurrences(of: "Total_Units\t661", with: "Total_Units\t662"), .appstoreFinance)
+        let badUnits = Self.refusal(finance.replacingOccurrences(of: "Total_Units\t664", with: "Total_Units\t661"), .appstoreFinance)
         #expect(badUnits?.field == "Total_Units" && badUnits?.line == 8)
         let earnings = try Self.text("googleplay-earnings-2026-03.csv")
         let badTime = Self.refusal(earnings.replacingOccurrences(of: "6:40:55 PM PST", with: "18:40:55"), .googleplayEarnings)
