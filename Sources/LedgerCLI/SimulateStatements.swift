@@ -36,11 +36,18 @@ enum SimulateStatements {
             let copy = (folder as NSString).appendingPathComponent((bill.name as NSString).deletingPathExtension + " (1).csv")
             try writeOutput(bill.text, to: copy)
             let again = try await ImportStatement.append(try bill.parse(), to: store)
-            guard again.stored == 0 else { throw InputProblem("the same bill under another name stored \(again.stored) new facts") }
+            guard again.stored == 0 else { throw Defect("the same bill imported again under another name stored \(again.stored) new facts, "
+                                                        + "where a statement is its bytes alone: a defect of the ledger, please report it (exit 70)") }
         }
         let byKind = Dictionary(grouping: statements.truth, by: \.kind).mapValues(\.count)
         Diagnostics.say("ledger: wrote and imported \(all.count) statement files (\(grouped(Int64(lines))) lines) in \(folder)"
             + (byKind.isEmpty ? "" : "; injected " + byKind.keys.sorted().map { "\($0.rawValue) \(byKind[$0]!)" }.joined(separator: ", ")))
         return (statements.truth, lines, all.count)
     }
+}
+
+/// What cannot happen unless the ledger itself is wrong: exit 70 (an internal error).
+private struct Defect: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

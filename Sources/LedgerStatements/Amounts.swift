@@ -29,12 +29,13 @@ enum Amounts {
         return negative ? -v : v
     }
 
-    /// Millionths of the major unit as decimal text (`320010` is `"0.32001"`).
-    static func microsText(_ micros: Int64) -> String {
+    /// Millionths of the major unit as decimal text, at least `decimals` places (WeChat prints fees
+    /// to five: `320010` is `"0.32001"`, `180000` is `"0.18000"`; a sixth place only when not zero).
+    static func microsText(_ micros: Int64, decimals: Int) -> String {
         let m = micros.magnitude
         var frac = String(m % 1_000_000)
         while frac.count < 6 { frac = "0" + frac }
-        while frac.count > 2 && frac.hasSuffix("0") { frac.removeLast() }
+        while frac.count > decimals && frac.hasSuffix("0") { frac.removeLast() }
         return (micros < 0 ? "-" : "") + "\(m / 1_000_000).\(frac)"
     }
 

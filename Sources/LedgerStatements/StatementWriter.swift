@@ -37,25 +37,16 @@ public enum StatementWriter {
             ]
             for (k, n) in numbers { v[k] = Amounts.text(n, c); sums[k, default: 0] += n }
             let signedFee = sale ? fee : -fee
-            v["手续费"] = fiveDecimals(signedFee); sums["手续费", default: 0] += signedFee
+            v["手续费"] = Amounts.microsText(signedFee, decimals: 5); sums["手续费", default: 0] += signedFee
             out += header.map { "`" + (v[$0] ?? "") }.joined(separator: ",") + "\r\n"
         }
         out += WeChatBill.summaryHeader.joined(separator: ",") + "\r\n"
         var summary = ["`\(lines.count)"]
         for total in WeChatBill.summaryHeader.dropFirst() {
             let detail = WeChatBill.totals.first { $0.summary == total }?.detail ?? ""
-            summary.append("`" + (WeChatBill.feeColumns.contains(detail) ? fiveDecimals(sums[detail] ?? 0) : Amounts.text(sums[detail] ?? 0, currency)))
+            summary.append("`" + (WeChatBill.feeColumns.contains(detail) ? Amounts.microsText(sums[detail] ?? 0, decimals: 5) : Amounts.text(sums[detail] ?? 0, currency)))
         }
         return out + summary.joined(separator: ",") + "\r\n"
-    }
-
-    /// Micros as WeChat prints a fee: five decimals (six only when the sixth is not zero).
-    static func fiveDecimals(_ micros: Int64) -> String {
-        let m = micros.magnitude
-        var frac = String(m % 1_000_000)
-        while frac.count < 6 { frac = "0" + frac }
-        if frac.hasSuffix("0") { frac.removeLast() }
-        return (micros < 0 ? "-" : "") + "\(m / 1_000_000).\(frac)"
     }
 
     /// An App Store transaction history as the App Store Server API answers it: one page of

@@ -49,7 +49,7 @@ enum WeChatBill {
             return v
         }
 
-        func optional(_ name: String) -> String? { raw(name).flatMap { $0.isEmpty || $0 == "0" && name.hasSuffix("退款单号") ? nil : $0 } }
+        func optional(_ name: String) -> String? { raw(name).flatMap { $0.isEmpty ? nil : $0 } }
 
         /// In minor units; an absent or empty column is zero.
         func amount(_ name: String, _ currency: Currency) throws(StatementError) -> Int64 {
@@ -149,7 +149,11 @@ enum WeChatBill {
         }
         let tx = try row.text("微信订单号")
         let state = try row.text("交易状态")
+        // The fee as WeChat prints it, to five decimals of a yuan, exactly; negative on a refund (given back).
         let feeMicros = try row.micros("手续费", c)
+        guard let fee = Money(storeAmount: abs(feeMicros), unit: .micros, currency: c) else {
+            throw row.fail("手续费", "\(Amounts.microsText(feeMicros, decimals: 5)) \(c.code) is out of range for a fee: check the bill's 手续费 column")
+        }
         var line: StatementLine
         if refundBill || (layout.listsRefunds && (state == "REFUND" || state == "REVOKED")) {
             if let status = row.optional("退款状态"), status != "SUCCESS" { return nil }   // PROCESSING, ABNORMAL, CLOSED: no money returned
@@ -161,7 +165,8 @@ enum WeChatBill {
             let amount = state == "REVOKED" && !refundBill ? try row.amount(layout.sale, c) : try row.amount("退款金额", c)
             guard amount > 0 else { throw row.fail("退款金额", "a refund of \(Amounts.text(amount, c)) \(c.code): must be more than zero") }
             line = ctx.line(row.line, kind: .refund, tx: tx, amount: Money(minorUnits: amount, currency: c), at: at)
-            line.refundId = row.optional("微信退款单号")
+            // Sales carry `0 as their refund ids; a refund names its own.
+            line.refundId = row.optional("微信退款单号").flatMap { $0 == "0" ? nil : $0 }
         } else if state == "SUCCESS" {
             let amount = try row.amount(layout.sale, c)
             guard amount >= 0 else { throw row.fail(layout.sale, "a sale of \(Amounts.text(amount, c)) \(c.code): must not be negative") }
@@ -169,29 +174,18 @@ enum WeChatBill {
             // Settled: 应结订单金额 (v3), else the total less the coupon (v2); the fee comes off it exactly.
             let settled = row.raw("应结订单金额") != nil ? try row.amount("应结订单金额", c)
                 : amount - (try row.amount("代金券或立减优惠金额", c))
-            if let settledMoney = Money(storeAmount: settled.multipliedReportingOverflow(by: microsPerMinor(c)).partialValue - feeMicros,
-                                        unit: .micros, currency: c) {
-                line.net = settledMoney.minorUnits < 0 ? Money(minorUnits: 0, currency: c) : settledMoney
+            if let net = Money(minorUnits: settled, currency: c).adding(feeMicros < 0 ? fee : fee.negated) {
+                line.net = net.millionths < 0 ? Money(minorUnits: 0, currency: c) : net
             }
         } else {
             throw row.fail("交易状态", "\"\(state)\" is not a state a bill lists (SUCCESS, REFUND, REVOKED)")
         }
-        if feeMicros != 0 {
-            guard let fee = Money(storeAmount: abs(feeMicros), unit: .micros, currency: c) else { throw row.fail("手续费", "does not fit") }
-            line.fee = fee
-        }
+        if feeMicros != 0 { line.fee = fee }
         line.orderId = row.optional("商户订单号")
         line.productId = row.optional("商品名称")
         line.app = row.optional("公众账号ID")
         line.merchant = row.optional("商户号")
         return line
-    }
-
-    /// Micros in one minor unit of `c` (CNY: 10,000).
-    static func microsPerMinor(_ c: Currency) -> Int64 {
-        var v: Int64 = 1_000_000
-        for _ in 0..<c.exponent { v /= 10 }
-        return v
     }
 
     static func checkSummary(_ summary: Row, count: Int, sums: [String: Int64], currency: Currency) throws(StatementError) {
@@ -204,7 +198,7 @@ enum WeChatBill {
             let stated = fee ? try summary.micros(total, currency) : try summary.amount(total, currency)
             let sum = sums[detail] ?? 0
             guard stated == sum else {
-                let show = { (v: Int64) in fee ? Amounts.microsText(v) : Amounts.text(v, currency) }
+                let show = { (v: Int64) in fee ? Amounts.microsText(v, decimals: 5) : Amounts.text(v, currency) }
                 throw summary.fail(total, "says \(show(stated)), but the detail rows' \(detail) add up to \(show(sum))")
             }
         }

@@ -51,8 +51,6 @@ public struct RevenueTotals: Hashable, Sendable {
         rest -= carry * 1_000_000
     }
 
-    mutating func addFee(_ m: Int64) { fees = (fees ?? 0).addingSaturated(m) }
-
     /// Adds a fee exactly (`negative`: given back), its rest below a minor unit carried.
     mutating func addFee(_ m: Money, negative: Bool) {
         let units = negative ? -m.minorUnits : m.minorUnits, rest = negative ? -Int64(m.fraction) : Int64(m.fraction)

@@ -83,7 +83,8 @@ public struct StatementBook: Hashable, Sendable, Codable {
     /// covers all of `[from, to)`. A transaction that names no app is covered by any app's statement.
     public func covers(_ channel: Channel, app: String?, from: Int64, to: Int64) -> Bool {
         guard let byApp = salesCoverage[channel] else { return false }
-        let apps = app.map { [$0, ""] } ?? Array(byApp.keys)
-        return apps.contains { byApp[$0]?.contains { $0.start <= from && to <= $0.end } ?? false }
+        func spans(_ s: [ClosedInterval]?) -> Bool { s?.contains { $0.start <= from && to <= $0.end } ?? false }
+        guard let app else { return byApp.values.contains { spans($0) } }
+        return spans(byApp[app]) || spans(byApp[""])
     }
 }

@@ -148,11 +148,8 @@ public struct SimulatedStatements: Sendable {
     static func fee(_ ch: Channel, _ m: Money) -> Money? {
         switch ch {
         case .wechat:
-            // minor units x 0.006 in micros: CNY 30.00 is 0.18, 68.00 is 0.408.
-            var perMinor: Int64 = 1_000_000
-            for _ in 0..<m.currency.exponent { perMinor /= 10 }
-            let micros = m.minorUnits * 6 * perMinor / 1000
-            return Money(storeAmount: micros, unit: .micros, currency: m.currency)
+            // 0.6 % exactly: CNY 30.00 is 0.18, 68.00 is 0.408.
+            return m.share(6, 1000)
         case .googleplay: return Money(minorUnits: m.minorUnits * 15 / 100, currency: m.currency)
         case .appstore: return nil
         }
