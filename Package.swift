@@ -137,7 +137,7 @@ let package = Package(
             name: "LedgerCLI",
             dependencies: [
                 "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerStatements", "LedgerLog", "LedgerProjection", "LedgerServer",
-                "LedgerBench", "LedgerPostgres", "LedgerService",
+                "LedgerBench", "LedgerPostgres", "LedgerService", "LedgerNotifications",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -172,7 +172,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LedgerCLITests",
-            dependencies: ["LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerTesting", "LedgerCore"],
+            dependencies: ["LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerTesting", "LedgerCore",
+                           "LedgerNotificationTesting", .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "SwiftASN1", package: "swift-asn1")],
             swiftSettings: strict
         ),
         .testTarget(

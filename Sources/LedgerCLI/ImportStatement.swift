@@ -3,6 +3,8 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 import LedgerLog
+import LedgerNotifications
+import LedgerService
 import LedgerStatements
 
 extension StatementSource: ExpressibleByArgument {}
@@ -25,6 +27,12 @@ struct ImportStatement: AsyncParsableCommand {
             written (exit 65). The statement and its lines are appended as one batch; a re-import of the same
             file is the same facts (nothing new is stored). `ledger audit` then reconciles the log with it
             and `ledger revenue` shows it beside the ledger's own figures.
+
+            An App Store history's signed transactions are verified when LEDGER_APPSTORE_ROOT_CERT and
+            LEDGER_APPSTORE_BUNDLE_ID (and LEDGER_APPSTORE_ENVIRONMENT) name the App Store's root, as for
+            `ledger serve`: one that does not verify refuses the file (exit 65). Without a root the file is
+            imported and its record says its signatures were not verified; a later import of the same
+            file with a root records the verification.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -57,12 +65,13 @@ struct ImportStatement: AsyncParsableCommand {
             let pages = try files.map { [UInt8](try readInputFile($0)) }
             let options = StatementOptions(periodStart: from.flatMap(Timestamp.init),
                                            periodEnd: to.flatMap(Timestamp.init), expectedDigest: digest)
-            let parsed: StatementFile
+            var parsed: StatementFile
             do throws(StatementError) {
                 parsed = try StatementParser.parse(pages: pages, source: source, options: options)
             } catch {
                 throw InputProblem("\(Echo.quoted(file)): \(error.description); nothing was written")
             }
+            parsed = try await Self.verifySignatures(parsed, file: file)
             let store = try await EventStore.open(try await connection.configuration(as: .writer))
             let result: (stored: Int, already: Int, first: Int64?)
             do {
@@ -77,8 +86,34 @@ struct ImportStatement: AsyncParsableCommand {
                 ("source", .string(s.source.rawValue)), ("digest", .string(s.digest)), ("periodStart", .string(s.periodStart.iso8601)),
                 ("periodEnd", .string(s.periodEnd.iso8601)), ("lines", .int(s.lines)), ("stored", .int(Int64(result.stored))),
                 ("alreadyStored", .int(Int64(result.already))), ("position", result.first.map { .int($0) } ?? .null),
+                ("signatures", parsed.signatures.map { s in
+                    .makeObject([("signed", .int(s.signed)), ("verified", .bool(s.verified)), ("root", s.root.map { .string($0) } ?? .null)])
+                } ?? .null),
             ]).canonicalText + "\n").utf8))
             Diagnostics.say("ledger: \(s.source.rawValue) \(s.digest.prefix(19))…: \(s.lines) lines, \(result.stored) facts stored, \(result.already) already stored")
+        }
+    }
+
+    /// Verifies a statement's signed entries with the App Store root the environment configures;
+    /// without one, says on stderr that they are recorded as not verified.
+    static func verifySignatures(_ parsed: StatementFile, file: String) async throws -> StatementFile {
+        guard !parsed.signed.isEmpty else { return parsed }
+        let verifier: AppleVerifier?
+        do {
+            verifier = try NotificationConfiguration.appStore(environment: ProcessInfo.processInfo.environment, readFile: { Array(try readInputFile($0)) })
+        } catch let e as NotificationConfiguration.Problem {
+            throw ConfigurationProblem(e.description)
+        }
+        guard let verifier else {
+            Diagnostics.say("ledger: \(parsed.signed.count) signed transactions imported without verifying their signatures (recorded as not verified): "
+                            + "set LEDGER_APPSTORE_ROOT_CERT and LEDGER_APPSTORE_BUNDLE_ID to the App Store's root and app to verify them")
+            return parsed
+        }
+        do {
+            let root = try await verifier.verifyEntries(parsed.signed.map { ($0.place, $0.jws) })
+            return parsed.verified(root: root)
+        } catch {
+            throw InputProblem("\(Echo.quoted(file)): \(error.description); nothing was written")
         }
     }
 

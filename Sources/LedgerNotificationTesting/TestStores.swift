@@ -69,6 +69,38 @@ public struct TestAppleChain: Sendable {
 
     public static func b64url(_ bytes: [UInt8]) -> String { Base64.urlEncoded(bytes) }
 
+    /// The root certificate's DER bytes (what LEDGER_APPSTORE_ROOT_CERT may name).
+    public var rootDER: [UInt8] {
+        var s = DER.Serializer()
+        try! s.serialize(root)
+        return s.serializedBytes
+    }
+
+    /// A signed transaction as the App Store Server API lists it in a transaction history
+    /// (`price` in milliunits); `extra` adds or replaces members.
+    public func signedTransaction(id: String, price: Int64 = 4990, currency: String = "USD", purchased: Date = Date(),
+                                  bundleId: String = TestAppleChain.bundleId, environment: String = "Production",
+                                  extra: [(String, JSONValue)] = []) throws -> String {
+        let ms = Int64(purchased.timeIntervalSince1970 * 1000)
+        let base: [(String, JSONValue)] = [
+            ("transactionId", .string(id)), ("originalTransactionId", .string(id)), ("bundleId", .string(bundleId)),
+            ("productId", .string("coins_60")), ("purchaseDate", .int(ms)), ("originalPurchaseDate", .int(ms)), ("quantity", .int(1)),
+            ("type", .string("Consumable")), ("inAppOwnershipType", .string("PURCHASED")), ("signedDate", .int(ms + 1000)),
+            ("environment", .string(environment)), ("transactionReason", .string("PURCHASE")), ("storefront", .string("USA")),
+            ("storefrontId", .string("143441")), ("price", .int(price)), ("currency", .string(currency)),
+        ]
+        return try sign(.makeObject(base.filter { b in !extra.contains { $0.0 == b.0 } } + extra))
+    }
+
+    /// One page of a Get Transaction History answer holding `signed`.
+    public static func historyPage(_ signed: [String], bundleId: String = TestAppleChain.bundleId, environment: String = "Production",
+                                   hasMore: Bool = false) -> String {
+        JSONValue.makeObject([
+            ("revision", .string("rev-\(signed.count)")), ("bundleId", .string(bundleId)), ("appAppleId", .int(1234567890)),
+            ("environment", .string(environment)), ("hasMore", .bool(hasMore)), ("signedTransactions", .array(signed.map(JSONValue.string))),
+        ]).compactText
+    }
+
     /// A recorded-shape App Store Server Notification V2 body: `{"signedPayload": ...}` with a signed transaction.
     public func notificationBody(type: String = "SUBSCRIBED", subtype: String? = "INITIAL_BUY", uuid: String = UUID().uuidString.lowercased(),
                                  bundleId: String = TestAppleChain.bundleId, environment: String = "Production",

@@ -100,6 +100,38 @@ public struct AppleVerifier: Sendable {
 
     /// Verifies one JWS signed by Apple's chain; returns its payload and its signedDate.
     public func verify(_ text: String, what: String) async throws(NotificationRefusal) -> (payload: JSONValue, signedDate: Date) {
+        let (payload, signedDate, _) = try await verifyChain(text, what: what)
+        return (payload, signedDate)
+    }
+
+    /// Verifies the signed entries of a statement (an App Store history's `signedTransactions`):
+    /// each a JWS of Apple's chain to a configured root, for the configured bundle id and
+    /// environment, all to one root. `place` names the entry in errors. Returns `sha256:<hex>` of
+    /// that root certificate's DER, which the statement's record names.
+    public func verifyEntries(_ entries: [(place: String, jws: String)]) async throws(NotificationRefusal) -> String {
+        var root: String?
+        for (place, jws) in entries {
+            let (payload, _, chain) = try await verifyChain(jws, what: place)
+            try checkApp(payload, what: place)
+            let digest = Self.digest(chain[chain.count - 1])
+            if let root, root != digest {
+                throw NotificationRefusal(.untrustedChain, "\(place): signed by a chain to another configured root than the entries before it")
+            }
+            root = digest
+        }
+        guard let root else { throw NotificationRefusal(.malformed, "no signed entries to verify") }
+        return root
+    }
+
+    /// `sha256:<hex>` of a certificate's DER encoding.
+    public static func digest(_ certificate: Certificate) -> String {
+        var serializer = DER.Serializer()
+        do { try serializer.serialize(certificate) } catch { preconditionFailure("a parsed certificate serializes: \(error)") }
+        return LedgerCore.SHA256.digest(serializer.serializedBytes)
+    }
+
+    /// One JWS; also returns the chain it was validated along (leaf, intermediate, configured root).
+    private func verifyChain(_ text: String, what: String) async throws(NotificationRefusal) -> (payload: JSONValue, signedDate: Date, chain: [Certificate]) {
         let jws = try CompactJWS(text, what: what)
         guard jws.header["alg"]?.stringValue == "ES256" else {
             throw NotificationRefusal(.forgedSignature, "\(what): alg must be ES256")
@@ -127,7 +159,8 @@ public struct AppleVerifier: Sendable {
             throw NotificationRefusal(.certificateExpired, "\(what): x5c[\(i)] is not valid at signedDate \(ISO8601DateFormatter().string(from: signedDate))")
         }
         if known == nil {
-            try await checkChain(leaf: chain[0], intermediate: chain[1], at: signedDate, what: what)
+            // The path's root is the configured one (x5c's own root is only a copy of it).
+            chain = try await checkChain(leaf: chain[0], intermediate: chain[1], at: signedDate, what: what)
             validated.remember(texts, chain)
         }
         guard let key = P256.Signing.PublicKey(chain[0].publicKey),
@@ -135,7 +168,7 @@ public struct AppleVerifier: Sendable {
               key.isValidSignature(signature, for: jws.signingInput) else {
             throw NotificationRefusal(.forgedSignature, "\(what): the ES256 signature does not verify with the leaf certificate's key")
         }
-        return (jws.payload, signedDate)
+        return (jws.payload, signedDate, chain)
     }
 
     private func checkOIDs(leaf: Certificate, intermediate: Certificate, what: String) throws(NotificationRefusal) {
@@ -147,7 +180,8 @@ public struct AppleVerifier: Sendable {
         }
     }
 
-    private func checkChain(leaf: Certificate, intermediate: Certificate, at time: Date, what: String) async throws(NotificationRefusal) {
+    /// The validated path: leaf, intermediate, configured root.
+    private func checkChain(leaf: Certificate, intermediate: Certificate, at time: Date, what: String) async throws(NotificationRefusal) -> [Certificate] {
         var verifier = Verifier(rootCertificates: CertificateStore(configuration.roots)) {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleMarkerPolicy()
@@ -156,6 +190,7 @@ public struct AppleVerifier: Sendable {
         guard case .validCertificate(let path) = result, path.count == 3 else {
             throw NotificationRefusal(.untrustedChain, "\(what): the x5c chain does not lead to a configured root certificate")
         }
+        return Array(path)
     }
 }
 

@@ -11,6 +11,24 @@ extension NotificationConfiguration {
         init(_ description: String) { self.description = description }
     }
 
+    /// The App Store verifier the environment configures (`LEDGER_APPSTORE_ROOT_CERT`,
+    /// `LEDGER_APPSTORE_BUNDLE_ID`, `LEDGER_APPSTORE_ENVIRONMENT`), or nil when no root is set:
+    /// what the service verifies notifications with, and the statement import signed histories.
+    public static func appStore(environment env: [String: String], readFile: (String) throws -> [UInt8]) throws -> AppleVerifier? {
+        func value(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
+        guard let path = value("LEDGER_APPSTORE_ROOT_CERT") else { return nil }
+        let root: [UInt8]
+        do { root = try readFile(path) } catch { throw Problem("LEDGER_APPSTORE_ROOT_CERT: cannot read \(Echo.quoted(path))") }
+        guard let bundle = value("LEDGER_APPSTORE_BUNDLE_ID") else { throw Problem("LEDGER_APPSTORE_ROOT_CERT is set: set LEDGER_APPSTORE_BUNDLE_ID too") }
+        let roots: [Certificate]
+        do { roots = try AppleVerifier.Configuration.roots(fromFile: root) } catch {
+            throw Problem("LEDGER_APPSTORE_ROOT_CERT is not a PEM or DER certificate")
+        }
+        let environment = value("LEDGER_APPSTORE_ENVIRONMENT") ?? "Production"
+        guard ["Production", "Sandbox"].contains(environment) else { throw Problem("LEDGER_APPSTORE_ENVIRONMENT must be Production or Sandbox") }
+        return AppleVerifier(.init(roots: roots, bundleId: bundle, environment: environment))
+    }
+
     /// The store endpoints configured by environment variables (the README lists them); a store whose
     /// first variable is unset is not configured. `readFile` reads a named file's bytes.
     public init(environment env: [String: String], readFile: (String) throws -> [UInt8]) throws {
@@ -20,16 +38,7 @@ extension NotificationConfiguration {
             do { return try readFile(path) } catch { throw Problem("\(name): cannot read \(Echo.quoted(path))") }
         }
         self.init()
-        if let root = try file("LEDGER_APPSTORE_ROOT_CERT") {
-            guard let bundle = value("LEDGER_APPSTORE_BUNDLE_ID") else { throw Problem("LEDGER_APPSTORE_ROOT_CERT is set: set LEDGER_APPSTORE_BUNDLE_ID too") }
-            let roots: [Certificate]
-            do { roots = try AppleVerifier.Configuration.roots(fromFile: root) } catch {
-                throw Problem("LEDGER_APPSTORE_ROOT_CERT is not a PEM or DER certificate")
-            }
-            let environment = value("LEDGER_APPSTORE_ENVIRONMENT") ?? "Production"
-            guard ["Production", "Sandbox"].contains(environment) else { throw Problem("LEDGER_APPSTORE_ENVIRONMENT must be Production or Sandbox") }
-            appStore = AppleVerifier(.init(roots: roots, bundleId: bundle, environment: environment))
-        }
+        appStore = try Self.appStore(environment: env, readFile: readFile)
         if let jwks = try file("LEDGER_GOOGLE_JWKS") {
             guard let audience = value("LEDGER_GOOGLE_AUDIENCE"), let package = value("LEDGER_GOOGLE_PACKAGE_NAME") else {
                 throw Problem("LEDGER_GOOGLE_JWKS is set: set LEDGER_GOOGLE_AUDIENCE and LEDGER_GOOGLE_PACKAGE_NAME too")

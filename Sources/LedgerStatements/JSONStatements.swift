@@ -28,8 +28,9 @@ struct JSONEntries {
 
 /// App Store Server API, Get Transaction History (v2): `{"bundleId", "appAppleId", "environment",
 /// "hasMore", "revision", "signedTransactions": [JWS...]}`. Each JWS's payload is a
-/// JWSTransactionDecodedPayload; the ledger reads it without verifying the signature (the statement
-/// is evidence finance asked Apple for; its digest is kept). Also accepted: the same document with
+/// JWSTransactionDecodedPayload; the parser reads it without verifying the signature, and records the
+/// statement's signatures as not verified until the importer verifies them with the App Store
+/// root it is configured with (``StatementFile/verified(root:)``). Also accepted: the same document with
 /// `"transactions"`, the decoded payloads, in place of `signedTransactions`, and optional
 /// `"startDate"`/`"endDate"` (milliseconds, the query's period). A history longer than one page is
 /// imported as its pages together, in order: every page but the last says `hasMore: true`, the last
@@ -43,6 +44,7 @@ enum AppStoreHistory {
         var bundle: String?, environment: String?
         var period: (Timestamp, Timestamp)?
         var index = 0
+        var entries: [SignedEntry] = []
         for (k, text) in pages.enumerated() {
             let where_ = pages.count > 1 ? "page \(k + 1): " : ""
             let doc = try JSONEntries.page(text, where_, "a transaction history")
@@ -66,6 +68,7 @@ enum AppStoreHistory {
                         throw JSONEntries.fail(list, i, "", where_ + "is not a JWS (three base64url parts with a JSON payload)")
                     }
                     items.append(payload)
+                    entries.append(SignedEntry(place: where_ + "\(list)[\(i)]", jws: s))
                 }
             } else if case .array(let decoded)? = doc["transactions"] {
                 list = "transactions"; items = decoded
@@ -82,7 +85,7 @@ enum AppStoreHistory {
                 period = (min(period?.0 ?? s, s), max(period?.1 ?? e, e))
             }
         }
-        return try ctx.statement(lines, fallback: period, app: bundle)
+        return try ctx.statement(lines, fallback: period, app: bundle, signed: entries)
     }
 
     static func transaction(_ t: JSONValue, index i: Int, line: Int, list: String, bundle: String?, _ ctx: ParseContext) throws(StatementError) -> [StatementLine] {

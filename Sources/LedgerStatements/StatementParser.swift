@@ -48,20 +48,56 @@ public struct StatementOptions: Sendable, Hashable {
     }
 }
 
-/// A parsed, validated statement: the statement fact and its lines.
+/// One signed entry of a statement (an App Store history's signed transaction): where it is and its JWS.
+public struct SignedEntry: Sendable, Hashable {
+    /// `signedTransactions[3]`, with `page 2: ` before it when the statement has pages.
+    public var place: String
+    public var jws: String
+}
+
+/// A parsed, validated statement: the statement fact and its lines, and, for a statement of signed
+/// entries, those entries and what is known of their signatures.
 public struct StatementFile: Sendable, Hashable {
     public var imported: StatementImported
     public var lines: [StatementLine]
+    /// The signed entries, in order, for a verifier (the parser reads their payloads, unverified).
+    public var signed: [SignedEntry] = []
+    /// For a statement with signed entries: not verified, until the importer verifies them and
+    /// calls ``verified(root:)``.
+    public var signatures: StatementSignatures?
 
-    /// The facts to append, the statement first.
-    public var facts: [Fact] { [.statementImported(imported)] + lines.map(Fact.statementLine) }
+    public init(imported: StatementImported, lines: [StatementLine], signed: [SignedEntry] = []) {
+        self.imported = imported; self.lines = lines; self.signed = signed
+        if !signed.isEmpty {
+            signatures = StatementSignatures(source: imported.source, digest: imported.digest, signed: Int64(signed.count), root: nil,
+                                             app: imported.app, merchant: imported.merchant)
+        }
+    }
 
-    /// The facts as events: deterministic ids (from the digest and the line) and times (the
-    /// period's end), so a re-import is the same events.
+    /// The same statement, its signatures verified to `root` (`sha256:<hex>` of the root certificate).
+    public func verified(root: String) -> StatementFile {
+        var file = self
+        file.signatures?.root = root
+        return file
+    }
+
+    /// The facts to append, the statement first, its signatures' record last.
+    public var facts: [Fact] {
+        [.statementImported(imported)] + lines.map(Fact.statementLine) + (signatures.map { [.statementSignatures($0)] } ?? [])
+    }
+
+    /// The facts as events: deterministic ids (from the digest and the line, and for the
+    /// signatures' record from the root) and times (the period's end), so a re-import is the same
+    /// events, and a verification after an unverified import is one new event.
     public func events(source: String = "statement-import") -> [NewEvent] {
         let at = imported.periodEnd
         return facts.enumerated().map { i, fact in
-            let id = Self.eventId(imported.digest, i)
+            let id: UUID
+            if case .statementSignatures(let s) = fact {
+                id = UUID(bytes: SHA256.hash(Array("\(imported.digest)#signatures:\(s.root ?? "unverified")".utf8)), version: 4)
+            } else {
+                id = Self.eventId(imported.digest, i)
+            }
             return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: source))
         }
     }
@@ -124,7 +160,8 @@ public enum StatementParser {
             do throws(FactError) {
                 _ = try FactCatalogue.decode(type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1, payload: fact.payload)
             } catch {
-                throw StatementError(line: i == 0 ? nil : Int(file.lines[i - 1].line), field: error.field, "not a valid \(fact.typeName): \(error.message)")
+                let line = i == 0 || i > file.lines.count ? nil : Int(file.lines[i - 1].line)
+                throw StatementError(line: line, field: error.field, "not a valid \(fact.typeName): \(error.message)")
             }
         }
         return file
@@ -165,7 +202,7 @@ struct ParseContext: Sendable {
     /// The statement, its period from the options, else `fallback` (from the file), else the whole
     /// days (UTC, or `offsetSeconds` east) of the lines' times.
     func statement(_ lines: [StatementLine], fallback: (Timestamp, Timestamp)? = nil, offsetSeconds: Int64 = 0,
-                   app: String? = nil, merchant: String? = nil) throws(StatementError) -> StatementFile {
+                   app: String? = nil, merchant: String? = nil, signed: [SignedEntry] = []) throws(StatementError) -> StatementFile {
         var start = options.periodStart ?? fallback?.0
         var end = options.periodEnd ?? fallback?.1
         if start == nil || end == nil {
@@ -178,6 +215,6 @@ struct ParseContext: Sendable {
         guard let start, let end, end > start else { throw StatementError("the period's end is not after its start") }
         let s = StatementImported(source: source, digest: digest, periodStart: start, periodEnd: end, lines: Int64(lines.count),
                                   app: app, merchant: merchant)
-        return StatementFile(imported: s, lines: lines)
+        return StatementFile(imported: s, lines: lines, signed: signed)
     }
 }

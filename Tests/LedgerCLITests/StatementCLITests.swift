@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerNotificationTesting
 import LedgerServer
 import LedgerTesting
 import Testing
@@ -24,7 +25,10 @@ struct StatementCLITests {
                 let r = try await cli.run(["import", "statement", "--source", s.source, Self.examples.appendingPathComponent(s.file).path])
                 #expect(r.status == 0, "\(s.file): \(r.stderr)")
                 let out = try JSONValue.parse(r.stdout)
-                #expect(out["alreadyStored"] == .int(0) && (out["stored"]?.intValue ?? 0) == (out["lines"]?.intValue ?? -1) + 1)
+                // The statement, its lines, and for a history of signed transactions the record of their signatures.
+                let signatures: Int64 = out["signatures"]?.isNull == false ? 1 : 0
+                #expect(out["alreadyStored"] == .int(0) && (out["stored"]?.intValue ?? 0) == (out["lines"]?.intValue ?? -1) + 1 + signatures)
+                #expect((signatures == 1) == (s.source == "appstore-history"))
                 head += out["stored"]?.intValue ?? 0
             }
             let bill = Self.examples.appendingPathComponent("wechat-tradebill-2026-03-02.csv").path
@@ -67,6 +71,53 @@ struct StatementCLITests {
             #expect(audit.status == 0)
             let unrecorded = try JSONValue.parse(audit.stdout)["summary"]?["findings"]
             #expect(unrecorded == .int(12), "the log verified none of the statements' 12 sales with revenue")
+        }
+    }
+
+    @Test("an App Store history's signed transactions: recorded as not verified without a root; verified with one (the record names the root); a foreign chain refused, nothing written")
+    func signedHistory() async throws {
+        try await TestDatabase.withSchema("clisigned") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-signed-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let chain = try TestAppleChain(), other = try TestAppleChain(name: "Other")
+            let rootFile = dir.appendingPathComponent("root.cer").path
+            try Data(chain.rootDER).write(to: URL(fileURLWithPath: rootFile))
+            let env = ["LEDGER_APPSTORE_ROOT_CERT": rootFile, "LEDGER_APPSTORE_BUNDLE_ID": TestAppleChain.bundleId]
+            let history = dir.appendingPathComponent("history.json").path
+            let signed = [try chain.signedTransaction(id: "2000000900000001"), try chain.signedTransaction(id: "2000000900000002", price: 1990)]
+            try TestAppleChain.historyPage(signed).write(toFile: history, atomically: true, encoding: .utf8)
+
+            let unverified = try await cli.run(["import", "statement", "--source", "appstore-history", "--from", "2026-01-01T00:00:00Z",
+                                                "--to", "2030-01-01T00:00:00Z", history])
+            #expect(unverified.status == 0, "\(unverified.stderr)")
+            #expect(unverified.stderr.contains("2 signed transactions imported without verifying their signatures"), "\(unverified.stderr)")
+            let u = try JSONValue.parse(unverified.stdout)
+            #expect(u["stored"] == .int(4) && u["signatures"]?["verified"] == .bool(false) && u["signatures"]?["signed"] == .int(2))
+            // The same file with the root configured: the verification is the one new fact.
+            let verified = try await cli.run(["import", "statement", "--source", "appstore-history", "--from", "2026-01-01T00:00:00Z",
+                                              "--to", "2030-01-01T00:00:00Z", history], environment: env)
+            #expect(verified.status == 0, "\(verified.stderr)")
+            let v = try JSONValue.parse(verified.stdout)
+            #expect(v["stored"] == .int(1) && v["alreadyStored"] == .int(3), "\(verified.stdout)")
+            #expect(v["signatures"]?["root"] == .string(LedgerCore.SHA256.digest(chain.rootDER)))
+            let audit = try await cli.run(["audit", "--format", "json"])
+            let statements = try JSONValue.parse(audit.stdout)["reconciliation"]?["statements"]
+            guard case .array(let list)? = statements else { Issue.record("no statements in \(audit.stdout.prefix(2000))"); return }
+            #expect(list.first?["signatures"]?["verified"] == .bool(true))
+            let table = try await cli.run(["audit"])
+            #expect(table.stdout.contains("2 verified (root sha256:"), "\(table.stdout)")
+
+            // One transaction signed by a chain to another root: the file is refused, naming the entry.
+            let forged = dir.appendingPathComponent("forged.json").path
+            try TestAppleChain.historyPage([signed[0], try other.signedTransaction(id: "2000000900000003")]).write(toFile: forged, atomically: true, encoding: .utf8)
+            let refused = try await cli.run(["import", "statement", "--source", "appstore-history", "--from", "2026-01-01T00:00:00Z",
+                                             "--to", "2030-01-01T00:00:00Z", forged], environment: env)
+            #expect(refused.status == 65 && refused.stderr.contains("signedTransactions[1]") && refused.stderr.contains("untrusted-chain")
+                    && refused.stderr.contains("nothing was written"), "\(refused.stderr)")
+            let read = try await cli.run(["read"])
+            #expect(lines(read.stdout).count == 5, "nothing of the refused file was written")
         }
     }
 

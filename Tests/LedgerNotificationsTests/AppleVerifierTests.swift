@@ -127,3 +127,30 @@ struct AppleVerifierTests {
         #expect(r.transactionId == "2000000123456789" && r.originalTransactionId == "2000000100000001" && r.revocationType == "FAMILY_REVOKE")
     }
 }
+
+/// An App Store transaction history's signed transactions, verified as a statement's entries.
+@Suite("Apple signed statement entries")
+struct AppleStatementEntriesTests {
+    func refusal(_ verifier: AppleVerifier, _ entries: [(String, String)]) async -> NotificationRefusal? {
+        do { _ = try await verifier.verifyEntries(entries); return nil } catch { return error }
+    }
+
+    @Test("every entry verified to the configured root: its digest; a forged, foreign-chained, other-app or sandbox entry is refused by its place")
+    func entries() async throws {
+        let chain = try TestAppleChain(), other = try TestAppleChain(name: "Other")
+        let verifier = AppleVerifierTests.verifier(chain)
+        let good = [("signedTransactions[0]", try chain.signedTransaction(id: "1")), ("signedTransactions[1]", try chain.signedTransaction(id: "2"))]
+        let root = try await verifier.verifyEntries(good)
+        #expect(root == AppleVerifier.digest(chain.root) && root == LedgerCore.SHA256.digest(chain.rootDER))
+
+        let foreign = await refusal(verifier, good + [("page 2: signedTransactions[0]", try other.signedTransaction(id: "3"))])
+        #expect(foreign?.kind == .untrustedChain && foreign?.message.hasPrefix("page 2: signedTransactions[0]") == true)
+        // A payload swapped under a valid signature.
+        let parts = try chain.signedTransaction(id: "4").split(separator: ".")
+        let swapped = parts[0] + "." + (try chain.signedTransaction(id: "5", price: 1)).split(separator: ".")[1] + "." + parts[2]
+        #expect(await refusal(verifier, [("signedTransactions[0]", String(swapped))])?.kind == .forgedSignature)
+        #expect(await refusal(verifier, [("signedTransactions[0]", try chain.signedTransaction(id: "6", bundleId: "com.other"))])?.kind == .wrongApp)
+        #expect(await refusal(verifier, [("signedTransactions[0]", try chain.signedTransaction(id: "7", environment: "Sandbox"))])?.kind == .wrongEnvironment)
+        #expect(await refusal(verifier, [])?.kind == .malformed)
+    }
+}

@@ -33,6 +33,7 @@ public enum Fact: Hashable, Sendable {
     case purchaseVoided(PurchaseVoided)
     case statementImported(StatementImported)
     case statementLine(StatementLine)
+    case statementSignatures(StatementSignatures)
 
     /// The body with its type's declaration: the one place a case meets its ``FactType``.
     var declared: any DeclaredFact {
@@ -66,6 +67,7 @@ public enum Fact: Hashable, Sendable {
         case .purchaseVoided(let b): return Declared(FactTypes.purchaseVoided, b)
         case .statementImported(let b): return Declared(FactTypes.statementImported, b)
         case .statementLine(let b): return Declared(FactTypes.statementLine, b)
+        case .statementSignatures(let b): return Declared(FactTypes.statementSignatures, b)
         }
     }
 

@@ -15,7 +15,7 @@ public enum FactCatalogue {
         AnyFactType(FactTypes.subscriptionStateChanged), AnyFactType(FactTypes.storeRevoked),
         AnyFactType(FactTypes.refundRequested), AnyFactType(FactTypes.refundDeclined), AnyFactType(FactTypes.refunded),
         AnyFactType(FactTypes.refundReversed), AnyFactType(FactTypes.entitlementRevoked), AnyFactType(FactTypes.purchaseVoided),
-        AnyFactType(FactTypes.statementImported), AnyFactType(FactTypes.statementLine),
+        AnyFactType(FactTypes.statementImported), AnyFactType(FactTypes.statementLine), AnyFactType(FactTypes.statementSignatures),
     ]
 
     static let byName: [String: AnyFactType] = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0) })

@@ -98,6 +98,7 @@ public struct Projections: Sendable {
         case .purchaseAcknowledged(let f): apply(f, ctx)
         case .purchaseVoided(let f): apply(f, ctx)
         case .statementImported(let f): statements.apply(f, ctx)
+        case .statementSignatures(let f): statements.apply(f)
         case .statementLine(let f):
             statements.apply(f, ctx)
             voidedQuantity(f, ctx)

@@ -9,7 +9,7 @@ extension Projections {
     /// scenarios give, so such a change fails a test until this is raised and the pin updated.
     /// 3: each view's fields preceded by their length (``ViewRecord``). 4: money's exact rest below
     /// a minor unit; subscriptions' lifecycle; notifications not yet translated.
-    public static let snapshotVersion = 7
+    public static let snapshotVersion = 8
 
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on
     /// folding after ``position`` as if it had folded the log up to there. Changes being tracked

@@ -7,6 +7,9 @@ public struct StatementRecord: Hashable, Sendable, Codable {
     /// The digest of the statement this one re-issues: the first imported of the same source, app,
     /// merchant and period, with other bytes. Both are kept; a line both list is matched once.
     public var reissueOf: String?
+    /// For a statement of signed entries: verified (to the root named) once any import verified
+    /// them, else not verified.
+    public var signatures: StatementSignatures?
 }
 
 /// A statement line, where it sits in the log.
@@ -57,6 +60,14 @@ public struct StatementBook: Hashable, Sendable, Codable {
         var spans = salesCoverage[s.channel]?[s.app ?? ""] ?? []
         spans.append(ClosedInterval(start: s.periodStart.microseconds, end: s.periodEnd.microseconds))
         salesCoverage[s.channel, default: [:]][s.app ?? ""] = Self.merged(spans)
+    }
+
+    /// A verification is kept over a record of none; the first verification is kept over a later
+    /// one. A record of a statement not imported says nothing.
+    mutating func apply(_ s: StatementSignatures) {
+        guard let record = statements[s.digest] else { return }
+        if let known = record.signatures, known.verified || !s.verified { return }
+        statements[s.digest]?.signatures = s
     }
 
     /// A line naming no transaction (the App Store financial report's aggregates) stays in the log

@@ -87,6 +87,44 @@ public struct StatementImported: StoreAppFact, Codable {
         })
 }
 
+/// Whether the signatures of a statement's signed entries (the App Store history's
+/// `signedTransactions`, each a JWS) were verified when it was imported: to the App Store root the
+/// import was configured with (`root`), or not at all (no root configured: the record says so).
+/// Keyed by the digest and the root, so a statement imported unverified and later verified keeps
+/// both facts, and the later one is what the report shows.
+public struct StatementSignatures: StoreAppFact, Codable {
+    public var source: StatementSource
+    public var channel: Channel
+    /// The statement's digest (StatementImported.digest).
+    public var digest: String
+    /// How many signed entries the statement holds.
+    public var signed: Int64
+    /// `sha256:<hex>` of the root certificate (DER) every entry's chain led to; absent: not verified.
+    public var root: String?
+    public var app: String?
+    public var merchant: String?
+
+    public init(source: StatementSource, digest: String, signed: Int64, root: String?, app: String? = nil, merchant: String? = nil) {
+        self.source = source; self.channel = source.channel; self.digest = digest; self.signed = signed; self.root = root
+        self.app = app; self.merchant = merchant
+    }
+
+    public var verified: Bool { root != nil }
+
+    public static let fields = FieldTable(
+        StatementSignatures(source: .appstoreHistory, digest: "", signed: 1, root: nil), [
+            .choice("source", \.source, "The store file it came from."),
+            .channel("channel", \.channel),
+            .text("digest", \.digest, "The statement's digest (StatementImported.digest)."),
+            .int("signed", \.signed, min: 1, max: 100_000_000, "How many signed entries (JWS) the statement holds."),
+            .optionalText("root", \.root, "sha256:<hex> of the root certificate (DER) every entry's signature chain led to; absent: the signatures were not verified (no root was configured)."),
+        ] + appFields(\.app, \.merchant),
+        check: { s in
+            s.channel == s.source.channel ? nil
+                : FactError(field: "channel", message: "\(s.source.rawValue) is a \(s.source.channel.rawValue) statement (got \(s.channel.rawValue))")
+        })
+}
+
 /// One line of an imported statement: a sale, a refund or a fee as the store recorded it.
 public struct StatementLine: StoreAppFact, Codable {
     /// The statement it belongs to (its digest) and its line in the file (1-based).
@@ -189,6 +227,14 @@ extension FactTypes {
         stream: "statement:<digest>", key: "statement:<digest>",
         wrap: Fact.statementImported,
         summary: { "imported \($0.source.rawValue) statement \($0.digest.prefix(19)) (\($0.lines) lines, \($0.periodStart.iso8601) to \($0.periodEnd.iso8601))" })
+
+    public static let statementSignatures = FactType<StatementSignatures>(
+        "StatementSignatures", "Whether an imported statement's signed entries (App Store history signedTransactions) were verified, and to which root.",
+        stream: "statement:<digest>", key: "statement:<digest>:signatures:<root|unverified>",
+        wrap: Fact.statementSignatures,
+        summary: { s in
+            "\(s.source.rawValue) statement \(s.digest.prefix(19)): \(s.signed) signatures " + (s.root.map { "verified to root \($0.prefix(19))" } ?? "not verified")
+        })
 
     public static let statementLine = FactType<StatementLine>(
         "StatementLine", "One line of an imported store statement: a sale, refund or fee as the store recorded it.",

@@ -126,6 +126,36 @@ struct StatementParserTests {
         #expect(f.imported.periodStart == Timestamp("2026-03-02T00:00:00Z") && f.imported.app == "com.example.purchases")
     }
 
+    @Test("a history's signed transactions are kept for the verifier and recorded as not verified; verified, the record names the root, and is one event of its own")
+    func appstoreHistorySignatures() throws {
+        let f = try Self.sample("appstore-history.json", .appstoreHistory)
+        #expect(f.signed.count == 5 && f.signed[4].place == "signedTransactions[4]")
+        #expect(f.signatures == StatementSignatures(source: .appstoreHistory, digest: f.imported.digest, signed: 5, root: nil, app: "com.example.purchases"))
+        #expect(f.facts.last.map { if case .statementSignatures = $0 { true } else { false } } == true)
+        let root = "sha256:" + String(repeating: "ab", count: 32)
+        let v = f.verified(root: root)
+        #expect(v.signatures?.root == root && v.signatures?.verified == true)
+        // The statement and its lines are the same events; the signatures' record is another event.
+        let (a, b) = (f.events(), v.events())
+        #expect(Array(a.dropLast()) == Array(b.dropLast()) && a.last?.eventId != b.last?.eventId)
+        #expect(b.last?.idempotencyKey == "statement:\(f.imported.digest):signatures:\(root)" && a.last?.idempotencyKey?.hasSuffix(":signatures:unverified") == true)
+        // Decoded transactions and other sources carry no signatures.
+        let decoded = try StatementParser.parse(Array(Self.decodedHistory(price: 990).utf8), source: .appstoreHistory)
+        #expect(decoded.signed.isEmpty && decoded.signatures == nil)
+        #expect(try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill).signatures == nil)
+    }
+
+    @Test("the book keeps a verification over a record of none, in either order")
+    func signaturesInTheBook() throws {
+        let f = try Self.sample("appstore-history.json", .appstoreHistory)
+        let verified = f.verified(root: "sha256:" + String(repeating: "cd", count: 32))
+        for order in [[f.facts, [verified.facts.last!]], [verified.facts, [f.facts.last!]]] {
+            var p = Projections()
+            for (i, fact) in order.joined().enumerated() { p.apply(fact, FactContext(position: Int64(i + 1), occurredAt: f.imported.periodEnd)) }
+            #expect(p.statements.statements[f.imported.digest]?.signatures?.verified == true)
+        }
+    }
+
     @Test("paged answers are one statement: the App Store history's hasMore pages and Google's nextPageToken pages, in order")
     func pages() throws {
         func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: Self.folder.appendingPathComponent(name))) }
