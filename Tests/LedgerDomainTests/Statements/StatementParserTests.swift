@@ -230,6 +230,24 @@ struct StatementParserTests {
         #expect(f.imported.periodStart == Timestamp("2026-03-01T08:00:00Z") && f.imported.periodEnd == Timestamp("2026-04-01T07:00:00Z"))
     }
 
+    @Test("Google Play earnings as this year's reports write them: base plan, offer and promotion columns after the amounts; a yen charge; the month in PDT")
+    func googleplayEarningsWithPlans() throws {
+        let f = try Self.sample("googleplay-earnings-2026-04.csv", .googleplayEarnings)
+        #expect(f.lines.map(\.kind) == [.sale, .fee, .sale, .fee])
+        #expect(f.lines[0].productId == "vip" && f.lines[0].amount == Self.money(499, "USD") && f.lines[0].at == Timestamp("2026-04-01T07:30:41Z"))
+        #expect(f.lines[2].amount == Self.money(160, "JPY") && f.lines[3].amount == Self.money(24, "JPY"))
+        // The last charge, at 23:59 Pacific on 30 April, is April's: the period is the Pacific month.
+        #expect(f.imported.periodStart == Timestamp("2026-04-01T07:00:00Z") && f.imported.periodEnd == Timestamp("2026-05-01T07:00:00Z"))
+    }
+
+    @Test("App Store financial report as Apple's reference spells the header (Sale or Return, ISRC / ISBN, Country of Sale), a fiscal month across two calendar months")
+    func appstoreFinanceReferenceHeader() throws {
+        let f = try Self.sample("appstore-finance-2026-04.tsv", .appstoreFinance)
+        #expect(f.lines.map(\.kind) == [.sale, .refund] && f.lines[1].amount == Self.money(499, "USD") && f.lines[1].quantity == -1)
+        #expect(f.lines[0].net == Self.money(7350, "USD") && f.lines[0].productId == "com.example.vip")
+        #expect(f.imported.periodStart == Timestamp("2026-03-29T00:00:00Z") && f.imported.periodEnd == Timestamp("2026-05-03T00:00:00Z"))
+    }
+
     @Test("Google Play voided purchases: refunds without an amount, totalResults checked")
     func googleplayVoided() throws {
         let f = try Self.sample("googleplay-voided.json", .googleplayVoided)
