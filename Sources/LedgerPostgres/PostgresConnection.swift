@@ -358,9 +358,12 @@ public actor PostgresConnection {
             }
             let sqlState = field(UInt8(ascii: "C")).map { SQLState($0) }
             let primary = field(UInt8(ascii: "M")) ?? Self.trimmed(PQresultErrorMessage(res))
-            let broken = PQstatus(conn) != CONNECTION_OK
+            // The server sends a SQLSTATE with every error; one without is libpq's own, and when
+            // the connection is gone ("server closed the connection unexpectedly" after a backend
+            // was killed) libpq may not have marked it bad yet: asking it to read says so.
+            let broken = sqlState == nil && (PQstatus(conn) != CONNECTION_OK || PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK)
             return PostgresError(
-                kind: sqlState == nil && broken ? .connection : .server,
+                kind: broken ? .connection : .server,
                 sqlState: sqlState,
                 constraint: field(UInt8(ascii: "n")),
                 message: primary.isEmpty ? Self.trimmed(PQerrorMessage(conn)) : primary,

@@ -27,11 +27,16 @@ final class CommitDroppingProxy: Sendable {
         /// Ends both directions: the other one's `recv` returns, and the last closes the sockets.
         func cut() {
             shutdown(client, Int32(SHUT_RDWR)); shutdown(server, Int32(SHUT_RDWR))
-            if running.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 { Glibc.close(client); Glibc.close(server) }
+            if running.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
+                Glibc.close(client); Glibc.close(server)
+                closed.store(true, ordering: .sequentiallyConsistent)
+            }
         }
+        /// Both sockets are closed.
+        let closed = Atomic<Bool>(false)
     }
 
-    private struct State { var armed = false; var dropped = 0 }
+    private struct State { var armed = false; var dropped = 0; var pairs: [Pair] = [] }
 
     let port: UInt16
     private let listener: Int32
@@ -84,6 +89,46 @@ final class CommitDroppingProxy: Sendable {
     /// The next COMMIT the server confirms is not passed on.
     func arm() { state.withLock { $0.armed = true } }
 
+    /// Closes every connection open through the proxy, as a server whose backends were killed
+    /// does: no error message, the socket just ends (libpq: "server closed the connection
+    /// unexpectedly", with no SQLSTATE). New connections still go through.
+    /// With `crashNotice`, first sends each (idle) client the warning a backend sends when the
+    /// postmaster ends it after another backend crashed (57P02), as PostgreSQL does.
+    /// With `reset`, the client's socket is closed with a reset (as the kernel does for a killed
+    /// process that left data unread), and this returns once it is: the client's next write then
+    /// fails ("server closed the connection unexpectedly" from the write, before libpq has read the end).
+    func cutAll(crashNotice: Bool = false, reset: Bool = false) async throws {
+        let pairs = state.withLock { s in defer { s.pairs = [] }; return s.pairs }
+        for pair in pairs {
+            if reset {
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                _ = setsockopt(pair.client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            }
+            if crashNotice {
+                let message = Self.notice(["S": "WARNING", "V": "WARNING", "C": "57P02",
+                                           "M": "terminating connection because of crash of another server process"])
+                _ = message.withUnsafeBytes { send(pair.client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            shutdown(pair.client, Int32(SHUT_RDWR)); shutdown(pair.server, Int32(SHUT_RDWR))
+        }
+        guard reset else { return }
+        var polls = 0
+        while !pairs.allSatisfy({ $0.closed.load(ordering: .sequentiallyConsistent) }) && polls < 6000 {
+            polls += 1
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(20))   // the reset reaches the client's socket (loopback)
+    }
+
+    /// A NoticeResponse message with these fields.
+    private static func notice(_ fields: [String: String]) -> [UInt8] {
+        var body: [UInt8] = []
+        for (code, value) in fields.sorted(by: { $0.key < $1.key }) { body += Array(code.utf8) + Array(value.utf8) + [0] }
+        body.append(0)
+        let length = UInt32(body.count + 4)
+        return [UInt8(ascii: "N")] + withUnsafeBytes(of: length.bigEndian) { Array($0) } + body
+    }
+
     /// How many confirmed COMMITs the proxy has kept from their clients.
     var dropped: Int { state.withLock { $0.dropped } }
 
@@ -103,6 +148,7 @@ final class CommitDroppingProxy: Sendable {
             let server = connectUpstream()
             guard server >= 0 else { Glibc.close(client); continue }
             let pair = Pair(client: client, server: server)
+            state.withLock { $0.pairs.append(pair) }
             Thread.detachNewThread { [self] in pump(pair, fromClient: true) }
             Thread.detachNewThread { [self] in pump(pair, fromClient: false) }
         }
