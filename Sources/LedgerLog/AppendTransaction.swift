@@ -162,9 +162,18 @@ enum AppendTransaction {
 
     /// How the transaction `id` ended, asked on a new connection after ``OutcomeUnknown``: true
     /// when it committed, false when it aborted, nil while the old session still runs it (its
-    /// server process has not yet seen the connection close).
+    /// server process has not yet seen the connection close). After a crash the server may not
+    /// know the id at all ("transaction ID N is in the future", 22023): ids are handed out
+    /// before they reach the WAL, and recovery restarts from the last one that did, so such a
+    /// transaction never wrote its commit: not committed.
     static func committed(_ id: String, on conn: isolated PostgresConnection) throws -> Bool? {
-        switch try conn.query("SELECT pg_xact_status($1::xid8)", [.text(id)], prepared: true).string(0, 0) {
+        let status: String?
+        do {
+            status = try conn.query("SELECT pg_xact_status($1::xid8)", [.text(id)], prepared: true).string(0, 0)
+        } catch let error as PostgresError where error.sqlState == .invalidParameterValue && error.message.contains("in the future") {
+            return false
+        }
+        switch status {
         case "committed": return true
         case "in progress": return nil
         default: return false // aborted, or too old to know (null): not committed by this attempt

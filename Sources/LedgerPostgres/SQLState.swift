@@ -52,6 +52,8 @@ public struct SQLState: Hashable, Sendable, CustomStringConvertible, Expressible
     public static let sqlServerRejectedEstablishmentOfSQLConnection: SQLState = "08004"
     /// 08P01: the wire protocol was violated.
     public static let protocolViolation: SQLState = "08P01"
+    /// 22023: e.g. pg_xact_status of a transaction id the server has not handed out (after a crash).
+    public static let invalidParameterValue: SQLState = "22023"
 
     // Class 23: integrity constraint violation.
     /// 23502: a NOT NULL column got NULL.

@@ -1,6 +1,6 @@
 import Foundation
 import LedgerCore
-import LedgerLog
+@testable import LedgerLog
 import LedgerPostgres
 import LedgerTesting
 import Testing
@@ -62,6 +62,18 @@ struct ConnectionLossTests {
                 #expect(error.isConnectionFailure, "a lost connection read as a server error: \(error)")
             }
             await connection.close()
+            await admin.close()
+        }
+    }
+
+    @Test("did my commit land: a transaction id the server has not handed out (after crash recovery) is not committed, not an error")
+    func aTransactionIdInTheFutureDidNotCommit() async throws {
+        try await TestDatabase.withSchema("xidfuture") { config in
+            let admin = try await TestDatabase.admin(config)
+            let current = try await admin.query("SELECT pg_current_xact_id()::text").string(0, 0) ?? "0"
+            let ahead = String((UInt64(current) ?? 0) + 1_000_000)
+            #expect(try await admin.withIsolation { try AppendTransaction.committed(ahead, on: $0) } == false)
+            #expect(try await admin.withIsolation { try AppendTransaction.committed(current, on: $0) } == true)
             await admin.close()
         }
     }
