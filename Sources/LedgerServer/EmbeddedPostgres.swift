@@ -108,7 +108,7 @@ public struct EmbeddedPostgres: Sendable {
     public func start(log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
         let db = self
         try await ChildProcess.onOwnThread { try db.startBlocking(log: log) }
-        try await createDatabaseIfMissing()
+        try await createDatabaseIfMissing(log: log)
         return url
     }
 
@@ -185,9 +185,32 @@ public struct EmbeddedPostgres: Sendable {
         }
     }
 
-    private func createDatabaseIfMissing() async throws {
+    /// Whether a failed connection says the server runs but does not take connections yet: it is
+    /// starting, or recovering after a crash (57P03, which libpq reports without its code).
+    static func isStartingUp(_ error: any Error) -> Bool {
+        guard let e = error as? PostgresError else { return false }
+        if e.sqlState == .cannotConnectNow { return true }
+        return e.kind == .connection && ["not yet accepting connections", "database system is starting up", "database system is in recovery mode"]
+            .contains { e.message.contains($0) }
+    }
+
+    /// Connects with `connect`, waiting while the server is starting or recovering after a crash:
+    /// up to `attempts` tries, `pause` apart (the default, a minute, as `pg_ctl start` waits).
+    static func connectWhenReady(attempts: Int = 600, pause: Duration = .milliseconds(100), log: (String) -> Void = { _ in },
+                                 _ connect: () async throws -> PostgresConnection) async throws -> PostgresConnection {
+        var attempt = 1
+        while true {
+            do { return try await connect() } catch where attempt < attempts && isStartingUp(error) {
+                if attempt == 1 { log("PostgreSQL is starting or recovering after a crash; waiting for it to accept connections") }
+                attempt += 1
+                try await Task.sleep(for: pause)
+            }
+        }
+    }
+
+    private func createDatabaseIfMissing(log: (String) -> Void) async throws {
         let adminURL = url.replacingOccurrences(of: "postgresql:///\(database)?", with: "postgresql:///postgres?")
-        let conn = try await PostgresConnection.connect(adminURL, applicationName: "ledger-db")
+        let conn = try await Self.connectWhenReady(log: log) { try await PostgresConnection.connect(adminURL, applicationName: "ledger-db") }
         defer { Task { await conn.close() } }
         let exists = try await conn.query("SELECT 1 FROM pg_database WHERE datname = $1", [.text(database)]).count > 0
         if !exists {

@@ -4,6 +4,7 @@ import LedgerPostgres
 import LedgerLog
 @testable import LedgerServer
 import LedgerTesting
+import Synchronization
 import Testing
 
 @Suite("Embedded PostgreSQL", .timeLimit(.minutes(2)))
@@ -22,6 +23,62 @@ struct EmbeddedPostgresTests {
         }
         try await db.stop()
         try FileManager.default.removeItem(at: root)
+    }
+
+    /// A cluster of its own again: a backend killed with SIGKILL makes the postmaster end every
+    /// session and recover; `start` (what `ledger db start` runs) meanwhile waits for it instead of
+    /// failing with "the database system is in recovery mode".
+    @Test func startWaitsForACrashRecovery() async throws {
+        let root = URL(fileURLWithPath: "/tmp/ledger-recover-\(UUID().uuidString.prefix(8))")
+        let db = EmbeddedPostgres(root: root)
+        defer { try? FileManager.default.removeItem(at: root) }
+        do {
+            let url = try await db.start()
+            let victim = try await PostgresConnection.connect(url)
+            let pid = try await victim.query("SELECT pg_backend_pid()").int64(0, 0) ?? 0
+            #expect(pid > 0 && kill(pid_t(pid), SIGKILL) == 0)
+            #expect(try await db.start() == url, "start failed during the crash recovery")
+            let after = try await PostgresConnection.connect(url)
+            #expect(try await after.query("SELECT 1").int64(0, 0) == 1)
+            await after.close()
+            await victim.close()
+        } catch {
+            try? await db.stop()
+            throw error
+        }
+        try await db.stop()
+    }
+
+    @Test("waiting for a server: through 'starting up' and 'in recovery mode', never through another failure")
+    func connectWhenReadyWaitsOnlyForAStartingServer() async throws {
+        try await TestDatabase.withSchema("whenready") { config in
+            let refusals = ["FATAL:  the database system is starting up", "FATAL:  the database system is in recovery mode",
+                            "FATAL:  the database system is not yet accepting connections"]
+            let tries = Counter()
+            let conn = try await EmbeddedPostgres.connectWhenReady(pause: .milliseconds(1)) {
+                let n = tries.next()
+                if n < refusals.count { throw PostgresError(kind: .connection, message: refusals[n]) }
+                return try await PostgresConnection.connect(config.connectionString)
+            }
+            #expect(tries.value == 4)
+            await conn.close()
+            let other = Counter()
+            await #expect(throws: PostgresError.self) {
+                _ = try await EmbeddedPostgres.connectWhenReady(pause: .milliseconds(1)) {
+                    _ = other.next()
+                    throw PostgresError(kind: .connection, message: "FATAL:  password authentication failed for user \"ledger\"")
+                }
+            }
+            #expect(other.value == 1)
+            let bounded = Counter()
+            await #expect(throws: PostgresError.self) {
+                _ = try await EmbeddedPostgres.connectWhenReady(attempts: 5, pause: .milliseconds(1)) {
+                    _ = bounded.next()
+                    throw PostgresError(kind: .connection, message: refusals[1])
+                }
+            }
+            #expect(bounded.value == 5)
+        }
     }
 
     private func restartBetweenAppends(_ db: EmbeddedPostgres) async throws {
@@ -67,4 +124,12 @@ struct ChildProcessTests {
         #expect(output.status == 128 + SIGKILL)
         #expect(!running(), "the child outlived the cancellation")
     }
+}
+
+/// A count shared with a closure.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    /// The count before this call.
+    func next() -> Int { count.withLock { c in defer { c += 1 }; return c } }
+    var value: Int { count.withLock { $0 } }
 }
