@@ -79,6 +79,34 @@ public final class EventStore: Sendable {
         return try await coordinator.submit(prepared)
     }
 
+    /// What the log knows of an append request's idempotency key (the HTTP API's `Idempotency-Key`).
+    public enum RequestKey: Sendable, Equatable {
+        /// First seen now, or seen before with the same body: go on (the append itself is idempotent).
+        case body
+        /// Seen before with another body: a conflict, whatever the new body's lines carry.
+        case otherBody
+    }
+
+    /// Records that `caller`'s request `key` names the body whose SHA-256 is `digest` (32 bytes),
+    /// unless the key is recorded already; says whether the recorded body is this one. A key names
+    /// one body for good, even when the request it came with failed (the same body sent again runs
+    /// again). The database's primary key decides between concurrent requests.
+    public func claimRequestKey(caller: String, key: String, digest: [UInt8]) async throws -> RequestKey {
+        precondition(digest.count == 32, "a SHA-256 digest")
+        let s = quoteIdentifier(configuration.schema)
+        let stored = try await pool.withConnection { conn in
+            try await conn.query("""
+                WITH claimed AS (
+                    INSERT INTO \(s).append_requests (caller, request_key, body_digest) VALUES ($1, $2, $3)
+                    ON CONFLICT (caller, request_key) DO NOTHING RETURNING body_digest)
+                SELECT encode(body_digest, 'hex') FROM claimed
+                UNION ALL SELECT encode(body_digest, 'hex') FROM \(s).append_requests WHERE caller = $1 AND request_key = $2
+                LIMIT 1
+                """, [.text(caller), .text(key), .bytea(digest)])
+        }
+        return stored.string(0, 0) == digest.hexString ? .body : .otherBody
+    }
+
     // MARK: Read
 
     /// The last committed position (0 for an empty log).

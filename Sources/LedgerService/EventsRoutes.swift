@@ -23,8 +23,14 @@ struct EventsRoutes {
             metrics.refused("events", status: 413)
             throw Problem.tooLarge(limit: limits.maximumBodyBytes)
         }
+        // One key per request: two headers (or one joined from two) would each name another request.
+        if request.headers[values: .idempotencyKey].count > 1 {
+            metrics.refused("events", status: 400)
+            throw Problem.badParameter("Idempotency-Key", "give one Idempotency-Key header (the request has several); nothing was written")
+        }
         let key = request.headers[.idempotencyKey]
         if let key, key.isEmpty || key.utf8.count > 200 || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            metrics.refused("events", status: 400)
             throw Problem.badParameter("Idempotency-Key", "the Idempotency-Key header must be 1-200 characters with no control characters")
         }
         let decoder = EventLineDecoder(validation: stores.writer.configuration.validation)
@@ -47,6 +53,15 @@ struct EventsRoutes {
         let started = ContinuousClock.now
         let appended: [AppendedEvent]
         do {
+            // The key covers the whole request: another body under it is a conflict, whatever its
+            // lines carry (their own event ids included).
+            if let key, try await stores.writer.claimRequestKey(caller: context.caller ?? "", key: key,
+                                                                  digest: Self.requestDigest(decoded.events)) == .otherBody {
+                metrics.conflict("idempotency-conflict")
+                throw Problem(.conflict, "idempotency-conflict", "The Idempotency-Key was used with another body",
+                              detail: "the Idempotency-Key \(Echo.quoted(key, limit: 80)) was sent before with another body; a key names one request for good: use a new key for a new request; nothing was written",
+                              field: "Idempotency-Key", key: key)
+            }
             appended = try await gate.run { try await stores.writer.append(decoded.events) }
         } catch let e as LedgerError {
             if e.code == .versionConflict || e.code == .idempotencyConflict { metrics.conflict(e.code.name) }
@@ -65,6 +80,22 @@ struct EventsRoutes {
         out += "],\"appended\":\(stored),\"alreadyStored\":\(appended.count - stored)}\n"
         return Response(status: stored == 0 ? .ok : .created, headers: [.contentType: "application/json"],
                         body: .init(byteBuffer: ByteBuffer(string: out)))
+    }
+
+    /// What a request under an Idempotency-Key says, whatever its layout (blank lines, member order,
+    /// number spellings): SHA-256 over each fact as decoded, every field in a fixed order.
+    static func requestDigest(_ events: [NewEvent]) -> [UInt8] {
+        var text = ""
+        for e in events {
+            let m = e.metadata
+            let fields: [JSONValue] = [
+                .string(e.eventId.lowercased), .string(e.stream), .string(e.type), .int(Int64(e.schemaVersion)), e.payload,
+                .array([m.correlationId, m.causationId, m.source, m.actor].map { $0.map(JSONValue.string) ?? .null }),
+                .string(e.occurredAt.iso8601), e.idempotencyKey.map(JSONValue.string) ?? .null, .string(e.expectedVersion.description),
+            ]
+            text += JSONValue.array(fields).canonicalText + "\n"
+        }
+        return SHA256.hash(Array(text.utf8))
     }
 
     /// The id of the `index`-th fact (blank lines not counted) of a request made with `key` by

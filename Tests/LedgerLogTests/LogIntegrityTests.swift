@@ -48,6 +48,28 @@ struct LogIntegrityTests {
         }
     }
 
+    /// The writer may insert claims (the append path does), but never a claim without its event:
+    /// one alone would hold the fact's id, key and stream version with nothing to compare a later
+    /// append with, and every append of that fact would fail.
+    @Test func aClaimWithoutItsEventIsRefusedAndTheFactStillAppends() async throws {
+        try await TestDatabase.withSchema("claimjam") { config in
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
+            let s = quoteIdentifier(config.schema)
+            let event = testEvent(stream: "order:jam", key: "order:jam:created")
+            try await admin.execute("SET ROLE ledger_writer")
+            await #expect {
+                try await admin.query("INSERT INTO \(s).event_claims (event_id, idempotency_key, stream_id, stream_version) VALUES ($1::uuid, $2, $3, 0)",
+                                      [.text(event.eventId.lowercased), .text("order:jam:created"), .text("order:jam")])
+            } throws: { ($0 as? PostgresError)?.constraint == "event_claims_have_events" }
+            try await admin.execute("RESET ROLE")
+            let appended = try await store.append([event])
+            #expect(appended.map(\.position) == [1] && appended.allSatisfy { !$0.alreadyStored })
+        }
+    }
+
     @Test func databaseConstraintsRefuseGapsAndVersionHoles() async throws {
         try await TestDatabase.withSchema("constraints") { config in
             let store = try await EventStore.open(config)

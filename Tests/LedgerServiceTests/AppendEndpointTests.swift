@@ -66,6 +66,41 @@ struct AppendEndpointTests {
         }
     }
 
+    @Test("an Idempotency-Key covers the whole request: another body under it is 409 even when its lines carry their own event ids; two key headers are 400")
+    func anIdempotencyKeyCoversTheWholeRequest() async throws {
+        try await ServiceFixture.with("httpkeyall") { f in
+            try await f.test { client in
+                let k = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "req-1"])
+                let own = { (order: String, id: String) in ServiceFixture.orderLine(order, expected: "\"any\"", eventId: id, businessKey: false) }
+                let first = try await client.execute(uri: "/v1/events", method: .post, headers: k,
+                                                     body: ByteBuffer(lines: [own("o1", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f21")]))
+                #expect(first.status == .created)
+                // The same request again: its original result.
+                let again = try await client.execute(uri: "/v1/events", method: .post, headers: k,
+                                                     body: ByteBuffer(lines: ["", own("o1", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f21")]))
+                #expect(again.status == .ok)
+                // Another body under the key, its line with an event id of its own: 409, nothing written.
+                let other = try await client.execute(uri: "/v1/events", method: .post, headers: k,
+                                                     body: ByteBuffer(lines: [own("o2", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f22")]))
+                #expect(other.status == .conflict, "\(other.text)")
+                #expect(other.json?["type"]?.stringValue == "urn:ledger:problem:idempotency-conflict" && other.json?["key"]?.stringValue == "req-1")
+                // Two Idempotency-Key headers: 400, and neither key alone writes again.
+                var two = ServiceFixture.bearer(f.appendToken)
+                two.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: "req-2"))
+                two.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: "req-3"))
+                let doubled = try await client.execute(uri: "/v1/events", method: .post, headers: two,
+                                                       body: ByteBuffer(lines: [own("o3", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f23")]))
+                #expect(doubled.status == .badRequest && doubled.json?["field"]?.stringValue == "Idempotency-Key", "\(doubled.text)")
+                // The key is the caller's: another token's request under the same key is its own.
+                let byOther = try await client.execute(uri: "/v1/events", method: .post,
+                                                       headers: ServiceFixture.bearer(f.allToken, [HTTPField.Name("Idempotency-Key")!: "req-1"]),
+                                                       body: ByteBuffer(lines: [own("o4", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f24")]))
+                #expect(byOther.status == .created, "\(byOther.text)")
+            }
+            #expect(try await f.rows() == 2)
+        }
+    }
+
     @Test func badBodiesAreRefusedNamingTheLineAndFieldWithNothingWritten() async throws {
         try await ServiceFixture.with("httpbad", configure: { $0.limits.maximumBodyBytes = 4096 }) { f in
             try await f.test { client in

@@ -50,7 +50,7 @@ struct MigrationLoadingTests {
     @Test func shippedMigrationsAreUnchanged() throws {
         let log = try Migration.eventLog()
         let readModels = try Migration.readModels()
-        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege", "0011_append_function", "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash", "0016_append_events_without_subtransactions"])
+        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege", "0011_append_function", "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash", "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys"])
         #expect(readModels.map(\.name) == ["0002_read_models", "0003_read_model_indexes", "0005_projector_role", "0006_transaction_keys", "0010_store_notification_payloads", "0014_projector_snapshots", "0017_subscription_access"])
         #expect(try Migration.eventLogAndReadModels().map(\.checksum) == [
             "3ed56e4da7db371675105890b9ee119cd666855f12db83822fdf90bde26e3831",
@@ -67,6 +67,7 @@ struct MigrationLoadingTests {
             "db37170d58b716385f4b4d627e3612b0fbd83188e5d603f7877a9acaa965d6f6",
             "8f47ae63af0b9038f39a20d59247ab6a17215256bbda7f2f5f45547d97c91517",
             "dcab80616dae700fdd01c9cb6d64610ec2bee0fa191231870e3b724bb1be65b4",
+            "743a43c6728d482c201e032b8e865d6b0ee0c37fbde14d07084aa9cbe3d9b597",
         ])
     }
 }
