@@ -93,8 +93,14 @@ public enum ConnectionString {
                 j += 1
                 while j < c.count, c[j] != "'" { j += c[j] == "\\" ? 2 : 1 }
                 j = min(j + 1, c.count)
+            } else if i > 0 && "?&".contains(c[i - 1]) {
+                // A URL's query parameter: to the next parameter (or the fragment).
+                while j < c.count, !c[j].isWhitespace, c[j] != "&", c[j] != "#" { j += 1 }
             } else {
-                while j < c.count, !c[j].isWhitespace, c[j] != "&" { j += 1 }
+                // A keyword/value string: to the next unescaped space; `&` is part of the value,
+                // and a backslash makes the next character (a space too) part of it.
+                while j < c.count, !c[j].isWhitespace { j += c[j] == "\\" ? 2 : 1 }
+                j = min(j, c.count)
             }
             if j > valueStart { spans.append(valueStart..<j) }
             i = max(j, i + 1)

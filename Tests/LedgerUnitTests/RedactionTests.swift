@@ -47,6 +47,16 @@ struct RedactionTests {
         #expect(ConnectionString.redacted("appended 3 events; at position 7") == "appended 3 events; at position 7")
     }
 
+    /// In a keyword/value string `&` is part of a value and a backslash escapes a space: the whole
+    /// value is hidden, no tail left (in a URL's query, `&` still ends the parameter).
+    @Test func aKeywordValueIsHiddenToItsEnd() {
+        #expect(ConnectionString.redacted("host=h password=S3cr3t&PW9 user=x") == "host=h password=*** user=x")
+        #expect(ConnectionString.redacted("host=h password=S3cr3t\\ PW10 user=x") == "host=h password=*** user=x")
+        #expect(ConnectionString.redacted("password=S3cr3t\\ PW10") == "password=***")
+        #expect(ConnectionString.redacted("host=h sslpassword=a&b\\ c&d") == "host=h sslpassword=***")
+        #expect(ConnectionString.redacted("postgresql://u@h/db?password=S3cr3t&sslmode=require#x") == "postgresql://u@h/db?password=***&sslmode=require#x")
+    }
+
     /// libpq may quote a fragment of a string it cannot parse: the literal value is hidden too.
     @Test func fragmentsOfTheConnectionStringAreHiddenInItsMessages() {
         let url = "postgresql://alice:S3cr3t/PW@127.0.0.1:1/ledger"
