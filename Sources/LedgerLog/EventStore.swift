@@ -237,6 +237,18 @@ public final class EventStore: Sendable {
         var problem = v.firstProblem.map { $0.description }
         let headPosition = head.int64(0, 0) ?? -1
         let end = through ?? headPosition
+        // A replay to the head (verify-chain, or an audit as of now) also asks whether any event is
+        // stored past it: one added without moving the head, which a read up to the head would miss.
+        var beyond: Int64?
+        if end == headPosition {
+            beyond = try await pool.withConnection { conn in
+                try await conn.query("SELECT min(position) FROM \(s).events WHERE position > $1", [.int8(headPosition)])
+            }.int64(0, 0)
+        }
+        if problem == nil, let beyond {
+            problem = "an event is stored at position \(beyond), past the head (position \(headPosition)): it was added without the head"
+            return ChainReport(verified: v.verified, lastPosition: v.lastPosition, lastHash: v.previous, firstBrokenPosition: beyond, problem: problem)
+        }
         if problem == nil, end != v.lastPosition {
             problem = through == nil
                 ? "the head says the log ends at position \(headPosition) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"

@@ -35,6 +35,40 @@ struct AuditReadTests {
             """)
     }
 
+    /// An event stored past the head (added by the owner without moving it, its hash chained):
+    /// verify-chain and the audit as of now both report it, at that position.
+    @Test func anEventPastTheHeadBreaksTheChainForBoth() async throws {
+        try await TestDatabase.withSchema("auditbeyond") { config in
+            let store = try await EventStore.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append(Self.events())
+            let admin = try await TestDatabase.admin(config)
+            defer { Task { await admin.close() } }
+            try await admin.execute("""
+                SET search_path TO \(quoteIdentifier(config.schema));
+                SET session_replication_role = replica;
+                DO $$
+                DECLARE e events; prev bytea;
+                BEGIN
+                    SELECT hash INTO prev FROM events WHERE position = 24;
+                    INSERT INTO event_claims (event_id, stream_id, stream_version) VALUES ('00000000-0000-4000-8000-000000000025', 'extra', 0);
+                    INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                                        occurred_at, recorded_at, hash)
+                    SELECT 25, '00000000-0000-4000-8000-000000000025', 'extra', 0, event_type, schema_version, payload, metadata,
+                           occurred_at, recorded_at, hash FROM events WHERE position = 24;
+                    SELECT * INTO e FROM events WHERE position = 25;
+                    UPDATE events SET hash = chain_hash(prev, e) WHERE position = 25;
+                END $$;
+                SET session_replication_role = origin;
+                """)
+            let verified = try await store.verifyChain()
+            #expect(verified.firstBrokenPosition == 25 && verified.problem?.contains("past the head") == true, "\(verified)")
+            let run = try await store.audit()
+            let broken = run.findings.filter { $0.kind == .chainBroken }
+            #expect(broken.map(\.positions) == [[25]], "the audit missed what verify-chain rejects: \(broken)")
+        }
+    }
+
     /// Values the append path refuses (an occurredAt before 1970: negative microseconds), written
     /// by the owner and re-chained with the database's own chain function: both readers rebuild the
     /// same canonical bytes as PostgreSQL and find the chain intact.
