@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOHTTP1
 import LedgerCore
 import LedgerLog
 import LedgerPostgres
@@ -121,6 +122,10 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let p as Problem {
             throw p
+        } catch let e as HTTPParserError {
+            // A malformed request (a bad chunk size...): the server answers 400 and closes the
+            // connection, which cannot be trusted to carry another request.
+            throw e
         } catch let e as LedgerError {
             throw Problem.ledger(e)
         } catch let e as EventInputError {
