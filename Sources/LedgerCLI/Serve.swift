@@ -38,6 +38,18 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("max-batch-events"), help: "Most facts in one POST /v1/events (413 over it).")
         var maxBatchEvents: Int = 10_000
 
+        @Option(name: .customLong("header-timeout"), help: "Seconds a new connection has to send its request's head (then it is closed).")
+        var headerTimeout: Double = 10
+
+        @Option(name: .customLong("body-timeout"), help: "Seconds a request's body has to arrive whole after its head.")
+        var bodyTimeout: Double = 60
+
+        @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait for its next request.")
+        var idleTimeout: Double = 60
+
+        @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait in the listen backlog.")
+        var maxConnections: Int = 1024
+
         @Flag(help: "Also run the projector (as `ledger project --follow` does), so /v1/orders and /v1/users stay current.")
         var project = false
 
@@ -54,6 +66,15 @@ struct Serve: AsyncParsableCommand {
                 } ?? 8080
                 config.limits.maximumBodyBytes = maxBodyBytes
                 config.limits.maximumBatchEvents = maxBatchEvents
+                for (name, seconds) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout)]
+                where !(seconds > 0 && seconds <= 86_400) {
+                    throw ConfigurationProblem("\(name) must be between 0 and 86400 seconds (got \(seconds))")
+                }
+                guard maxConnections >= 1 else { throw ConfigurationProblem("--max-connections must be at least 1") }
+                config.limits.timeouts.header = .milliseconds(Int64(headerTimeout * 1000))
+                config.limits.timeouts.body = .milliseconds(Int64(bodyTimeout * 1000))
+                config.limits.timeouts.idle = .milliseconds(Int64(idleTimeout * 1000))
+                config.limits.maximumConnections = maxConnections
                 config.foldMemory = try foldMemory.memory
                 config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"], inline: env["LEDGER_API_TOKENS"])
                 do {

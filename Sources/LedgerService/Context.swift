@@ -27,6 +27,10 @@ public struct ServiceLimits: Sendable {
     public var maximumNotificationBytes = 256 * 1024
     /// `GET /v1/events` returns at most this many events per request.
     public var maximumReadEvents = 100_000
+    /// How long a client may take to send a request's head and body, and to send the next.
+    public var timeouts = RequestTimeouts()
+    /// Connections open at once; the next waits in the listen backlog until one closes.
+    public var maximumConnections = 1024
     public init() {}
 }
 

@@ -73,9 +73,15 @@ public struct LedgerService: Sendable {
     /// The Hummingbird application, with a service that closes the stores after the server has
     /// drained (the server stops accepting, finishes the requests in flight, then the stores close).
     public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let metrics = metrics, logger = logger
         var app = Application(
             router: router(),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ledger"),
+            server: .guardedHTTP1(configuration.limits.timeouts) { which in
+                metrics.timedOut(which)
+                logger.info("connection closed: the client took too long", metadata: ["deadline": "\(which)"])
+            },
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ledger",
+                                 availableConnectionsDelegate: .maximum(configuration.limits.maximumConnections, logger: logger)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(StoresService(stores: stores, gate: gate))

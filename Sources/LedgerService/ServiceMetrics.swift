@@ -36,6 +36,11 @@ public final class ServiceMetrics: Sendable {
         Metrics.Counter(label: "ledger_conflicts_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
+    /// A connection closed because the client passed a deadline (`header`, `body`, `idle`).
+    func timedOut(_ deadline: String) {
+        Metrics.Counter(label: "ledger_client_timeouts_total", dimensions: [("deadline", deadline)], factory: factory).increment()
+    }
+
     func refused(_ route: String, status: Int) {
         Metrics.Counter(label: "ledger_refusals_total", dimensions: [("route", route), ("status", String(status))], factory: factory).increment()
     }

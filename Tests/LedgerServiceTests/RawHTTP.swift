@@ -1,4 +1,5 @@
 import Foundation
+import LedgerService
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,8 +8,10 @@ import Glibc
 /// reads what comes back until the server closes or `timeout` (a hang guard) passes.
 struct RawHTTP {
     let fd: Int32
+    let timeout: Int
 
     init(port: Int, timeout: Int = 30) throws {
+        self.timeout = timeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
         var address = sockaddr_in()
@@ -19,8 +22,6 @@ struct RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { Glibc.close(fd); throw Failure("connect: errno \(errno)") }
-        var limit = timeval(tv_sec: timeout, tv_usec: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Sends `text`; false when the server has closed the connection.
@@ -30,18 +31,33 @@ struct RawHTTP {
         return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
-    /// What the server sent until it closed the connection (or the hang guard passed: then
-    /// `closed` is false).
-    func readAll() -> (text: String, closed: Bool) {
+    /// Reads without blocking a thread (the tests' threads run the service too): polls every
+    /// 10 ms, at most `timeout` seconds' worth of polls (a hang guard).
+    private func poll(untilClosed: Bool) async -> (text: String, closed: Bool) {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { out += buffer[0..<n]; continue }
-            if n < 0 && errno == EINTR { continue }
-            return (String(decoding: out, as: UTF8.self), n == 0)
+        for _ in 0..<(timeout * 100) {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 {
+                out += buffer[0..<n]
+                if !untilClosed { break }
+                continue
+            }
+            if n == 0 { return (String(decoding: out, as: UTF8.self), true) }
+            if errno == EINTR { continue }
+            if errno != EAGAIN && errno != EWOULDBLOCK { return (String(decoding: out, as: UTF8.self), true) }
+            if !untilClosed && !out.isEmpty { break }
+            try? await Task.sleep(for: .milliseconds(10))
         }
+        return (String(decoding: out, as: UTF8.self), false)
     }
+
+    /// What the server sent until it closed the connection (or the hang guard passed: then
+    /// `closed` is false).
+    func readAll() async -> (text: String, closed: Bool) { await poll(untilClosed: true) }
+
+    /// What the server has sent so far, waiting at most the timeout for the first bytes ("" when nothing came).
+    func readSome() async -> String { await poll(untilClosed: false).text }
 
     /// The status code of the first response in `text`.
     static func status(_ text: String) -> Int? {
