@@ -50,6 +50,10 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait in the listen backlog.")
         var maxConnections: Int = 1024
 
+        @Option(name: .customLong("append-timeout"),
+                help: "Seconds an append keeps reconnecting while PostgreSQL is unreachable before it answers 503 with Retry-After.")
+        var appendTimeout: Double = 5
+
         @Flag(help: "Also run the projector (as `ledger project --follow` does), so /v1/orders and /v1/users stay current.")
         var project = false
 
@@ -84,6 +88,10 @@ struct Serve: AsyncParsableCommand {
                 }
                 var roles: [LedgerRole: LedgerConfiguration] = [:]
                 for role in [LedgerRole.writer, .reader, .auditor] { roles[role] = try await connection.configuration(as: role) }
+                guard appendTimeout > 0 && appendTimeout <= 3600 else { throw ConfigurationProblem("--append-timeout must be between 0 and 3600 seconds") }
+                // A client waits for its answer: an append gives up reconnecting after this budget (the
+                // library's default, for batch jobs, is 30 s).
+                roles[.writer]?.reconnectTimeout = .milliseconds(Int64(appendTimeout * 1000))
                 var logger = Logger(label: "ledger-serve")
                 logger.logLevel = env["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
                 let stores = try await LedgerStores.open({ roles[$0]! }, logger: logger)

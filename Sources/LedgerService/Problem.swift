@@ -87,7 +87,7 @@ extension Problem {
         let code = (error as? any LedgerCodedError)?.code ?? (error as? PostgresError).map(LedgerError.Code.init)
         if code == .databaseUnavailable {
             var p = Problem(.serviceUnavailable, "database-unavailable", "The database cannot be reached",
-                            detail: "the database cannot be reached; nothing was written; retry later")
+                            detail: "the database cannot be reached; retry the same request later: sent again with the same Idempotency-Key or event ids, it is never written twice, and answers with its positions if it was")
             p.headers[.retryAfter] = "1"
             return p
         }

@@ -78,6 +78,30 @@ struct ConnectionLossTests {
         }
     }
 
+    @Test("an append to a server that stays unreachable gives up after its reconnect budget, as unavailable")
+    func anAppendGivesUpAfterItsBudget() async throws {
+        try await TestDatabase.withSchema("budget") { config in
+            let admin = try await TestDatabase.admin(config)
+            let proxy = try await CommitDroppingProxy.inFront(of: admin)
+            var through = config
+            through.connectionString = proxy.connectionString(config.connectionString)
+            through.reconnectTimeout = .milliseconds(300)
+            let store = try await EventStore.open(through)
+            _ = try await store.append([testEvent(stream: "before")])
+            proxy.close()
+            try await proxy.cutAll()
+            do {
+                _ = try await store.append([testEvent(stream: "after")])
+                Issue.record("the append answered with its server unreachable")
+            } catch let error as LedgerError {
+                #expect(error.code == .databaseUnavailable, "\(error)")
+            }
+            #expect(try await TestDatabase.storedEventRows(config) == 1)
+            await store.close()
+            await admin.close()
+        }
+    }
+
     @Test("a tail whose connections the server closes without a word reconnects and goes on, skipping and repeating nothing")
     func aTailSurvivesConnectionsClosedWithoutAWord() async throws {
         try await TestDatabase.withSchema("cuttail") { config in
