@@ -12,7 +12,14 @@
 #
 # and exits 1 if any is not 0 (or the chain does not verify).
 #
-# Usage: tools/campaign.sh [--short | --long] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
+# With --failover, two private clusters on their own sockets, a primary and its synchronous hot
+# standby (`ledger db start --standby-of`); every client is given both in one URL
+# (`host=a,b target_session_attrs=read-write`). Each cycle kills -9 the primary's postmaster and
+# backends instead, promotes the standby (`ledger db promote`), and makes the dead one a new
+# synchronous standby of it: a failover per cycle. The head anchored after the first cycle must
+# still verify at the end.
+#
+# Usage: tools/campaign.sh [--short | --long] [--failover] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
 #   --short  3 cycles, 3 writers, 4 batches of 5 per writer per cycle (run by the test suite)
 #   --long   40 cycles, 6 writers, 10 batches of 20 (by hand; a few minutes)
 # CAMPAIGN_STUCK_AFTER=S (default 120): a batch not acknowledged, or a server not started again, after
@@ -20,9 +27,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cycles=10; writers=4; batches=6; size=10; seed=$$
+cycles=10; writers=4; batches=6; size=10; seed=$$; failover=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --failover) failover=1 ;;
     --short) cycles=3; writers=3; batches=4; size=5 ;;
     --long) cycles=40; writers=6; batches=10; size=20 ;;
     --cycles) cycles="$2"; shift ;;
@@ -30,7 +38,7 @@ while [ $# -gt 0 ]; do
     --batches) batches="$2"; shift ;;
     --batch-size) size="$2"; shift ;;
     --seed) seed="$2"; shift ;;
-    *) echo "usage: $0 [--short|--long] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--short|--long] [--failover] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -61,13 +69,25 @@ cleanup() {
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
   for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
   "$ledger" db stop >/dev/null 2>&1 || true
+  if [ "$failover" = 1 ]; then for h in "$work/a" "$work/b"; do LEDGER_HOME="$h" "$ledger" db stop >/dev/null 2>&1 || true; done; fi
   if [ -n "${CAMPAIGN_KEEP:-}" ]; then echo "campaign: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
 log() { echo "campaign: $*" >&2; }
-"$ledger" db start >/dev/null 2>"$work/start.log" || { cat "$work/start.log" >&2; exit 69; }
-"$ledger" migrate >/dev/null 2>&1
+if [ "$failover" = 1 ]; then
+  # Two clusters: a primary and its synchronous standby; clients follow whichever takes writes.
+  primary="$work/a"; standby="$work/b"
+  LEDGER_HOME="$primary" "$ledger" db start >/dev/null 2>"$work/start.log" || { cat "$work/start.log" >&2; exit 69; }
+  LEDGER_HOME="$primary" "$ledger" migrate >/dev/null 2>&1
+  LEDGER_HOME="$standby" "$ledger" db start --standby-of "$(LEDGER_HOME="$primary" "$ledger" db url)" >/dev/null 2>>"$work/start.log" \
+    || { cat "$work/start.log" >&2; exit 69; }
+  export LEDGER_DATABASE_URL="postgresql:///ledger?host=$work/a/run,$work/b/run&port=5432,5432&target_session_attrs=read-write&user=ledger"
+  # (LEDGER_HOME stays $work/cluster, never started: no command here may reach another cluster.)
+else
+  "$ledger" db start >/dev/null 2>"$work/start.log" || { cat "$work/start.log" >&2; exit 69; }
+  "$ledger" migrate >/dev/null 2>&1
+fi
 
 # The tail, from the start, for the whole campaign (it must survive every server kill).
 "$ledger" read --follow > "$work/tail.jsonl" 2> "$work/tail.err" &
@@ -109,13 +129,13 @@ writer() {
 }
 
 server_pids() {
-  local pm
-  pm="$(head -1 "$LEDGER_HOME/postgres/postmaster.pid" 2>/dev/null || true)"
+  local pm home="${1:-${LEDGER_HOME:-}}"
+  pm="$(head -1 "$home/postgres/postmaster.pid" 2>/dev/null || true)"
   [ -n "$pm" ] || return 0
   echo "$pm"; pgrep -P "$pm" || true
 }
 
-appender_kills=0; server_kills=0
+appender_kills=0; server_kills=0; failovers=0
 for ((c = 0; c < cycles; c++)); do
   pids=()
   for ((w = 0; w < writers; w++)); do writer "$c" "$w" & pids+=($!); done
@@ -125,20 +145,34 @@ for ((c = 0; c < cycles; c++)); do
     victim="$(pgrep -P "$p" | head -1 || true)"
     if [ -n "$victim" ]; then kill -9 "$victim" 2>/dev/null && appender_kills=$((appender_kills + 1)); break; fi
   done
-  # Then kill -9 the server (postmaster and backends) and start it again (crash recovery).
+  # Then kill -9 the server (postmaster and backends) and start it again (crash recovery); with
+  # --failover, kill the primary, promote its standby and make the dead one its new standby.
   sleep "0.$((RANDOM % 5 + 1))"
-  victims="$(server_pids)"
+  if [ "$failover" = 1 ]; then victims="$(server_pids "$primary")"; else victims="$(server_pids)"; fi
   if [ -n "$victims" ]; then
     kill -9 $victims 2>/dev/null || true
     server_kills=$((server_kills + 1))
     for _ in $(seq 1 100); do alive=0; for v in $victims; do kill -0 "$v" 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; sleep 0.1; done
   fi
   started=$SECONDS
-  until "$ledger" db start >/dev/null 2>>"$work/restart.log"; do
-    if stuck "$started" "the server does not start again" "$work/restart.log"; then exit 1; fi
-    sleep 0.5
-  done
+  if [ "$failover" = 1 ]; then
+    LEDGER_HOME="$standby" "$ledger" db promote >/dev/null 2>>"$work/restart.log" || { cat "$work/restart.log" >&2; exit 1; }
+    rm -rf "$primary/postgres"
+    until LEDGER_HOME="$primary" "$ledger" db start --standby-of "$(LEDGER_HOME="$standby" "$ledger" db url)" >/dev/null 2>>"$work/restart.log"; do
+      if stuck "$started" "the new standby does not start" "$work/restart.log"; then exit 1; fi
+      rm -rf "$primary/postgres"; sleep 0.5
+    done
+    t="$primary"; primary="$standby"; standby="$t"
+    failovers=$((failovers + 1))
+  else
+    until "$ledger" db start >/dev/null 2>>"$work/restart.log"; do
+      if stuck "$started" "the server does not start again" "$work/restart.log"; then exit 1; fi
+      sleep 0.5
+    done
+  fi
   for p in "${pids[@]}"; do wait "$p" || { log "a writer of cycle $((c + 1)) is stuck (above)"; exit 1; }; done
+  # The head after the first cycle, kept outside the database: it must still verify at the end.
+  [ "$c" = 0 ] && "$ledger" anchor > "$work/anchor.json" 2>>"$work/anchor.err"
   log "cycle $((c + 1))/$cycles done"
 done
 
@@ -153,7 +187,8 @@ kill -TERM "$tail_pid" 2>/dev/null || true  # (a background job ignores SIGINT)
 wait "$tail_pid" 2>/dev/null || true
 tail_pid=""
 "$ledger" read > "$work/stored.jsonl"
-chain=0; "$ledger" verify-chain >/dev/null 2>"$work/verify.err" || chain=1
+chain=0; "$ledger" verify-chain --anchor "$work/anchor.json" >/dev/null 2>"$work/verify.err" || { chain=1; cat "$work/verify.err" >&2; }
+[ "$failover" = 1 ] && log "failovers $failovers (each: the primary killed -9, its synchronous standby promoted, a new standby made)"
 
 cat > "$work/analyse.py" <<'PY'
 import glob, json, sys

@@ -116,22 +116,71 @@ public struct EmbeddedPostgres: Sendable {
     /// WAL and a standby configuration) and starts it; returns its URL. Readers (audit,
     /// verify-chain, read) can run on it; it accepts no writes.
     @discardableResult
-    public func startStandby(of primary: EmbeddedPostgres, log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
+    public func startStandby(of primary: EmbeddedPostgres, synchronous: Bool = false,
+                             log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
+        try await startStandby(ofURL: primary.url, synchronous: synchronous, log: log)
+    }
+
+    /// Makes this cluster a hot standby of the server at `primaryURL` (a superuser's URL: first
+    /// time, `pg_basebackup` with streaming WAL and a standby configuration) and starts it; returns
+    /// its URL. With `synchronous`, the primary is then told (`synchronous_standby_names = '*'`)
+    /// to wait for a standby to have flushed each commit before it returns: an acknowledged append
+    /// is on two machines. The copy does not keep that setting, so a standby promoted after its
+    /// primary died takes commits alone until a standby of its own is made (with this call).
+    @discardableResult
+    public func startStandby(ofURL primaryURL: String, synchronous: Bool, log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
         let db = self
         try await ChildProcess.onOwnThread {
             try FileManager.default.createDirectory(at: db.root, withIntermediateDirectories: true)
             try db.withLock {
                 guard try db.status() == .notInitialized else { return }
                 try db.prepareFolders()
-                log("copying \(primary.dataDirectory.path) into \(db.dataDirectory.path) (pg_basebackup, hot standby)")
+                log("copying \(ConnectionString.redacted(primaryURL)) into \(db.dataDirectory.path) (pg_basebackup, hot standby)")
                 let bin = try Self.binDirectory()
-                let r = try db.run([bin.appendingPathComponent("pg_basebackup").path, "-h", primary.socketDirectory.path, "-p", String(primary.port),
-                                    "-U", primary.user, "-D", db.dataDirectory.path, "-R", "-X", "stream", "-c", "fast"], asServerUser: true)
-                guard r.status == 0 else { throw Failure.command("pg_basebackup", status: r.status, output: r.output) }
+                let r = try db.run([bin.appendingPathComponent("pg_basebackup").path, "-d", primaryURL, "-D", db.dataDirectory.path,
+                                    "-R", "-X", "stream", "-c", "fast"], asServerUser: true)
+                guard r.status == 0 else { throw Failure.command("pg_basebackup", status: r.status, output: ConnectionString.redacted(r.output)) }
+                // The primary's own synchronous setting stays with the primary.
+                let auto = db.dataDirectory.appendingPathComponent("postgresql.auto.conf")
+                if let text = try? String(contentsOf: auto, encoding: .utf8) {
+                    let kept = text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("synchronous_standby_names") }
+                    try kept.joined(separator: "\n").write(to: auto, atomically: true, encoding: .utf8)
+                }
             }
             try db.startBlocking(log: log)
         }
+        if synchronous {
+            let primary = try await Self.connectWhenReady(log: log) { try await PostgresConnection.connect(primaryURL, applicationName: "ledger-db") }
+            defer { Task { await primary.close() } }
+            try await primary.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            try await primary.execute("SELECT pg_reload_conf()")
+            // What the primary committed before it waited for a standby: received here before this
+            // returns, so from now on every acknowledged commit is on both.
+            let lsn = try await primary.query("SELECT pg_current_wal_lsn()::text").string(0, 0) ?? "0/0"
+            let standby = try await Self.connectWhenReady(log: log) { try await PostgresConnection.connect(url, applicationName: "ledger-db") }
+            defer { Task { await standby.close() } }
+            var caughtUp = false
+            for _ in 0..<600 where !caughtUp {
+                caughtUp = try await standby.query("SELECT coalesce(pg_last_wal_receive_lsn() >= $1::pg_lsn, false)", [.text(lsn)]).string(0, 0) == "t"
+                if !caughtUp { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            guard caughtUp else { throw Failure.setup("the standby did not receive the primary's WAL up to \(lsn) within a minute") }
+            log("the primary now waits for this standby before a commit returns (synchronous_standby_names = '*')")
+        }
         return url
+    }
+
+    /// Promotes this standby to a primary (`pg_ctl promote`, waiting until it takes writes).
+    public func promote(log: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+        let db = self
+        try await ChildProcess.onOwnThread {
+            try db.withLock {
+                let bin = try Self.binDirectory()
+                log("promoting \(db.dataDirectory.path) to primary")
+                let r = try db.run([bin.appendingPathComponent("pg_ctl").path, "-D", db.dataDirectory.path, "-w", "-t", "60", "promote"], asServerUser: true)
+                guard r.status == 0 else { throw Failure.command("pg_ctl promote", status: r.status, output: r.output) }
+            }
+        }
     }
 
     public func stop() async throws {

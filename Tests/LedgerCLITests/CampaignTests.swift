@@ -18,4 +18,20 @@ struct CampaignTests {
         #expect(r.stdout.contains("campaign: lost 0, doubled 0, skipped 0"), "\(r.stdout)")
         #expect(r.stdout.contains("server kills 3"), "every cycle killed the server: \(r.stdout)")
     }
+
+    /// The short failover campaign (tools/campaign.sh --failover --short): two private clusters, a
+    /// primary and its synchronous standby, clients given both in one URL; each cycle kills -9 the
+    /// primary, promotes the standby and makes a new standby. Every acknowledged fact is in the new
+    /// primary once, positions gap-free, the chain and the anchor taken after the first cycle verify.
+    @Test func shortFailoverCampaignLosesDoublesAndSkipsNothing() async throws {
+        let script = TestDatabase.packageRoot.appendingPathComponent("tools/campaign.sh").path
+        var env = ProcessInfo.processInfo.environment
+        env["LEDGER_BIN"] = CLI.binary.path
+        env.removeValue(forKey: "LEDGER_DATABASE_URL")
+        let r = try await ChildProcess.run("/bin/bash", [script, "--failover", "--short", "--seed", "11"], environment: env)
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
+        #expect(r.stderr.contains("failovers 3"), "every cycle failed over: \(r.stderr.suffix(2000))")
+        #expect(r.stdout.contains("campaign: lost 0, doubled 0, skipped 0"), "\(r.stdout)")
+        #expect(r.stdout.contains("chain intact"), "\(r.stdout)")
+    }
 }
