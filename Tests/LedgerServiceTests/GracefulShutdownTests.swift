@@ -40,6 +40,13 @@ struct GracefulShutdownTests {
                     for _ in 0..<2000 where await f.service.gate.appendsInFlight == 0 { try await Task.sleep(for: .milliseconds(1)) }
                     #expect(await f.service.gate.appendsInFlight > 0)
                     await group.triggerGracefulShutdown()
+                    // While the appends in flight finish, no new connection is taken (at most 200
+                    // attempts, 5 ms apart, for the listener to close).
+                    var refused = false
+                    for _ in 0..<200 where !refused {
+                        if let probe = try? RawHTTP(port: port) { probe.close(); try await Task.sleep(for: .milliseconds(5)) } else { refused = true }
+                    }
+                    #expect(refused, "new connections were still taken after the shutdown began")
                     var out: [Int] = []
                     for try await s in tasks { out.append(s) }
                     return out
