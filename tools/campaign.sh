@@ -19,7 +19,11 @@
 # synchronous standby of it: a failover per cycle. The head anchored after the first cycle must
 # still verify at the end.
 #
-# Usage: tools/campaign.sh [--short | --long] [--failover] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
+# With --http, the writers are HTTP clients of `ledger serve` (curl, each batch with its own
+# Idempotency-Key, retried until answered 200 or 201), and each cycle kills -9 the service (then
+# starts it again) besides the server; with --failover too, the service follows the new primary.
+#
+# Usage: tools/campaign.sh [--short | --long] [--failover] [--http] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
 #   --short  3 cycles, 3 writers, 4 batches of 5 per writer per cycle (run by the test suite)
 #   --long   40 cycles, 6 writers, 10 batches of 20 (by hand; a few minutes)
 # CAMPAIGN_STUCK_AFTER=S (default 120): a batch not acknowledged, or a server not started again, after
@@ -27,10 +31,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cycles=10; writers=4; batches=6; size=10; seed=$$; failover=0
+cycles=10; writers=4; batches=6; size=10; seed=$$; failover=0; http=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --failover) failover=1 ;;
+    --http) http=1 ;;
     --short) cycles=3; writers=3; batches=4; size=5 ;;
     --long) cycles=40; writers=6; batches=10; size=20 ;;
     --cycles) cycles="$2"; shift ;;
@@ -38,7 +43,7 @@ while [ $# -gt 0 ]; do
     --batches) batches="$2"; shift ;;
     --batch-size) size="$2"; shift ;;
     --seed) seed="$2"; shift ;;
-    *) echo "usage: $0 [--short|--long] [--failover] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--short|--long] [--failover] [--http] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -65,8 +70,10 @@ stuck() {
   log "stuck: $what after $((SECONDS - started)) s; the last lines of $(basename "$file"):"
   tail -n 20 "$file" >&2 || true
 }
+serve_pid=""
 cleanup() {
   [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null || true
+  [ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null || true
   for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
   "$ledger" db stop >/dev/null 2>&1 || true
   if [ "$failover" = 1 ]; then for h in "$work/a" "$work/b"; do LEDGER_HOME="$h" "$ledger" db stop >/dev/null 2>&1 || true; done; fi
@@ -94,9 +101,9 @@ fi
 tail_pid=$!
 
 # One batch file per writer, cycle and batch: unique event ids and idempotency keys.
-python3 - "$work" "$cycles" "$writers" "$batches" "$size" <<'PY'
+python3 - "$work" "$cycles" "$writers" "$batches" "$size" "$http" <<'PY'
 import sys, uuid
-work, cycles, writers, batches, size = sys.argv[1], *map(int, sys.argv[2:])
+work, cycles, writers, batches, size, http = sys.argv[1], *map(int, sys.argv[2:])
 for c in range(cycles):
     for w in range(writers):
         for b in range(batches):
@@ -104,9 +111,16 @@ for c in range(cycles):
                 for i in range(size):
                     key = f"campaign:{c}:{w}:{b}:{i}"
                     eid = uuid.uuid5(uuid.NAMESPACE_URL, key)
-                    f.write(f'{{"eventId":"{eid}","stream":"campaign:{w}:{i % 3}","type":"CampaignEvent",'
-                            f'"payload":{{"cycle":{c},"writer":{w},"batch":{b},"i":{i}}},'
-                            f'"occurredAt":"2026-03-31T08:15:00Z","idempotencyKey":"{key}"}}\n')
+                    if http:
+                        # Facts the service takes (it reads the fact catalogue, no unknown types).
+                        order = f"c{c}-w{w}-b{b}-i{i}"
+                        f.write(f'{{"eventId":"{eid}","stream":"order:{order}","type":"OrderCreated",'
+                                f'"payload":{{"orderId":"{order}","userId":"u{w}","channel":"appstore","productId":"coins","amount":600,"currency":"CNY"}},'
+                                f'"occurredAt":"2026-03-31T08:15:00Z","idempotencyKey":"order:{order}:created","expectedVersion":"no-stream"}}\n')
+                    else:
+                        f.write(f'{{"eventId":"{eid}","stream":"campaign:{w}:{i % 3}","type":"CampaignEvent",'
+                                f'"payload":{{"cycle":{c},"writer":{w},"batch":{b},"i":{i}}},'
+                                f'"occurredAt":"2026-03-31T08:15:00Z","idempotencyKey":"{key}"}}\n')
 PY
 
 # A writer: its batches in order, each retried until `ledger append` exits 0. Every line an
@@ -128,6 +142,49 @@ writer() {
   done
 }
 
+# An HTTP writer: its batches in order, each POSTed with its own Idempotency-Key until the service
+# answers 200 or 201; the events of a whole answer are acknowledged.
+writer_http() {
+  local c=$1 w=$2 b attempt started code
+  for ((b = 0; b < batches; b++)); do
+    attempt=0
+    started=$SECONDS
+    while :; do
+      attempt=$((attempt + 1))
+      code="$(curl -s -m 60 -o "$work/answer-$c-$w-$b.$attempt.json" -w '%{http_code}' -H "Authorization: Bearer $token" \
+        -H "Idempotency-Key: campaign:$c:$w:$b" -H 'Content-Type: application/x-ndjson' \
+        --data-binary @"$work/batch-$c-$w-$b.jsonl" "http://127.0.0.1:$port/v1/events" 2>> "$work/writer-$c-$w.err" || true)"
+      if [ "$code" = 200 ] || [ "$code" = 201 ]; then
+        python3 -c 'import json, sys; [print(json.dumps(e)) for e in json.load(open(sys.argv[1]))["events"]]' \
+          "$work/answer-$c-$w-$b.$attempt.json" > "$work/ack-$c-$w-$b.$attempt.jsonl"
+        break
+      fi
+      echo "attempt $attempt: HTTP $code" >> "$work/writer-$c-$w.err"
+      if stuck "$started" "HTTP writer $w of cycle $((c + 1)), batch $b, not acknowledged in $attempt attempts" "$work/writer-$c-$w.err"; then
+        return 1
+      fi
+      sleep 0.2
+    done
+  done
+}
+
+# `ledger serve` on $port, started again until it listens (the database may be down or failing over).
+start_service() {
+  local started=$SECONDS
+  while :; do
+    "$ledger" serve --port "$port" --tokens-file "$work/tokens" >> "$work/serve.log" 2>&1 &
+    serve_pid=$!
+    for _ in $(seq 1 100); do
+      curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
+      kill -0 "$serve_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$serve_pid" 2>/dev/null || true
+    if stuck "$started" "the service does not start" "$work/serve.log"; then exit 1; fi
+    sleep 0.5
+  done
+}
+
 server_pids() {
   local pm home="${1:-${LEDGER_HOME:-}}"
   pm="$(head -1 "$home/postgres/postmaster.pid" 2>/dev/null || true)"
@@ -135,16 +192,32 @@ server_pids() {
   echo "$pm"; pgrep -P "$pm" || true
 }
 
-appender_kills=0; server_kills=0; failovers=0
+appender_kills=0; server_kills=0; failovers=0; service_kills=0
+if [ "$http" = 1 ]; then
+  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "$ledger" serve token --name campaign --scopes append,read > "$work/token.txt"
+  token="$(sed -n 's/^token: //p' "$work/token.txt")"
+  sed -n 's/^line: *//p' "$work/token.txt" > "$work/tokens"
+  start_service
+fi
 for ((c = 0; c < cycles; c++)); do
   pids=()
-  for ((w = 0; w < writers; w++)); do writer "$c" "$w" & pids+=($!); done
-  # Kill -9 one running appender (a child of a writer loop, by pid).
-  sleep "0.$((RANDOM % 5 + 1))"
-  for p in "${pids[@]}"; do
-    victim="$(pgrep -P "$p" | head -1 || true)"
-    if [ -n "$victim" ]; then kill -9 "$victim" 2>/dev/null && appender_kills=$((appender_kills + 1)); break; fi
-  done
+  if [ "$http" = 1 ]; then
+    for ((w = 0; w < writers; w++)); do writer_http "$c" "$w" & pids+=($!); done
+    # Kill -9 the service mid-load, and start it again.
+    sleep "0.$((RANDOM % 5 + 1))"
+    kill -9 "$serve_pid" 2>/dev/null && service_kills=$((service_kills + 1))
+    wait "$serve_pid" 2>/dev/null || true
+    start_service
+  else
+    for ((w = 0; w < writers; w++)); do writer "$c" "$w" & pids+=($!); done
+    # Kill -9 one running appender (a child of a writer loop, by pid).
+    sleep "0.$((RANDOM % 5 + 1))"
+    for p in "${pids[@]}"; do
+      victim="$(pgrep -P "$p" | head -1 || true)"
+      if [ -n "$victim" ]; then kill -9 "$victim" 2>/dev/null && appender_kills=$((appender_kills + 1)); break; fi
+    done
+  fi
   # Then kill -9 the server (postmaster and backends) and start it again (crash recovery); with
   # --failover, kill the primary, promote its standby and make the dead one its new standby.
   sleep "0.$((RANDOM % 5 + 1))"
@@ -189,6 +262,7 @@ tail_pid=""
 "$ledger" read > "$work/stored.jsonl"
 chain=0; "$ledger" verify-chain --anchor "$work/anchor.json" >/dev/null 2>"$work/verify.err" || { chain=1; cat "$work/verify.err" >&2; }
 [ "$failover" = 1 ] && log "failovers $failovers (each: the primary killed -9, its synchronous standby promoted, a new standby made)"
+[ "$http" = 1 ] && log "HTTP writers; service kills $service_kills"
 
 cat > "$work/analyse.py" <<'PY'
 import glob, json, sys

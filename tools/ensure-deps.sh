@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the project needs when it is missing: PostgreSQL's server and client library
-# (libpq-dev), pkg-config; with the argument `chromium`, also Debian's chromium (the HTML report
+# (libpq-dev), pkg-config, curl; with the argument `chromium`, also Debian's chromium (the HTML report
 # check); with `wrk`, Debian's wrk (the HTTP service benchmark). Works as root (CI) and as a normal user with sudo.
 set -euo pipefail
 
@@ -12,6 +12,7 @@ if [ "${1:-}" = "wrk" ] && ! command -v wrk >/dev/null 2>&1; then
   need+=(wrk)
 fi
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v curl >/dev/null 2>&1 || need+=(curl ca-certificates)   # the HTTP fault campaign
 pkg-config --exists libpq 2>/dev/null || need+=(libpq-dev)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
   need+=(postgresql)

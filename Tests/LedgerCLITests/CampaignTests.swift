@@ -34,4 +34,18 @@ struct CampaignTests {
         #expect(r.stdout.contains("campaign: lost 0, doubled 0, skipped 0"), "\(r.stdout)")
         #expect(r.stdout.contains("chain intact"), "\(r.stdout)")
     }
+
+    /// The same with HTTP writers (tools/campaign.sh --http --failover --short): curl clients with
+    /// idempotency keys retry until answered while each cycle kills -9 `ledger serve` and the
+    /// primary; acknowledged means stored, once.
+    @Test func shortHTTPFailoverCampaignLosesDoublesAndSkipsNothing() async throws {
+        let script = TestDatabase.packageRoot.appendingPathComponent("tools/campaign.sh").path
+        var env = ProcessInfo.processInfo.environment
+        env["LEDGER_BIN"] = CLI.binary.path
+        env.removeValue(forKey: "LEDGER_DATABASE_URL")
+        let r = try await ChildProcess.run("/bin/bash", [script, "--http", "--failover", "--short", "--seed", "13"], environment: env)
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
+        #expect(r.stderr.contains("failovers 3") && r.stderr.contains("service kills 3"), "\(r.stderr.suffix(2000))")
+        #expect(r.stdout.contains("campaign: lost 0, doubled 0, skipped 0") && r.stdout.contains("chain intact"), "\(r.stdout)")
+    }
 }
