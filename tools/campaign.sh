@@ -23,7 +23,11 @@
 # Idempotency-Key, retried until answered 200 or 201), and each cycle kills -9 the service (then
 # starts it again) besides the server; with --failover too, the service follows the new primary.
 #
-# Usage: tools/campaign.sh [--short | --long] [--failover] [--http] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
+# With --slow-clients N (with --http), N more clients meanwhile hold connections open, each
+# sending a request's head a byte every half second (at most 60 bytes): the service must cut every
+# one off (its header deadline) while the writers' appends go on.
+#
+# Usage: tools/campaign.sh [--short | --long] [--failover] [--http] [--slow-clients N] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
 #   --short  3 cycles, 3 writers, 4 batches of 5 per writer per cycle (run by the test suite)
 #   --long   40 cycles, 6 writers, 10 batches of 20 (by hand; a few minutes)
 # CAMPAIGN_STUCK_AFTER=S (default 120): a batch not acknowledged, or a server not started again, after
@@ -31,11 +35,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cycles=10; writers=4; batches=6; size=10; seed=$$; failover=0; http=0
+cycles=10; writers=4; batches=6; size=10; seed=$$; failover=0; http=0; slow=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --failover) failover=1 ;;
     --http) http=1 ;;
+    --slow-clients) slow="$2"; shift ;;
     --short) cycles=3; writers=3; batches=4; size=5 ;;
     --long) cycles=40; writers=6; batches=10; size=20 ;;
     --cycles) cycles="$2"; shift ;;
@@ -43,7 +48,7 @@ while [ $# -gt 0 ]; do
     --batches) batches="$2"; shift ;;
     --batch-size) size="$2"; shift ;;
     --seed) seed="$2"; shift ;;
-    *) echo "usage: $0 [--short|--long] [--failover] [--http] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--short|--long] [--failover] [--http] [--slow-clients N] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -200,6 +205,7 @@ if [ "$http" = 1 ]; then
   sed -n 's/^line: *//p' "$work/token.txt" > "$work/tokens"
   start_service
 fi
+
 for ((c = 0; c < cycles; c++)); do
   pids=()
   if [ "$http" = 1 ]; then
@@ -263,6 +269,37 @@ tail_pid=""
 chain=0; "$ledger" verify-chain --anchor "$work/anchor.json" >/dev/null 2>"$work/verify.err" || { chain=1; cat "$work/verify.err" >&2; }
 [ "$failover" = 1 ] && log "failovers $failovers (each: the primary killed -9, its synchronous standby promoted, a new standby made)"
 [ "$http" = 1 ] && log "HTTP writers; service kills $service_kills"
+slow_ok=0
+if [ "$http" = 1 ] && [ "$slow" -gt 0 ]; then
+  # Slow clients against the running service: each opens a connection and sends a head a byte
+  # every 0.5 s, at most 60 bytes (30 s), while a well-behaved client asks /healthz each time.
+  python3 - "$port" "$slow" > "$work/slow.txt" 2>&1 <<'PY' || true
+import socket, sys, time, urllib.request
+port, n = int(sys.argv[1]), int(sys.argv[2])
+conns, opened = [], time.time()
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port)); s.setblocking(False)
+    s.send(b"POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"); conns.append(s)
+cut, longest, open_, asked, answered = 0, 0.0, set(range(n)), 0, 0
+for _ in range(60):
+    time.sleep(0.5)
+    asked += 1
+    try: answered += urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).status == 200
+    except OSError: pass
+    for i in list(open_):
+        try:
+            if conns[i].recv(1, socket.MSG_PEEK) == b"": raise ConnectionError
+        except BlockingIOError:
+            try: conns[i].send(b"X"); continue
+            except OSError: pass
+        except OSError: pass
+        open_.discard(i); cut += 1; longest = max(longest, time.time() - opened)
+    if not open_: break
+print(f"slow clients {n}, cut off by the service {cut}, the last after {longest:.1f} s; /healthz answered {answered} of {asked} meanwhile")
+PY
+  log "$(cat "$work/slow.txt")"
+  grep -q "slow clients $slow, cut off by the service $slow," "$work/slow.txt" || slow_ok=1
+fi
 
 cat > "$work/analyse.py" <<'PY'
 import glob, json, sys
@@ -313,4 +350,5 @@ for fault in lose double skip; do
   fi
 done
 echo "campaign: self-check: an injected loss, double and skip are each reported"
-python3 "$work/analyse.py" "$work" "$cycles" "$writers" "$appender_kills" "$server_kills" "$chain"
+python3 "$work/analyse.py" "$work" "$cycles" "$writers" "$appender_kills" "$server_kills" "$chain" || exit 1
+[ "$slow_ok" = 0 ] || { echo "campaign: a slow client was not cut off" >&2; exit 1; }

@@ -37,15 +37,17 @@ struct CampaignTests {
 
     /// The same with HTTP writers (tools/campaign.sh --http --failover --short): curl clients with
     /// idempotency keys retry until answered while each cycle kills -9 `ledger serve` and the
-    /// primary; acknowledged means stored, once.
+    /// primary; acknowledged means stored, once. Then slow clients are cut off at the header deadline.
     @Test func shortHTTPFailoverCampaignLosesDoublesAndSkipsNothing() async throws {
         let script = TestDatabase.packageRoot.appendingPathComponent("tools/campaign.sh").path
         var env = ProcessInfo.processInfo.environment
         env["LEDGER_BIN"] = CLI.binary.path
         env.removeValue(forKey: "LEDGER_DATABASE_URL")
-        let r = try await ChildProcess.run("/bin/bash", [script, "--http", "--failover", "--short", "--seed", "13"], environment: env)
+        let r = try await ChildProcess.run("/bin/bash", [script, "--http", "--failover", "--short", "--slow-clients", "16", "--seed", "13"], environment: env)
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
         #expect(r.stderr.contains("failovers 3") && r.stderr.contains("service kills 3"), "\(r.stderr.suffix(2000))")
+        // Sixteen clients sending a head a byte every half second: each cut off by the service.
+        #expect(r.stderr.contains("slow clients 16, cut off by the service 16,"), "\(r.stderr.suffix(2000))")
         #expect(r.stdout.contains("campaign: lost 0, doubled 0, skipped 0") && r.stdout.contains("chain intact"), "\(r.stdout)")
     }
 }
