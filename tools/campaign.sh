@@ -27,7 +27,10 @@
 # sending a request's head a byte every half second (at most 60 bytes): the service must cut every
 # one off (its header deadline) while the writers' appends go on.
 #
-# Usage: tools/campaign.sh [--short | --long] [--failover] [--http] [--slow-clients N] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
+# With --async (and --failover) the standby is asynchronous: what the campaign then reports lost is
+# what asynchronous replication loses on a failover.
+#
+# Usage: tools/campaign.sh [--short | --long] [--failover [--async]] [--http] [--slow-clients N] [--cycles N] [--writers N] [--batches N] [--batch-size N] [--seed N]
 #   --short  3 cycles, 3 writers, 4 batches of 5 per writer per cycle (run by the test suite)
 #   --long   40 cycles, 6 writers, 10 batches of 20 (by hand; a few minutes)
 # CAMPAIGN_STUCK_AFTER=S (default 120): a batch not acknowledged, or a server not started again, after
@@ -35,10 +38,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cycles=10; writers=4; batches=6; size=10; seed=$$; failover=0; http=0; slow=0
+cycles=10; writers=4; batches=6; size=10; seed=$$; failover=0; http=0; slow=0; replication=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --failover) failover=1 ;;
+    --async) replication=(--async) ;;
     --http) http=1 ;;
     --slow-clients) slow="$2"; shift ;;
     --short) cycles=3; writers=3; batches=4; size=5 ;;
@@ -92,7 +96,7 @@ if [ "$failover" = 1 ]; then
   primary="$work/a"; standby="$work/b"
   LEDGER_HOME="$primary" "$ledger" db start >/dev/null 2>"$work/start.log" || { cat "$work/start.log" >&2; exit 69; }
   LEDGER_HOME="$primary" "$ledger" migrate >/dev/null 2>&1
-  LEDGER_HOME="$standby" "$ledger" db start --standby-of "$(LEDGER_HOME="$primary" "$ledger" db url)" >/dev/null 2>>"$work/start.log" \
+  LEDGER_HOME="$standby" "$ledger" db start ${replication[@]+"${replication[@]}"} --standby-of "$(LEDGER_HOME="$primary" "$ledger" db url)" >/dev/null 2>>"$work/start.log" \
     || { cat "$work/start.log" >&2; exit 69; }
   export LEDGER_DATABASE_URL="postgresql:///ledger?host=$work/a/run,$work/b/run&port=5432,5432&target_session_attrs=read-write&user=ledger"
   # (LEDGER_HOME stays $work/cluster, never started: no command here may reach another cluster.)
@@ -237,7 +241,7 @@ for ((c = 0; c < cycles; c++)); do
   if [ "$failover" = 1 ]; then
     LEDGER_HOME="$standby" "$ledger" db promote >/dev/null 2>>"$work/restart.log" || { cat "$work/restart.log" >&2; exit 1; }
     rm -rf "$primary/postgres"
-    until LEDGER_HOME="$primary" "$ledger" db start --standby-of "$(LEDGER_HOME="$standby" "$ledger" db url)" >/dev/null 2>>"$work/restart.log"; do
+    until LEDGER_HOME="$primary" "$ledger" db start ${replication[@]+"${replication[@]}"} --standby-of "$(LEDGER_HOME="$standby" "$ledger" db url)" >/dev/null 2>>"$work/restart.log"; do
       if stuck "$started" "the new standby does not start" "$work/restart.log"; then exit 1; fi
       rm -rf "$primary/postgres"; sleep 0.5
     done
@@ -267,7 +271,7 @@ wait "$tail_pid" 2>/dev/null || true
 tail_pid=""
 "$ledger" read > "$work/stored.jsonl"
 chain=0; "$ledger" verify-chain --anchor "$work/anchor.json" >/dev/null 2>"$work/verify.err" || { chain=1; cat "$work/verify.err" >&2; }
-[ "$failover" = 1 ] && log "failovers $failovers (each: the primary killed -9, its synchronous standby promoted, a new standby made)"
+[ "$failover" = 1 ] && log "failovers $failovers (each: the primary killed -9, its $([ ${#replication[@]} = 0 ] && echo synchronous || echo ASYNCHRONOUS) standby promoted, a new standby made)"
 [ "$http" = 1 ] && log "HTTP writers; service kills $service_kills"
 slow_ok=0
 if [ "$http" = 1 ] && [ "$slow" -gt 0 ]; then
