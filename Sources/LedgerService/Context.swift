@@ -47,3 +47,15 @@ struct LimitMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 }
+
+extension LedgerRequestContext {
+    /// A path parameter as the client meant it: percent-decoded (`appstore%3Atx%3A9%40app` is
+    /// `appstore:tx:9@app`, `a%2Fb` is `a/b`), as every client library encodes path segments.
+    func pathParameter(_ name: String) throws -> String {
+        let raw = try parameters.require(name)
+        guard let decoded = raw.removingPercentEncoding else {
+            throw Problem.badParameter(name, "the path parameter \(name) is not valid percent-encoded UTF-8")
+        }
+        return decoded
+    }
+}

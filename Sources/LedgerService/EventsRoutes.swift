@@ -153,7 +153,7 @@ struct EventsRoutes {
 
     /// One stream's events in version order (`from` = first version), as NDJSON.
     func stream(_ request: Request, context: LedgerRequestContext) async throws -> Response {
-        let id = try context.parameters.require("id")
+        let id = try context.pathParameter("id")
         var from: Int64 = 0
         if let f = request.uri.queryParameters["from"] {
             guard let v = Int64(String(f)), v >= 0 else { throw Problem.badParameter("from", "from must be a stream version >= 0") }

@@ -15,7 +15,7 @@ struct ReadRoutes {
 
     func entity(_ kind: EntityView.Kind) -> @Sendable (Request, LedgerRequestContext) async throws -> Response {
         { [stores] _, context in
-            let id = try context.parameters.require("id")
+            let id = try context.pathParameter("id")
             guard let view = try await EntityView.json(stores.reader, kind: kind, id: id) else {
                 let checkpoints = try await stores.reader.checkpoints().map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ", ")
                 throw Problem.notFound("no \(kind.rawValue) \(Echo.quoted(id)) in the read models (checkpoints: \(checkpoints))")

@@ -45,6 +45,28 @@ struct ReadEndpointTests {
         }
     }
 
+    /// Ids as client libraries send them in a path (JavaScript's encodeURIComponent, Python's
+    /// quote(safe="")): ':' '@' and '/' percent-encoded.
+    @Test func pathParametersArePercentDecoded() async throws {
+        try await ServiceFixture.with("httpencoded") { f in
+            try await f.test { client in
+                try await Self.append(f, client, [ServiceFixture.orderLine("a/b@com.example", user: "u:7")])
+                let projector = try await Projector.start(try await EventStore.open(f.owner.connecting(as: .projector)))
+                _ = try await projector.catchUp()
+                await projector.close()
+                let auth = ServiceFixture.bearer(f.readToken)
+                let stream = try await client.execute(uri: "/v1/streams/order%3Aa%2Fb%40com.example", method: .get, headers: auth)
+                #expect(stream.status == .ok && stream.text.split(separator: "\n").count == 1, "\(stream.text)")
+                let order = try await client.execute(uri: "/v1/orders/a%2Fb%40com.example", method: .get, headers: auth)
+                #expect(order.status == .ok && order.json?["order"]?["order_id"]?.stringValue == "a/b@com.example", "\(order.text)")
+                let user = try await client.execute(uri: "/v1/users/u%3A7", method: .get, headers: auth)
+                #expect(user.status == .ok, "\(user.text)")
+                let broken = try await client.execute(uri: "/v1/users/u%E2%28", method: .get, headers: auth)
+                #expect(broken.status == .badRequest && broken.json?["field"]?.stringValue == "id", "\(broken.text)")
+            }
+        }
+    }
+
     @Test func ordersUsersAndTheAuditComeFromTheReadModelsWithTheirTimeline() async throws {
         try await ServiceFixture.with("httpviews") { f in
             try await f.test { client in
