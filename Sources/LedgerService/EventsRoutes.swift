@@ -36,7 +36,10 @@ struct EventsRoutes {
         let decoder = EventLineDecoder(validation: stores.writer.configuration.validation)
         let decoded: (events: [NewEvent], lines: [Int])
         do {
-            decoded = try EventLines.decode(body.readableBytesView, decoder: decoder,
+            // JSON lines (application/x-ndjson, text/plain, or no type), or with application/json one
+            // fact object or an array of them (a `line` then names the array's element, from 1).
+            let lines = try Self.lines(body, contentType: request.headers[.contentType])
+            decoded = try EventLines.decode(lines, decoder: decoder,
                                             eventId: key.map { k in { (_: Int, index: Int) -> UUID in Self.eventId(key: k, caller: context.caller ?? "", index: index) } })
         } catch {
             metrics.refused("events", status: Problem.input(error).status.code)
@@ -80,6 +83,31 @@ struct EventsRoutes {
         out += "],\"appended\":\(stored),\"alreadyStored\":\(appended.count - stored)}\n"
         return Response(status: stored == 0 ? .ok : .created, headers: [.contentType: "application/json"],
                         body: .init(byteBuffer: ByteBuffer(string: out)))
+    }
+
+    /// The body as JSON lines: as sent, or, for `application/json`, each fact of the one object or
+    /// the array on a line of its own (its element's number is its line).
+    static func lines(_ body: ByteBuffer, contentType: String?) throws(EventInputError) -> [UInt8] {
+        let bytes = Array(body.readableBytesView)
+        let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/json" else { return bytes }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw EventInputError(message: "not valid UTF-8") }
+        let value: JSONValue
+        do { value = try JSONValue.parse(text) } catch {
+            throw EventInputError(line: error.line, column: error.column, message: "malformed JSON: \(error.message)")
+        }
+        switch value {
+        case .object: return Array(value.compactText.utf8)
+        case .array(let facts):
+            var out: [UInt8] = []
+            for (i, fact) in facts.enumerated() {
+                guard case .object = fact else { throw EventInputError(line: i + 1, message: "element \(i + 1) of the array is not a fact object") }
+                out += Array(fact.compactText.utf8) + [UInt8(ascii: "\n")]
+            }
+            return out
+        default:
+            throw EventInputError(line: 1, message: "an application/json body is one fact object or an array of them")
+        }
     }
 
     /// What a request under an Idempotency-Key says, whatever its layout (blank lines, member order,

@@ -101,6 +101,34 @@ struct AppendEndpointTests {
         }
     }
 
+    @Test("application/json takes one fact object (pretty-printed too) or an array of them; JSON lines stay the default")
+    func aJSONBodyIsOneFactOrAnArray() async throws {
+        try await ServiceFixture.with("httpjsonbody") { f in
+            try await f.test { client in
+                var json = ServiceFixture.bearer(f.appendToken)
+                json[.contentType] = "application/json; charset=utf-8"
+                let pretty = ServiceFixture.orderLine("j1").replacingOccurrences(of: ",\"", with: ",\n  \"")
+                let one = try await client.execute(uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: pretty))
+                #expect(one.status == .created, "\(one.text)")
+                let array = "[\n" + ServiceFixture.orderLine("j2") + ",\n  " + ServiceFixture.orderLine("j3") + "\n]"
+                let two = try await client.execute(uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: array))
+                #expect(two.status == .created, "\(two.text)")
+                guard case .array(let events)? = two.json?["events"] else { Issue.record("no events: \(two.text)"); return }
+                #expect(events.map { $0["line"] } == [.int(1), .int(2)] && events.map { $0["position"] } == [.int(2), .int(3)])
+                let notAFact = try await client.execute(uri: "/v1/events", method: .post, headers: json,
+                                                        body: ByteBuffer(string: "[" + ServiceFixture.orderLine("j4") + ", 7]"))
+                #expect(notAFact.status == .unprocessableContent && notAFact.json?["line"] == .int(2), "\(notAFact.text)")
+                let malformed = try await client.execute(uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: "[{\"stream\": "))
+                #expect(malformed.status == .badRequest, "\(malformed.text)")
+                // Without application/json, the body is JSON lines: a pretty-printed object is not.
+                let lines = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                                                     body: ByteBuffer(string: pretty))
+                #expect(lines.status == .badRequest)
+            }
+            #expect(try await f.rows() == 3)
+        }
+    }
+
     @Test func badBodiesAreRefusedNamingTheLineAndFieldWithNothingWritten() async throws {
         try await ServiceFixture.with("httpbad", configure: { $0.limits.maximumBodyBytes = 4096 }) { f in
             try await f.test { client in
