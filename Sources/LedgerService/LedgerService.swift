@@ -44,7 +44,8 @@ public struct LedgerService: Sendable {
     /// Every route of the service (the OpenAPI document lists the same).
     public func router() -> Router<LedgerRequestContext> {
         let router = Router(context: LedgerRequestContext.self)
-        router.add(middleware: ProblemMiddleware())
+        let known = KnownRoutes()
+        router.add(middleware: ProblemMiddleware(known: known))
         let tokens = configuration.tokens
         let events = EventsRoutes(stores: stores, limits: configuration.limits, metrics: metrics, gate: gate)
         let reads = ReadRoutes(stores: stores, metrics: metrics, foldMemory: configuration.foldMemory)
@@ -67,6 +68,7 @@ public struct LedgerService: Sendable {
         notify.post("appstore", use: notifications.appStore)
         notify.post("googleplay", use: notifications.googlePlay)
         notify.post("wechatpay", use: notifications.weChatPay)
+        known.set(router.routes.map { (path: "\($0.path)", method: $0.method.rawValue) })
         return router
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPTypes
 import Hummingbird
 import NIOHTTP1
@@ -115,7 +116,9 @@ extension Problem {
 /// Turns every error into a problem: the service's own, the router's (404, 405), the log's, and any
 /// other as a 500 that says nothing about its cause (it is logged without secrets).
 public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
-    public init() {}
+    let known: KnownRoutes
+
+    public init(known: KnownRoutes = KnownRoutes()) { self.known = known }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -137,6 +140,13 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             throw p
         } catch let e as HTTPError {
             if e.status == .contentTooLarge { throw Problem.tooLarge(limit: context.maxUploadSize) }
+            // No route for this method, but one for another: 405 with the methods there are.
+            if e.status == .notFound, case let allowed = known.methods(for: request.uri.path), !allowed.isEmpty {
+                var p = Problem(.methodNotAllowed, "method-not-allowed", "Method not allowed",
+                                detail: "\(request.method) is not a method of \(request.uri.path): use \(allowed.joined(separator: " or "))")
+                p.headers[.allow] = allowed.joined(separator: ", ")
+                throw p
+            }
             throw Problem(e.status, "http-\(e.status.code)", e.status.reasonPhrase,
                           detail: e.body.map { Echo.shown($0, limit: 300) } ?? "\(request.method) \(request.uri.path): \(e.status.reasonPhrase)")
         } catch let e as PostgresError {
@@ -147,4 +157,28 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Problem.unavailable(error)
         }
     }
+}
+
+/// The service's routes (path patterns and methods), for telling a wrong method (405) from a
+/// wrong path (404). Filled once, when the router is built.
+public final class KnownRoutes: Sendable {
+    private let routes = Mutex<[(segments: [Substring], method: String)]>([])
+
+    public init() {}
+
+    func set(_ list: [(path: String, method: String)]) {
+        routes.withLock { $0 = list.map { (Self.segments($0.path), $0.method) } }
+    }
+
+    /// The methods routed for `path` (a `{parameter}` or `:parameter` segment matches any one segment).
+    func methods(for path: String) -> [String] {
+        let asked = Self.segments(path)
+        return routes.withLock { routes in
+            Array(Set(routes.filter { r in
+                r.segments.count == asked.count && zip(r.segments, asked).allSatisfy { p, s in p.hasPrefix("{") || p.hasPrefix(":") || p == s }
+            }.map(\.method))).sorted()
+        }
+    }
+
+    static func segments(_ path: String) -> [Substring] { path.split(separator: "/") }
 }

@@ -129,6 +129,24 @@ struct AppendEndpointTests {
         }
     }
 
+    @Test("a method a route does not take is 405 with the methods it does (Allow); an unknown path stays 404")
+    func aWrongMethodIs405() async throws {
+        try await ServiceFixture.with("http405") { f in
+            try await f.test { client in
+                let auth = ServiceFixture.bearer(f.allToken)
+                let delete = try await client.execute(uri: "/v1/events", method: .delete, headers: auth)
+                #expect(delete.status == .methodNotAllowed && delete.headers[.allow] == "GET, POST", "\(delete.status) \(delete.text)")
+                #expect(delete.headers[.contentType] == "application/problem+json")
+                let put = try await client.execute(uri: "/v1/streams/order%3Ao1", method: .put, headers: auth)
+                #expect(put.status == .methodNotAllowed && put.headers[.allow] == "GET")
+                let post = try await client.execute(uri: "/healthz", method: .post)
+                #expect(post.status == .methodNotAllowed && post.headers[.allow] == "GET")
+                let nowhere = try await client.execute(uri: "/v1/nothing", method: .get, headers: auth)
+                #expect(nowhere.status == .notFound)
+            }
+        }
+    }
+
     @Test func badBodiesAreRefusedNamingTheLineAndFieldWithNothingWritten() async throws {
         try await ServiceFixture.with("httpbad", configure: { $0.limits.maximumBodyBytes = 4096 }) { f in
             try await f.test { client in
