@@ -142,6 +142,9 @@ struct Serve: AsyncParsableCommand {
         @Option(help: "Comma-separated scopes: append, read, audit.")
         var scopes: String
 
+        @Option(name: .customLong("append-to"), help: "Add the token's line to this token file (created if missing; a name already in it is refused).")
+        var appendTo: String?
+
         func validate() throws {
             guard !name.isEmpty, name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) }) else {
                 throw ValidationError("--name must be letters, digits, - _ or .")
@@ -154,10 +157,28 @@ struct Serve: AsyncParsableCommand {
             }
         }
 
-        func run() throws {
-            let (token, line) = TokenTable.issue(name: name, scopes: Set(scopes.split(separator: ",").compactMap { Scope(rawValue: String($0)) }))
-            print("token: \(token)")
-            print("line:  \(line)")
+        func run() async throws {
+            try await runReportingErrors {
+                let (token, line) = TokenTable.issue(name: name, scopes: Set(scopes.split(separator: ",").compactMap { Scope(rawValue: String($0)) }))
+                if let appendTo {
+                    // The file as it is must still read as a token table, and keep one line per name.
+                    var text = FileManager.default.fileExists(atPath: appendTo) ? String(decoding: try readInputFile(appendTo), as: UTF8.self) : ""
+                    let table: TokenTable
+                    do { table = try TokenTable(parsing: text) } catch {
+                        throw InputProblem("\(Echo.quoted(appendTo)): \(error); nothing was added")
+                    }
+                    if table.entries.contains(where: { $0.name == name }) {
+                        throw InputProblem("\(Echo.quoted(appendTo)) already has a token named \(name); nothing was added (remove its line to replace it)")
+                    }
+                    if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
+                    try writeOutput(text + line + "\n", to: appendTo)
+                    print("token: \(token)")
+                    Diagnostics.say("ledger: added \(name)'s line to \(appendTo); the token is shown once, above")
+                } else {
+                    print("token: \(token)")
+                    print("line:  \(line)")
+                }
+            }
         }
     }
 }

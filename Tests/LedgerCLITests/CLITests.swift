@@ -313,3 +313,30 @@ struct BenchSchemaTests {
         }
     }
 }
+
+@Suite("ledger serve token", .timeLimit(.minutes(1)))
+struct ServeTokenCLITests {
+    @Test("--append-to writes the token's line into the token file, once per name, and refuses a file that is not a token table")
+    func appendsTheLineToTheTokenFile() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-tokens-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("tokens").path
+        let cli = CLI(url: "", schema: "")
+        let first = try await cli.run(["serve", "token", "--name", "billing", "--scopes", "append,read,audit", "--append-to", file], withConnection: false)
+        #expect(first.status == 0, "\(first.stderr)")
+        let token = first.stdout.split(separator: "\n").first.map { String($0.dropFirst("token: ".count)) } ?? ""
+        let second = try await cli.run(["serve", "token", "--name", "reports", "--scopes", "audit", "--append-to", file], withConnection: false)
+        #expect(second.status == 0 && !second.stdout.contains("line:"), "\(second.stderr)")
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[0].hasPrefix("billing ") && lines[1].hasPrefix("reports audit sha256:"), "\(lines)")
+        #expect(lines[0].hasSuffix("sha256:" + SHA256.hash(Array(token.utf8)).hexString), "the line holds the digest of the token printed")
+        let again = try await cli.run(["serve", "token", "--name", "billing", "--scopes", "read", "--append-to", file], withConnection: false)
+        #expect(again.status == 65 && again.stderr.contains("already has a token named billing"), "\(again.stderr)")
+        let junk = dir.appendingPathComponent("junk").path
+        try "not a token table\n".write(toFile: junk, atomically: true, encoding: .utf8)
+        let refused = try await cli.run(["serve", "token", "--name", "x", "--scopes", "read", "--append-to", junk], withConnection: false)
+        let junkAfter = try String(contentsOfFile: junk, encoding: .utf8)
+        #expect(refused.status == 65 && junkAfter == "not a token table\n", "\(refused.stderr)")
+    }
+}
