@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs when it is missing: PostgreSQL's server and client library
 # (libpq-dev), pkg-config, curl; with the argument `chromium`, also Debian's chromium (the HTML report
-# check); with `wrk`, Debian's wrk (the HTTP service benchmark). Works as root (CI) and as a normal user with sudo.
+# check); with `wrk`, Debian's wrk (the HTTP service benchmark); with `node`, Debian's nodejs (the
+# Node client of the live tail). Works as root (CI) and as a normal user with sudo.
 set -euo pipefail
 
 need=()
@@ -10,6 +11,9 @@ if [ "${1:-}" = "chromium" ] && ! command -v chromium >/dev/null 2>&1 && ! comma
 fi
 if [ "${1:-}" = "wrk" ] && ! command -v wrk >/dev/null 2>&1; then
   need+=(wrk)
+fi
+if [ "${1:-}" = "node" ] && ! command -v node >/dev/null 2>&1; then
+  need+=(nodejs)
 fi
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v curl >/dev/null 2>&1 || need+=(curl ca-certificates)   # the HTTP fault campaign

@@ -18,6 +18,19 @@ else
   echo "warning: chromium could not be installed; the HTML report test will show as skipped" >&2
 fi
 
+# The live tail's Node client is run by a test when Node is there: required when it can be
+# installed (and in CI), a visible skip otherwise; LEDGER_SKIP_NODE=1 opts out.
+if [ "${LEDGER_SKIP_NODE:-}" = 1 ]; then
+  echo "note: LEDGER_SKIP_NODE=1: the Node client test is skipped" >&2
+elif tools/ensure-deps.sh node; then
+  export LEDGER_REQUIRE_NODE=1
+elif [ "${CI:-}" = true ]; then
+  echo "error: nodejs could not be installed, and CI=true requires the Node client test (set LEDGER_SKIP_NODE=1 to opt out)" >&2
+  exit 1
+else
+  echo "warning: nodejs could not be installed; the Node client test will show as skipped" >&2
+fi
+
 echo "== build (warnings are errors)" >&2
 swift build --build-tests -Xswiftc -warnings-as-errors
 

@@ -13,6 +13,8 @@ struct EventsRoutes {
     let limits: ServiceLimits
     let metrics: ServiceMetrics
     let gate: AppendGate
+    /// The live tails' shared view of the head (`Accept: text/event-stream`).
+    let watch: HeadWatch
 
     func append(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         let body: ByteBuffer
@@ -134,7 +136,7 @@ struct EventsRoutes {
     }
 
     /// The log from a position as NDJSON, streamed page by page up to the head as it stood when the
-    /// request came (or `limit`). `from` is the first position (inclusive); a `Last-Event-ID` header
+    /// request came (or `limit`); with `Accept: text/event-stream`, a live tail (``EventTail``). `from` is the first position (inclusive); a `Last-Event-ID` header
     /// (the last position the client holds) resumes after it and wins over `from`.
     func read(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         var after: Int64 = 0
@@ -145,6 +147,10 @@ struct EventsRoutes {
         if let last = request.headers[.lastEventID] {
             guard let p = Int64(last), p >= 0 else { throw Problem.badParameter("Last-Event-ID", "Last-Event-ID must be a position >= 0") }
             after = p
+        }
+        // A live tail, for any language with an EventSource: Server-Sent Events, forever.
+        if request.headers[.accept]?.contains("text/event-stream") == true {
+            return EventTail(store: stores.reader, watch: watch).response(after: after)
         }
         var limit = Int64(limits.maximumReadEvents)
         if let l = request.uri.queryParameters["limit"] {

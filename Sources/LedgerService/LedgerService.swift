@@ -32,12 +32,14 @@ public struct LedgerService: Sendable {
     public let stores: LedgerStores
     public let metrics: ServiceMetrics
     public let gate = AppendGate()
+    let watch: HeadWatch
     let logger: Logger
 
     public init(configuration: Configuration, stores: LedgerStores, logger: Logger = Logger(label: "ledger-serve")) {
         self.configuration = configuration
         self.stores = stores
         self.metrics = ServiceMetrics()
+        self.watch = HeadWatch(store: stores.reader)
         self.logger = logger
     }
 
@@ -47,7 +49,7 @@ public struct LedgerService: Sendable {
         let known = KnownRoutes()
         router.add(middleware: ProblemMiddleware(known: known))
         let tokens = configuration.tokens
-        let events = EventsRoutes(stores: stores, limits: configuration.limits, metrics: metrics, gate: gate)
+        let events = EventsRoutes(stores: stores, limits: configuration.limits, metrics: metrics, gate: gate, watch: watch)
         let reads = ReadRoutes(stores: stores, metrics: metrics, foldMemory: configuration.foldMemory)
         let health = HealthRoutes(stores: stores, metrics: metrics, maximumProjectorLag: configuration.maximumProjectorLag)
         let notifications = NotificationRoutes(stores: stores, configuration: configuration.notifications,
@@ -92,10 +94,16 @@ public struct LedgerService: Sendable {
         return app
     }
 
-    /// Runs until SIGTERM or SIGINT, then shuts down gracefully: no new connections, the requests
-    /// in flight (appends included) finish, then the database connections close.
+    /// What runs the service, in the order a service group starts them (and stops them in
+    /// reverse): the application, then what ends the live tails when a shutdown begins.
+    public func services(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> [any Service] {
+        [application(onListening: onListening), TailStopper(watch: watch)]
+    }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully: no new connections, the live tails
+    /// end, the requests in flight (appends included) finish, then the database connections close.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let group = ServiceGroup(configuration: .init(services: [application(onListening: onListening)],
+        let group = ServiceGroup(configuration: .init(services: services(onListening: onListening),
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }

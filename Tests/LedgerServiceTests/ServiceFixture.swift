@@ -71,7 +71,7 @@ struct ServiceFixture: Sendable {
     /// the service is shut down gracefully (if it was not already) and its end awaited.
     func serving<T: Sendable>(_ body: @Sendable (_ port: Int, _ group: ServiceGroup) async throws -> T) async throws -> T {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let group = ServiceGroup(configuration: .init(services: [service.application(onListening: { continuation.yield($0) })],
+        let group = ServiceGroup(configuration: .init(services: service.services(onListening: { continuation.yield($0) }),
                                                       logger: Logger(label: "test")))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
