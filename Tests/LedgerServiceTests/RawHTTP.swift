@@ -56,6 +56,18 @@ struct RawHTTP {
     /// `closed` is false).
     func readAll() async -> (text: String, closed: Bool) { await poll(untilClosed: true) }
 
+    /// Reads until `marker` has come (true), or the server closed or the hang guard passed (false).
+    func readUntil(_ marker: String) async -> Bool {
+        var text = ""
+        for _ in 0..<(timeout * 100) {
+            let (more, closed) = await poll(untilClosed: false)
+            text += more
+            if text.contains(marker) { return true }
+            if closed && more.isEmpty { return false }
+        }
+        return false
+    }
+
     /// What the server has sent so far, waiting at most the timeout for the first bytes ("" when nothing came).
     func readSome() async -> String { await poll(untilClosed: false).text }
 
