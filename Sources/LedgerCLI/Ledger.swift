@@ -160,7 +160,7 @@ struct ConnectionOptions: ParsableArguments {
     /// The URL to use, starting the embedded server when none is configured.
     func resolveURL() async throws -> String {
         if let databaseURL, !databaseURL.isEmpty { return databaseURL }
-        if let env = ProcessInfo.processInfo.environment["LEDGER_DATABASE_URL"], !env.isEmpty { return env }
+        if let env = try secretSetting("LEDGER_DATABASE_URL") { return env }
         let embedded = EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot())
         return try await embedded.start(log: { Diagnostics.say("ledger: \($0)") })
     }
@@ -168,18 +168,40 @@ struct ConnectionOptions: ParsableArguments {
     /// The configuration for a command that connects as `role` (nil: the schema's owner, for
     /// migrate and maintenance). A role logs in with `LEDGER_<ROLE>_DATABASE_URL` when set, else with
     /// the database URL and the role's user name (no password needed on the embedded cluster's socket).
+    /// A role's own URL needs no owner's URL at all (a deployment gives the service only its roles'
+    /// passwords). Each URL may come from a file: `LEDGER_<ROLE>_DATABASE_URL_FILE` (a secret mounted
+    /// by the orchestrator), as `LEDGER_DATABASE_URL_FILE` for the owner's.
     func configuration(as role: LedgerRole?, validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
         var validation = validation
         if let n = try maximumPayloadBytes() { validation.maximumPayloadBytes = n }
+        if let role, databaseURL == nil, let url = try secretSetting(role.environmentVariable) {
+            return LedgerConfiguration(connectionString: url, schema: resolvedSchema, validation: validation)
+        }
         let owner = LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
         guard let role else { return owner }
-        if let url = ProcessInfo.processInfo.environment[role.environmentVariable], !url.isEmpty {
+        if let url = try secretSetting(role.environmentVariable) {
             var config = owner
             config.connectionString = url
             return config
         }
         return owner.connecting(as: role)
     }
+}
+
+/// The environment variable `name`, or the content of the file `name_FILE` names (its last newline
+/// removed): how containers pass secrets. Both set is refused (which one was meant?).
+func secretSetting(_ name: String) throws -> String? {
+    let env = ProcessInfo.processInfo.environment
+    let direct = env[name].flatMap { $0.isEmpty ? nil : $0 }
+    guard let path = env[name + "_FILE"], !path.isEmpty else { return direct }
+    guard direct == nil else { throw ConfigurationProblem("\(name) and \(name)_FILE are both set: give one") }
+    let text: String
+    do { text = String(decoding: try readInputFile(path), as: UTF8.self) } catch {
+        throw ConfigurationProblem("\(name)_FILE: cannot read \(Echo.quoted(path))")
+    }
+    let value = text.trimmingCharacters(in: .newlines)
+    guard !value.isEmpty else { throw ConfigurationProblem("\(name)_FILE: \(Echo.quoted(path)) is empty") }
+    return value
 }
 
 /// `LEDGER_MAX_PAYLOAD_BYTES` when set; a value that is not a positive whole number is refused

@@ -39,6 +39,29 @@ let sample = try! String(contentsOf: TestDatabase.packageRoot.appendingPathCompo
 
 @Suite("ledger CLI", .timeLimit(.minutes(2)))
 struct CLITests {
+    /// A deployment gives a command only its role's URL, from a file (a container secret): no
+    /// owner's URL is needed, and no private cluster is started.
+    @Test func aRoleURLFromAFileIsEnough() async throws {
+        try await TestDatabase.withSchema("clirolefile") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try await cli.run(["append"], stdin: sample).status == 0)
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-secret-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let secret = dir.appendingPathComponent("reader-url").path
+            try (config.connecting(as: .reader).connectionString + "\n").write(toFile: secret, atomically: true, encoding: .utf8)
+            let home = dir.appendingPathComponent("no-cluster-here").path
+            let env = ["LEDGER_READER_DATABASE_URL_FILE": secret, "LEDGER_HOME": home]
+            let read = try await cli.run(["read", "--schema", config.schema], withConnection: false, environment: env)
+            #expect(read.status == 0 && lines(read.stdout).count == 10, "\(read.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: home), "a private cluster was started for a command that had its role's URL")
+            var both = env
+            both["LEDGER_READER_DATABASE_URL"] = config.connectionString
+            let refused = try await cli.run(["read", "--schema", config.schema], withConnection: false, environment: both)
+            #expect(refused.status == 78 && refused.stderr.contains("are both set"), "\(refused.stderr)")
+        }
+    }
+
     @Test func appendReadVerify() async throws {
         try await TestDatabase.withSchema("cli") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
