@@ -8,11 +8,11 @@ import LedgerProjection
 struct Append: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Append facts from JSON lines (one event per line) as one atomic batch.",
-        discussion: """
+        discussion: paragraphs("""
             Every line is parsed and validated before anything is written; any error names its line and
             field and nothing is written (exit 65). Prints one JSON line per event with its position.
             Line format: schema/event-line.schema.json.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
 

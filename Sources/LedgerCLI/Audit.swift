@@ -13,13 +13,13 @@ struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Replay the log and report every double grant, missing grant, orphan payment, unrevoked refund... with evidence.",
-        discussion: """
+        discussion: paragraphs("""
             Streams the log (bounded memory) as of the head, --to-position or --as-of, checks the hash chain on the
             way (a broken chain is reported as chain-broken and the rest is still audited), and reports the findings
             of docs/domain.md: \(FindingKind.allCases.map(\.rawValue).joined(separator: ", ")).
             Windows are measured in log time. The same log and options give a byte-identical report.
             Exit 1 when --fail-on is given and a finding at or above that severity exists (for a nightly job).
-            """)
+            """))
 
     typealias Format = ReportFormat
 

@@ -16,12 +16,12 @@ struct BenchRebuild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
         abstract: "Measure the pure fold, a full rebuild and its peak RSS on a generated log, beside raw COPY TO (use a release build).",
-        discussion: """
+        discussion: paragraphs("""
             The log is generated (deterministic per --seed) and loaded once into --schema with COPY
             (bench-only loader: positions, versions and hash chain as append computes them, constraints'
             triggers off); later runs reuse it unless --reload. The rebuild runs as a child process
             (`ledger rebuild all --json --no-snapshot`), which reports its own peak RSS (VmHWM) at exit.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var log: BenchLogOptions
@@ -210,12 +210,12 @@ struct BenchProject: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "project",
         abstract: "Measure a projector's start on a generated log: from the first event, and from a snapshot (use a release build).",
-        discussion: """
+        discussion: paragraphs("""
             Uses the log of `ledger bench rebuild` (the same --schema, generated if missing) and brings its read
             models to the head first if they are behind. Each start is a child process (`ledger project`), with
             its own peak RSS: folding the log (no snapshot), folding it and writing a snapshot, then starting from
             that snapshot.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var log: BenchLogOptions

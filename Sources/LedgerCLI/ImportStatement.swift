@@ -20,7 +20,7 @@ struct ImportStatement: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "statement",
         abstract: "Import a store's statement file (what the store says it paid and refunded) as facts.",
-        discussion: """
+        discussion: paragraphs("""
             Sources: \(StatementSource.allCases.map(\.rawValue).joined(separator: ", ")).
             The file is parsed in the store's own format and validated (summary rows against the lines, the
             digest when --digest is given); any problem names its line and column (or field) and nothing is
@@ -33,7 +33,7 @@ struct ImportStatement: AsyncParsableCommand {
             `ledger serve`: one that does not verify refuses the file (exit 65). Without a root the file is
             imported and its record says its signatures were not verified; a later import of the same
             file with a root records the verification.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
 

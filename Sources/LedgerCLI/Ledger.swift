@@ -13,7 +13,7 @@ struct Ledger: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger",
         abstract: "An event-sourced purchase ledger on PostgreSQL.",
-        discussion: """
+        discussion: paragraphs("""
             With no LEDGER_DATABASE_URL (or --database-url), commands use a private PostgreSQL cluster
             under ./.ledger (LEDGER_HOME), starting it when needed.
 
@@ -22,7 +22,7 @@ struct Ledger: AsyncParsableCommand {
             70 other database or internal error; 75 another projector or rebuild holds the read models
             (try again later); 78 configuration (no server binaries, edited migration,
             schema not migrated, no spill file can be made in the spill directory).
-            """,
+            """),
         subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Seal.self, AnchorCommand.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, ImportCommand.self, RevenueCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self, Serve.self]
     )
 
@@ -344,13 +344,13 @@ struct DB: AsyncParsableCommand {
     struct Start: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Initialize (first time) and start it; prints its URL.",
-            discussion: """
+            discussion: paragraphs("""
                 With --standby-of URL (a superuser's URL of the primary), the first start copies the primary
                 (pg_basebackup) and runs as its hot standby, synchronous unless --async: the primary waits for
                 the standby to have flushed each commit before it returns, so an acknowledged append is on two
                 machines. Clients give both servers in one URL and follow whichever takes writes:
                 postgresql:///ledger?host=/a/run,/b/run&target_session_attrs=read-write
-                """)
+                """))
 
         @Option(name: .customLong("standby-of"), help: "Make this cluster a hot standby of the primary at this URL (first start only).")
         var standbyOf: String?

@@ -58,7 +58,7 @@ func grouped(_ n: Int64) -> String {
 struct Project: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the projector: apply new facts to the read models (orders, transactions, subscriptions, entitlements, anomalies).",
-        discussion: """
+        discussion: paragraphs("""
             Each batch of changed rows is committed with the projector's checkpoint in one transaction, so a
             projector that stops (or crashes) resumes exactly where the tables are. Only one projector (or
             rebuild) runs per ledger: a second one exits 75.
@@ -67,7 +67,7 @@ struct Project: AsyncParsableCommand {
             one), the snapshot's views but the newest go to the spill file as they are, decoded when the
             fold first needs them: the start takes about as long as reading the snapshot, and the spill
             directory needs room for about its size. With --fold-memory none every view is decoded at start.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
 
@@ -128,12 +128,12 @@ extension Project {
 struct Rebuild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rebuild read models from the log into shadow tables, then swap them in atomically.",
-        discussion: """
+        discussion: paragraphs("""
             NAME is one of: \(ReadModel.allCases.map(\.rawValue).joined(separator: ", ")), or all (the default).
             The live tables keep serving until the swap. With --verify nothing is swapped: the rebuilt tables are
             compared with the live ones (per-table checksum and the differing rows) and the exit code is 1 when
             they differ. Progress goes to stderr when it is a terminal; the report goes to stdout.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
 

@@ -12,13 +12,13 @@ struct RevenueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revenue",
         abstract: "Gross, refunds, net, fees and counts per currency and channel, the ledger beside the stores' statements.",
-        discussion: """
+        discussion: paragraphs("""
             Replays the log as of the head, --to-position or --as-of. Per period (--by day or month, UTC) and per
             channel and currency, never summed across currencies: the ledger's verified payments (gross, at the
             purchase date) and standing refunds (at the store's refund date), and beside them the imported
             statements' sales, refunds and fees; "ties" says whether they agree. Sandbox and family-shared
             purchases are excluded. The same log and options give a byte-identical report.
-            """)
+            """))
 
     typealias Format = ReportFormat
 

@@ -5,11 +5,11 @@ import LedgerDomain
 struct Schemas: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the published JSON Schemas of the fact payloads (schema/facts), made from the fact declarations.",
-        discussion: """
+        discussion: paragraphs("""
             One file per fact type and schema version, plus common.schema.json. With --check, nothing is
             written: the command lists the files that differ from what the declarations make, and exits 1
             if any does.
-            """)
+            """))
 
     @Option(help: "The folder to write to.")
     var output = "schema/facts"

@@ -9,18 +9,29 @@ import Logging
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the ledger over HTTP: append, read, audit, store notifications, health and metrics.",
-        discussion: """
+        discussion: paragraphs("""
             Appends go through the same validation and the same append path as `ledger append`. Every /v1 route but
             the notification endpoints needs an API token (Authorization: Bearer) with its scope: create one with
             `ledger serve token --name NAME --scopes append,read` and put the printed line into the file given by
             --tokens-file (or LEDGER_API_TOKENS_FILE). Store notification endpoints answer only for the stores
             configured (see the README). SIGTERM or SIGINT: stop accepting, finish the requests in flight, close.
-            """,
-        subcommands: [Run.self, Token.self], defaultSubcommand: Run.self)
+            """),
+        subcommands: [Run.self, Token.self])
 
+    @OptionGroup var options: ServeOptions
+
+    func run() async throws { try await options.serve() }
+
+    /// `ledger serve run`: the same as `ledger serve` (kept for scripts that name it).
     struct Run: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the service (the default).")
+        static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the service (the same as `ledger serve`).",
+                                                        shouldDisplay: false)
+        @OptionGroup var options: ServeOptions
+        func run() async throws { try await options.serve() }
+    }
 
+    /// The service's options, shown by `ledger serve --help`.
+    struct ServeOptions: ParsableArguments {
         @OptionGroup var connection: ConnectionOptions
 
         @Option(help: "Address to listen on (default: $LEDGER_HTTP_HOST or 127.0.0.1).")
@@ -59,7 +70,7 @@ struct Serve: AsyncParsableCommand {
 
         @OptionGroup var foldMemory: FoldMemoryOptions
 
-        func run() async throws {
+        func serve() async throws {
             try await runReportingErrors {
                 let env = ProcessInfo.processInfo.environment
                 var config = LedgerService.Configuration()

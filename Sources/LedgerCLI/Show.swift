@@ -10,11 +10,11 @@ import LedgerProjection
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show an order, a user or a subscription from the read models, with the facts behind it.",
-        discussion: """
+        discussion: paragraphs("""
             KIND is order, user or subscription (a subscription id is CHANNEL:ORIGINAL_TRANSACTION_ID, e.g.
             appstore:2000000123456789). Reads the read models as the projector or the last rebuild left them
             (run `ledger project` or `ledger rebuild` first). Exit 1 when nothing is found.
-            """)
+            """))
 
     enum Kind: String, ExpressibleByArgument, CaseIterable { case order, user, subscription }
 

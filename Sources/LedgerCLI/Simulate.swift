@@ -17,14 +17,14 @@ extension FaultSpec: ExpressibleByArgument {
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a realistic purchase history (App Store, Google Play, WeChat Pay) with injected faults, and its ground truth.",
-        discussion: """
+        discussion: paragraphs("""
             Deterministic per --seed. The facts are appended through the same path services use (validated, idempotent,
             in batches), so running it twice stores the history once. --faults injects findings per purchase, e.g.
             `double-grant=0.02,missing-grant=0.01`, `all=0.01`, or `none`; `chain-broken=R` (any R > 0) also
             tampers with one stored event afterwards (the metadata of one fact, so nothing else changes), as an attacker
             with database access would. The ground truth, the findings the audit must report and no others, is written
             as JSON to --truth; `ledger audit --expect FILE` checks a report against it.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
 

@@ -8,10 +8,10 @@ struct VerifyChain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-chain",
         abstract: "Re-hash the whole log (streaming) and name the first position that does not verify (exit 1).",
-        discussion: """
+        discussion: paragraphs("""
             With --anchor (repeatable), also prove that each anchored head (`ledger anchor`) is still in the log with
             the same hash; exit 1 when one is not.
-            """)
+            """))
 
     @OptionGroup var connection: ConnectionOptions
 

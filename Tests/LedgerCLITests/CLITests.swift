@@ -363,3 +363,30 @@ struct ServeTokenCLITests {
         #expect(refused.status == 65 && junkAfter == "not a token table\n", "\(refused.stderr)")
     }
 }
+
+@Suite("Help text", .timeLimit(.minutes(1)))
+struct HelpTextTests {
+    /// Paragraphs are wrapped by ArgumentParser at the terminal's width (80 columns when it is not
+    /// a terminal), not broken in the source mid-sentence; `serve --help` shows the service's options.
+    @Test(arguments: [["--help"], ["audit", "--help"], ["serve", "--help"], ["simulate", "--help"], ["db", "start", "--help"]])
+    func helpIsWrappedAtTheTerminal(_ arguments: [String]) async throws {
+        let r = try await CLI(url: "", schema: "").run(arguments, withConnection: false, environment: ["COLUMNS": "80"])
+        #expect(r.status == 0)
+        // (The USAGE line is ArgumentParser's own, never wrapped.)
+        let long = r.stdout.split(separator: "\n").map(String.init).filter { $0.count > 80 && !$0.hasPrefix("USAGE:") }
+        #expect(long.isEmpty, "lines over 80 columns: \(long)")
+        // Filled paragraphs: in the overview, no line but a paragraph's last is cut short (a source
+        // line break wrapped again by ArgumentParser leaves a short line mid-sentence).
+        let overview = r.stdout.components(separatedBy: "USAGE:")[0]
+        for paragraph in overview.components(separatedBy: "\n\n") {
+            let lines = paragraph.split(separator: "\n").map(String.init).filter { !$0.hasPrefix(" ") }
+            let short = lines.dropLast().filter { $0.count < 50 }
+            #expect(short.isEmpty, "a paragraph broken mid-sentence: \(short) in \(paragraph)")
+        }
+        if arguments.first == "serve" {
+            for option in ["--host", "--port", "--tokens-file", "--append-timeout", "--header-timeout"] {
+                #expect(r.stdout.contains(option), "serve --help does not show \(option)")
+            }
+        }
+    }
+}
