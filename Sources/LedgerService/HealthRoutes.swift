@@ -56,7 +56,12 @@ struct HealthRoutes {
     }
 
     func metricsText(_ request: Request, context: LedgerRequestContext) async throws -> Response {
-        if let head = try? await stores.reader.headPosition() { _ = try? await recordLag(head: head) }
+        if let head = try? await stores.reader.headPosition() {
+            metrics.databaseUp.record(1)
+            _ = try? await recordLag(head: head)
+        } else {
+            metrics.databaseUp.record(0)
+        }
         if let pending = try? await stores.reader.pendingCount() { metrics.pendingEvents.record(pending) }
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
     }

@@ -47,6 +47,7 @@ public struct LedgerService: Sendable {
     public func router() -> Router<LedgerRequestContext> {
         let router = Router(context: LedgerRequestContext.self)
         let known = KnownRoutes()
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: ProblemMiddleware(known: known))
         let tokens = configuration.tokens
         let events = EventsRoutes(stores: stores, limits: configuration.limits, metrics: metrics, gate: gate, watch: watch)

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import Hummingbird
 import Metrics
 import Prometheus
 import Synchronization
@@ -16,7 +17,26 @@ public final class ServiceMetrics: Sendable {
     let projectorLag: Metrics.Gauge
     let logHead: Metrics.Gauge
     let pendingEvents: Metrics.Gauge
+    let databaseUp: Metrics.Gauge
     private let findingKinds = Mutex<Set<String>>([])
+
+    /// What each family means: printed as `# HELP` before its `# TYPE`.
+    static let help: [String: String] = [
+        "ledger_appended_events_total": "Events appended through the service (retries that stored nothing new not counted).",
+        "ledger_append_requests_total": "POST /v1/events requests that appended or found their events stored.",
+        "ledger_append_duration_seconds": "Time to append one request's batch, from the first statement to the commit's answer.",
+        "ledger_projector_lag_events": "How many events the slowest read model is behind the head (as of the last /metrics or /readyz).",
+        "ledger_log_head_position": "The log's last position (as of the last /metrics or /readyz).",
+        "ledger_pending_events": "Events committed by a writer that found the append lock taken, not yet sealed (normally 0).",
+        "ledger_database_up": "1 when the last /metrics could read the database, 0 when it could not.",
+        "ledger_conflicts_total": "Appends refused as version or idempotency conflicts, by kind.",
+        "ledger_client_timeouts_total": "Connections closed because the client passed a deadline (header, body, idle).",
+        "ledger_refusals_total": "Requests refused with a 4xx, by route and status.",
+        "ledger_notifications_total": "Store notifications received, by store and outcome.",
+        "ledger_findings": "Findings of the last audit run by the service, by kind.",
+        "ledger_http_requests_total": "HTTP requests answered, by route, method and status class (2xx, 4xx, 5xx...).",
+        "ledger_http_request_duration_seconds": "Time to answer an HTTP request (to its head; a stream's body may go on), by route and status class.",
+    ]
 
     public init() {
         registry = PrometheusCollectorRegistry()
@@ -30,6 +50,16 @@ public final class ServiceMetrics: Sendable {
         projectorLag = Metrics.Gauge(label: "ledger_projector_lag_events", factory: factory)
         logHead = Metrics.Gauge(label: "ledger_log_head_position", factory: factory)
         pendingEvents = Metrics.Gauge(label: "ledger_pending_events", factory: factory)
+        databaseUp = Metrics.Gauge(label: "ledger_database_up", factory: factory)
+    }
+
+    /// One answered request: counted by route, method and status class, timed by route and class.
+    func answered(route: String, method: String, status: Int, nanoseconds: Int64) {
+        let statusClass = "\(status / 100)xx"
+        Metrics.Counter(label: "ledger_http_requests_total", dimensions: [("route", route), ("method", method), ("status", statusClass)],
+                        factory: factory).increment()
+        Metrics.Timer(label: "ledger_http_request_duration_seconds", dimensions: [("route", route), ("status", statusClass)],
+                      factory: factory).recordNanoseconds(nanoseconds)
     }
 
     func conflict(_ kind: String) {
@@ -60,5 +90,41 @@ public final class ServiceMetrics: Sendable {
         }
     }
 
-    public func text() -> String { registry.emitToString() }
+    /// The Prometheus text, each family with its `# HELP`.
+    public func text() -> String {
+        var out = ""
+        for line in registry.emitToString().split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# TYPE "), let name = line.dropFirst(7).split(separator: " ").first, let help = Self.help[String(name)] {
+                out += "# HELP \(name) \(help)\n"
+            }
+            out += line + "\n"
+        }
+        return out.hasSuffix("\n\n") ? String(out.dropLast()) : out
+    }
+}
+
+/// Counts and times every request by the route that answered it (its pattern, `/v1/orders/{id}`;
+/// `NotFound` for none) and its status class. Outermost, so refusals are counted as answered.
+struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServiceMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        func record(_ status: Int) {
+            let elapsed = started.duration(to: .now).components
+            metrics.answered(route: context.endpointPath ?? "NotFound", method: request.method.rawValue, status: status,
+                             nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        }
+        do {
+            let response = try await next(request, context)
+            record(response.status.code)
+            return response
+        } catch let e as any HTTPResponseError {
+            record(e.status.code)
+            throw e
+        } catch {
+            record(500)
+            throw error
+        }
+    }
 }

@@ -122,8 +122,21 @@ struct ReadEndpointTests {
                 #expect(metrics.text.contains("ledger_projector_lag_events 2"))
                 #expect(metrics.text.contains("ledger_pending_events 0"))
                 #expect(metrics.text.contains("ledger_append_duration_seconds_bucket"))
+                #expect(metrics.text.contains("ledger_database_up 1"))
+                // Every family says what it means.
+                let lines = metrics.text.split(separator: "\n").map(String.init)
+                for (i, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
+                    let name = line.split(separator: " ")[2]
+                    #expect(i > 0 && lines[i - 1].hasPrefix("# HELP \(name) "), "no # HELP for \(name)")
+                }
+                // Requests by route, method and status class: the append that answered 2xx, the conflict 4xx.
+                #expect(metrics.text.contains(#"ledger_http_requests_total{route="/v1/events",method="POST",status="2xx"} 1"#), "\(metrics.text)")
+                #expect(metrics.text.contains(#"ledger_http_requests_total{route="/v1/events",method="POST",status="4xx"} 1"#))
+                #expect(metrics.text.contains(#"ledger_http_request_duration_seconds_bucket{route="/readyz",status="5xx""#))
                 let notFound = try await client.execute(uri: "/v2/nothing", method: .get)
                 #expect(notFound.status == .notFound && notFound.headers[.contentType] == "application/problem+json")
+                let after = try await client.execute(uri: "/metrics", method: .get)
+                #expect(after.text.contains(#"ledger_http_requests_total{route="NotFound",method="GET",status="4xx"} 1"#), "\(after.text)")
             }
         }
     }
