@@ -61,6 +61,10 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait in the listen backlog.")
         var maxConnections: Int = 1024
 
+        @Option(name: .customLong("max-projector-lag"),
+                help: "Events the read models may be behind the head before /readyz?reads=fresh answers 503 (plain /readyz only reports the lag).")
+        var maxProjectorLag: Int64 = 10_000
+
         @Option(name: .customLong("append-timeout"),
                 help: "Seconds an append keeps reconnecting while PostgreSQL is unreachable before it answers 503 with Retry-After.")
         var appendTimeout: Double = 5
@@ -90,6 +94,8 @@ struct Serve: AsyncParsableCommand {
                 config.limits.timeouts.body = .milliseconds(Int64(bodyTimeout * 1000))
                 config.limits.timeouts.idle = .milliseconds(Int64(idleTimeout * 1000))
                 config.limits.maximumConnections = maxConnections
+                guard maxProjectorLag >= 0 else { throw ConfigurationProblem("--max-projector-lag must be 0 or more") }
+                config.maximumProjectorLag = maxProjectorLag
                 config.foldMemory = try foldMemory.memory
                 config.tokens = try Self.tokens(tokensFile ?? env["LEDGER_API_TOKENS_FILE"], inline: env["LEDGER_API_TOKENS"])
                 do {

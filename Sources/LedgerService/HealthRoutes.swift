@@ -5,8 +5,9 @@ import LedgerCore
 import LedgerLog
 import LedgerProjection
 
-/// `/healthz` (the process answers), `/readyz` (the database answers, the schema's migrations are
-/// this build's, the read models are not too far behind), `/metrics` (Prometheus text).
+/// `/healthz` (the process answers), `/readyz` (can append: the database answers and the schema's
+/// migrations are this build's; with `?reads=fresh`, also the read models are not too far behind),
+/// `/metrics` (Prometheus text).
 struct HealthRoutes {
     let stores: LedgerStores
     let metrics: ServiceMetrics
@@ -42,14 +43,19 @@ struct HealthRoutes {
             ready = false
             checks.append(("migrations", .makeObject([("ok", .bool(false)), ("problem", .string(Problem.unavailable(error).title))])))
         }
+        // The read models' lag is always reported; it decides readiness only when asked
+        // (`?reads=fresh`): a lagging projector must not take appends out of rotation.
+        let readsMatter = request.uri.queryParameters["reads"].map(String.init) == "fresh"
         do {
             let lag = try await recordLag(head: head)
             let ok = lag <= maximumProjectorLag
-            if !ok { ready = false }
-            checks.append(("projector", .makeObject([("ok", .bool(ok)), ("lag", .int(lag)), ("maximumLag", .int(maximumProjectorLag))])))
+            if !ok && readsMatter { ready = false }
+            checks.append(("projector", .makeObject([("ok", .bool(ok)), ("lag", .int(lag)), ("maximumLag", .int(maximumProjectorLag)),
+                                                     ("decides", .bool(readsMatter))])))
         } catch {
-            ready = false
-            checks.append(("projector", .makeObject([("ok", .bool(false)), ("problem", .string(Problem.unavailable(error).title))])))
+            if readsMatter { ready = false }
+            checks.append(("projector", .makeObject([("ok", .bool(false)), ("problem", .string(Problem.unavailable(error).title)),
+                                                     ("decides", .bool(readsMatter))])))
         }
         let body = JSONValue.makeObject([("status", .string(ready ? "ready" : "not-ready")), ("checks", .makeObject(checks))])
         return json(ready ? .ok : .serviceUnavailable, body.compactText + "\n")

@@ -109,8 +109,11 @@ struct ReadEndpointTests {
                 #expect(ready.status == .ok, "\(ready.text)")
                 #expect(ready.json?["checks"]?["migrations"]?["ok"] == .bool(true))
                 try await Self.append(f, client, [ServiceFixture.orderLine("o1"), ServiceFixture.orderLine("o2")])
-                // Two events the projector has not seen: over the lag of 1.
-                let behind = try await client.execute(uri: "/readyz", method: .get)
+                // Two events the projector has not seen: over the lag of 1. Appends are still ready;
+                // fresh reads are not.
+                let appends = try await client.execute(uri: "/readyz", method: .get)
+                #expect(appends.status == .ok && appends.json?["checks"]?["projector"]?["lag"] == .int(2), "\(appends.text)")
+                let behind = try await client.execute(uri: "/readyz?reads=fresh", method: .get)
                 #expect(behind.status == .serviceUnavailable)
                 #expect(behind.json?["checks"]?["projector"]?["lag"] == .int(2))
                 _ = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
@@ -132,7 +135,7 @@ struct ReadEndpointTests {
                 // Requests by route, method and status class: the append that answered 2xx, the conflict 4xx.
                 #expect(metrics.text.contains(#"ledger_http_requests_total{route="/v1/events",method="POST",status="2xx"} 1"#), "\(metrics.text)")
                 #expect(metrics.text.contains(#"ledger_http_requests_total{route="/v1/events",method="POST",status="4xx"} 1"#))
-                #expect(metrics.text.contains(#"ledger_http_request_duration_seconds_bucket{route="/readyz",status="5xx""#))
+                #expect(metrics.text.contains(#"ledger_http_request_duration_seconds_bucket{route="/readyz",status="5xx""#), "the fresh-reads probe's 503")
                 let notFound = try await client.execute(uri: "/v2/nothing", method: .get)
                 #expect(notFound.status == .notFound && notFound.headers[.contentType] == "application/problem+json")
                 let after = try await client.execute(uri: "/metrics", method: .get)
