@@ -41,6 +41,9 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(help: "table, json, csv or html.")
     var format: Format = .table
 
+    @Flag(help: "With --format csv: begin with a UTF-8 byte order mark, for spreadsheets that otherwise misread UTF-8.")
+    var bom = false
+
     @Option(name: [.short, .customLong("output")], help: "Write the report to this file instead of stdout.")
     var output: String?
 
@@ -148,7 +151,7 @@ struct AuditCommand: AsyncParsableCommand {
                 throw error
             }
             await store.close()
-            try emit(report, as: format, to: output, what: "report")
+            try emit(report, as: format, to: output, what: "report", bom: bom)
             let summary = report.byKind.map { "\($0.kind.rawValue) \($0.count)" }.joined(separator: ", ")
             Diagnostics.say("ledger: \(report.findings.count) findings as of position \(report.scope.position)" + (summary.isEmpty ? "" : " (\(summary))"))
             if let expect {

@@ -235,12 +235,12 @@ extension AuditReport: FormattedReport {}
 extension RevenueReport: FormattedReport {}
 
 /// Writes `report` in `format` to `output` (saying so), or to stdout.
-func emit(_ report: some FormattedReport, as format: ReportFormat, to output: String?, what: String) throws {
+func emit(_ report: some FormattedReport, as format: ReportFormat, to output: String?, what: String, bom: Bool = false) throws {
     let text: String
     switch format {
     case .table: text = report.table
     case .json: text = report.json
-    case .csv: text = report.csv
+    case .csv: text = (bom ? "\u{FEFF}" : "") + report.csv
     case .html: text = report.html
     }
     if let output {

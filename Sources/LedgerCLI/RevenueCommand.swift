@@ -38,6 +38,9 @@ struct RevenueCommand: AsyncParsableCommand {
     @Option(help: "table, json, csv or html.")
     var format: Format = .table
 
+    @Flag(help: "With --format csv: begin with a UTF-8 byte order mark, for spreadsheets that otherwise misread UTF-8.")
+    var bom = false
+
     @Option(name: [.short, .customLong("output")], help: "Write the report to this file instead of stdout.")
     var output: String?
 
@@ -62,7 +65,7 @@ struct RevenueCommand: AsyncParsableCommand {
                 throw error
             }
             await store.close()
-            try emit(report, as: format, to: output, what: "revenue report")
+            try emit(report, as: format, to: output, what: "revenue report", bom: bom)
             let untied = report.rows.filter { !$0.ties && ($0.statements.sales > 0 || $0.statements.refunds > 0) }.count
             Diagnostics.say("ledger: revenue as of position \(report.position): \(report.rows.count) rows, \(untied) rows with statements that do not tie")
         }

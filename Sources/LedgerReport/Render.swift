@@ -73,13 +73,14 @@ extension AuditReport {
         s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
     }
 
-    /// One row per finding (RFC 4180), amounts in minor units.
+    /// One row per finding (RFC 4180), the amount in minor units and, beside it, in the currency's
+    /// own decimals (`153600` and `1536.00` CNY), as a spreadsheet shows money.
     public var csv: String {
-        var out = "kind,severity,channel,user_id,order_id,transaction_id,positions,amount_minor_units,currency,detail,key\r\n"
+        var out = "kind,severity,channel,user_id,order_id,transaction_id,positions,amount_minor_units,amount,currency,detail,key\r\n"
         for f in findings {
             let cells = [f.kind.rawValue, f.severity.rawValue, f.channel?.rawValue ?? "", f.userId ?? "", f.orderId ?? "", f.transactionId ?? "",
                          f.positions.map(String.init).joined(separator: " "), f.amountAtRisk.map { String($0.minorUnits) } ?? "",
-                         f.amountAtRisk?.currency.code ?? "", f.detail, f.key]
+                         f.amountAtRisk?.decimalText ?? "", f.amountAtRisk?.currency.code ?? "", f.detail, f.key]
             out += cells.map(Self.csvField).joined(separator: ",") + "\r\n"
         }
         return out

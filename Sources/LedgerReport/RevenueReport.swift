@@ -53,15 +53,20 @@ public struct RevenueReport: Sendable {
 
     public var json: String { jsonValue.canonicalText + "\n" }
 
+    /// One row per period, channel and currency: each amount in minor units and, beside it, in the
+    /// currency's own decimals (`gross_minor_units` 153600, `gross` 1536.00), exactly.
     public var csv: String {
-        var out = "period,channel,currency,sales,gross_minor_units,refunds,refunded_minor_units,net_minor_units,statement_sales,"
-            + "statement_gross_minor_units,statement_refunds,statement_refunded_minor_units,statement_fees_minor_units,ties\r\n"
+        var out = "period,channel,currency,sales,gross_minor_units,gross,refunds,refunded_minor_units,refunded,net_minor_units,net,"
+            + "statement_sales,statement_gross_minor_units,statement_gross,statement_refunds,statement_refunded_minor_units,statement_refunded,"
+            + "statement_fees_minor_units,statement_fees,ties\r\n"
         for r in rows {
             let l = r.ledger, s = r.statements
             let c = r.currency
-            out += [r.period, r.channel.rawValue, c.code, "\(l.sales)", l.exactGross(c).minorUnitsText, "\(l.refunds)", l.exactRefunded(c).minorUnitsText,
-                    l.exactNet(c).minorUnitsText, "\(s.sales)", s.exactGross(c).minorUnitsText, "\(s.refunds)", s.exactRefunded(c).minorUnitsText,
-                    s.fees.map(String.init) ?? "", r.ties ? "yes" : "no"]
+            let both = { (m: Money) in [m.minorUnitsText, m.decimalText] }
+            let fees = s.exactFees(c).map(both) ?? ["", ""]
+            out += ([r.period, r.channel.rawValue, c.code, "\(l.sales)"] + both(l.exactGross(c)) + ["\(l.refunds)"] + both(l.exactRefunded(c))
+                    + both(l.exactNet(c)) + ["\(s.sales)"] + both(s.exactGross(c)) + ["\(s.refunds)"] + both(s.exactRefunded(c))
+                    + fees + [r.ties ? "yes" : "no"])
                 .joined(separator: ",") + "\r\n"
         }
         return out

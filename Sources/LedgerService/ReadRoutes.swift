@@ -53,7 +53,9 @@ struct ReadRoutes {
         if through == nil {
             metrics.findings(Dictionary(report.byKind.map { ($0.kind.rawValue, $0.count) }, uniquingKeysWith: +))
         }
-        let text = format == "csv" ? report.csv : format == "html" ? report.html : report.json
+        // `bom=1` with CSV: a UTF-8 byte order mark first, for spreadsheets.
+        let bom = format == "csv" && request.uri.queryParameters["bom"] == "1" ? "\u{FEFF}" : ""
+        let text = format == "csv" ? bom + report.csv : format == "html" ? report.html : report.json
         return Response(status: .ok, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }

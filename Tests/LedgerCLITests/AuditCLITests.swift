@@ -94,7 +94,16 @@ struct AuditCLITests {
             let count = json["summary"]?["findings"]?.intValue ?? -1
             #expect(count > 0)
             let csv = try await cli.run(["audit", "--format", "csv"])
-            #expect(csv.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == Int(count) + 1)
+            let rows = csv.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+            #expect(rows.count == Int(count) + 1)
+            // Money beside its minor units in the currency's own decimals, as a spreadsheet shows it.
+            #expect(rows[0].contains(",amount_minor_units,amount,currency,"))
+            #expect(rows.dropFirst().contains { $0.range(of: #",[0-9]+,[0-9]+\.[0-9]{2},CNY,"#, options: .regularExpression) != nil }, "\(rows.prefix(5))")
+            let bomFile = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-bom-\(UUID().uuidString).csv")
+            defer { try? FileManager.default.removeItem(at: bomFile) }
+            #expect(try await cli.run(["audit", "--format", "csv", "--bom", "-o", bomFile.path]).status == 0)
+            let bytes = try Data(contentsOf: bomFile)
+            #expect(Array(bytes.prefix(3)) == [0xEF, 0xBB, 0xBF] && bytes.dropFirst(3) == Data(csv.stdout.utf8))
 
             // Filters.
             let receipt = try JSONValue.parse(try await cli.run(["audit", "--format", "json", "--kind", "receipt-reused"]).stdout)

@@ -152,6 +152,17 @@ struct StatementCLITests {
             #expect(revenue.status == 0)
             let rows = revenue.stdout.split(separator: "\r\n").dropFirst()
             #expect(!rows.isEmpty && rows.allSatisfy { $0.hasSuffix(",yes") }, "every row ties: \(revenue.stdout.prefix(400))")
+            // Each amount in minor units and in the currency's decimals: 4,5 are gross_minor_units, gross.
+            #expect(revenue.stdout.hasPrefix("period,channel,currency,sales,gross_minor_units,gross,refunds,"))
+            for row in rows {
+                let cells = row.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                // The same digits (JPY 120 and 120; USD 199.5 minor units and 1.995, exactly), the point
+                // where the currency puts it: CNY and USD two decimals, JPY none.
+                let currency = cells[2], minor = cells[4], major = cells[5]
+                let digits = { (s: String) in Int64(s.replacingOccurrences(of: ".", with: "")) }
+                #expect(digits(minor) == digits(major), "\(row)")
+                #expect(currency == "JPY" ? !major.contains(".") : major.split(separator: ".").last.map { $0.count >= 2 } == true, "\(row)")
+            }
         }
     }
 
