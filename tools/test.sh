@@ -4,32 +4,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/ensure-deps.sh
-# The HTML report is checked in a real headless browser (Debian's chromium). When it can be
-# installed, the test that uses it is required to run. When not: in CI (CI=true) that is a failure,
-# unless LEDGER_SKIP_CHROMIUM=1 opts out explicitly; locally the test shows as skipped.
-if [ "${LEDGER_SKIP_CHROMIUM:-}" = 1 ]; then
-  echo "note: LEDGER_SKIP_CHROMIUM=1: the HTML report test is skipped" >&2
-elif tools/ensure-deps.sh chromium; then
-  export LEDGER_REQUIRE_CHROMIUM=1
-elif [ "${CI:-}" = true ]; then
-  echo "error: chromium could not be installed, and CI=true requires the HTML report test (set LEDGER_SKIP_CHROMIUM=1 to opt out)" >&2
-  exit 1
-else
-  echo "warning: chromium could not be installed; the HTML report test will show as skipped" >&2
-fi
-
-# The live tail's Node client is run by a test when Node is there: required when it can be
-# installed (and in CI), a visible skip otherwise; LEDGER_SKIP_NODE=1 opts out.
-if [ "${LEDGER_SKIP_NODE:-}" = 1 ]; then
-  echo "note: LEDGER_SKIP_NODE=1: the Node client test is skipped" >&2
-elif tools/ensure-deps.sh node; then
-  export LEDGER_REQUIRE_NODE=1
-elif [ "${CI:-}" = true ]; then
-  echo "error: nodejs could not be installed, and CI=true requires the Node client test (set LEDGER_SKIP_NODE=1 to opt out)" >&2
-  exit 1
-else
-  echo "warning: nodejs could not be installed; the Node client test will show as skipped" >&2
-fi
+# Tests that need a program from Debian: when it can be installed, the test is required to run.
+# When not: in CI (CI=true) that is a failure, unless LEDGER_SKIP_<NAME>=1 opts out explicitly;
+# locally the test shows as skipped.
+#   optional_program NAME PACKAGE-ARGUMENT WHAT
+optional_program() {
+  local name=$1 package=$2 what=$3 skip="LEDGER_SKIP_$1" require="LEDGER_REQUIRE_$1"
+  if [ "${!skip:-}" = 1 ]; then
+    echo "note: $skip=1: $what is skipped" >&2
+  elif tools/ensure-deps.sh "$package"; then
+    export "$require=1"
+  elif [ "${CI:-}" = true ]; then
+    echo "error: $package could not be installed, and CI=true requires $what (set $skip=1 to opt out)" >&2
+    exit 1
+  else
+    echo "warning: $package could not be installed; $what will show as skipped" >&2
+  fi
+}
+# The HTML report, checked in a real headless browser (Debian's chromium).
+optional_program CHROMIUM chromium "the HTML report test"
+# The live tail's Node client.
+optional_program NODE node "the Node client test"
 
 echo "== build (warnings are errors)" >&2
 swift build --build-tests -Xswiftc -warnings-as-errors

@@ -28,12 +28,17 @@ final class CommitDroppingProxy: Sendable {
         func cut() {
             shutdown(client, Int32(SHUT_RDWR)); shutdown(server, Int32(SHUT_RDWR))
             if running.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
-                Glibc.close(client); Glibc.close(server)
-                closed.store(true, ordering: .sequentiallyConsistent)
+                open.withLock { open in
+                    Glibc.close(client); Glibc.close(server)
+                    open = false
+                }
             }
         }
-        /// Both sockets are closed.
-        let closed = Atomic<Bool>(false)
+        /// Whether the sockets are still open. Anything done to them from outside the pumps holds
+        /// this lock and checks it: once closed, their numbers may belong to another connection of
+        /// this process (another test's), which must never be touched.
+        let open = Mutex<Bool>(true)
+        var closed: Bool { !open.withLock { $0 } }
     }
 
     private struct State { var armed = false; var dropped = 0; var pairs: [Pair] = [] }
@@ -100,20 +105,23 @@ final class CommitDroppingProxy: Sendable {
     func cutAll(crashNotice: Bool = false, reset: Bool = false) async throws {
         let pairs = state.withLock { s in defer { s.pairs = [] }; return s.pairs }
         for pair in pairs {
-            if reset {
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                _ = setsockopt(pair.client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            pair.open.withLock { open in
+                guard open else { return }
+                if reset {
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    _ = setsockopt(pair.client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                }
+                if crashNotice {
+                    let message = Self.notice(["S": "WARNING", "V": "WARNING", "C": "57P02",
+                                               "M": "terminating connection because of crash of another server process"])
+                    _ = message.withUnsafeBytes { send(pair.client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                }
+                shutdown(pair.client, Int32(SHUT_RDWR)); shutdown(pair.server, Int32(SHUT_RDWR))
             }
-            if crashNotice {
-                let message = Self.notice(["S": "WARNING", "V": "WARNING", "C": "57P02",
-                                           "M": "terminating connection because of crash of another server process"])
-                _ = message.withUnsafeBytes { send(pair.client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }
-            shutdown(pair.client, Int32(SHUT_RDWR)); shutdown(pair.server, Int32(SHUT_RDWR))
         }
         guard reset else { return }
         var polls = 0
-        while !pairs.allSatisfy({ $0.closed.load(ordering: .sequentiallyConsistent) }) && polls < 6000 {
+        while !pairs.allSatisfy(\.closed) && polls < 6000 {
             polls += 1
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -148,7 +156,10 @@ final class CommitDroppingProxy: Sendable {
             let server = connectUpstream()
             guard server >= 0 else { Glibc.close(client); continue }
             let pair = Pair(client: client, server: server)
-            state.withLock { $0.pairs.append(pair) }
+            state.withLock { s in
+                s.pairs.removeAll { $0.closed }
+                s.pairs.append(pair)
+            }
             Thread.detachNewThread { [self] in pump(pair, fromClient: true) }
             Thread.detachNewThread { [self] in pump(pair, fromClient: false) }
         }
