@@ -77,8 +77,15 @@ struct EventTail {
             try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
             var after = start
             while await !watch.stopped {
-                let from = after
-                let page = try await store.retryingWhileUnavailable { try await store.readAll(after: from, limit: 500) }
+                let page: [RecordedEvent]
+                do {
+                    page = try await store.readAll(after: after, limit: 500)
+                } catch where isServerUnavailable(error) {
+                    // The database is away: wait and read again from the same position (a shutdown
+                    // meanwhile ends the stream instead).
+                    _ = await watch.wait(beyond: Int64.max, timeout: .seconds(1))
+                    continue
+                }
                 if page.isEmpty {
                     if await !watch.wait(beyond: after, timeout: heartbeat), await !watch.stopped {
                         try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
