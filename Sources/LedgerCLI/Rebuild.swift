@@ -14,8 +14,11 @@ final class ProgressBar: Sendable {
     let start = ContinuousClock.now
     let last = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(_ label: String, enabled: Bool = Diagnostics.isTerminal) {
+    let unit: String
+
+    init(_ label: String, unit: String = "events", enabled: Bool = Diagnostics.isTerminal) {
         self.label = label
+        self.unit = unit
         self.enabled = enabled
     }
 
@@ -35,8 +38,8 @@ final class ProgressBar: Sendable {
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let eta = rate > 0 ? Double(total - done) / rate : 0
-        let line = String(format: "\r%@ [%@] %3.0f%% %@/%@ events  %@ ev/s  ETA %.0fs ",
-                          label, bar, fraction * 100, grouped(done), grouped(total), grouped(Int64(rate)), eta)
+        let line = String(format: "\r%@ [%@] %3.0f%% %@/%@ %@  %@/s  ETA %.0fs ",
+                          label, bar, fraction * 100, grouped(done), grouped(total), unit, grouped(Int64(rate)), eta)
         FileHandle.standardError.write(Data(line.utf8))
     }
 

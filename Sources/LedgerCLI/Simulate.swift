@@ -60,7 +60,9 @@ struct Simulate: AsyncParsableCommand {
         try await runReportingErrors {
             let spec = try FaultSpec.parse(faults)
             let t0 = ContinuousClock.now
-            let sim = Simulator(users: users, days: days, seed: seed, faults: spec)
+            let simulating = ProgressBar("simulate", unit: "users")
+            let sim = Simulator(users: users, days: days, seed: seed, faults: spec, progress: simulating.update)
+            simulating.finish()
             let events = sim.events()
             Diagnostics.say("ledger: simulated \(grouped(Int64(events.count))) facts, \(grouped(Int64(sim.purchases))) purchases by \(grouped(Int64(users))) users over \(days) days (seed \(seed), faults \(spec)) in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s")
             let owner = try await connection.configuration(as: nil)

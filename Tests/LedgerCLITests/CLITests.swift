@@ -390,3 +390,28 @@ struct HelpTextTests {
         }
     }
 }
+
+@Suite("Progress on a terminal", .timeLimit(.minutes(2)))
+struct ProgressCLITests {
+    /// Runs `ledger arguments` with a terminal for stderr (util-linux `script`), returning what it showed.
+    static func onATerminal(_ arguments: [String]) async throws -> String {
+        let quoted = ([CLI.binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let r = try await ChildProcess.run("/usr/bin/script", ["-qec", quoted, "/dev/null"], environment: ProcessInfo.processInfo.environment)
+        #expect(r.status == 0, "\(r.stdout.suffix(2000))")
+        return r.stdout.replacingOccurrences(of: "\r", with: "\n")
+    }
+
+    @Test("simulate shows its users and its appends, revenue its fold, as they go")
+    func longCommandsShowProgress() async throws {
+        try await TestDatabase.withSchema("cliprogress") { config in
+            let connection = ["--database-url", config.connectionString, "--schema", config.schema]
+            let truth = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-progress-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: truth) }
+            let simulate = try await Self.onATerminal(["simulate", "--users", "40", "--days", "5", "--seed", "5", "--truth", truth] + connection)
+            #expect(simulate.contains("simulate [##############################] 100% 40/40 users"), "\(simulate.suffix(1500))")
+            #expect(simulate.contains("append [##############################] 100%"), "\(simulate.suffix(1500))")
+            let revenue = try await Self.onATerminal(["revenue"] + connection)
+            #expect(revenue.contains("revenue [##############################] 100%"), "\(revenue.suffix(1500))")
+        }
+    }
+}

@@ -61,7 +61,8 @@ public struct Simulator: Sendable {
         return d
     }
 
-    public init(users: Int, days: Int, seed: UInt64, faults: FaultSpec) {
+    /// `progress` hears the users simulated so far and the total, after each user (the CLI's bar).
+    public init(users: Int, days: Int, seed: UInt64, faults: FaultSpec, progress: ((_ done: Int64, _ total: Int64) -> Void)? = nil) {
         self.users = max(1, users); self.days = max(1, days); self.seed = seed; self.faults = faults
         var items: [SimItem] = []
         var order = 0
@@ -80,6 +81,7 @@ public struct Simulator: Sendable {
             truth.append(contentsOf: sim.truth)
             purchases += sim.purchases
             for (k, n) in sim.injected { injected[k, default: 0] += n }
+            progress?(Int64(u + 1), Int64(self.users))
         }
         items.sort { ($0.t, $0.user, $0.seq) < ($1.t, $1.user, $1.seq) }
         // Trailing log time: two days after the last activity (every window has passed), marked by
