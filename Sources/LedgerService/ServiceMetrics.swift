@@ -34,6 +34,7 @@ public final class ServiceMetrics: Sendable {
         "ledger_refusals_total": "Requests refused with a 4xx, by route and status.",
         "ledger_notifications_total": "Store notifications received, by store and outcome.",
         "ledger_findings": "Findings of the last audit run by the service, by kind.",
+        "ledger_http_refusals_total": "Requests refused with a 4xx, by route, status and reason (the problem's code).",
         "ledger_http_requests_total": "HTTP requests answered, by route, method and status class (2xx, 4xx, 5xx...).",
         "ledger_http_request_duration_seconds": "Time to answer an HTTP request (to its head; a stream's body may go on), by route and status class.",
     ]
@@ -51,6 +52,12 @@ public final class ServiceMetrics: Sendable {
         logHead = Metrics.Gauge(label: "ledger_log_head_position", factory: factory)
         pendingEvents = Metrics.Gauge(label: "ledger_pending_events", factory: factory)
         databaseUp = Metrics.Gauge(label: "ledger_database_up", factory: factory)
+    }
+
+    /// A request refused with a 4xx, by route, status and reason.
+    func refusedBecause(route: String, status: Int, reason: String) {
+        Metrics.Counter(label: "ledger_http_refusals_total", dimensions: [("route", route), ("status", String(status)), ("reason", reason)],
+                        factory: factory).increment()
     }
 
     /// One answered request: counted by route, method and status class, timed by route and class.
@@ -121,6 +128,11 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             return response
         } catch let e as any HTTPResponseError {
             record(e.status.code)
+            // Every refusal, by its reason (the problem's code: unauthorized, forbidden, body-too-large...).
+            if (400..<500).contains(e.status.code) {
+                metrics.refusedBecause(route: context.endpointPath ?? "NotFound", status: e.status.code,
+                                       reason: (e as? Problem)?.code ?? "http-\(e.status.code)")
+            }
             throw e
         } catch {
             record(500)

@@ -140,6 +140,13 @@ struct ReadEndpointTests {
                 #expect(notFound.status == .notFound && notFound.headers[.contentType] == "application/problem+json")
                 let after = try await client.execute(uri: "/metrics", method: .get)
                 #expect(after.text.contains(#"ledger_http_requests_total{route="NotFound",method="GET",status="4xx"} 1"#), "\(after.text)")
+                // Every 4xx by its reason: the version conflict, the unknown path, a request without a token.
+                _ = try await client.execute(uri: "/v1/events", method: .get)
+                let reasons = try await client.execute(uri: "/metrics", method: .get).text
+                #expect(reasons.contains(#"ledger_http_refusals_total{route="/v1/events",status="409",reason="version-conflict"} 1"#), "\(reasons)")
+                #expect(reasons.contains(#"ledger_http_refusals_total{route="NotFound",status="404",reason="not-found"} 1"#) ||
+                        reasons.contains(#"ledger_http_refusals_total{route="NotFound",status="404",reason="http-404"} 1"#), "\(reasons)")
+                #expect(reasons.contains(#"ledger_http_refusals_total{route="/v1/events",status="401","#), "\(reasons)")
             }
         }
     }
