@@ -174,17 +174,10 @@ struct ConnectionOptions: ParsableArguments {
     func configuration(as role: LedgerRole?, validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
         var validation = validation
         if let n = try maximumPayloadBytes() { validation.maximumPayloadBytes = n }
-        if let role, databaseURL == nil, let url = try secretSetting(role.environmentVariable) {
-            return LedgerConfiguration(connectionString: url, schema: resolvedSchema, validation: validation)
-        }
+        let roleURL = try role.flatMap { try secretSetting($0.environmentVariable) }
+        if let roleURL { return LedgerConfiguration(connectionString: roleURL, schema: resolvedSchema, validation: validation) }
         let owner = LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
-        guard let role else { return owner }
-        if let url = try secretSetting(role.environmentVariable) {
-            var config = owner
-            config.connectionString = url
-            return config
-        }
-        return owner.connecting(as: role)
+        return role.map(owner.connecting(as:)) ?? owner
     }
 }
 

@@ -22,17 +22,14 @@ struct EventsRoutes {
             var request = request
             body = try await request.collectBody(upTo: limits.maximumBodyBytes)
         } catch let e as HTTPError where e.status == .contentTooLarge {
-            metrics.refused("events", status: 413)
             throw Problem.tooLarge(limit: limits.maximumBodyBytes)
         }
         // One key per request: two headers (or one joined from two) would each name another request.
         if request.headers[values: .idempotencyKey].count > 1 {
-            metrics.refused("events", status: 400)
             throw Problem.badParameter("Idempotency-Key", "give one Idempotency-Key header (the request has several); nothing was written")
         }
         let key = request.headers[.idempotencyKey]
         if let key, key.isEmpty || key.utf8.count > 200 || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            metrics.refused("events", status: 400)
             throw Problem.badParameter("Idempotency-Key", "the Idempotency-Key header must be 1-200 characters with no control characters")
         }
         let decoder = EventLineDecoder(validation: stores.writer.configuration.validation)
@@ -44,14 +41,12 @@ struct EventsRoutes {
             decoded = try EventLines.decode(lines, decoder: decoder,
                                             eventId: key.map { k in { (_: Int, index: Int) -> UUID in Self.eventId(key: k, caller: context.caller ?? "", index: index) } })
         } catch {
-            metrics.refused("events", status: Problem.input(error).status.code)
             throw Problem.input(error)
         }
         if decoded.events.isEmpty {
             throw Problem(.unprocessableContent, "empty-batch", "The batch is empty", detail: "the body holds no fact lines; nothing was written")
         }
         if decoded.events.count > limits.maximumBatchEvents {
-            metrics.refused("events", status: 413)
             throw Problem(.contentTooLarge, "batch-too-large", "The batch has too many facts",
                           detail: "\(decoded.events.count) facts, over the limit of \(limits.maximumBatchEvents) per request; nothing was written")
         }

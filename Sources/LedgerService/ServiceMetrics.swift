@@ -31,10 +31,9 @@ public final class ServiceMetrics: Sendable {
         "ledger_database_up": "1 when the last /metrics could read the database, 0 when it could not.",
         "ledger_conflicts_total": "Appends refused as version or idempotency conflicts, by kind.",
         "ledger_client_timeouts_total": "Connections closed because the client passed a deadline (header, body, idle).",
-        "ledger_refusals_total": "Requests refused with a 4xx, by route and status.",
         "ledger_notifications_total": "Store notifications received, by store and outcome.",
         "ledger_findings": "Findings of the last audit run by the service, by kind.",
-        "ledger_http_refusals_total": "Requests refused with a 4xx, by route, status and reason (the problem's code).",
+        "ledger_refusals_total": "Requests refused with a 4xx, by route, status and reason (the problem's code).",
         "ledger_http_requests_total": "HTTP requests answered, by route, method and status class (2xx, 4xx, 5xx...).",
         "ledger_http_request_duration_seconds": "Time to answer an HTTP request (to its head; a stream's body may go on), by route and status class.",
     ]
@@ -55,8 +54,8 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// A request refused with a 4xx, by route, status and reason.
-    func refusedBecause(route: String, status: Int, reason: String) {
-        Metrics.Counter(label: "ledger_http_refusals_total", dimensions: [("route", route), ("status", String(status)), ("reason", reason)],
+    func refused(route: String, status: Int, reason: String) {
+        Metrics.Counter(label: "ledger_refusals_total", dimensions: [("route", route), ("status", String(status)), ("reason", reason)],
                         factory: factory).increment()
     }
 
@@ -76,10 +75,6 @@ public final class ServiceMetrics: Sendable {
     /// A connection closed because the client passed a deadline (`header`, `body`, `idle`).
     func timedOut(_ deadline: String) {
         Metrics.Counter(label: "ledger_client_timeouts_total", dimensions: [("deadline", deadline)], factory: factory).increment()
-    }
-
-    func refused(_ route: String, status: Int) {
-        Metrics.Counter(label: "ledger_refusals_total", dimensions: [("route", route), ("status", String(status))], factory: factory).increment()
     }
 
     func notification(_ store: String, outcome: String) {
@@ -130,7 +125,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             record(e.status.code)
             // Every refusal, by its reason (the problem's code: unauthorized, forbidden, body-too-large...).
             if (400..<500).contains(e.status.code) {
-                metrics.refusedBecause(route: context.endpointPath ?? "NotFound", status: e.status.code,
+                metrics.refused(route: context.endpointPath ?? "NotFound", status: e.status.code,
                                        reason: (e as? Problem)?.code ?? "http-\(e.status.code)")
             }
             throw e

@@ -92,18 +92,15 @@ public struct StatementFile: Sendable, Hashable {
     public func events(source: String = "statement-import") -> [NewEvent] {
         let at = imported.periodEnd
         return facts.enumerated().map { i, fact in
-            let id: UUID
-            if case .statementSignatures(let s) = fact {
-                id = UUID(bytes: SHA256.hash(Array("\(imported.digest)#signatures:\(s.root ?? "unverified")".utf8)), version: 4)
-            } else {
-                id = Self.eventId(imported.digest, i)
-            }
-            return fact.newEvent(occurredAt: at, eventId: id, metadata: EventMetadata(source: source))
+            var name = String(i)
+            if case .statementSignatures(let s) = fact { name = "signatures:" + (s.root ?? "unverified") }
+            return fact.newEvent(occurredAt: at, eventId: Self.eventId(imported.digest, name), metadata: EventMetadata(source: source))
         }
     }
 
-    static func eventId(_ digest: String, _ index: Int) -> UUID {
-        UUID(bytes: SHA256.hash(Array("\(digest)#\(index)".utf8)), version: 4)
+    /// The id of the statement's fact `name` (its index, or `signatures:<root>`).
+    static func eventId(_ digest: String, _ name: String) -> UUID {
+        UUID(bytes: SHA256.hash(Array("\(digest)#\(name)".utf8)), version: 4)
     }
 }
 

@@ -35,10 +35,10 @@ struct AuditReadTests {
             """)
     }
 
-    /// An event stored past the head (added by the owner without moving it, its hash chained):
-    /// verify-chain and the audit as of now both report it, at that position.
-    @Test func anEventPastTheHeadBreaksTheChainForBoth() async throws {
-        try await TestDatabase.withSchema("auditbeyond") { config in
+    /// The 24 events appended, then `sql` run by the owner in the ledger's schema with triggers
+    /// off (as a superuser could), then `body` with the store.
+    static func afterTheOwner(_ label: String, runs sql: String, _ body: (EventStore) async throws -> Void) async throws {
+        try await TestDatabase.withSchema(label) { config in
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
             _ = try await store.append(Self.events())
@@ -47,6 +47,18 @@ struct AuditReadTests {
             try await admin.execute("""
                 SET search_path TO \(quoteIdentifier(config.schema));
                 SET session_replication_role = replica;
+                \(sql)
+                SET session_replication_role = origin;
+                RESET search_path;
+                """)
+            try await body(store)
+        }
+    }
+
+    /// An event stored past the head (added by the owner without moving it, its hash chained):
+    /// verify-chain and the audit as of now both report it, at that position.
+    @Test func anEventPastTheHeadBreaksTheChainForBoth() async throws {
+        try await Self.afterTheOwner("auditbeyond", runs: """
                 DO $$
                 DECLARE e events; prev bytea;
                 BEGIN
@@ -59,8 +71,7 @@ struct AuditReadTests {
                     SELECT * INTO e FROM events WHERE position = 25;
                     UPDATE events SET hash = chain_hash(prev, e) WHERE position = 25;
                 END $$;
-                SET session_replication_role = origin;
-                """)
+                """) { store in
             let verified = try await store.verifyChain()
             #expect(verified.firstBrokenPosition == 25 && verified.problem?.contains("past the head") == true, "\(verified)")
             let run = try await store.audit()
@@ -73,15 +84,7 @@ struct AuditReadTests {
     /// by the owner and re-chained with the database's own chain function: both readers rebuild the
     /// same canonical bytes as PostgreSQL and find the chain intact.
     @Test func rowsRechainedByTheDatabaseVerifyWhateverTheirValues() async throws {
-        try await TestDatabase.withSchema("auditvalues") { config in
-            let store = try await EventStore.open(config)
-            defer { Task { await store.close() } }
-            _ = try await store.append(Self.events())
-            let admin = try await TestDatabase.admin(config)
-            defer { Task { await admin.close() } }
-            try await admin.execute("""
-                SET search_path TO \(quoteIdentifier(config.schema));
-                SET session_replication_role = replica;
+        try await Self.afterTheOwner("auditvalues", runs: """
                 UPDATE events SET occurred_at = '1969-12-30 23:59:59.999999+00' WHERE position = 7;
                 UPDATE events SET occurred_at = '1900-01-01 00:00:00.000001+00' WHERE position = 8;
                 DO $$
@@ -94,9 +97,7 @@ struct AuditReadTests {
                     UPDATE log_head SET last_hash = prev;
                 END
                 $$;
-                SET session_replication_role = origin;
-                RESET search_path;
-                """)
+                """) { store in
             let chain = try await store.verifyChain()
             #expect(chain.isIntact, "\(chain.problem ?? "")")
             let run = try await store.audit()

@@ -143,10 +143,10 @@ struct ReadEndpointTests {
                 // Every 4xx by its reason: the version conflict, the unknown path, a request without a token.
                 _ = try await client.execute(uri: "/v1/events", method: .get)
                 let reasons = try await client.execute(uri: "/metrics", method: .get).text
-                #expect(reasons.contains(#"ledger_http_refusals_total{route="/v1/events",status="409",reason="version-conflict"} 1"#), "\(reasons)")
-                #expect(reasons.contains(#"ledger_http_refusals_total{route="NotFound",status="404",reason="not-found"} 1"#) ||
-                        reasons.contains(#"ledger_http_refusals_total{route="NotFound",status="404",reason="http-404"} 1"#), "\(reasons)")
-                #expect(reasons.contains(#"ledger_http_refusals_total{route="/v1/events",status="401","#), "\(reasons)")
+                #expect(reasons.contains(#"ledger_refusals_total{route="/v1/events",status="409",reason="version-conflict"} 1"#), "\(reasons)")
+                #expect(reasons.contains(#"ledger_refusals_total{route="NotFound",status="404",reason="not-found"} 1"#) ||
+                        reasons.contains(#"ledger_refusals_total{route="NotFound",status="404",reason="http-404"} 1"#), "\(reasons)")
+                #expect(reasons.contains(#"ledger_refusals_total{route="/v1/events",status="401","#), "\(reasons)")
             }
         }
     }
