@@ -61,6 +61,9 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait in the listen backlog.")
         var maxConnections: Int = 1024
 
+        @Option(name: .customLong("max-appends-per-caller"), help: "Appends one API token may have in flight; the next is refused with 429 and Retry-After.")
+        var maxAppendsPerCaller: Int = 64
+
         @Option(name: .customLong("max-projector-lag"),
                 help: "Events the read models may be behind the head before /readyz?reads=fresh answers 503 (plain /readyz only reports the lag).")
         var maxProjectorLag: Int64 = 10_000
@@ -94,6 +97,8 @@ struct Serve: AsyncParsableCommand {
                 config.limits.timeouts.body = .milliseconds(Int64(bodyTimeout * 1000))
                 config.limits.timeouts.idle = .milliseconds(Int64(idleTimeout * 1000))
                 config.limits.maximumConnections = maxConnections
+                guard maxAppendsPerCaller >= 1 else { throw ConfigurationProblem("--max-appends-per-caller must be at least 1") }
+                config.limits.maximumAppendsPerCaller = maxAppendsPerCaller
                 guard maxProjectorLag >= 0 else { throw ConfigurationProblem("--max-projector-lag must be 0 or more") }
                 config.maximumProjectorLag = maxProjectorLag
                 config.foldMemory = try foldMemory.memory

@@ -31,6 +31,9 @@ public struct ServiceLimits: Sendable {
     public var timeouts = RequestTimeouts()
     /// Connections open at once; the next waits in the listen backlog until one closes.
     public var maximumConnections = 1024
+    /// Appends one caller (API token) may have in flight; the next is refused with 429 and
+    /// Retry-After, so that one busy caller cannot take every database connection from the others.
+    public var maximumAppendsPerCaller = 64
     public init() {}
 }
 

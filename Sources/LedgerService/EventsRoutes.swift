@@ -53,16 +53,20 @@ struct EventsRoutes {
         let started = ContinuousClock.now
         let appended: [AppendedEvent]
         do {
-            // The key covers the whole request: another body under it is a conflict, whatever its
-            // lines carry (their own event ids included).
-            if let key, try await stores.writer.claimRequestKey(caller: context.caller ?? "", key: key,
-                                                                  digest: Self.requestDigest(decoded.events)) == .otherBody {
-                metrics.conflict("idempotency-conflict")
-                throw Problem(.conflict, "idempotency-conflict", "The Idempotency-Key was used with another body",
-                              detail: "the Idempotency-Key \(Echo.quoted(key, limit: 80)) was sent before with another body; a key names one request for good: use a new key for a new request; nothing was written",
-                              field: "Idempotency-Key", key: key)
+            appended = try await gate.run(caller: context.caller ?? "", limit: limits.maximumAppendsPerCaller) {
+                // The key covers the whole request: another body under it is a conflict, whatever
+                // its lines carry (their own event ids included).
+                if let key, try await stores.writer.claimRequestKey(caller: context.caller ?? "", key: key,
+                                                                      digest: Self.requestDigest(decoded.events)) == .otherBody {
+                    throw Problem(.conflict, "idempotency-conflict", "The Idempotency-Key was used with another body",
+                                  detail: "the Idempotency-Key \(Echo.quoted(key, limit: 80)) was sent before with another body; a key names one request for good: use a new key for a new request; nothing was written",
+                                  field: "Idempotency-Key", key: key)
+                }
+                return try await stores.writer.append(decoded.events)
             }
-            appended = try await gate.run { try await stores.writer.append(decoded.events) }
+        } catch let e as Problem where e.code == "idempotency-conflict" {
+            metrics.conflict("idempotency-conflict")
+            throw e
         } catch let e as LedgerError {
             if e.code == .versionConflict || e.code == .idempotencyConflict { metrics.conflict(e.code.name) }
             throw Problem.ledger(e)

@@ -207,4 +207,44 @@ struct AppendEndpointTests {
         #expect(table.authenticate(token + "x") == nil)
         #expect(throws: TokenTableError.self) { try TokenTable(parsing: "billing append,delete sha256:00") }
     }
+
+    /// One caller may have `maximumAppendsPerCaller` appends in flight; the next is 429 with
+    /// Retry-After and writes nothing, while another caller is still served.
+    @Test func aCallerOverItsAppendsInFlightIsTold429() async throws {
+        try await ServiceFixture.with("httpbusy", configure: { $0.limits.maximumAppendsPerCaller = 1 }) { f in
+            let admin = try await TestDatabase.admin(f.owner)
+            // Hold the append lock: the first append commits as pending and waits, in flight.
+            let lock = "4243, hashtext('ledger-append:' || $1)"
+            _ = try await admin.query("SELECT pg_advisory_lock(\(lock))", [.text(f.owner.schema)])
+            do {
+                try await f.test { client in
+                    let held = Task {
+                        try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                                                 body: ByteBuffer(lines: [ServiceFixture.orderLine("busy1")])).status
+                    }
+                    // Bounded by count (at most 6,000 polls) while the first append gets in flight.
+                    for _ in 0..<6000 where await f.service.gate.appendsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                    #expect(await f.service.gate.appendsInFlight == 1)
+                    let refused = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                                                           body: ByteBuffer(lines: [ServiceFixture.orderLine("busy2")]))
+                    #expect(refused.status == .tooManyRequests)
+                    #expect(refused.headers[.retryAfter] == "1")
+                    #expect(refused.json?["type"] == .string("urn:ledger:problem:too-many-appends"))
+                    #expect(refused.json?["nothingWritten"] == .bool(true))
+                    _ = try await admin.query("SELECT pg_advisory_unlock(\(lock))", [.text(f.owner.schema)])
+                    #expect(try await held.value == .created)
+                    // Its slot is free again.
+                    let after = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                                                         body: ByteBuffer(lines: [ServiceFixture.orderLine("busy3")]))
+                    #expect(after.status == .created)
+                }
+            } catch {
+                await admin.close()
+                throw error
+            }
+            await admin.close()
+            // busy1 and busy3; busy2 was never written.
+            #expect(try await f.rows() == 2)
+        }
+    }
 }
