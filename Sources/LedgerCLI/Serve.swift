@@ -61,6 +61,9 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait in the listen backlog.")
         var maxConnections: Int = 1024
 
+        @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line, the request's id on each (default: $LEDGER_LOG_FORMAT or text).")
+        var logFormat: String?
+
         @Option(name: .customLong("max-appends-per-caller"), help: "Appends one API token may have in flight; the next is refused with 429 and Retry-After.")
         var maxAppendsPerCaller: Int = 64
 
@@ -114,8 +117,13 @@ struct Serve: AsyncParsableCommand {
                 // A client waits for its answer: an append gives up reconnecting after this budget (the
                 // library's default, for batch jobs, is 30 s).
                 roles[.writer]?.reconnectTimeout = .milliseconds(Int64(appendTimeout * 1000))
+                let format = logFormat ?? env["LEDGER_LOG_FORMAT"].flatMap { $0.isEmpty ? nil : $0 } ?? "text"
+                guard ["text", "json"].contains(format) else { throw ConfigurationProblem("--log-format must be text or json (got \(Echo.quoted(format)))") }
+                if format == "json" { LoggingSystem.bootstrap { JSONLogHandler(label: $0) } }
                 var logger = Logger(label: "ledger-serve")
                 logger.logLevel = env["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+                // In JSON, the service's own lines are JSON too.
+                let sayer = ServiceSayer(logger: format == "json" ? logger : nil)
                 let stores = try await LedgerStores.open({ roles[$0]! }, logger: logger)
                 if project {
                     do {
@@ -127,8 +135,8 @@ struct Serve: AsyncParsableCommand {
                 }
                 let service = LedgerService(configuration: config, stores: stores, logger: logger)
                 let host = config.host
-                try await service.run(onListening: { port in Diagnostics.say("ledger: serving on http://\(host):\(port)") })
-                Diagnostics.say("ledger: stopped")
+                try await service.run(onListening: { port in sayer.say("serving on http://\(host):\(port)") })
+                sayer.say("stopped")
             }
         }
 
@@ -202,5 +210,15 @@ struct Serve: AsyncParsableCommand {
                 }
             }
         }
+    }
+}
+
+/// The service's own lines (serving on..., stopped): `ledger: ...` on standard error, or, with
+/// JSON logs, a log line like the others.
+struct ServiceSayer: Sendable {
+    let logger: Logger?
+
+    func say(_ text: String) {
+        if let logger { logger.notice("\(text)") } else { Diagnostics.say("ledger: " + text) }
     }
 }

@@ -212,4 +212,6 @@ struct EventsRoutes {
 extension HTTPField.Name {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    /// The id of the request on every answer, and on every log line written while answering it.
+    static let requestId = HTTPField.Name("Request-Id")!
 }

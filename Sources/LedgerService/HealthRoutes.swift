@@ -69,7 +69,7 @@ struct HealthRoutes {
             metrics.databaseUp.record(0)
         }
         if let pending = try? await stores.reader.pendingCount() { metrics.pendingEvents.record(pending) }
-        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: metrics.text())))
+        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: metrics.text() + (ProcessMetrics.sample().map(ProcessMetrics.text) ?? ""))))
     }
 
     /// Records the head and how far the slowest read model is behind it; returns that lag.

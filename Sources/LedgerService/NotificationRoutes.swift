@@ -37,6 +37,13 @@ struct NotificationRoutes {
     let gate: AppendGate
     var logger = Logger(label: "ledger-serve")
 
+    /// These routes logging to the request's logger (its id on every line).
+    private func logging(_ context: LedgerRequestContext) -> NotificationRoutes {
+        var routes = self
+        routes.logger = context.logger
+        return routes
+    }
+
     func appStore(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         guard let verifier = configuration.appStore else { throw notConfigured("appstore") }
         let body = try await collect(request)
@@ -44,7 +51,7 @@ struct NotificationRoutes {
             let verified = try await verifier.verifyNotification(body: body)
             return NotificationTranslator.appStore(verified, raw: body)
         }
-        return try await store(facts, route: "appstore")
+        return try await logging(context).store(facts, route: "appstore")
     }
 
     func googlePlay(_ request: Request, context: LedgerRequestContext) async throws -> Response {
@@ -52,10 +59,11 @@ struct NotificationRoutes {
         let body = try await collect(request)
         let authorization = request.headers[.authorization]
         let verified = try await refusing("googleplay") { try verifier.verify(authorization: authorization, body: body) }
-        let (read, failure) = await googleRead(verified)
-        let (product, productFailure) = await googleProductRead(verified)
-        let (items, itemsFailure) = await googleItemsRead(verified)
-        return try await store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, product: product, itemsProduct: items,
+        let routes = logging(context)
+        let (read, failure) = await routes.googleRead(verified)
+        let (product, productFailure) = await routes.googleProductRead(verified)
+        let (items, itemsFailure) = await routes.googleItemsRead(verified)
+        return try await routes.store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, product: product, itemsProduct: items,
                                                                  readFailure: failure ?? productFailure ?? itemsFailure), route: "googleplay")
     }
 
@@ -104,7 +112,7 @@ struct NotificationRoutes {
                                                 signature: h[.init("Wechatpay-Signature")!], serial: h[.init("Wechatpay-Serial")!])
         let verified = try await refusing("wechatpay") { try verifier.verify(headers: headers, body: body) }
         let order = try await weChatOrder(verified)
-        return try await store(NotificationTranslator.weChatPay(verified, raw: body, headers: headers, order: order), route: "wechatpay")
+        return try await logging(context).store(NotificationTranslator.weChatPay(verified, raw: body, headers: headers, order: order), route: "wechatpay")
     }
 
     /// The order a WeChat payment's `out_trade_no` names, as its OrderCreated in the log says

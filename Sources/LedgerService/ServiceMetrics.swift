@@ -21,6 +21,9 @@ public final class ServiceMetrics: Sendable {
     private let findingKinds = Mutex<Set<String>>([])
 
     /// What each family means: printed as `# HELP` before its `# TYPE`.
+    /// Every metric family /metrics may show (the process's own included).
+    public static var familyNames: Set<String> { Set(help.keys).union(ProcessMetrics.familyNames) }
+
     static let help: [String: String] = [
         "ledger_appended_events_total": "Events appended through the service (retries that stored nothing new not counted).",
         "ledger_append_requests_total": "POST /v1/events requests that appended or found their events stored.",
@@ -112,25 +115,32 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        func record(_ status: Int) {
+        /// Counts the answer and logs it (info; the request's id is on the line); the answer carries
+        /// its id in `Request-Id`, so a client can quote it.
+        func record(_ response: Response) -> Response {
             let elapsed = started.duration(to: .now).components
-            metrics.answered(route: context.endpointPath ?? "NotFound", method: request.method.rawValue, status: status,
-                             nanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+            let nanoseconds = elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
+            let route = context.endpointPath ?? "NotFound"
+            metrics.answered(route: route, method: request.method.rawValue, status: response.status.code, nanoseconds: nanoseconds)
+            context.logger.info("answered", metadata: [
+                "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
+                "milliseconds": "\(Double(nanoseconds / 1000) / 1000)",
+            ])
+            var response = response
+            response.headers[.requestId] = context.id
+            return response
         }
         do {
-            let response = try await next(request, context)
-            record(response.status.code)
-            return response
+            return record(try await next(request, context))
         } catch let e as any HTTPResponseError {
-            record(e.status.code)
             // Every refusal, by its reason (the problem's code: unauthorized, forbidden, body-too-large...).
             if (400..<500).contains(e.status.code) {
                 metrics.refused(route: context.endpointPath ?? "NotFound", status: e.status.code,
-                                       reason: (e as? Problem)?.code ?? "http-\(e.status.code)")
+                                reason: (e as? Problem)?.code ?? "http-\(e.status.code)")
             }
-            throw e
+            return record(try e.response(from: request, context: context))
         } catch {
-            record(500)
+            _ = record(Response(status: .internalServerError))
             throw error
         }
     }

@@ -126,6 +126,11 @@ struct ReadEndpointTests {
                 #expect(metrics.text.contains("ledger_pending_events 0"))
                 #expect(metrics.text.contains("ledger_append_duration_seconds_bucket"))
                 #expect(metrics.text.contains("ledger_database_up 1"))
+                // The process's own figures, in Prometheus' standard names.
+                for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"] {
+                    let value = metrics.text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+                    #expect((value ?? 0) > 0, "\(name): \(String(describing: value))")
+                }
                 // Every family says what it means.
                 let lines = metrics.text.split(separator: "\n").map(String.init)
                 for (i, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
