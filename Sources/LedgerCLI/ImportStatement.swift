@@ -90,7 +90,7 @@ struct ImportStatement: AsyncParsableCommand {
                     .makeObject([("signed", .int(s.signed)), ("verified", .bool(s.verified)), ("root", s.root.map { .string($0) } ?? .null)])
                 } ?? .null),
             ]).canonicalText + "\n").utf8))
-            Diagnostics.say("ledger: \(s.source.rawValue) \(s.digest.prefix(19))…: \(s.lines) lines, \(result.stored) facts stored, \(result.already) already stored")
+            Diagnostics.say("ledger: \(s.source.rawValue) \(s.digest.prefix(19))…, \(s.source.period(s.periodStart, s.periodEnd)): \(s.lines) lines, \(result.stored) facts stored, \(result.already) already stored")
         }
     }
 

@@ -21,6 +21,33 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return s + "Z"
     }
 
+    /// The wall-clock time at a fixed offset from UTC, to the minute, with the offset:
+    /// `2026-03-31 00:00 UTC+08:00` (`UTC` alone at offset 0).
+    public func wallClock(offsetSeconds: Int64) -> String {
+        let (days, micros) = Self.floorDivMod(microseconds + offsetSeconds * 1_000_000, 86_400_000_000)
+        let (y, m, d) = Self.civil(fromDays: days)
+        let minutes = micros / 60_000_000
+        let sign = offsetSeconds < 0 ? "-" : "+", o = abs(offsetSeconds) / 60
+        let zone = offsetSeconds == 0 ? "UTC" : "UTC\(sign)\(Self.pad(o / 60, 2)):\(Self.pad(o % 60, 2))"
+        return "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2)) \(Self.pad(minutes / 60, 2)):\(Self.pad(minutes % 60, 2)) \(zone)"
+    }
+
+    /// The offset of Pacific time (Los Angeles) at this instant: PDT (UTC-7) from the second Sunday
+    /// of March, 10:00 UTC, to the first Sunday of November, 09:00 UTC; PST (UTC-8) otherwise.
+    public var pacificOffsetSeconds: Int64 {
+        let (days, _) = Self.floorDivMod(microseconds, 86_400_000_000)
+        let (year, _, _) = Self.civil(fromDays: days)
+        /// The day number of the `n`th Sunday of `month` (1970-01-01, day 0, was a Thursday).
+        func sunday(_ n: Int64, _ month: Int64) -> Int64 {
+            let first = Self.days(fromCivil: year, month, 1)
+            let weekday = ((first + 4) % 7 + 7) % 7  // 0 = Sunday
+            return first + (7 - weekday) % 7 + (n - 1) * 7
+        }
+        let hour: Int64 = 3_600_000_000
+        let start = sunday(2, 3) * 86_400_000_000 + 10 * hour, end = sunday(1, 11) * 86_400_000_000 + 9 * hour
+        return microseconds >= start && microseconds < end ? -7 * 3600 : -8 * 3600
+    }
+
     /// Parses RFC 3339 (`2026-03-31T08:15:00Z`, `...T16:15:00.5+08:00`) and PostgreSQL's output
     /// (`2026-03-31 08:15:00.123456+00`). More than 6 fractional digits is refused, not rounded.
     public init?(_ text: String) {
@@ -98,6 +125,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         return era * 146_097 + doe - 719_468
     }
+
+    /// The calendar date (year, month, day) of a day number (days since 1970-01-01).
+    public static func civilDate(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) { civil(fromDays: days) }
 
     static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
         let z = z0 + 719_468

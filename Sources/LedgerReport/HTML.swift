@@ -23,31 +23,53 @@ extension AuditReport {
         return r == r.rounded() ? String(Int64(r)) : String(r)
     }
 
-    /// Payments (verified and renewed) versus grants per day, as two lines.
+    /// The day number (days since 1970-01-01) of `2026-03-02`.
+    static func dayNumber(_ day: String) -> Int64? {
+        Timestamp(day + "T00:00:00Z").map { $0.microseconds / 86_400_000_000 }
+    }
+
+    /// Payments (verified and renewed) versus grants per day, as two lines on a true time axis:
+    /// each day at its date, so days with no facts are gaps between the lines' runs, not a ramp.
     var dailyChart: String {
         let w = 760.0, h = 220.0, left = 48.0, bottom = 28.0, top = 12.0
-        guard !daily.isEmpty else { return "<p class=\"empty\">No facts in range.</p>" }
+        let days = daily.compactMap { d in Self.dayNumber(d.day).map { (n: $0, d: d) } }
+        guard let first = days.first?.n, let last = days.last?.n else { return "<p class=\"empty\">No facts in range.</p>" }
         let maxY = Double(max(1, daily.map { max($0.payments, $0.grants) }.max() ?? 1))
-        let n = daily.count
-        let step = n > 1 ? (w - left - 12) / Double(n - 1) : 0
-        func x(_ i: Int) -> Double { left + Double(i) * step }
+        let span = Double(max(1, last - first))
+        func x(_ day: Int64) -> Double { days.count == 1 ? (left + w - 12) / 2 : left + (w - left - 12) * Double(day - first) / span }
         func y(_ v: Int64) -> Double { top + (h - top - bottom) * (1 - Double(v) / maxY) }
-        func line(_ values: [Int64], _ cls: String) -> String {
-            let pts = values.enumerated().map { "\(Self.fmt(x($0.offset))),\(Self.fmt(y($0.element)))" }.joined(separator: " ")
-            return "<polyline class=\"\(cls)\" points=\"\(pts)\"/>"
+        // Runs of consecutive days: one polyline each, and a dot on every day.
+        var runs: [[(n: Int64, d: Day)]] = []
+        for day in days {
+            if let previous = runs.last?.last, previous.n + 1 == day.n { runs[runs.count - 1].append(day) } else { runs.append([day]) }
         }
-        var s = "<svg class=\"chart\" viewBox=\"0 0 \(Int(w)) \(Int(h))\" role=\"img\" aria-label=\"payments and grants per day\">"
+        func series(_ value: (Day) -> Int64, _ cls: String) -> String {
+            var out = ""
+            for run in runs {
+                let pts = run.map { "\(Self.fmt(x($0.n))),\(Self.fmt(y(value($0.d))))" }.joined(separator: " ")
+                out += "<polyline class=\"\(cls)\" points=\"\(pts)\"/>"
+            }
+            for day in days { out += "<circle class=\"dot \(cls)\" cx=\"\(Self.fmt(x(day.n)))\" cy=\"\(Self.fmt(y(value(day.d))))\" r=\"2.5\"/>" }
+            return out
+        }
+        var s = "<svg class=\"chart\" viewBox=\"0 0 \(Int(w)) \(Int(h))\" role=\"img\" aria-label=\"payments and grants per day\" data-first-day=\"\(Self.esc(days[0].d.day))\" data-days=\"\(last - first + 1)\">"
         for k in 0...4 {
             let v = Int64((maxY * Double(k) / 4).rounded())
             s += "<line class=\"grid\" x1=\"\(Int(left))\" x2=\"\(Int(w - 8))\" y1=\"\(Self.fmt(y(v)))\" y2=\"\(Self.fmt(y(v)))\"/>"
             s += "<text class=\"axis\" x=\"\(Int(left - 6))\" y=\"\(Self.fmt(y(v) + 4))\" text-anchor=\"end\">\(v)</text>"
         }
-        let labelEvery = max(1, n / 8)
-        for (i, d) in daily.enumerated() where i % labelEvery == 0 || i == n - 1 {
-            s += "<text class=\"axis\" x=\"\(Self.fmt(x(i)))\" y=\"\(Int(h - 8))\" text-anchor=\"middle\">\(Self.esc(String(d.day.dropFirst(5))))</text>"
+        // Date labels at even steps of time (about eight), whether or not those days had facts.
+        let stepDays = max(1, (last - first) / 8)
+        var label = first
+        while label <= last {
+            let (yy, mm, dd) = Timestamp.civilDate(fromDays: label)
+            let text = (last - first > 300 ? "\(yy)-" : "") + (mm < 10 ? "0" : "") + "\(mm)-" + (dd < 10 ? "0" : "") + "\(dd)"
+            s += "<text class=\"axis\" x=\"\(Self.fmt(x(label)))\" y=\"\(Int(h - 8))\" text-anchor=\"middle\">\(text)</text>"
+            label += stepDays
         }
-        s += line(daily.map(\.payments), "payments") + line(daily.map(\.grants), "grants")
-        s += "</svg><p class=\"legend\"><span class=\"key payments\"></span>payments verified or renewed <span class=\"key grants\"></span>entitlements granted</p>"
+        s += series(\.payments, "payments") + series(\.grants, "grants")
+        s += "</svg><p class=\"legend\"><span class=\"key payments\"></span>payments verified or renewed <span class=\"key grants\"></span>entitlements granted"
+        s += runs.count > 1 ? " (the gaps are days with no facts)</p>" : "</p>"
         return s
     }
 
@@ -85,10 +107,33 @@ extension AuditReport {
         .legend{color:#5b6472;font-size:12px} .key{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;border-radius:2px}
         .key.payments{background:#2e90fa} .key.grants{background:#12b76a}
         table{border-collapse:collapse;width:100%;font-size:13px} th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eef0f3;vertical-align:top}
+        td{overflow-wrap:anywhere} td.num,td.period{white-space:nowrap} .wide{overflow-x:auto;max-width:100%}
+        table.figures th,table.figures td{white-space:nowrap} td.difference{color:#b42318;font-weight:600} td.ties.no{color:#b42318;font-weight:600}
+        #findings td.kind,#findings td.money{white-space:nowrap} #findings td.mono{min-width:8ch} #findings td.detail{min-width:16em}
+        .dot{stroke:none} .dot.payments{fill:#2e90fa} .dot.grants{fill:#12b76a}
         th{background:#f9fafb;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums} .mono{font-family:ui-monospace,Menlo,monospace;font-size:12px}
         .empty{color:#5b6472}
         .key.revenue{background:#7a5af8} .key.tick{background:#101828;height:2px} .statement-tick{stroke:#101828;stroke-width:2} h3{font-size:14px;margin:12px 0 4px}
         """
+
+    /// The findings as a reader triages them: by severity (critical first), then money at risk,
+    /// largest first (amounts compared within a currency; findings without an amount after those
+    /// with one), then by key: the same order on every run.
+    var findingsBySeverity: [Finding] {
+        func rank(_ s: Severity) -> Int { [.critical, .error, .warning, .info].firstIndex(of: s) ?? 4 }
+        return findings.sorted { a, b in
+            if rank(a.severity) != rank(b.severity) { return rank(a.severity) < rank(b.severity) }
+            switch (a.amountAtRisk, b.amountAtRisk) {
+            case let (x?, y?):
+                if x.currency.code != y.currency.code { return x.currency.code < y.currency.code }
+                if x != y { return (x.minorUnits, x.fraction) > (y.minorUnits, y.fraction) }
+            case (.some, nil): return true
+            case (nil, .some): return false
+            case (nil, nil): break
+            }
+            return a.key < b.key
+        }
+    }
 
     /// One self-contained page: inline CSS and SVG, nothing fetched.
     public var html: String {
@@ -129,12 +174,13 @@ extension AuditReport {
         if findings.isEmpty {
             s += "<p class=\"empty\">No findings: every payment was granted once, every refund revoked.</p>"
         } else {
+            s += "<p class=\"sub\">By severity, then money at risk (largest first, per currency).</p>"
             s += "<table id=\"findings\"><thead><tr><th>kind</th><th>severity</th><th>user</th><th>order</th><th>transaction</th><th>evidence (log positions)</th><th>at risk</th><th>detail</th></tr></thead><tbody>\n"
-            for f in findings {
+            for f in findingsBySeverity {
                 s += "<tr class=\"finding\" data-key=\"\(Self.esc(f.key))\" data-kind=\"\(f.kind.rawValue)\"\(f.amountAtRisk.map { " data-currency=\"\($0.currency.code)\" data-minor-units=\"\($0.minorUnits)\"" } ?? "")>"
-                s += "<td>\(f.kind.rawValue)</td><td class=\"\(f.severity.rawValue)\">\(f.severity.rawValue)</td>"
+                s += "<td class=\"kind\">\(f.kind.rawValue)</td><td class=\"\(f.severity.rawValue)\">\(f.severity.rawValue)</td>"
                 s += "<td class=\"mono\">\(Self.esc(f.userId ?? "-"))</td><td class=\"mono\">\(Self.esc(f.orderId ?? "-"))</td><td class=\"mono\">\(Self.esc(f.transactionId ?? "-"))</td>"
-                s += "<td class=\"mono\">\(f.positions.map(String.init).joined(separator: ", "))</td><td class=\"num\">\(Self.esc(f.amountAtRisk?.description ?? "-"))</td><td>\(Self.esc(f.detail))</td></tr>\n"
+                s += "<td class=\"mono positions\">\(f.positions.map(String.init).joined(separator: ", "))</td><td class=\"num money\">\(Self.esc(f.amountAtRisk?.description ?? "-"))</td><td class=\"detail\">\(Self.esc(f.detail))</td></tr>\n"
             }
             s += "</tbody></table>"
         }

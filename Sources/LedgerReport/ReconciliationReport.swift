@@ -44,7 +44,7 @@ extension AuditReport {
         // The signatures column only when a statement has signed entries.
         let signed = statements.contains { $0.signatures != nil }
         var s = "\nstatements reconciled\n" + textTable(["source", "digest", "period", "lines", "position"] + (signed ? ["signatures"] : []), sortedStatements.map { r in
-            [r.statement.source.rawValue + (r.reissueOf.map { " (re-issue of \($0.prefix(19)))" } ?? ""), String(r.statement.digest.prefix(19)), "\(r.statement.periodStart.iso8601) to \(r.statement.periodEnd.iso8601)",
+            [r.statement.source.rawValue + (r.reissueOf.map { " (re-issue of \($0.prefix(19)))" } ?? ""), String(r.statement.digest.prefix(19)), r.statement.source.period(r.statement.periodStart, r.statement.periodEnd),
              String(r.statement.lines), String(r.position)] + (signed ? [Self.signatures(r)] : [])
         })
         s += "\nrevenue (ledger beside statements, never summed across currencies)\n"
@@ -60,18 +60,18 @@ extension AuditReport {
         let risk = Self.totals(recon)
         s += risk.isEmpty ? ".</p>" : ", at risk " + Self.esc(risk.map(\.description).joined(separator: " + ")) + ".</p>"
         let signed = statements.contains { $0.signatures != nil }
-        s += "<table id=\"statements\"><thead><tr><th>source</th><th>digest</th><th>period</th><th>lines</th><th>position</th>" + (signed ? "<th>signatures</th>" : "") + "</tr></thead><tbody>\n"
+        s += "<div class=\"wide\"><table id=\"statements\"><thead><tr><th>source</th><th>digest</th><th>period</th><th>lines</th><th>position</th>" + (signed ? "<th>signatures</th>" : "") + "</tr></thead><tbody>\n"
         for r in sortedStatements {
             let st = r.statement
             s += "<tr class=\"statement\" data-source=\"\(st.source.rawValue)\" data-lines=\"\(st.lines)\"><td>\(st.source.rawValue)</td><td class=\"mono\">\(Self.esc(String(st.digest.prefix(19))))…</td>"
-            s += "<td>\(st.periodStart.iso8601) to \(st.periodEnd.iso8601)</td><td class=\"num\">\(st.lines)</td><td class=\"num\">\(r.position)</td>"
+            s += "<td class=\"period\" data-start=\"\(st.periodStart.iso8601)\" data-end=\"\(st.periodEnd.iso8601)\">\(Self.esc(st.source.period(st.periodStart, st.periodEnd)))</td><td class=\"num\">\(st.lines)</td><td class=\"num\">\(r.position)</td>"
             if signed {
                 let verified = r.signatures.map { $0.verified ? "true" : "false" } ?? ""
                 s += "<td data-verified=\"\(verified)\">\(Self.esc(Self.signatures(r)))</td>"
             }
             s += "</tr>\n"
         }
-        s += "</tbody></table>"
+        s += "</tbody></table></div>"
         s += "<h2>Revenue per currency</h2>" + RevenueReport.charts(revenue)
         s += RevenueReport.htmlTable(Revenue.totals(revenue), id: "revenue-totals")
         return s + "</section>\n"

@@ -76,12 +76,35 @@ public struct RevenueReport: Sendable {
         rows.map { r in
             let c = r.currency, l = r.ledger, s = r.statements
             return [r.period, r.channel.rawValue, c.code, "\(l.sales)", l.exactGross(c).description, "\(l.refunds)", l.exactRefunded(c).description,
-                    l.exactNet(c).description, "\(s.sales)", s.exactGross(c).description, s.exactRefunded(c).description, fees(s, c), r.ties ? "yes" : "NO"]
+                    l.exactNet(c).description, "\(s.sales)", s.exactGross(c).description, s.exactRefunded(c).description, fees(s, c), r.ties ? "yes" : "NO",
+                    difference(r)]
         }
     }
 
+    /// What the ledger has more (+) or less (-) than the statements, where a row does not tie:
+    /// `net +6.00 CNY, sales +1`; empty where it ties.
+    static func difference(_ r: RevenueRow) -> String {
+        guard !r.ties else { return "" }
+        let c = r.currency, l = r.ledger, s = r.statements
+        func signed(_ m: Money?) -> String? {
+            guard let m, m.minorUnits != 0 || m.fraction != 0 else { return nil }
+            return (m.minorUnits > 0 || m.fraction > 0 ? "+" : "") + m.description
+        }
+        func count(_ n: Int64) -> String? { n == 0 ? nil : (n > 0 ? "+" : "") + "\(n)" }
+        var parts: [String] = []
+        if let net = signed(l.exactNet(c).adding(s.exactNet(c).negated)) { parts.append("net " + net) }
+        if let n = count(l.sales - s.sales) { parts.append("sales " + n) }
+        if let n = count(l.refunds - s.refunds) { parts.append("refunds " + n) }
+        if parts.isEmpty, let gross = signed(l.exactGross(c).adding(s.exactGross(c).negated)) {
+            // Gross and refunded off by the same amount: the net ties, the parts do not.
+            parts.append("gross " + gross)
+            if let refunded = signed(l.exactRefunded(c).adding(s.exactRefunded(c).negated)) { parts.append("refunded " + refunded) }
+        }
+        return parts.joined(separator: ", ")
+    }
+
     static let header = ["period", "channel", "currency", "sales", "gross", "refunds", "refunded", "net",
-                         "stmt sales", "stmt gross", "stmt refunded", "stmt fees", "ties"]
+                         "stmt sales", "stmt gross", "stmt refunded", "stmt fees", "ties", "difference"]
 
     public var table: String {
         var s = "revenue as of position \(position), by \(bucket.rawValue)" + (from.map { " from \($0)" } ?? "") + (to.map { " to \($0)" } ?? "")
@@ -124,13 +147,20 @@ public struct RevenueReport: Sendable {
         return s + "<p class=\"legend\"><span class=\"key revenue\"></span>net revenue in the ledger <span class=\"key tick\"></span>net in the stores' statements</p>"
     }
 
+    /// The revenue table: figures never wrap (a period or an amount stays on one line); a table
+    /// wider than the page scrolls sideways inside its section instead of being clipped.
     static func htmlTable(_ rows: [RevenueRow], id: String) -> String {
-        var s = "<table id=\"\(id)\"><thead><tr>" + header.map { "<th>\(AuditReport.esc($0))</th>" }.joined() + "</tr></thead><tbody>\n"
+        var s = "<div class=\"wide\"><table id=\"\(id)\" class=\"figures\"><thead><tr>" + header.map { "<th>\(AuditReport.esc($0))</th>" }.joined()
+        s += "</tr></thead><tbody>\n"
+        let last = header.count - 1
         for (r, cells) in zip(rows, tableRows(rows)) {
-            s += "<tr class=\"revenue-row\" data-period=\"\(r.period)\" data-channel=\"\(r.channel.rawValue)\" data-currency=\"\(r.currency.code)\" data-net=\"\(r.ledger.net)\" data-ties=\"\(r.ties)\">"
-            s += cells.enumerated().map { $0.offset >= 3 ? "<td class=\"num\">\(AuditReport.esc($0.element))</td>" : "<td>\(AuditReport.esc($0.element))</td>" }.joined() + "</tr>\n"
+            s += "<tr class=\"revenue-row\(r.ties ? "" : " untied")\" data-period=\"\(r.period)\" data-channel=\"\(r.channel.rawValue)\" data-currency=\"\(r.currency.code)\" data-net=\"\(r.ledger.net)\" data-ties=\"\(r.ties)\">"
+            s += cells.enumerated().map { i, cell in
+                let cls = i == last ? "difference" : i == last - 1 ? (r.ties ? "ties" : "ties no") : i >= 3 ? "num" : ""
+                return "<td\(cls.isEmpty ? "" : " class=\"\(cls)\"")>\(AuditReport.esc(cell))</td>"
+            }.joined() + "</tr>\n"
         }
-        return s + "</tbody></table>"
+        return s + "</tbody></table></div>"
     }
 
     public var html: String {

@@ -280,9 +280,9 @@ struct AuditCLITests {
             #expect(try await cli.run(["audit", "--format", "html", "--output", html]).status == 0)
             #expect(try await cli.run(["audit", "--format", "json", "--output", json]).status == 0)
             let script = TestDatabase.packageRoot.appendingPathComponent("tools/check-report.sh").path
-            let check = try await ChildProcess.run("/bin/bash", [script, html, json])
+            let check = try await ChildProcess.run("/bin/bash", [script, html, json, dir.appendingPathComponent("audit.png").path])
             #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
-            #expect(check.stdout.contains("agree"))
+            #expect(check.stdout.contains("agree") && check.stdout.contains("screenshots"))
 
             // The check itself fails when the page shows something else than the JSON, even with
             // every data-* attribute left as it was.
@@ -295,9 +295,13 @@ struct AuditCLITests {
             let escapedDetail = detail.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
                 .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
             let tampered: [(String, String)] = [
-                ("a finding's detail", page.replacingFirst("<td>\(escapedDetail)</td>", with: "<td>nothing to see</td>")),
+                ("a finding's detail", page.replacingFirst("<td class=\"detail\">\(escapedDetail)</td>", with: "<td class=\"detail\">nothing to see</td>")),
                 ("the visible total", page.replacingFirst("data-value=\"\(total)\">\(total)</div>", with: "data-value=\"\(total)\">\(total + 1)</div>")),
-                ("a finding's amount", page.replacingFirst(#"<td class="num">"#, with: #"<td class="num">1"#, after: #"<tr class="finding""#)),
+                ("a finding's amount", page.replacingFirst(#"<td class="num money">"#, with: #"<td class="num money">1"#, after: #"<tr class="finding""#)),
+                ("the findings' order", Self.swappingFirstTwoFindings(page)),
+                ("a day's place on the time axis", page.replacingFirst(#"<polyline class="payments" points=""#, with: #"<polyline class="payments" points="60,0 "#)),
+                ("a clipped evidence table", page.replacingFirst("td{overflow-wrap:anywhere}", with: "td{white-space:nowrap}")),
+                ("an amount that wraps", page.replacingFirst("td.num,td.period{white-space:nowrap}", with: "td.num{width:1px;white-space:normal}")),
                 ("a chart value", page.replacingFirst(#"<text class="value""#, with: #"<text class="value" data-x="1""#)
                     .replacingFirst(#"</text><text class="label""#, with: #"0</text><text class="label""#, after: #"<text class="value""#)),
                 ("a point of the daily chart", page.replacingFirst(#"class="payments" points="48,"#, with: #"class="payments" points="48,1"#)),
@@ -313,6 +317,16 @@ struct AuditCLITests {
                 #expect(r.status == 1, "check-report.sh did not notice \(what): \(r.stdout)\(r.stderr)")
             }
         }
+    }
+
+    /// The page with its first two findings' rows in each other's place.
+    static func swappingFirstTwoFindings(_ page: String) -> String {
+        let rows = page.components(separatedBy: "\n")
+        let found = rows.indices.filter { rows[$0].hasPrefix("<tr class=\"finding\"") }
+        guard found.count >= 2, rows[found[0]] != rows[found[1]] else { return page }
+        var swapped = rows
+        swapped.swapAt(found[0], found[1])
+        return swapped.joined(separator: "\n")
     }
 }
 

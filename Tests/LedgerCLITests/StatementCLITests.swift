@@ -188,6 +188,8 @@ struct StatementCLITests {
             let tampered: [(String, String)] = [
                 ("a revenue bar", page.replacingFirst(#"height=""#, with: #"height="9"#, after: #"class="bar money revenue-bar""#)),
                 ("a statement's line count", page.replacingFirst(#"<td class="num">"#, with: #"<td class="num">7"#, after: #"<tr class="statement""#)),
+                ("a WeChat Pay bill's period in UTC, not its Beijing day", page.replacingFirst("UTC+08:00</td>", with: "UTC</td>")),
+                ("a revenue row's difference", page.replacingFirst(#"<td class="difference">"#, with: #"<td class="difference">net +1.00 CNY, "#)),
             ]
             for (what, text) in tampered {
                 #expect(text != page, "the tampering of \(what) changed nothing: fix the test")

@@ -178,4 +178,23 @@ struct TimestampTests {
         #expect(Set([a, b, c]).count == 2)
         #expect([b, a].sorted() == [a, b])
     }
+
+    @Test func wallClockAtAnOffset() {
+        let t = Timestamp("2026-03-30T16:00:00Z")!
+        #expect(t.wallClock(offsetSeconds: 8 * 3600) == "2026-03-31 00:00 UTC+08:00")
+        #expect(t.wallClock(offsetSeconds: 0) == "2026-03-30 16:00 UTC")
+        #expect(t.wallClock(offsetSeconds: -7 * 3600) == "2026-03-30 09:00 UTC-07:00")
+        #expect(Timestamp("2026-01-01T02:00:00Z")!.wallClock(offsetSeconds: -(5 * 3600 + 30 * 60)) == "2025-12-31 20:30 UTC-05:30")
+    }
+
+    /// Pacific time changes at 2:00 local on the second Sunday of March and the first of November
+    /// (2026: March 8 and November 1; 2025: March 9 and November 2).
+    @Test(arguments: [
+        ("2026-03-08T09:59:59Z", -8), ("2026-03-08T10:00:00Z", -7), ("2026-11-01T08:59:59Z", -7), ("2026-11-01T09:00:00Z", -8),
+        ("2025-03-09T09:59:59Z", -8), ("2025-03-09T10:00:00Z", -7), ("2025-11-02T08:59:59Z", -7), ("2025-11-02T09:00:00Z", -8),
+        ("2026-01-15T12:00:00Z", -8), ("2026-07-04T12:00:00Z", -7), ("2026-03-01T08:00:00Z", -8), ("2026-04-01T07:00:00Z", -7),
+    ])
+    func pacificOffset(_ instant: String, _ hours: Int64) {
+        #expect(Timestamp(instant)!.pacificOffsetSeconds == hours * 3600, "\(instant)")
+    }
 }

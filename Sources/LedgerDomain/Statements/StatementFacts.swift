@@ -27,6 +27,26 @@ public enum StatementSource: String, CaseIterable, Sendable, Hashable, Comparabl
         }
     }
 
+    /// The offset from UTC the store writes this statement's period in, at `t`: WeChat Pay's bills
+    /// are Beijing days (UTC+8), Google Play's earnings reports Pacific months; the rest are UTC.
+    public func periodOffsetSeconds(at t: Timestamp) -> Int64 {
+        switch self {
+        case .wechatTradeBill, .wechatRefundBill: 8 * 3600
+        case .googleplayEarnings: t.pacificOffsetSeconds
+        case .appstoreHistory, .appstoreFinance, .googleplayVoided: 0
+        }
+    }
+
+    /// A period `[start, end)` as the store means it, in its own zone:
+    /// `2026-03-31 00:00 to 2026-04-01 00:00 UTC+08:00`.
+    public func period(_ start: Timestamp, _ end: Timestamp) -> String {
+        let a = start.wallClock(offsetSeconds: periodOffsetSeconds(at: start))
+        let b = end.wallClock(offsetSeconds: periodOffsetSeconds(at: end))
+        // One zone named once.
+        if let zone = a.split(separator: " ").last, b.hasSuffix(" " + zone) { return String(a.dropLast(zone.count + 1)) + " to " + b }
+        return a + " to " + b
+    }
+
     /// Whether the statement lists every sale of its period (so a verified payment it lacks is
     /// unconfirmed). Refund bills and voided lists list refunds only; the financial report is
     /// aggregated (no transaction ids).

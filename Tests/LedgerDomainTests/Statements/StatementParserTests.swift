@@ -26,6 +26,8 @@ struct StatementParserTests {
         #expect(f.lines[0].at == Timestamp("2026-03-02T01:14:31Z"))
         #expect(f.lines[2].refundId == "50300001122026030200000001" && f.lines[2].amount == Self.money(1000))
         #expect(f.imported.periodStart == Timestamp("2026-03-01T16:00:00Z") && f.imported.periodEnd == Timestamp("2026-03-02T16:00:00Z"))
+        // Shown as the bill's Beijing day, not as two UTC afternoons.
+        #expect(f.imported.source.period(f.imported.periodStart, f.imported.periodEnd) == "2026-03-02 00:00 to 2026-03-03 00:00 UTC+08:00")
         #expect(f.imported.app == "wx5f0e6a0b9c8d7e6f" && f.imported.merchant == "1900000109")
         // The lines add up to the bill's own totals (应结订单总金额 128.00, 退款总金额 10.00).
         #expect(f.lines.filter { $0.kind == .sale }.compactMap(\.amount?.minorUnits).reduce(0, +) == 12800)
@@ -228,6 +230,9 @@ struct StatementParserTests {
         #expect(f.lines[6].storeKind == "Promotional credit" && f.lines[6].amount == Self.money(200))
         // The report's month, in Pacific time.
         #expect(f.imported.periodStart == Timestamp("2026-03-01T08:00:00Z") && f.imported.periodEnd == Timestamp("2026-04-01T07:00:00Z"))
+        // Shown as the store means it: the Pacific month, its standard and daylight halves.
+        #expect(f.imported.source.period(f.imported.periodStart, f.imported.periodEnd)
+                == "2026-03-01 00:00 UTC-08:00 to 2026-04-01 00:00 UTC-07:00")
     }
 
     @Test("Google Play earnings as this year's reports write them: base plan, offer and promotion columns after the amounts; a yen charge; the month in PDT")
