@@ -6,6 +6,7 @@ import LedgerLog
 import LedgerNotifications
 import LedgerService
 import LedgerStatements
+import Synchronization
 
 extension StatementSource: ExpressibleByArgument {}
 
@@ -66,8 +67,17 @@ struct ImportStatement: AsyncParsableCommand {
             let options = StatementOptions(periodStart: from.flatMap(Timestamp.init),
                                            periodEnd: to.flatMap(Timestamp.init), expectedDigest: digest)
             var parsed: StatementFile
+            // On a terminal, a bar per stage: reading the rows, checking the facts, verifying
+            // signatures, appending.
+            let bars = Mutex<[String: ProgressBar]>([:])
+            let progress: StatementProgress = { stage, done, total in
+                let bar = bars.withLock { $0[stage, default: ProgressBar(stage, unit: stage == "read" ? "rows" : "facts")] }
+                bars.withLock { $0[stage] = bar }
+                bar.update(Int64(done), Int64(total))
+                if done == total { bar.finish() }
+            }
             do throws(StatementError) {
-                parsed = try StatementParser.parse(pages: pages, source: source, options: options)
+                parsed = try StatementParser.parse(pages: pages, source: source, options: options, progress: progress)
             } catch {
                 throw InputProblem("\(Echo.quoted(file)): \(error.description); nothing was written")
             }
@@ -75,7 +85,7 @@ struct ImportStatement: AsyncParsableCommand {
             let store = try await EventStore.open(try await connection.configuration(as: .writer))
             let result: (stored: Int, already: Int, first: Int64?)
             do {
-                result = try await Self.append(parsed, to: store)
+                result = try await Self.append(parsed, to: store, progress: true)
             } catch {
                 await store.close()
                 throw error
@@ -110,7 +120,11 @@ struct ImportStatement: AsyncParsableCommand {
             return parsed
         }
         do {
-            let root = try await verifier.verifyEntries(parsed.signed.map { ($0.place, $0.jws) })
+            let bar = ProgressBar("verify", unit: "signatures")
+            let root = try await verifier.verifyEntries(parsed.signed.map { ($0.place, $0.jws) }) { done, total in
+                bar.update(Int64(done), Int64(total))
+                if done == total { bar.finish() }
+            }
             return parsed.verified(root: root)
         } catch {
             throw InputProblem("\(Echo.quoted(file)): \(error.description); nothing was written")
@@ -118,8 +132,14 @@ struct ImportStatement: AsyncParsableCommand {
     }
 
     /// Appends the statement and its lines as one batch (all or nothing).
-    static func append(_ file: StatementFile, to store: EventStore) async throws -> (stored: Int, already: Int, first: Int64?) {
-        let appended = try await store.append(file.events())
+    static func append(_ file: StatementFile, to store: EventStore, progress: Bool = false) async throws -> (stored: Int, already: Int, first: Int64?) {
+        let events = file.events()
+        // One batch, all or nothing: the bar says so, and fills when it commits.
+        let bar = ProgressBar("append (one batch)", unit: "facts", enabled: progress && Diagnostics.isTerminal)
+        bar.update(0, Int64(events.count))
+        let appended = try await store.append(events)
+        bar.update(Int64(events.count), Int64(events.count))
+        bar.finish()
         let stored = appended.filter { !$0.alreadyStored }.count
         return (stored, appended.count - stored, appended.first?.position)
     }

@@ -108,9 +108,11 @@ public struct AppleVerifier: Sendable {
     /// each a JWS of Apple's chain to a configured root, for the configured bundle id and
     /// environment, all to one root. `place` names the entry in errors. Returns `sha256:<hex>` of
     /// that root certificate's DER, which the statement's record names.
-    public func verifyEntries(_ entries: [(place: String, jws: String)]) async throws(NotificationRefusal) -> String {
+    public func verifyEntries(_ entries: [(place: String, jws: String)],
+                              progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil) async throws(NotificationRefusal) -> String {
         var root: String?
-        for (place, jws) in entries {
+        for (done, (place, jws)) in entries.enumerated() {
+            if let progress, done % 256 == 0 { progress(done, entries.count) }
             let (payload, _, chain) = try await verifyChain(jws, what: place)
             try checkApp(payload, what: place)
             let digest = Self.digest(chain[chain.count - 1])
@@ -120,6 +122,7 @@ public struct AppleVerifier: Sendable {
             root = digest
         }
         guard let root else { throw NotificationRefusal(.malformed, "no signed entries to verify") }
+        progress?(entries.count, entries.count)
         return root
     }
 

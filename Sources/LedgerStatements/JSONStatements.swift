@@ -76,6 +76,7 @@ enum AppStoreHistory {
                 throw StatementError(field: "signedTransactions", where_ + "missing: a transaction history lists signedTransactions (or decoded transactions)")
             }
             for (i, t) in items.enumerated() {
+                ctx.read(i + 1, of: items.count)
                 do throws(StatementError) {
                     lines.append(contentsOf: try transaction(t, index: i, line: index + 1, list: list, bundle: bundle, ctx))
                 } catch { throw error.prefixed(where_) }

@@ -48,6 +48,10 @@ public struct StatementOptions: Sendable, Hashable {
     }
 }
 
+/// Progress of a long parse, by stage (`read`: the file's rows or entries; `check`: the facts
+/// made of them): how many are done of how many.
+public typealias StatementProgress = @Sendable (_ stage: String, _ done: Int, _ total: Int) -> Void
+
 /// One signed entry of a statement (an App Store history's signed transaction): where it is and its JWS.
 public struct SignedEntry: Sendable, Hashable {
     /// `signedTransactions[3]`, with `page 2: ` before it when the statement has pages.
@@ -118,7 +122,8 @@ public enum StatementParser {
     /// Parses one statement from its file, or from the pages of a paged source in the order the
     /// store returned them. The statement's digest is that of the file (of one page), or of the
     /// pages' bytes one after another.
-    public static func parse(pages: [[UInt8]], source: StatementSource, options: StatementOptions = StatementOptions()) throws(StatementError) -> StatementFile {
+    public static func parse(pages: [[UInt8]], source: StatementSource, options: StatementOptions = StatementOptions(),
+                             progress: StatementProgress? = nil) throws(StatementError) -> StatementFile {
         guard !pages.isEmpty else { throw StatementError("no file given") }
         guard pages.count == 1 || paged.contains(source) else {
             throw StatementError("a \(source.rawValue) statement is one file (only \(paged.map(\.rawValue).sorted().joined(separator: " and ")) come in pages)")
@@ -144,7 +149,7 @@ public enum StatementParser {
         }
         let text = texts[0]
         var file: StatementFile
-        let context = ParseContext(source: source, digest: digest, options: options)
+        let context = ParseContext(source: source, digest: digest, options: options, progress: progress)
         switch source {
         case .wechatTradeBill, .wechatRefundBill: file = try WeChatBill.parse(text, context)
         case .appstoreHistory: file = try AppStoreHistory.parse(texts, context)
@@ -153,7 +158,9 @@ public enum StatementParser {
         case .googleplayEarnings: file = try GooglePlayEarnings.parse(text, context)
         }
         // Every fact must be one the ledger accepts (the catalogue's own checks: lengths, bounds).
-        for (i, fact) in file.facts.enumerated() {
+        let facts = file.facts
+        for (i, fact) in facts.enumerated() {
+            if i % 1024 == 0 || i == facts.count - 1 { progress?("check", i + 1, facts.count) }
             do throws(FactError) {
                 _ = try FactCatalogue.decode(type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1, payload: fact.payload)
             } catch {
@@ -191,6 +198,12 @@ struct ParseContext: Sendable {
     let source: StatementSource
     let digest: String
     let options: StatementOptions
+    var progress: StatementProgress? = nil
+
+    /// Reports every 1,024th row (and the last) read of `total`.
+    func read(_ done: Int, of total: Int) {
+        if let progress, done % 1024 == 0 || done == total { progress("read", done, total) }
+    }
 
     func line(_ n: Int, kind: StatementLineKind, tx: String?, amount: Money?, at: Timestamp) -> StatementLine {
         StatementLine(digest: digest, line: Int64(n), source: source, kind: kind, transactionId: tx, amount: amount, at: at)

@@ -77,7 +77,8 @@ enum AppStoreFinance {
         var units: Int64 = 0, amount: Int64 = 0
         var shareCurrencies: Set<String> = []
         var period: (Timestamp, Timestamp)?
-        for row in table.rows {
+        for (done, row) in table.rows.enumerated() {
+            ctx.read(done + 1, of: table.rows.count)
             let first = row.fields.first?.trimmingCharacters(in: .whitespaces) ?? ""
             if first.hasPrefix("Total_") { totals[first] = (row.fields.count > 1 ? row.fields[1] : "", row.line, 2); continue }
             if row.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { continue }
@@ -159,7 +160,8 @@ enum GooglePlayEarnings {
         var lines: [StatementLine] = []
         var app: String?
         var months: (first: Int, last: Int)?   // year * 12 + month - 1
-        for row in table.rows where !row.fields.allSatisfy({ $0.isEmpty }) {
+        for (done, row) in table.rows.enumerated() where !row.fields.allSatisfy({ $0.isEmpty }) {
+            ctx.read(done + 1, of: table.rows.count)
             let type = table.value(row, "Transaction Type")
             let kind: StatementLineKind?
             switch type {

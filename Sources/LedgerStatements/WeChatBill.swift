@@ -130,7 +130,8 @@ enum WeChatBill {
         var sums: [String: Int64] = [:]
         var currency = Currency("CNY")!
         var app: String?, merchant: String?
-        for row in details {
+        for (done, row) in details.enumerated() {
+            ctx.read(done + 1, of: details.count)
             guard let c = Currency(try row.text("货币种类")) else { throw row.fail("货币种类", "\"\(row.raw("货币种类") ?? "")\" is not an ISO 4217 currency") }
             currency = c
             for detail in totalled where columns[detail] != nil {

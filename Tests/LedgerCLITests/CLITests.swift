@@ -401,7 +401,7 @@ struct ProgressCLITests {
         return r.stdout.replacingOccurrences(of: "\r", with: "\n")
     }
 
-    @Test("simulate shows its users and its appends, revenue its fold, as they go")
+    @Test("simulate shows its users and its appends, revenue its fold, an import its stages, as they go")
     func longCommandsShowProgress() async throws {
         try await TestDatabase.withSchema("cliprogress") { config in
             let connection = ["--database-url", config.connectionString, "--schema", config.schema]
@@ -412,6 +412,13 @@ struct ProgressCLITests {
             #expect(simulate.contains("append [##############################] 100%"), "\(simulate.suffix(1500))")
             let revenue = try await Self.onATerminal(["revenue"] + connection)
             #expect(revenue.contains("revenue [##############################] 100%"), "\(revenue.suffix(1500))")
+            // An import: its rows read, its facts checked, its one batch appended.
+            let bill = TestDatabase.packageRoot.appendingPathComponent("schema/examples/statements/wechat-tradebill-2026-03-02.csv").path
+            let imported = try await Self.onATerminal(["import", "statement", "--source", "wechat-tradebill", bill] + connection)
+            for stage in ["read [##############################] 100%", "check [##############################] 100%",
+                          "append (one batch) [##############################] 100%"] {
+                #expect(imported.contains(stage), "\(stage): \(imported.suffix(1500))")
+            }
         }
     }
 }
