@@ -103,6 +103,41 @@ struct EventTailTests {
             try await Self.followed(by: { [node, script, "http://127.0.0.1:\($0)", "1", "3"] }, f)
         }
     }
+
+    /// The README's day-one clients (tools/clients/roundtrip.*), written from the OpenAPI document:
+    /// append, retry, read back by an encoded id, follow the tail, audit, each without a special case.
+    static func roundTrip(by command: @escaping @Sendable (Int) -> [String], _ f: ServiceFixture) async throws {
+        let token = f.allToken
+        try await f.serving { port, _ in
+            var env = ProcessInfo.processInfo.environment
+            env["LEDGER_TOKEN"] = token
+            let args = command(port)
+            let out = try await ChildProcess.run(args[0], Array(args.dropFirst()), environment: env)
+            #expect(out.status == 0, "\(out.stderr)")
+            #expect(out.stdout.split(separator: "\n").map(String.init) == [
+                "appended 201 position 1", "retried 200 position 1 alreadyStored true", "read 1 events of order:rt/1@a",
+                "followed position 1 OrderCreated", "audited 0 findings as of position 1",
+            ], "\(out.stdout)\(out.stderr)")
+        }
+    }
+
+    @Test("the Python day-one client appends, retries, reads, follows and audits")
+    func thePythonClientRoundTrips() async throws {
+        try await ServiceFixture.with("rtpython") { f in
+            let script = Self.clients.appendingPathComponent("roundtrip.py").path
+            try await Self.roundTrip(by: { ["/usr/bin/env", "python3", script, "http://127.0.0.1:\($0)", "rt/1@a"] }, f)
+        }
+    }
+
+    @Test("the Node day-one client appends, retries, reads, follows and audits",
+          .enabled(if: Node.path != nil || Node.required, "node is not installed: the Node client is not run (tools/ensure-deps.sh node installs it)"))
+    func theNodeClientRoundTrips() async throws {
+        guard let node = Node.path else { Issue.record("node is required here (CI=true or LEDGER_REQUIRE_NODE=1) but not installed"); return }
+        try await ServiceFixture.with("rtnode") { f in
+            let script = Self.clients.appendingPathComponent("roundtrip.mjs").path
+            try await Self.roundTrip(by: { [node, script, "http://127.0.0.1:\($0)", "rt/1@a"] }, f)
+        }
+    }
 }
 
 /// Node, for the Node client's test: required in CI and when LEDGER_REQUIRE_NODE=1 (unless
