@@ -66,7 +66,7 @@ enum PeakMemory {
     }
 }
 
-/// Named exit codes (documented in `ledger --help` and the README).
+/// Named exit codes (documented in `ledger --help` and docs/cli.md).
 enum Exit {
     static let verificationFailed = ExitCode(1)
     static let conflict = ExitCode(2)

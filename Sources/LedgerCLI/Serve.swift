@@ -12,9 +12,10 @@ struct Serve: AsyncParsableCommand {
         discussion: paragraphs("""
             Appends go through the same validation and the same append path as `ledger append`. Every /v1 route but
             the notification endpoints needs an API token (Authorization: Bearer) with its scope: create one with
-            `ledger serve token --name NAME --scopes append,read` and put the printed line into the file given by
+            `ledger serve token --name NAME --scopes append,read,audit --append-to FILE` and give FILE as
             --tokens-file (or LEDGER_API_TOKENS_FILE). Store notification endpoints answer only for the stores
-            configured (see the README). SIGTERM or SIGINT: stop accepting, finish the requests in flight, close.
+            configured (docs/http.md lists the settings). SIGTERM or SIGINT: stop accepting, finish the requests
+            in flight, close.
             """),
         subcommands: [Run.self, Token.self])
 

@@ -29,7 +29,7 @@ extension NotificationConfiguration {
         return AppleVerifier(.init(roots: roots, bundleId: bundle, environment: environment))
     }
 
-    /// The store endpoints configured by environment variables (the README lists them); a store whose
+    /// The store endpoints configured by environment variables (docs/http.md lists them); a store whose
     /// first variable is unset is not configured. `readFile` reads a named file's bytes.
     public init(environment env: [String: String], readFile: (String) throws -> [UInt8]) throws {
         func value(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
