@@ -70,4 +70,15 @@ struct MigrationLoadingTests {
             "743a43c6728d482c201e032b8e865d6b0ee0c37fbde14d07084aa9cbe3d9b597",
         ])
     }
+
+    /// schema/migrations (the published copy: links to the modules' files) lists exactly the
+    /// shipped migrations, each the same bytes.
+    @Test func thePublishedFolderListsEveryShippedMigration() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("schema/migrations")
+        let published = try Migration.load(directory: folder)
+        let shipped = try Migration.eventLogAndReadModels()
+        #expect(published.map(\.name) == shipped.map(\.name))
+        #expect(published.map(\.checksum) == shipped.map(\.checksum))
+    }
 }

@@ -1,0 +1,1 @@
+../../Sources/LedgerProjection/Migrations/0017_subscription_access.sql

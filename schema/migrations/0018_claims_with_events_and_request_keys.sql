@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0018_claims_with_events_and_request_keys.sql
