@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "LedgerLog",
             dependencies: ["LedgerCore", "LedgerPostgres", .product(name: "Logging", package: "swift-log")],
-            resources: [.copy("Migrations")],
+            resources: [.copy("Migrations"), .copy("Functions")],
             swiftSettings: strict
         ),
         // The read models over the log: projector, rebuild, fact scan, audit run, and their migrations.

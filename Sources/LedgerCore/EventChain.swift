@@ -26,26 +26,48 @@ public enum EventChain {
         out[lengthAt + 3] = UInt8(truncatingIfNeeded: out.count - lengthAt - 4)
     }
 
-    /// Length-prefixed fields (4-byte big-endian length, then UTF-8), so no two events share bytes.
+    /// The canonical layout of an event, written once: every field length-prefixed (4-byte big-endian
+    /// length, then its bytes), so no two events share bytes. The tag; the position, the event id
+    /// (lowercase 8-4-4-4-12 text), the stream, the stream version, the type, the schema version, the
+    /// occurred and recorded times (microseconds since 1970, in decimal); the idempotency key (a 0
+    /// byte for none, else a 1 byte and the key); the payload and metadata (jsonb's canonical text).
+    /// The writer (``canonicalBytes``) and the log's binary scanner both call it, each with the
+    /// bytes it has; SQL's `chain_hash` (Functions/chain_hash.sql) is checked against it by a test.
+    @inlinable
+    public static func appendCanonical<Id: Collection, Stream: Collection, Kind: Collection, Key: Collection, Payload: Collection, Metadata: Collection>(
+        to out: inout [UInt8], position: Int64, eventId: Id, stream: Stream, version: Int64, type: Kind, schemaVersion: Int64,
+        occurredAt: Int64, recordedAt: Int64, idempotencyKey: Key?, payload: Payload, metadata: Metadata
+    ) where Id.Element == UInt8, Stream.Element == UInt8, Kind.Element == UInt8, Key.Element == UInt8,
+            Payload.Element == UInt8, Metadata.Element == UInt8 {
+        appendField(tag, to: &out)
+        appendField(decimal: position, to: &out)
+        appendField(eventId, to: &out)
+        appendField(stream, to: &out)
+        appendField(decimal: version, to: &out)
+        appendField(type, to: &out)
+        appendField(decimal: schemaVersion, to: &out)
+        appendField(decimal: occurredAt, to: &out)
+        appendField(decimal: recordedAt, to: &out)
+        if let idempotencyKey {
+            out.append(1)
+            appendField(idempotencyKey, to: &out)
+        } else {
+            out.append(0)
+        }
+        appendField(payload, to: &out)
+        appendField(metadata, to: &out)
+    }
+
+    /// An event's canonical bytes from its typed values (``appendCanonical``'s layout).
     public static func canonicalBytes(
         position: Int64, eventId: String, stream: String, version: Int64, type: String, schemaVersion: Int32,
         occurredAt: Timestamp, recordedAt: Timestamp, idempotencyKey: String?, payloadText: String, metadataText: String
     ) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128 + payloadText.utf8.count + metadataText.utf8.count)
-        func field<S: Collection>(_ bytes: S) where S.Element == UInt8 { appendField(bytes, to: &out) }
-        field(tag)
-        appendField(decimal: position, to: &out)
-        field(eventId.utf8)
-        field(stream.utf8)
-        appendField(decimal: version, to: &out)
-        field(type.utf8)
-        appendField(decimal: Int64(schemaVersion), to: &out)
-        appendField(decimal: occurredAt.microseconds, to: &out)
-        appendField(decimal: recordedAt.microseconds, to: &out)
-        if let idempotencyKey { out.append(1); field(idempotencyKey.utf8) } else { out.append(0) }
-        field(payloadText.utf8)
-        field(metadataText.utf8)
+        appendCanonical(to: &out, position: position, eventId: eventId.utf8, stream: stream.utf8, version: version, type: type.utf8,
+                        schemaVersion: Int64(schemaVersion), occurredAt: occurredAt.microseconds, recordedAt: recordedAt.microseconds,
+                        idempotencyKey: idempotencyKey?.utf8, payload: payloadText.utf8, metadata: metadataText.utf8)
         return out
     }
 

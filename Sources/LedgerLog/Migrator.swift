@@ -5,15 +5,23 @@ import LedgerPostgres
 public struct Migrator: Sendable {
     public var schema: String
     public var migrations: [Migration]
+    /// The SQL functions applied after the migrations whenever a file's text changed since it was
+    /// last applied (the event log's, when `migrations` include the log's).
+    public var functions: [SQLFunction]
 
-    public init(schema: String, migrations: [Migration]) {
+    public init(schema: String, migrations: [Migration], functions: [SQLFunction] = []) {
         self.schema = schema
         self.migrations = migrations
+        self.functions = functions
     }
 
     public struct Outcome: Sendable {
         public var applied: [Migration]
         public var alreadyApplied: Int
+        /// The functions whose current text was applied now (none when every one was current).
+        public var functionsApplied: [String] = []
+        /// Migrations whose record was moved from a former checksum to the file's (same effect).
+        public var rechecked: [String] = []
     }
 
     public func run(on connection: PostgresConnection) async throws -> Outcome {
@@ -38,11 +46,15 @@ public struct Migrator: Sendable {
                 applied[Int(rows.int64(r, 0)!)] = (rows.string(r, 1)!, rows.string(r, 2)!)
             }
             let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+            var rechecked: [String] = []
             for (version, record) in applied.sorted(by: { $0.key < $1.key }) {
                 guard let m = known[version] else {
                     throw LedgerError.migration("schema \(schema) has migration \(record.name) applied, which this build does not have (was it made by a newer ledger?)")
                 }
-                if m.checksum != record.checksum {
+                if m.checksum != record.checksum, Migration.formerChecksums[version]?.contains(record.checksum) == true {
+                    try conn.query("UPDATE \(s).schema_migrations SET checksum = $1 WHERE version = $2", [.text(m.checksum), .int4(Int32(version))])
+                    rechecked.append(m.name)
+                } else if m.checksum != record.checksum {
                     throw LedgerError.migration("\(m.name).sql was edited after it was applied to schema \(schema) (checksum \(record.checksum.prefix(12)) when applied, \(m.checksum.prefix(12)) now); restore the file and put the change in a new migration")
                 }
             }
@@ -56,7 +68,32 @@ public struct Migrator: Sendable {
                 }
                 done.append(m)
             }
-            return Outcome(applied: done, alreadyApplied: applied.count)
+            // Each function's current text, where it changed since it was last applied.
+            var functionsApplied: [String] = []
+            if !functions.isEmpty {
+                try conn.execute("""
+                    CREATE TABLE IF NOT EXISTS \(s).schema_functions (
+                        name       text PRIMARY KEY,
+                        checksum   text NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """)
+                let recorded = try conn.query("SELECT name, checksum FROM \(s).schema_functions")
+                var current: [String: String] = [:]
+                for r in 0..<recorded.count { current[recorded.string(r, 0)!] = recorded.string(r, 1)! }
+                for f in functions where current[f.name] != f.checksum {
+                    try conn.transaction { conn in
+                        try conn.execute("SET LOCAL search_path TO \(s)")
+                        try conn.execute(f.sql)
+                        try conn.query("""
+                            INSERT INTO \(s).schema_functions (name, checksum) VALUES ($1, $2)
+                            ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
+                            """, [.text(f.name), .text(f.checksum)])
+                    }
+                    functionsApplied.append(f.name)
+                }
+            }
+            return Outcome(applied: done, alreadyApplied: applied.count, functionsApplied: functionsApplied, rechecked: rechecked)
         }
     }
 }

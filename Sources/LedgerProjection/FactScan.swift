@@ -179,6 +179,8 @@ struct ChainedFactRowDecoder {
     private(set) var verifier = ChainVerifier()
     /// The previous event's hash and the row's canonical bytes (one buffer, reused).
     private var canonical: [UInt8] = []
+    /// The row's event id as text (one buffer, reused).
+    private var uuid: [UInt8] = []
 
     init() { canonical.reserveCapacity(1024) }
 
@@ -193,44 +195,32 @@ struct ChainedFactRowDecoder {
         let version = CopyBinary.int32(raw, f[5].start)
         let occurred = try FactRowDecoder.microseconds(raw, f[6], position: position)
         let recorded = try FactRowDecoder.microseconds(raw, f[7], position: position)
-        // The previous event's hash, then the row's canonical bytes (what EventChain.canonicalBytes
-        // makes of the typed values), hashed in one pass.
+        // The previous event's hash, then the row's canonical bytes (EventChain's one layout, from
+        // the row's bytes), hashed in one pass.
         canonical.removeAll(keepingCapacity: true)
         canonical.append(contentsOf: verifier.previous)
-        EventChain.appendField(EventChain.tag, to: &canonical)
-        EventChain.appendField(decimal: position, to: &canonical)
-        appendUUID(raw, at: f[1].start)
-        EventChain.appendField(FactRowDecoder.bytes(raw, f[2]), to: &canonical)
-        EventChain.appendField(decimal: CopyBinary.int64(raw, f[3].start), to: &canonical)
-        EventChain.appendField(FactRowDecoder.bytes(raw, f[4]), to: &canonical)
-        EventChain.appendField(decimal: Int64(version), to: &canonical)
-        EventChain.appendField(decimal: occurred, to: &canonical)
-        EventChain.appendField(decimal: recorded, to: &canonical)
-        if f[8].isNull {
-            canonical.append(0)
-        } else {
-            canonical.append(1)
-            EventChain.appendField(FactRowDecoder.bytes(raw, f[8]), to: &canonical)
-        }
-        EventChain.appendField(payloadText, to: &canonical)
-        EventChain.appendField(metadata, to: &canonical)
+        uuidText(raw, at: f[1].start)
+        EventChain.appendCanonical(to: &canonical, position: position, eventId: uuid, stream: FactRowDecoder.bytes(raw, f[2]),
+                                   version: CopyBinary.int64(raw, f[3].start), type: FactRowDecoder.bytes(raw, f[4]),
+                                   schemaVersion: Int64(version), occurredAt: occurred, recordedAt: recorded,
+                                   idempotencyKey: f[8].isNull ? nil : FactRowDecoder.bytes(raw, f[8]), payload: payloadText, metadata: metadata)
         SHA256.withHash(canonical) { verifier.consume(position: position, expected: $0, stored: FactRowDecoder.bytes(raw, f[10])) }
 
         try rows.append(position: position, type: FactRowDecoder.typeName(FactRowDecoder.bytes(raw, f[4])), schemaVersion: version,
                         occurredAt: Timestamp(microsecondsSince1970: occurred), payload: payloadText)
     }
 
-    /// Appends a binary UUID (16 bytes at `at`) as one field, in its lowercase text form
-    /// (8-4-4-4-12 hexadecimal digits).
-    private mutating func appendUUID(_ raw: UnsafeRawBufferPointer, at: Int) {
+    /// A binary UUID (16 bytes at `at`) in its lowercase text form (8-4-4-4-12 hexadecimal digits),
+    /// into ``uuid`` (reused).
+    private mutating func uuidText(_ raw: UnsafeRawBufferPointer, at: Int) {
         let digits: StaticString = "0123456789abcdef"
-        canonical.append(0); canonical.append(0); canonical.append(0); canonical.append(36)
+        uuid.removeAll(keepingCapacity: true)
         digits.withUTF8Buffer { hex in
             for i in 0..<16 {
-                if i == 4 || i == 6 || i == 8 || i == 10 { canonical.append(UInt8(ascii: "-")) }
+                if i == 4 || i == 6 || i == 8 || i == 10 { uuid.append(UInt8(ascii: "-")) }
                 let b = raw[at + i]
-                canonical.append(hex[Int(b >> 4)])
-                canonical.append(hex[Int(b & 0x0F)])
+                uuid.append(hex[Int(b >> 4)])
+                uuid.append(hex[Int(b & 0x0F)])
             }
         }
     }

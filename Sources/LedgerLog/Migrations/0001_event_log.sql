@@ -43,13 +43,7 @@ CREATE TABLE log_head (
 INSERT INTO log_head (last_position, last_hash, last_recorded_at)
 VALUES (0, decode(repeat('00', 32), 'hex'), '2000-01-01T00:00:00Z');
 
-CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-BEGIN
-    RAISE EXCEPTION 'the event log is append-only: % on %.% is refused', TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME
-        USING ERRCODE = 'insufficient_privilege',
-              HINT = 'facts are corrected by appending new facts, never by changing stored ones';
-END
-$$;
+-- function: refuse_change.sql (its current text, from Sources/LedgerLog/Functions)
 
 CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
     FOR EACH ROW EXECUTE FUNCTION refuse_change();
@@ -62,25 +56,7 @@ CREATE TRIGGER log_head_no_truncate BEFORE TRUNCATE ON log_head
 
 -- The head moves forward only, and must name the event that is really last.
 -- SET search_path FROM CURRENT: the function finds this schema's tables whatever the caller's path.
-CREATE FUNCTION check_head_advance() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-DECLARE
-    stored bytea;
-BEGIN
-    IF NEW.last_position < OLD.last_position THEN
-        RAISE EXCEPTION 'log head may not move back from % to %', OLD.last_position, NEW.last_position
-            USING ERRCODE = 'check_violation';
-    END IF;
-    IF NEW.last_position > 0 THEN
-        SELECT e.hash INTO stored FROM events e WHERE e.position = NEW.last_position;
-        IF stored IS DISTINCT FROM NEW.last_hash
-           OR EXISTS (SELECT 1 FROM events e WHERE e.position = NEW.last_position + 1) THEN
-            RAISE EXCEPTION 'log head % does not name the last stored event', NEW.last_position
-                USING ERRCODE = 'check_violation';
-        END IF;
-    END IF;
-    RETURN NEW;
-END
-$$;
+-- function: check_head_advance.sql (its current text, from Sources/LedgerLog/Functions)
 
 CREATE TRIGGER log_head_advance BEFORE UPDATE ON log_head
     FOR EACH ROW EXECUTE FUNCTION check_head_advance();

@@ -5,16 +5,7 @@
 --    the event's id, key and stream version forever with nothing to compare a later append with:
 --    every append of that fact would fail. Each claim must now have its event (pending or sealed)
 --    when its transaction commits.
-CREATE FUNCTION claim_has_event() RETURNS trigger
-LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pending_events p WHERE p.event_id = NEW.event_id)
-       AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = NEW.event_id) THEN
-        RAISE EXCEPTION 'event % is claimed without an event: a claim is written only with its event', NEW.event_id
-            USING ERRCODE = 'integrity_constraint_violation', CONSTRAINT = 'event_claims_have_events';
-    END IF;
-    RETURN NULL;
-END $$;
+-- function: claim_has_event.sql (its current text, from Sources/LedgerLog/Functions)
 
 CREATE CONSTRAINT TRIGGER event_claims_have_events AFTER INSERT ON event_claims
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION claim_has_event();

@@ -1,0 +1,55 @@
+-- Runs once per INSERT or COPY into events, after the rows are in (and after the foreign keys
+-- have checked them), with the new rows as a transition table: every row follows the head, chains
+-- onto it and carries the server clock; then the head moves. SECURITY DEFINER: the writer role may
+-- not update the head itself.
+CREATE OR REPLACE FUNCTION advance_head() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    head log_head%ROWTYPE;
+    first_position bigint;
+    top bigint;
+    n bigint;
+    last_row record;
+    broken bigint;
+BEGIN
+    SELECT min(position), max(position), count(*) INTO first_position, top, n FROM new_rows;
+    IF n = 0 THEN
+        RETURN NULL;
+    END IF;
+    SELECT * INTO head FROM log_head FOR UPDATE;
+    IF first_position <> head.last_position + 1 OR top - first_position + 1 <> n THEN
+        RAISE EXCEPTION 'events must be appended right after the head (position %): got positions % to %',
+            head.last_position, first_position, top
+            USING ERRCODE = 'check_violation';
+    END IF;
+    -- recordedAt is the server clock: not before the head's time, not after now, not before this
+    -- transaction began (unless it equals the head's time, when the clock stepped back).
+    IF EXISTS (SELECT 1 FROM new_rows r
+               WHERE r.recorded_at <> head.last_recorded_at
+                 AND (r.recorded_at < head.last_recorded_at OR r.recorded_at < transaction_timestamp()
+                      OR r.recorded_at > clock_timestamp())) THEN
+        RAISE EXCEPTION 'recorded_at must be the database clock, at or after the head''s % and not in the future',
+            head.last_recorded_at
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF EXISTS (SELECT 1 FROM (SELECT r.recorded_at, lag(r.recorded_at) OVER (ORDER BY r.position) AS before FROM new_rows r) t
+               WHERE t.recorded_at < t.before) THEN
+        RAISE EXCEPTION 'recorded_at goes back inside one append' USING ERRCODE = 'check_violation';
+    END IF;
+    -- Each new row must chain onto the one before it (the head for the first): a row inserted by
+    -- hand with any other hash is refused. One set-based pass: each row against its predecessor.
+    -- (lag() over one sort: a join of the transition table with itself has no index to use.)
+    SELECT c.position INTO broken
+    FROM (SELECT r.position, r.hash, chain_hash(coalesce(lag(r.hash) OVER w, head.last_hash), r::events) AS expected
+          FROM new_rows r WINDOW w AS (ORDER BY r.position)) c
+    WHERE c.hash IS DISTINCT FROM c.expected
+    ORDER BY c.position LIMIT 1;
+    IF broken IS NOT NULL THEN
+        RAISE EXCEPTION 'the event at position % does not chain onto the log (its hash is not SHA-256 of the previous hash and its content)', broken
+            USING ERRCODE = 'check_violation';
+    END IF;
+    SELECT r.hash, r.recorded_at INTO last_row FROM new_rows r WHERE r.position = top;
+    UPDATE log_head SET last_position = top, last_hash = last_row.hash,
+                        last_recorded_at = last_row.recorded_at;
+    RETURN NULL;
+END
+$$;

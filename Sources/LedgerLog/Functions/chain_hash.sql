@@ -1,0 +1,31 @@
+-- The hash chain in SQL: the canonical bytes of an event, exactly as LedgerCore's EventChain
+-- builds them (length-prefixed fields: a 4-byte big-endian length, then UTF-8), and SHA-256 of the
+-- previous hash and those bytes. STABLE (what convert_to and extract are), so the planner inlines
+-- chain_hash into the statements that call it. A test checks these bytes against the Swift layout.
+CREATE OR REPLACE FUNCTION chain_field(b bytea) RETURNS bytea LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT int4send(length(b)) || b
+$$;
+
+CREATE OR REPLACE FUNCTION chain_field(t text) RETURNS bytea LANGUAGE sql STABLE STRICT AS $$
+    SELECT chain_field(convert_to(t, 'UTF8'))
+$$;
+
+CREATE OR REPLACE FUNCTION chain_microseconds(t timestamptz) RETURNS text LANGUAGE sql STABLE STRICT AS $$
+    SELECT ((extract(epoch FROM t) * 1000000)::numeric(30, 0))::text
+$$;
+
+CREATE OR REPLACE FUNCTION chain_hash(previous bytea, e events) RETURNS bytea LANGUAGE sql STABLE AS $$
+    SELECT sha256(previous
+        || chain_field('ledger-event-v1'::text)
+        || chain_field(e.position::text)
+        || chain_field(e.event_id::text)
+        || chain_field(e.stream_id)
+        || chain_field(e.stream_version::text)
+        || chain_field(e.event_type)
+        || chain_field(e.schema_version::text)
+        || chain_field(chain_microseconds(e.occurred_at))
+        || chain_field(chain_microseconds(e.recorded_at))
+        || CASE WHEN e.idempotency_key IS NULL THEN '\x00'::bytea ELSE '\x01'::bytea || chain_field(e.idempotency_key) END
+        || chain_field(e.payload::text)
+        || chain_field(e.metadata::text))
+$$;

@@ -1,0 +1,76 @@
+-- Plain SQL tests of the log's functions, run in a freshly migrated schema (search_path set to it)
+-- by SQLFunctionTests, inside a transaction that is rolled back. Each block raises on a failure.
+
+-- append_events: a batch is appended; the same batch again returns the original positions.
+DO $$
+DECLARE
+    batch jsonb := '[{"eventId":"6f1c2d3e-0000-4000-8000-000000000001","stream":"order:sql-1","type":"OrderCreated",
+                      "payload":{"orderId":"sql-1"},"metadata":{},"occurredAt":"2026-03-31T08:15:00Z",
+                      "idempotencyKey":"order:sql-1:created","expectedVersion":"no-stream"}]';
+    first record;
+    again record;
+BEGIN
+    SELECT * INTO first FROM append_events(batch);
+    ASSERT first.position = 1 AND first.stream_version = 0 AND NOT first.already_stored, format('first append: %s', first);
+    SELECT * INTO again FROM append_events(batch);
+    ASSERT again.position = 1 AND again.already_stored, format('a retry: %s', again);
+END $$;
+
+-- chain_hash: every stored row's hash is the chain over the one before it.
+DO $$
+DECLARE
+    previous bytea := decode(repeat('00', 32), 'hex');
+    e events;
+BEGIN
+    FOR e IN SELECT * FROM events ORDER BY position LOOP
+        ASSERT e.hash = chain_hash(previous, e), format('position %s does not chain', e.position);
+        previous := e.hash;
+    END LOOP;
+    ASSERT (SELECT last_hash FROM log_head) = previous, 'the head does not name the last hash';
+END $$;
+
+-- refuse_change: the log is append-only.
+DO $$
+BEGIN
+    BEGIN
+        UPDATE events SET stream_id = 'order:changed';
+        RAISE EXCEPTION 'an UPDATE of events was allowed';
+    EXCEPTION WHEN insufficient_privilege THEN NULL;
+    END;
+    BEGIN
+        DELETE FROM log_head;
+        RAISE EXCEPTION 'a DELETE of the head was allowed';
+    EXCEPTION WHEN insufficient_privilege THEN NULL;
+    END;
+END $$;
+
+-- check_head_advance: the head never moves back.
+DO $$
+BEGIN
+    BEGIN
+        UPDATE log_head SET last_position = 0;
+        RAISE EXCEPTION 'the head moved back';
+    EXCEPTION WHEN check_violation THEN NULL;
+    END;
+END $$;
+
+-- claim_has_event: a claim without its event is refused (checked at once here, at commit otherwise).
+DO $$
+BEGIN
+    SET CONSTRAINTS ALL IMMEDIATE;
+    BEGIN
+        INSERT INTO event_claims (event_id, stream_id, stream_version) VALUES ('6f1c2d3e-0000-4000-8000-0000000000ff', 'order:ghost', 0);
+        RAISE EXCEPTION 'a claim without its event was kept';
+    EXCEPTION WHEN OTHERS THEN
+        IF SQLERRM LIKE 'a claim without its event was kept' THEN RAISE; END IF;
+    END;
+    SET CONSTRAINTS ALL DEFERRED;
+END $$;
+
+-- seal_pending and try_seal_pending: nothing pending, nothing sealed.
+DO $$
+BEGIN
+    ASSERT seal_pending() = 0, 'seal_pending sealed something out of nothing';
+    ASSERT try_seal_pending(), 'try_seal_pending could not take a free lock';
+    ASSERT (SELECT count(*) FROM seal_events(ARRAY[]::uuid[])) = 0, 'seal_events of no ids returned rows';
+END $$;

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/advance_head.sql

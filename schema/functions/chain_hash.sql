@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/chain_hash.sql

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/check_head_advance.sql

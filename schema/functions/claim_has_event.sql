@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/claim_has_event.sql

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/refuse_change.sql

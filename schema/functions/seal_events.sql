@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/seal_events.sql
