@@ -171,6 +171,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "LedgerStatementsTests",
+            dependencies: ["LedgerStatements", "LedgerDomain", "LedgerCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LedgerReportTests",
+            dependencies: ["LedgerReport", "LedgerDomain", "LedgerCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "LedgerServerTests",
             dependencies: ["LedgerServer", "LedgerLog", "LedgerProjection", "LedgerCore", "LedgerTesting"],
             swiftSettings: strict

@@ -53,8 +53,12 @@ extension AuditReport {
             return out
         }
         var s = "<svg class=\"chart\" viewBox=\"0 0 \(Int(w)) \(Int(h))\" role=\"img\" aria-label=\"payments and grants per day\" data-first-day=\"\(Self.esc(days[0].d.day))\" data-days=\"\(last - first + 1)\">"
+        // Grid lines at quarters of the scale, each value once (a small scale rounds some together).
+        var gridValues: [Int64] = []
         for k in 0...4 {
             let v = Int64((maxY * Double(k) / 4).rounded())
+            guard !gridValues.contains(v) else { continue }
+            gridValues.append(v)
             s += "<line class=\"grid\" x1=\"\(Int(left))\" x2=\"\(Int(w - 8))\" y1=\"\(Self.fmt(y(v)))\" y2=\"\(Self.fmt(y(v)))\"/>"
             s += "<text class=\"axis\" x=\"\(Int(left - 6))\" y=\"\(Self.fmt(y(v) + 4))\" text-anchor=\"end\">\(v)</text>"
         }

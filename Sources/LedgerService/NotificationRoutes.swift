@@ -165,27 +165,8 @@ struct NotificationRoutes {
     /// content under its natural key (a payment verified earlier by another path, with its own
     /// evidence) is left out and named; the notification itself is always part of the batch.
     private func store(_ n: NotificationFacts, route: String) async throws -> Response {
-        let s = quoteIdentifier(stores.writer.configuration.schema)
-        // Committed without waiting for its own WAL flush: the facts are appended next with a
-        // synchronous commit, whose flush covers this earlier commit too, so the payload is durable
-        // whenever its facts are (and a payload kept without facts is harmless: the store retries).
-        let values: [PostgresValue] = [.text(n.channel.rawValue), .text(n.notificationId), .text(n.rawDigest), .bytea(n.raw),
-                                       .jsonb(n.rawHeaders.compactText)]
-        try await stores.writer.pool.withConnection { conn in
-            try await conn.withIsolation { conn in
-                try conn.execute("BEGIN; SET LOCAL synchronous_commit TO off")
-                do {
-                    _ = try conn.query("""
-                        INSERT INTO \(s).store_notification_payloads (channel, notification_id, raw_digest, raw, raw_headers)
-                        VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING
-                        """, values, prepared: true)
-                    try conn.execute("COMMIT")
-                } catch {
-                    if conn.isConnected { try? conn.execute("ROLLBACK") }
-                    throw error
-                }
-            }
-        }
+        try await stores.writer.keep(RawPayload(channel: n.channel.rawValue, id: n.notificationId, digest: n.rawDigest, raw: n.raw,
+                                                headersJSON: n.rawHeaders.compactText))
         let metadata = EventMetadata(correlationId: "\(n.channel.rawValue):notification:\(n.notificationId)", source: "ledger-serve:\(route)")
         var events = n.facts.enumerated().map { i, f in
             f.newEvent(occurredAt: n.occurredAt, eventId: EventsRoutes.eventId(key: "\(n.channel.rawValue):\(n.notificationId)", caller: "notification", index: i),

@@ -53,7 +53,7 @@ struct ServiceFixture: Sendable {
             let o = owner
             if projector { config.projector = try await EventStore.open(o.connecting(as: .projector)) }
             let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
-            let fixture = ServiceFixture(owner: owner, service: LedgerService(configuration: config, stores: stores),
+            let fixture = ServiceFixture(owner: owner, service: LedgerService(configuration: config, stores: stores, logger: Self.quiet),
                                          appendToken: tokens[0], readToken: tokens[1], auditToken: tokens[2], allToken: tokens[3])
             do {
                 let value = try await body(fixture)
@@ -97,11 +97,18 @@ struct ServiceFixture: Sendable {
 
     /// Runs `body` against the router (no network).
     func test<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
-        let app = Application(router: service.router())
+        let app = Application(router: service.router(), logger: Self.quiet)
         return try await app.test(.router) { client in try await body(client) }
     }
 
     func rows() async throws -> Int64 { try await TestDatabase.storedEventRows(owner) }
+
+    /// The services' logger in tests: warnings and errors only (each answer is logged at info).
+    static var quiet: Logger {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return logger
+    }
 
     static func bearer(_ token: String, _ more: HTTPFields = [:]) -> HTTPFields {
         var h = more

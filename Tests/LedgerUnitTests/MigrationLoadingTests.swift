@@ -50,8 +50,8 @@ struct MigrationLoadingTests {
     @Test func shippedMigrationsAreUnchanged() throws {
         let log = try Migration.eventLog()
         let readModels = try Migration.readModels()
-        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege", "0011_append_function", "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash", "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys"])
-        #expect(readModels.map(\.name) == ["0002_read_models", "0003_read_model_indexes", "0005_projector_role", "0006_transaction_keys", "0010_store_notification_payloads", "0014_projector_snapshots", "0017_subscription_access"])
+        #expect(log.map(\.name) == ["0001_event_log", "0004_least_privilege", "0010_store_notification_payloads", "0011_append_function", "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash", "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys"])
+        #expect(readModels.map(\.name) == ["0002_read_models", "0003_read_model_indexes", "0005_projector_role", "0006_transaction_keys", "0014_projector_snapshots", "0017_subscription_access"])
         #expect(try Migration.eventLogAndReadModels().map(\.checksum) == [
             "7c3cd68e7db768c8b513ff1412ec5ebf59b50edc086fe3d9578c464b81b45fd1",
             "124ab217f22bd1c1946fe0aa2c04c697cdaeef2e83c29afef6e578e4fde2e900",

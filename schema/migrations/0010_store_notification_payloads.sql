@@ -1,1 +1,1 @@
-../../Sources/LedgerProjection/Migrations/0010_store_notification_payloads.sql
+../../Sources/LedgerLog/Migrations/0010_store_notification_payloads.sql

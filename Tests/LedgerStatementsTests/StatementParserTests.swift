@@ -8,7 +8,8 @@ import LedgerDomain
 /// malformed files refused with the line and column named, and the writers' files parsing back.
 @Suite("Statement files")
 struct StatementParserTests {
-    static let folder = Fixtures.packageRoot.appendingPathComponent("schema/examples/statements")
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("schema/examples/statements")
 
     static func sample(_ name: String, _ source: StatementSource, _ options: StatementOptions = StatementOptions()) throws -> StatementFile {
         let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
