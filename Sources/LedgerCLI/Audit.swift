@@ -118,12 +118,12 @@ struct AuditCommand: AsyncParsableCommand {
             do {
                 let through = try await replay.through(store)
                 let bar = ProgressBar("audit")
-                let run = try await store.audit(through: through, options: options, memory: try foldMemory.memory, progress: bar.update)
+                let run = try await LogReplay(store).audit(through: through, options: options, memory: try foldMemory.memory, progress: bar.update)
                 bar.finish()
                 if let spill = run.spill { Diagnostics.say("audit: \(spill.description)") }
                 var findings = run.findings
                 if let from, let t = Timestamp(from) {
-                    let first = try await store.position(asOf: Timestamp(microsecondsSince1970: t.microseconds - 1)) + 1
+                    let first = try await LogReplay(store).position(asOf: Timestamp(microsecondsSince1970: t.microseconds - 1)) + 1
                     findings = findings.filter { ($0.positions.last ?? 0) >= first }
                 }
                 if let user { findings = findings.filter { $0.userId == user } }

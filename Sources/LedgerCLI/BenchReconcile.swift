@@ -54,7 +54,7 @@ struct BenchReconcile: AsyncParsableCommand {
         let spec = try FaultSpec.parse("unrecorded-sale=0.0005,unrecorded-refund=0.0005,unconfirmed-payment=0.0005,amount-mismatch=0.0005")
         // The generated log, folded once: its statements are made from it, and the statement facts
         // are folded onto it below (consumed there, so one fold is in memory at a time).
-        let generated = try await store.fold(through: Int64(events))
+        let generated = try await LogReplay(store).fold(through: Int64(events))
         let statements = SimulatedStatements(generated, seed: seed, faults: spec, from: from, to: to)
         let files = SimulateStatements.files(statements)
         // Parse everything first (timed), then append statement by statement (timed): the import is both.
@@ -79,7 +79,7 @@ struct BenchReconcile: AsyncParsableCommand {
         guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
         // The rules over one fold: all of them, then the reconciliation alone.
         let head = try await store.headPosition()
-        let p = try await store.fold(consume generated, through: head)
+        let p = try await LogReplay(store).fold(consume generated, through: head)
         let t3 = ContinuousClock.now
         let all = Audit.run(p)
         let rulesSeconds = (ContinuousClock.now - t3).seconds

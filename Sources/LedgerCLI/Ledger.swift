@@ -142,7 +142,7 @@ struct ReplayOptions: ParsableArguments {
     /// to yet is refused (``PositionNotReached``), like a position beyond the head.
     func through(_ store: EventStore) async throws -> Int64? {
         guard let asOf, let t = Timestamp(asOf) else { return toPosition }
-        return try await store.position(asOf: t)
+        return try await LogReplay(store).position(asOf: t)
     }
 }
 

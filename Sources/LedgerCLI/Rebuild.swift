@@ -173,7 +173,7 @@ struct Rebuild: AsyncParsableCommand {
                 let through = try await replay.through(store)
                 let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]
                 let bar = ProgressBar("rebuild")
-                let report = try await store.rebuild(RebuildOptions(models: models, through: through, verify: verify, snapshot: !noSnapshot,
+                let report = try await LogReplay(store).rebuild(RebuildOptions(models: models, through: through, verify: verify, snapshot: !noSnapshot,
                                                                        memory: try foldMemory.memory), progress: bar.update)
                 bar.finish()
                 print(json ? Self.json(report) : Self.table(report), terminator: "")

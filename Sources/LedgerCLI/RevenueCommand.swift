@@ -58,7 +58,7 @@ struct RevenueCommand: AsyncParsableCommand {
                 // A position beyond the head (or not replayed yet on a standby) is refused, as by audit.
                 let target = try await store.checkReached(try await replay.through(store))
                 let bar = ProgressBar("revenue")
-                let fold = try await store.fold(through: target, progress: bar.update)
+                let fold = try await LogReplay(store).fold(through: target, progress: bar.update)
                 bar.finish()
                 let rows = Revenue.compute(fold, by: by, from: from.flatMap(Timestamp.init), to: to.flatMap(Timestamp.init))
                 report = RevenueReport(position: target, bucket: by, from: from, to: to, rows: rows)

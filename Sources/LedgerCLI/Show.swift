@@ -36,7 +36,7 @@ struct Show: AsyncParsableCommand {
             do {
                 let out = try await render(store)
                 if let out { print(out, terminator: "") } else {
-                    Diagnostics.say("ledger: no \(kind.rawValue) '\(id)' in the read models (checkpoints: \(try await store.checkpoints().map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ", ")))")
+                    Diagnostics.say("ledger: no \(kind.rawValue) '\(id)' in the read models (checkpoints: \(try await LogReplay(store).checkpoints().map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ", ")))")
                     found = false
                 }
             } catch {
@@ -50,7 +50,7 @@ struct Show: AsyncParsableCommand {
 
     /// Rows of a read-model query as JSON objects (PostgreSQL's row_to_json).
     func rows(_ store: EventStore, _ table: String, where condition: String, order: String) async throws -> [JSONValue] {
-        let r = try await store.queryReadModels("SELECT row_to_json(t)::text FROM $schema.\(table) t WHERE \(condition) ORDER BY \(order)", [.text(id)])
+        let r = try await LogReplay(store).queryReadModels("SELECT row_to_json(t)::text FROM $schema.\(table) t WHERE \(condition) ORDER BY \(order)", [.text(id)])
         return r.rows.compactMap { $0[0].flatMap { try? JSONValue.parse($0) } }
     }
 
@@ -82,7 +82,7 @@ struct Show: AsyncParsableCommand {
         for (_, rows) in sections {
             for r in rows { if case .array(let ps)? = r["positions"] { ps.compactMap(\.intValue).forEach { positions.insert($0) } } }
         }
-        let events = try await store.events(at: positions.sorted())
+        let events = try await LogReplay(store).events(at: positions.sorted())
         let timeline: [(RecordedEvent, String)] = events.map { e in
             let summary: String
             do throws(FactError) { summary = try FactCatalogue.decode(e).summary } catch { summary = "(undecodable: \(error))" }
@@ -106,7 +106,7 @@ struct Show: AsyncParsableCommand {
                 let table = ["order": "rm_orders", "user": "rm_users", "subscription": "rm_subscriptions"][name]!
                 let keyColumn = ["order": "order_id", "user": "user_id", "subscription": "subscription_id"][name]!
                 // The column names in table order; the values from the JSON (arrays stay lists).
-                let r = try await store.queryReadModels("SELECT * FROM $schema.\(table) WHERE \(keyColumn) = $1 LIMIT 0", [.text(id)])
+                let r = try await LogReplay(store).queryReadModels("SELECT * FROM $schema.\(table) WHERE \(keyColumn) = $1 LIMIT 0", [.text(id)])
                 out += "\(name) \(id)\n"
                 let width = r.columns.map(\.count).max() ?? 0
                 for c in r.columns where c != "positions" {

@@ -83,7 +83,7 @@ final class DailyCounter: Sendable {
     }
 }
 
-extension EventStore {
+extension LogReplay {
     /// Replays the log through `through` (the head when nil; a position beyond the head is refused
     /// with ``PositionNotReached``): the fold, the hash chain and the daily counts, from one read
     /// of the log. Each row is hashed onto the chain on the connection's thread, its fact decoded on

@@ -11,7 +11,7 @@ public enum EntityView {
     /// The view, or nil when the read models do not know the id.
     public static func json(_ store: EventStore, kind: Kind, id: String) async throws -> JSONValue? {
         func rows(_ table: String, where condition: String, order: String) async throws -> [JSONValue] {
-            let r = try await store.queryReadModels("SELECT row_to_json(t)::text FROM $schema.\(table) t WHERE \(condition) ORDER BY \(order)", [.text(id)])
+            let r = try await LogReplay(store).queryReadModels("SELECT row_to_json(t)::text FROM $schema.\(table) t WHERE \(condition) ORDER BY \(order)", [.text(id)])
             return r.rows.compactMap { $0[0].flatMap { try? JSONValue.parse($0) } }
         }
         var sections: [(String, [JSONValue])] = []
@@ -34,7 +34,7 @@ public enum EntityView {
         for (_, rows) in sections {
             for r in rows { if case .array(let ps)? = r["positions"] { ps.compactMap(\.intValue).forEach { positions.insert($0) } } }
         }
-        let events = try await store.events(at: positions.sorted())
+        let events = try await LogReplay(store).events(at: positions.sorted())
         var members: [(String, JSONValue)] = [("kind", .string(kind.rawValue)), ("id", .string(id))]
         for (name, rows) in sections {
             members.append((name, name == kind.rawValue ? rows[0] : .array(rows)))

@@ -226,7 +226,7 @@ struct ChainedFactRowDecoder {
     }
 }
 
-extension EventStore {
+extension LogReplay {
     /// Streams the facts after `after` through `through`, decoded for the projections, with
     /// `COPY ... TO STDOUT` (bounded memory). Reads only the columns a fold needs, so it runs close to
     /// the speed PostgreSQL sends rows. `body` runs on the connection's own thread.

@@ -28,7 +28,7 @@ extension Projections {
 /// Progress of a long fold: events done out of the total, for a progress bar.
 public typealias FoldProgress = @Sendable (_ done: Int64, _ total: Int64) -> Void
 
-extension EventStore {
+extension LogReplay {
     /// The advisory lock that lets one projector (or rebuild) write the read models.
     var projectorLockKey: String { "ledger-projector:" + configuration.schema }
 
@@ -167,8 +167,8 @@ public actor Projector {
                              snapshotEvery: Int64 = 1_000_000, memory: FoldMemory = .automatic) async throws -> Projector {
         let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
         do {
-            try await store.takeProjectorLock(conn)
-            let cps = try await store.checkpoints()
+            try await LogReplay(store).takeProjectorLock(conn)
+            let cps = try await LogReplay(store).checkpoints()
             let low = cps.values.min() ?? 0
             let schema = store.configuration.schema
             let snapshot: (state: Projections, info: SnapshotInfo)?
@@ -183,14 +183,14 @@ public actor Projector {
                 snapshot = nil
             }
             let initial = try snapshot?.state ?? memory.emptyState().0
-            var state = try await store.fold(initial, through: low, progress: progress)
+            var state = try await LogReplay(store).fold(initial, through: low, progress: progress)
             state.tracksChanges = true
             let projector = Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps,
                                       startedFrom: snapshot?.info, snapshotEvery: snapshotEvery, memory: memory)
             await projector.snapshotIfDue()
             return projector
         } catch {
-            await store.closeReleasingProjectorLock(conn)
+            await LogReplay(store).closeReleasingProjectorLock(conn)
             throw error
         }
     }
@@ -213,7 +213,7 @@ public actor Projector {
     }
 
     public func close() async {
-        await store.closeReleasingProjectorLock(connection)
+        await LogReplay(store).closeReleasingProjectorLock(connection)
     }
 
     /// Applies every event appended so far; returns how many were applied.
@@ -373,7 +373,7 @@ enum ReadModelWriter {
     }
 }
 
-extension EventStore {
+extension LogReplay {
     /// Runs a read-only query on a pooled connection (`$schema` in `sql` is replaced by the quoted
     /// ledger schema). For the read models; the log itself is read with `readAll`/`scan`.
     public func queryReadModels(_ sql: String, _ parameters: [PostgresValue] = []) async throws -> QueryResult {

@@ -83,7 +83,7 @@ struct RowChunks: Sequence, IteratorProtocol {
     }
 }
 
-extension EventStore {
+extension LogReplay {
     /// Folds the log into shadow tables, then swaps them in atomically (or, with `verify`,
     /// compares them with the live tables and drops them). Live tables keep serving meanwhile.
     public func rebuild(_ options: RebuildOptions, progress: FoldProgress? = nil) async throws -> RebuildReport {

@@ -31,7 +31,7 @@ struct HealthRoutes {
             return json(.serviceUnavailable, JSONValue.makeObject([("status", .string("not-ready")), ("checks", .makeObject(checks))]).compactText + "\n")
         }
         do {
-            let applied = try await stores.reader.queryReadModels("SELECT version, checksum FROM $schema.schema_migrations ORDER BY version")
+            let applied = try await LogReplay(stores.reader).queryReadModels("SELECT version, checksum FROM $schema.schema_migrations ORDER BY version")
             let shipped = try Self.shippedMigrations.get()
             let appliedPairs = (0..<applied.count).map { "\(applied.string($0, 0) ?? "")/\(applied.string($0, 1) ?? "")" }
             let shippedPairs = shipped.map { "\($0.version)/\($0.checksum)" }
@@ -75,7 +75,7 @@ struct HealthRoutes {
     /// Records the head and how far the slowest read model is behind it; returns that lag.
     private func recordLag(head: Int64) async throws -> Int64 {
         metrics.logHead.record(head)
-        let lag = head - (try await stores.reader.checkpoints().values.min() ?? 0)
+        let lag = head - (try await LogReplay(stores.reader).checkpoints().values.min() ?? 0)
         metrics.projectorLag.record(lag)
         return lag
     }

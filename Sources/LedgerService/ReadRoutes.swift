@@ -17,7 +17,7 @@ struct ReadRoutes {
         { [stores] _, context in
             let id = try context.pathParameter("id")
             guard let view = try await EntityView.json(stores.reader, kind: kind, id: id) else {
-                let checkpoints = try await stores.reader.checkpoints().map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ", ")
+                let checkpoints = try await LogReplay(stores.reader).checkpoints().map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ", ")
                 throw Problem.notFound("no \(kind.rawValue) \(Echo.quoted(id)) in the read models (checkpoints: \(checkpoints))")
             }
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: view.compactText + "\n")))
@@ -26,7 +26,7 @@ struct ReadRoutes {
 
     /// The audit report as of a time (`as_of`, RFC 3339, by the database clock) or of the head.
     func audit(_ request: Request, context: LedgerRequestContext) async throws -> Response {
-        let store = stores.auditor
+        let store = LogReplay(stores.auditor)
         var through: Int64?
         let asOf = request.uri.queryParameters["as_of"].map(String.init)
         if let asOf {

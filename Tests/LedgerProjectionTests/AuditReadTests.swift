@@ -74,7 +74,7 @@ struct AuditReadTests {
                 """) { store in
             let verified = try await store.verifyChain()
             #expect(verified.firstBrokenPosition == 25 && verified.problem?.contains("past the head") == true, "\(verified)")
-            let run = try await store.audit()
+            let run = try await LogReplay(store).audit()
             let broken = run.findings.filter { $0.kind == .chainBroken }
             #expect(broken.map(\.positions) == [[25]], "the audit missed what verify-chain rejects: \(broken)")
         }
@@ -100,7 +100,7 @@ struct AuditReadTests {
                 """) { store in
             let chain = try await store.verifyChain()
             #expect(chain.isIntact, "\(chain.problem ?? "")")
-            let run = try await store.audit()
+            let run = try await LogReplay(store).audit()
             #expect(!run.findings.contains { $0.kind == .chainBroken }, "\(run.findings.filter { $0.kind == .chainBroken })")
         }
     }
@@ -113,14 +113,14 @@ struct AuditReadTests {
             let head = try await store.headPosition()
 
             // Intact: the same head hash, no chain finding, and the fold's findings.
-            let run = try await store.audit()
+            let run = try await LogReplay(store).audit()
             let chain = try await store.verifyChain()
             #expect(chain.isIntact && run.position == head && run.events == head)
             #expect(run.headHash == chain.lastHash)
             #expect(!run.findings.contains { $0.kind == .chainBroken })
-            let folded = try await store.fold(through: head)
+            let folded = try await LogReplay(store).fold(through: head)
             #expect(run.findings.map(\.key) == Audit.run(folded, options: AuditOptions()).map(\.key))
-            let partial = try await store.audit(through: head - 5)
+            let partial = try await LogReplay(store).audit(through: head - 5)
             #expect(partial.position == head - 5 && !partial.findings.contains { $0.kind == .chainBroken })
 
             // Each column the chain covers, changed behind the triggers' back, later positions first:
@@ -134,7 +134,7 @@ struct AuditReadTests {
             for (position, set) in changes {
                 try await Self.tamper(admin, config.schema, set, at: position)
                 let report = try await store.verifyChain()
-                let broken = try await store.audit().findings.filter { $0.kind == .chainBroken }
+                let broken = try await LogReplay(store).audit().findings.filter { $0.kind == .chainBroken }
                 #expect(report.firstBrokenPosition == Int64(position), "\(set)")
                 #expect(broken.count == 1 && broken.first?.positions == [report.firstBrokenPosition ?? -1], "\(set)")
             }

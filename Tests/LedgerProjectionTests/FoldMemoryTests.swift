@@ -26,8 +26,8 @@ struct FoldMemoryTests {
             for start in stride(from: 0, to: events.count, by: 2_000) {
                 _ = try await store.append(Array(events[start..<min(start + 2_000, events.count)]))
             }
-            let inMemory = try await store.audit(memory: .unlimited)
-            let spilled = try await store.audit(memory: Self.tiny)
+            let inMemory = try await LogReplay(store).audit(memory: .unlimited)
+            let spilled = try await LogReplay(store).audit(memory: Self.tiny)
             #expect(inMemory.spill == nil)
             let spill = try #require(spilled.spill)
             #expect(spill.views > 100 && spill.bytes > 0 && spill.reads > 0)
@@ -36,8 +36,8 @@ struct FoldMemoryTests {
             #expect(spilled.verifiedByChannel == inMemory.verifiedByChannel && spilled.sandbox == inMemory.sandbox)
             #expect(spilled.daily == inMemory.daily && spilled.headHash == inMemory.headHash)
 
-            let rebuilt = try await store.rebuild(RebuildOptions(snapshot: false, memory: .unlimited))
-            let again = try await store.rebuild(RebuildOptions(verify: true, memory: Self.tiny))
+            let rebuilt = try await LogReplay(store).rebuild(RebuildOptions(snapshot: false, memory: .unlimited))
+            let again = try await LogReplay(store).rebuild(RebuildOptions(verify: true, memory: Self.tiny))
             #expect(again.spill != nil && !again.hasDifferences)
             #expect(again.tables.map(\.checksum) == rebuilt.tables.map(\.checksum))
             await store.close()

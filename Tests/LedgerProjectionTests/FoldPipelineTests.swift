@@ -21,7 +21,7 @@ struct FoldPipelineTests {
                 _ = try await store.append(Array(events[start..<min(start + 2_000, events.count)]))
             }
             let head = try await store.headPosition()
-            let piped = try await store.fold(through: head), inline = try await store.foldInline(through: head)
+            let piped = try await LogReplay(store).fold(through: head), inline = try await LogReplay(store).foldInline(through: head)
             #expect(piped.position == head && inline.position == head)
             #expect(Self.rows(piped) == Self.rows(inline))
             #expect(piped.anomalies == inline.anomalies)

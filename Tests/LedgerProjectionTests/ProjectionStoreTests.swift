@@ -48,7 +48,7 @@ struct ProjectionStoreTests {
     }
 
     static func value(_ store: EventStore, _ sql: String) async throws -> String? {
-        let r = try await store.queryReadModels(sql)
+        let r = try await LogReplay(store).queryReadModels(sql)
         return r.count > 0 ? r.string(0, 0) : nil
     }
 
@@ -68,7 +68,7 @@ struct ProjectionStoreTests {
             #expect(try await Self.value(store, "SELECT user_id FROM $schema.rm_subscriptions WHERE subscription_id = 'appstore:s1'") == "u1")
             #expect(try await Self.value(store, "SELECT total_days FROM $schema.rm_entitlement_periods WHERE user_id = 'u1' AND entitlement = 'vip'") == "60")
             #expect(try await Self.value(store, "SELECT kind FROM $schema.rm_anomalies") == "refund-for-unknown-transaction")
-            #expect(try await store.checkpoints().values.allSatisfy { $0 == Int64(Fixture.facts.count) })
+            #expect(try await LogReplay(store).checkpoints().values.allSatisfy { $0 == Int64(Fixture.facts.count) })
             await store.close()
         }
     }
@@ -86,7 +86,7 @@ struct ProjectionStoreTests {
             #expect(try await second.catchUp() == Int64(Fixture.facts.count - 7))
             await second.close()
             // Resumed incrementally, the tables equal a rebuild from scratch: nothing skipped or doubled.
-            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(verify.position == Int64(Fixture.facts.count))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
             await store.close()
@@ -108,7 +108,7 @@ struct ProjectionStoreTests {
             var status: String?
             while true {
                 status = try await Self.value(store, "SELECT status FROM $schema.rm_orders WHERE order_id = 'o2'")
-                if status == "fulfilled", try await store.checkpoints().values.allSatisfy({ $0 == Int64(Fixture.facts.count) }) { break }
+                if status == "fulfilled", try await LogReplay(store).checkpoints().values.allSatisfy({ $0 == Int64(Fixture.facts.count) }) { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(status == "fulfilled")
@@ -124,7 +124,7 @@ struct ProjectionStoreTests {
             let store = try await Self.open(config)
             let first = try await Projector.start(store)
             await #expect(throws: ProjectorBusy.self) { _ = try await Projector.start(store) }
-            await #expect(throws: ProjectorBusy.self) { _ = try await store.rebuild(RebuildOptions()) }
+            await #expect(throws: ProjectorBusy.self) { _ = try await LogReplay(store).rebuild(RebuildOptions()) }
             await first.close()
             let second = try await Projector.start(store)
             await second.close()
@@ -136,29 +136,29 @@ struct ProjectionStoreTests {
         try await TestDatabase.withSchema("rebuild") { config in
             let store = try await Self.open(config)
             _ = try await store.append(Fixture.events())
-            let a = try await store.rebuild(RebuildOptions())
-            let b = try await store.rebuild(RebuildOptions())
+            let a = try await LogReplay(store).rebuild(RebuildOptions())
+            let b = try await LogReplay(store).rebuild(RebuildOptions())
             #expect(a.swapped && b.swapped)
             #expect(a.tables.map(\.checksum) == b.tables.map(\.checksum))
             #expect(a.tables.first { $0.table == "rm_orders" }?.rows == 2)
             #expect(try await Self.value(store, "SELECT status FROM $schema.rm_orders WHERE order_id = 'o2'") == "fulfilled")
             // The swapped-in tables keep their indexes' names and the reader's grant.
-            let idx = try await store.queryReadModels("SELECT indexname FROM pg_indexes WHERE schemaname = '\(config.schema)' AND tablename = 'rm_orders' ORDER BY 1")
+            let idx = try await LogReplay(store).queryReadModels("SELECT indexname FROM pg_indexes WHERE schemaname = '\(config.schema)' AND tablename = 'rm_orders' ORDER BY 1")
             #expect(idx.rows.compactMap { $0[0] }.allSatisfy { !$0.contains("rebuild") })
             #expect(idx.count == 2, "the primary key and the user index: \(idx.rows)")
-            let txIndexes = try await store.queryReadModels("SELECT indexname FROM pg_indexes WHERE schemaname = '\(config.schema)' AND tablename = 'rm_transactions' ORDER BY 1")
+            let txIndexes = try await LogReplay(store).queryReadModels("SELECT indexname FROM pg_indexes WHERE schemaname = '\(config.schema)' AND tablename = 'rm_transactions' ORDER BY 1")
             #expect(txIndexes.rows.compactMap { $0[0] } == ["rm_transactions_id", "rm_transactions_original", "rm_transactions_pkey", "rm_transactions_user"])
             // The primary key is a constraint again after the swap, not just a unique index.
             #expect(try await Self.value(store, "SELECT conname FROM pg_constraint WHERE conrelid = '\(config.schema).rm_orders'::regclass AND contype = 'p'") == "rm_orders_pkey")
             #expect(try await Self.value(store, "SELECT has_table_privilege('ledger_reader', '\(config.schema).rm_orders', 'SELECT')::text") == "true")
 
-            let clean = try await store.rebuild(RebuildOptions(verify: true))
+            let clean = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(!clean.hasDifferences)
             let admin = try await TestDatabase.admin(config)
             try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).rm_orders SET status = 'paid' WHERE order_id = 'o1'")
             try await admin.execute("DELETE FROM \(quoteIdentifier(config.schema)).rm_users")
             await admin.close()
-            let dirty = try await store.rebuild(RebuildOptions(verify: true))
+            let dirty = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(dirty.hasDifferences)
             let orders = try #require(dirty.tables.first { $0.table == "rm_orders" })
             #expect(orders.differingRows == 1)
@@ -175,23 +175,23 @@ struct ProjectionStoreTests {
         try await TestDatabase.withSchema("asof") { config in
             let store = try await Self.open(config)
             _ = try await store.append(Fixture.events())
-            let r = try await store.rebuild(RebuildOptions(models: [.orders, .entitlements], through: 6))
+            let r = try await LogReplay(store).rebuild(RebuildOptions(models: [.orders, .entitlements], through: 6))
             #expect(r.position == 6)
             #expect(try await Self.value(store, "SELECT status FROM $schema.rm_orders WHERE order_id = 'o1'") == "paid")
             #expect(try await Self.value(store, "SELECT count(*) FROM $schema.rm_orders") == "1")
-            let cps = try await store.checkpoints()
+            let cps = try await LogReplay(store).checkpoints()
             #expect(cps[.orders] == 6 && cps[.entitlements] == 6 && cps[.transactions] == 0)
             // Verify compares like with like: with the models at different positions it refuses.
-            await #expect(throws: RebuildRefused.self) { _ = try await store.rebuild(RebuildOptions(verify: true)) }
-            await #expect(throws: RebuildRefused.self) { _ = try await store.rebuild(RebuildOptions(models: [.orders], through: 6, verify: true)) }
-            #expect(!(try await store.rebuild(RebuildOptions(models: [.orders, .entitlements], verify: true))).hasDifferences)
+            await #expect(throws: RebuildRefused.self) { _ = try await LogReplay(store).rebuild(RebuildOptions(verify: true)) }
+            await #expect(throws: RebuildRefused.self) { _ = try await LogReplay(store).rebuild(RebuildOptions(models: [.orders], through: 6, verify: true)) }
+            #expect(!(try await LogReplay(store).rebuild(RebuildOptions(models: [.orders, .entitlements], verify: true))).hasDifferences)
             // A projector started now brings every model to the head; batches stop at each checkpoint.
             let projector = try await Projector.start(store)
             try await projector.catchUp()
             await projector.close()
-            #expect(try await store.checkpoints().values.allSatisfy { $0 == Int64(Fixture.facts.count) })
-            #expect(!(try await store.rebuild(RebuildOptions(verify: true))).hasDifferences)
-            #expect(try await store.position(asOf: Timestamp("2001-01-01T00:00:00Z")!) == 0)
+            #expect(try await LogReplay(store).checkpoints().values.allSatisfy { $0 == Int64(Fixture.facts.count) })
+            #expect(!(try await LogReplay(store).rebuild(RebuildOptions(verify: true))).hasDifferences)
+            #expect(try await LogReplay(store).position(asOf: Timestamp("2001-01-01T00:00:00Z")!) == 0)
             await store.close()
         }
     }
@@ -206,12 +206,12 @@ struct ProjectionStoreTests {
             #expect(rows.count == 6)
             for row in rows {
                 let expected = rows.filter { $0.recordedAt <= row.recordedAt }.map(\.position).max()!
-                #expect(try await store.position(asOf: row.recordedAt) == expected)
+                #expect(try await LogReplay(store).position(asOf: row.recordedAt) == expected)
                 let before = Timestamp(microsecondsSince1970: row.recordedAt.microseconds - 1)
-                #expect(try await store.position(asOf: before) == rows.filter { $0.recordedAt <= before }.map(\.position).max() ?? 0)
+                #expect(try await LogReplay(store).position(asOf: before) == rows.filter { $0.recordedAt <= before }.map(\.position).max() ?? 0)
             }
             // The check above means something only if the times differ: the third is not the head.
-            #expect(try await store.position(asOf: rows[2].recordedAt) < 6)
+            #expect(try await LogReplay(store).position(asOf: rows[2].recordedAt) < 6)
             await store.close()
         }
     }
@@ -229,7 +229,7 @@ struct ProjectionStoreTests {
             try await store.scan { e in scanned.withLock { $0.append(e) }; return true }
             #expect(scanned.withLock { $0 } == stored)
             let facts = Locked<[Fact]>([])
-            try await store.scanFacts { f in if case .success(let fact) = f.fact { facts.withLock { $0.append(fact) } } }
+            try await LogReplay(store).scanFacts { f in if case .success(let fact) = f.fact { facts.withLock { $0.append(fact) } } }
             #expect(facts.withLock { $0 } == [spend])
             #expect(try await store.verifyChain().isIntact)
             await store.close()
@@ -248,11 +248,11 @@ struct ProjectionStoreTests {
             let projector = try await Projector.start(store)
             try await projector.catchUp()
             await projector.close()
-            let r = try await store.queryReadModels("SELECT array_to_json(features)::text, array_to_json(positions)::text FROM $schema.rm_users WHERE user_id = 'u1'")
+            let r = try await LogReplay(store).queryReadModels("SELECT array_to_json(features)::text, array_to_json(positions)::text FROM $schema.rm_users WHERE user_id = 'u1'")
             let features = try JSONValue.parse(r.string(0, 0) ?? "")
             #expect(features == .array([.string(awkward), .string("plain")]))
             #expect(r.string(0, 1) == "[1,2]")
-            #expect(!(try await store.rebuild(RebuildOptions(verify: true))).hasDifferences)
+            #expect(!(try await LogReplay(store).rebuild(RebuildOptions(verify: true))).hasDifferences)
             await store.close()
         }
     }
@@ -293,7 +293,7 @@ struct ProjectionStoreTests {
             #expect(try await Self.value(store, "SELECT total_days || ' ' || ends_at::text FROM $schema.rm_entitlement_periods WHERE user_id = 'u1'")
                 == "106798800 9999-12-31 23:59:59+00")
             #expect(try await Self.value(store, "SELECT coin_balance FROM $schema.rm_users WHERE user_id = 'u1'") == "10000000000000")
-            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(!verify.hasDifferences)
             await store.close()
         }

@@ -50,7 +50,7 @@ struct ProjectorSnapshotTests {
             #expect(await second.position == Int64(half))
             try await second.catchUp()
             await second.close()
-            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(verify.position == Int64(Self.history.count))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
@@ -78,7 +78,7 @@ struct ProjectorSnapshotTests {
             #expect(await second.state.spilledViews > 0)
             try await second.catchUp(batchSize: 100)
             await second.close()
-            let verify = try await store.rebuild(RebuildOptions(verify: true, memory: .unlimited))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true, memory: .unlimited))
             #expect(verify.position == Int64(Self.history.count))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
@@ -100,7 +100,7 @@ struct ProjectorSnapshotTests {
             #expect(await projector.compactions > 0, "the spill file holds \(size) bytes for views of \(needed)")
             #expect(needed > 0 && size <= 2 * needed, "the spill file holds \(size) bytes for views of \(needed)")
             await projector.close()
-            let verify = try await store.rebuild(RebuildOptions(verify: true, memory: .unlimited))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true, memory: .unlimited))
             #expect(verify.position == Int64(history.count))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
@@ -128,7 +128,7 @@ struct ProjectorSnapshotTests {
                     "compactions failed at file sizes \(failed) (\(history.count) facts in batches of 50)")
             #expect(await projector.position == Int64(history.count))
             await projector.close()
-            let verify = try await store.rebuild(RebuildOptions(verify: true, memory: .unlimited))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true, memory: .unlimited))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
     }
@@ -190,7 +190,7 @@ struct ProjectorSnapshotTests {
                 #expect(await projector.position == Int64(Self.history.count))
                 await projector.close()
             }
-            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
     }
@@ -201,7 +201,7 @@ struct ProjectorSnapshotTests {
             let store = try await Self.open(config)
             defer { Task { await store.close() } }
             _ = try await store.append(Self.history)
-            let state = try await store.fold(through: Int64(Self.history.count))
+            let state = try await LogReplay(store).fold(through: Int64(Self.history.count))
             let conn = try await TestDatabase.admin(config.connecting(as: .projector))
             defer { Task { await conn.close() } }
             let schema = config.schema
@@ -233,16 +233,16 @@ struct ProjectorSnapshotTests {
             defer { Task { await store.close() } }
             _ = try await store.append(Self.history)
             let cut = Int64(Self.history.count / 2)
-            let rebuilt = try await store.rebuild(RebuildOptions(through: cut))
+            let rebuilt = try await LogReplay(store).rebuild(RebuildOptions(through: cut))
             #expect(rebuilt.snapshot?.position == cut)
             #expect(try await Self.snapshotPositions(config) == [cut])
-            let verified = try await store.rebuild(RebuildOptions(verify: true))
+            let verified = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(verified.snapshot == nil)
             let projector = try await Projector.start(store, snapshotEvery: 0)
             #expect(projector.startedFrom?.position == cut)
             try await projector.catchUp()
             await projector.close()
-            let verify = try await store.rebuild(RebuildOptions(verify: true))
+            let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
     }
@@ -267,7 +267,7 @@ struct ProjectorSnapshotTests {
             #expect(second.startedFrom == nil)
             try await second.catchUp()
             await second.close()
-            let verify = try await owner.rebuild(RebuildOptions(verify: true))
+            let verify = try await LogReplay(owner).rebuild(RebuildOptions(verify: true))
             #expect(!verify.hasDifferences, "\(verify.tables.flatMap(\.differences))")
         }
     }

@@ -41,7 +41,7 @@ struct StandbyTests {
         try await caughtUp(reader, to: try await writer.headPosition())
 
         // The same audit on both: same position, same head hash, same findings.
-        let onPrimary = try await writer.audit(), onStandby = try await reader.audit()
+        let onPrimary = try await LogReplay(writer).audit(), onStandby = try await LogReplay(reader).audit()
         #expect(onStandby.position == 5 && onStandby.position == onPrimary.position)
         #expect(onStandby.headHash == onPrimary.headHash)
         #expect(onStandby.findings == onPrimary.findings)
@@ -58,7 +58,7 @@ struct StandbyTests {
         let head = try await writer.headPosition()
         #expect(head == 8)
         do {
-            _ = try await reader.audit(through: head)
+            _ = try await LogReplay(reader).audit(through: head)
             Issue.record("the standby audited position \(head) it has not replayed")
         } catch let e as PositionNotReached {
             #expect(e.head == 5 && e.standby.isStandby)
@@ -69,8 +69,8 @@ struct StandbyTests {
         // Replay resumed: it catches up and audits the new head like the primary.
         _ = try await standby.superuserQuery("SELECT pg_wal_replay_resume()")
         try await caughtUp(reader, to: head)
-        let after = try await reader.audit(through: head)
-        #expect(after.headHash == (try await writer.audit()).headHash)
+        let after = try await LogReplay(reader).audit(through: head)
+        #expect(after.headHash == (try await LogReplay(writer).audit()).headHash)
         await reader.close()
         await writer.close()
     }

@@ -76,7 +76,7 @@ struct TailRestartTests {
         #expect(restarts.withLock { $0 } > 0, "the projector never met the server away")
         // Nothing applied twice or skipped: the tables equal a rebuild from the log.
         let ownerStore = try await EventStore.open(owner)
-        let report = try await ownerStore.rebuild(RebuildOptions(verify: true))
+        let report = try await LogReplay(ownerStore).rebuild(RebuildOptions(verify: true))
         #expect(report.tables.allSatisfy { $0.matches }, "\(report.tables.flatMap(\.differences))")
         await admin.close()
         await ownerStore.close()
