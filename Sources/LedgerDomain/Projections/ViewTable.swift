@@ -59,24 +59,24 @@ enum ViewRecord {
 /// Iteration follows the order keys were added (deterministic, unlike a dictionary's); anything
 /// the ledger prints is still sorted by key where its order matters.
 public struct ViewTable<Value: Sendable>: Sendable {
-    private var index = KeyIndex()
-    public private(set) var count = 0
+    var index = KeyIndex()
+    public internal(set) var count = 0
     /// The keys of the views in memory (from offset ``spilledBelow`` on), in the order they were added.
-    private var residentKeys: [String] = []
+    var residentKeys: [String] = []
     /// The views, in the order of their keys: every page but the last holds ``pageSize`` views.
-    private var pages: [[Value]] = []
+    var pages: [[Value]] = []
     /// log2 of the views a page holds.
-    private var shift = 14
+    var shift = 14
     /// The key last changed or added, and its view's offset (-1: none). A fact's rules look up the
     /// same order or transaction several times in a row; a key compared with the last one is
     /// found without hashing it again. Not part of the table's value.
-    private var lastKey = ""
-    private var lastOffset = -1
+    var lastKey = ""
+    var lastOffset = -1
     /// Set when the table spills.
-    private var spill: Spill?
+    var spill: Spill?
     /// The views before this offset are spilled (0 when none is). Kept apart from ``spill``: reading
     /// the optional struct to tell would copy it, a retain and a release of each reference in it.
-    private var spilledBelow = 0
+    var spilledBelow = 0
 
     /// Views per page unless told otherwise: 16,384 (7.7 MB of transactions).
     public static var defaultPageSize: Int { 1 << 14 }
@@ -101,89 +101,19 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// The views, in the order of ``keys``.
     public var values: Views { Views(table: self) }
 
-    /// The views of a table, in the order of its keys (a copy of the table, not of its views).
-    public struct Views: RandomAccessCollection, Sendable {
-        let table: ViewTable
-        public var count: Int { table.count }
-        public var startIndex: Int { 0 }
-        public var endIndex: Int { table.count }
-        public subscript(i: Int) -> Value { table[offset: i] }
-
-        /// `body` applied to the view at offset `i` where it lies (see ``ViewTable/with(_:_:)``).
-        public func with<T>(at i: Int, _ body: (Value) throws -> T) rethrows -> T {
-            try table.with(offset: i, body)
-        }
-
-        /// Reads a spilled page back once for all its views, not once for each.
-        public func makeIterator() -> Iterator { Iterator(table: table) }
-
-        public struct Iterator: IteratorProtocol {
-            var pages: ViewTable.PageIterator
-            init(table: ViewTable) { pages = PageIterator(table: table) }
-            public mutating func next() -> Value? { pages.withNext { $1 } }
-            /// `body` applied to the next view where it lies, or nil after the last.
-            public mutating func withNext<T>(_ body: (Value) throws -> T) rethrows -> T? { try pages.withNext { try body($1) } }
-        }
-    }
-
-    /// The views in order, a page at a time: a spilled page is read back whole, the next spilled
-    /// page on another thread while this one is gone through (reading back, not what the caller
-    /// does with the views, is what takes the time).
-    struct PageIterator {
-        let table: ViewTable
-        var p = 0, i = 0
-        var current: Page = ([], 0, [])
-        /// Page `p`, being read back.
-        var ahead: PageReader?
-
-        init(table: ViewTable) { self.table = table }
-
-        mutating func withNext<T>(_ body: (String, Value) throws -> T) rethrows -> T? {
-            while i == current.values.count {
-                guard p < table.pages.count else { return nil }
-                current = ahead?.wait() ?? table.page(p)
-                p += 1
-                i = 0
-                ahead = p << table.shift < table.spilledBelow ? PageReader(table, p) : nil
-            }
-            defer { i += 1 }
-            let (keys, j) = (current.keys, i)
-            return try current.values.withUnsafeBufferPointer { try $0.lend(j) { try body(keys[current.keysFrom + j], $0) } }
-        }
-    }
-
-    /// A spilled page read back on a thread of its own.
-    final class PageReader: Sendable {
-        private let page = Mutex<Page?>(nil)
-        private let done = DispatchSemaphore(value: 0)
-
-        init(_ table: ViewTable, _ p: Int) {
-            DispatchQueue.global().async { [self] in
-                let read = table.page(p)
-                page.withLock { $0 = read }
-                done.signal()
-            }
-        }
-
-        func wait() -> Page {
-            done.wait()
-            return page.withLock { page in defer { page = nil }; return page! }
-        }
-    }
-
     // MARK: - finding a key
 
     @inline(__always)
-    private func isResident(_ i: Int) -> Bool { i >= spilledBelow }
+    func isResident(_ i: Int) -> Bool { i >= spilledBelow }
 
     /// Whether the key at offset `i`, which is in memory, is `key`.
     @inline(__always)
-    private func residentKey(_ i: Int, is key: String) -> Bool {
+    func residentKey(_ i: Int, is key: String) -> Bool {
         residentKeys.withUnsafeBufferPointer { $0[i - spilledBelow] == key }
     }
 
     /// Whether the key at offset `i` is `key`; a spilled view not recalled is read back to tell.
-    private func key(_ i: Int, is key: String) -> Bool {
+    func key(_ i: Int, is key: String) -> Bool {
         if isResident(i) { return residentKey(i, is: key) }
         if let r = spill!.recalled[i] { return r.key == key }
         return spill!.load(i).key == key
@@ -191,7 +121,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// The offset of the view under `key`, if there is one.
     @inline(__always)
-    private func offset(of key: String) -> Int? {
+    func offset(of key: String) -> Int? {
         if lastOffset >= 0, lastKey == key { return lastOffset }
         if spilledBelow == 0 { return index.offset(KeyIndex.hash(key)) { residentKey($0, is: key) } }
         return index.offset(KeyIndex.hash(key)) { self.key($0, is: key) }
@@ -200,7 +130,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// The offset of the view under `key`, if there is one, recalled if it is spilled (read back
     /// once, where ``offset(of:)`` followed by a change would read it twice).
     @inline(__always)
-    private mutating func locate(_ key: String) -> Int? {
+    mutating func locate(_ key: String) -> Int? {
         if spilledBelow == 0 || (lastOffset >= 0 && lastKey == key) { return offset(of: key) }
         var read: (offset: Int, key: String, value: Value)?
         let found = index.offset(KeyIndex.hash(key)) { i in
@@ -216,7 +146,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     @inline(__always)
-    private mutating func remember(_ key: String, _ offset: Int) {
+    mutating func remember(_ key: String, _ offset: Int) {
         lastKey = key
         lastOffset = offset
     }
@@ -258,7 +188,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// The offset of `key`'s view, added as `defaultValue` first when there is none.
     @inline(__always)
-    private mutating func offsetAdding(_ key: String, _ defaultValue: () -> Value) -> Int {
+    mutating func offsetAdding(_ key: String, _ defaultValue: () -> Value) -> Int {
         let i: Int
         if let found = locate(key) {
             i = found
@@ -270,7 +200,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return i
     }
 
-    private subscript(offset i: Int) -> Value {
+    subscript(offset i: Int) -> Value {
         get {
             if isResident(i) { return pages[i >> shift][i & ((1 << shift) - 1)] }
             return spill!.recalled[i]?.value ?? spill!.load(i).value
@@ -285,13 +215,13 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// `body` applied to the view at offset `i` in place: in its page, or (spilled) read back.
     @inline(__always)
-    private mutating func modify<T>(offset i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
+    mutating func modify<T>(offset i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
         guard isResident(i) else { return try modifySpilled(i, body) }
         return try body(&pages[i >> shift][i & ((1 << shift) - 1)])
     }
 
     @inline(never)
-    private mutating func modifySpilled<T>(_ i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
+    mutating func modifySpilled<T>(_ i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
         if spill!.recalled[i] == nil {
             let loaded = spill!.load(i)
             spill!.recall(i, loaded.key, loaded.value)
@@ -302,7 +232,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// `body` applied to the view at offset `i` where it lies.
     @inline(__always)
-    private func with<T>(offset i: Int, _ body: (Value) throws -> T) rethrows -> T {
+    func with<T>(offset i: Int, _ body: (Value) throws -> T) rethrows -> T {
         guard isResident(i) else { return try body(self[offset: i]) }
         // The page lent too: `pages[p]` would retain and release it.
         return try pages.withUnsafeBufferPointer { pages in
@@ -424,7 +354,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// Adds a view under a key that has none. A new page is made whole at once (the first grows as
     /// an array does, or holds `reserving` views when that is fewer); when a page more than the
     /// table keeps in memory is made, the oldest is spilled.
-    private mutating func append(_ key: String, _ value: Value, hash: UInt32? = nil, reserving total: Int = 0) {
+    mutating func append(_ key: String, _ value: Value, hash: UInt32? = nil, reserving total: Int = 0) {
         index.insert(hash ?? KeyIndex.hash(key), offset: count)
         // A full last page (or none): a new one. (Not `pages.last`'s count: a page added spilled,
         // ``addSpilled(keys:bytes:)``, is an empty array.)
@@ -439,7 +369,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
         count += 1
     }
 
-    private mutating func remove(at i: Int) {
+    mutating func remove(at i: Int) {
         precondition(spill == nil, "a spilling table's views are never removed")
         lastOffset = -1
         let key = residentKeys[i]
@@ -454,290 +384,5 @@ public struct ViewTable<Value: Sendable>: Sendable {
             self[offset: i] = moved
         }
         count -= 1
-    }
-
-    // MARK: - spilling
-
-    /// From now on, keeps `residentPages` pages of `pageSize` views in memory (the newest) and at
-    /// most `recallCapacity` spilled views read back, and spills the others to `store`. Only an
-    /// empty table can be told: its page size changes.
-    public mutating func spill(to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int)
-    where Value: BinaryFields {
-        precondition(isEmpty, "a table is told to spill before it has views")
-        precondition(pageSize > 0 && pageSize & (pageSize - 1) == 0, "a page size of \(pageSize) views is not a power of two")
-        precondition(residentPages >= 1 && recallCapacity >= 1, "a spilling table keeps at least a page and a recalled view")
-        shift = pageSize.trailingZeroBitCount
-        spill = Spill(settings: .init(
-            store: store, shift: shift, residentPages: residentPages, recallCapacity: recallCapacity,
-            write: { key, view, w in ViewRecord.write(key, view, to: w) },
-            read: { r in try ViewRecord.read(r) }))
-    }
-
-    /// The store the table spills to, if it spills.
-    var spillStore: (any SpillStore)? { spill?.settings.store }
-
-    /// The bytes the newest versions of the spilled views take in the store (what a store
-    /// holding nothing else would hold).
-    var spilledBytes: Int64 {
-        guard let spill else { return 0 }
-        var total: Int64 = 0
-        for page in spill.locations {
-            for l in page { total += Int64(Spill.place(l).count) }
-        }
-        return total
-    }
-
-    /// How many views are spilled, and how many of those are read back now.
-    public var spilled: (views: Int, recalled: Int) { (spilledBelow, spill?.recalled.count ?? 0) }
-
-    /// For a table that spills: the views a page holds, and how many pages it keeps in memory.
-    var spillShape: (pageSize: Int, residentPages: Int)? {
-        spill.map { (pageSize, $0.settings.residentPages) }
-    }
-
-    /// Whether every view the table has is spilled (or it has none): what
-    /// ``addSpilled(keys:bytes:)`` needs.
-    var isAllSpilled: Bool { spill != nil && spilledBelow == count }
-
-    /// Adds a whole page of views straight to the spill store, as their bytes: each a
-    /// ``ViewRecord``, as the table writes a page it spills, and as a snapshot's part holds them.
-    /// Nothing is decoded or encoded again: a projector kept to a memory limit reads most of a
-    /// snapshot's views this way (those that would spill anyway).
-    /// Only while every view is spilled (``isAllSpilled``); a key the table has already is
-    /// refused by name, and the table is not to be used after that.
-    mutating func addSpilled(keys: some Collection<String>, bytes: some Collection<ArraySlice<UInt8>>) throws(DuplicateKey) {
-        precondition(isAllSpilled, "views added spilled after views kept in memory")
-        precondition(keys.count == pageSize && bytes.count == pageSize, "\(keys.count) keys and \(bytes.count) views for a page of \(pageSize)")
-        var block: [UInt8] = []
-        block.reserveCapacity(bytes.reduce(0) { $0 + $1.count })
-        var ends: [Int] = []
-        ends.reserveCapacity(pageSize)
-        for b in bytes {
-            block.append(contentsOf: b)
-            ends.append(block.count)
-        }
-        let first = count
-        spill!.write(block: block, ends: ends)
-        pages.append([])
-        count += pageSize
-        spilledBelow = count
-        // Each key is checked against those before it (a spilled one is read back to compare
-        // only when 32 bits of hash match).
-        for (j, key) in zip(first..., keys) {
-            let hash = KeyIndex.hash(key)
-            guard index.offset(hash, matches: { self.key($0, is: key) }) == nil else { throw DuplicateKey(key: key) }
-            index.insert(hash, offset: j)
-        }
-    }
-
-    private mutating func spillOldestPage() {
-        let p = spill!.firstResident
-        // The oldest page in memory: its keys are the first ones kept.
-        spill!.write(page: Array(residentKeys[..<pageSize]), pages[p])
-        residentKeys.removeFirst(pageSize)
-        pages[p] = []
-        spilledBelow = (p + 1) << shift
-    }
-
-    /// What a spilling table keeps to find its spilled views.
-    private struct Spill: Sendable {
-        /// What never changes, behind one reference: the table is copied and passed around
-        /// whole, and it stays small.
-        let settings: Settings
-        /// The pages before it are spilled.
-        var firstResident = 0
-        /// Where each spilled view's newest bytes lie, by page: their offset in the store (40 bits)
-        /// and their length (24 bits). (An array for each page is made to size once; one array
-        /// for all would double as it grows, and hold up to twice the room.)
-        var locations: [[UInt64]] = []
-        /// Where each spilled page was first written whole (its views' bytes one after another).
-        var blocks: [(offset: Int64, count: Int)] = []
-        /// Spilled views read back, by offset; `changed` ones are written again before they go.
-        var recalled: [Int: Recalled] = [:]
-
-        final class Settings: Sendable {
-            let store: any SpillStore
-            /// log2 of the views a page holds.
-            let shift: Int
-            let residentPages: Int
-            let recallCapacity: Int
-            let write: @Sendable (String, Value, BinaryWriter) -> Void
-            let read: @Sendable (BinaryReader) throws -> (String, Value)
-
-            init(store: any SpillStore, shift: Int, residentPages: Int, recallCapacity: Int,
-                 write: @escaping @Sendable (String, Value, BinaryWriter) -> Void, read: @escaping @Sendable (BinaryReader) throws -> (String, Value)) {
-                (self.store, self.shift, self.residentPages, self.recallCapacity, self.write, self.read) = (store, shift, residentPages, recallCapacity, write, read)
-            }
-        }
-
-        struct Recalled: Sendable {
-            var key: String
-            var value: Value
-            var changed = false
-        }
-
-        /// Where a ``location(_:_:)`` says a view's bytes lie.
-        static func place(_ location: UInt64) -> (offset: Int64, count: Int) {
-            (Int64(location >> 24), Int(location & 0xff_ffff))
-        }
-
-        private static func location(_ offset: Int64, _ count: Int) -> UInt64 {
-            precondition(offset >= 0 && offset < 1 << 40, "a spill store of more than a terabyte")
-            precondition(count < 1 << 24, "a view of \(count) bytes to spill: more than 16 MiB")
-            return UInt64(offset) << 24 | UInt64(count)
-        }
-
-        /// Writes the next page to spill (the views and keys in it) as one block.
-        mutating func write(page keys: [String], _ views: [Value]) {
-            let w = BinaryWriter()
-            var ends: [Int] = []
-            ends.reserveCapacity(views.count)
-            for (key, view) in zip(keys, views) {
-                settings.write(key, view, w)
-                ends.append(w.count)
-            }
-            write(block: w.take(), ends: ends)
-        }
-
-        /// Writes the next page to spill as `bytes`, its views one after another, each ending
-        /// where `ends` says.
-        mutating func write(block bytes: [UInt8], ends: [Int]) {
-            let base = settings.store.append(bytes)
-            blocks.append((base, bytes.count))
-            var page: [UInt64] = [], start = 0
-            page.reserveCapacity(ends.count)
-            for end in ends {
-                page.append(Self.location(base + Int64(start), end - start))
-                start = end
-            }
-            locations.append(page)
-            firstResident += 1
-        }
-
-        /// The key and view at spilled offset `i`, as last written.
-        func load(_ i: Int) -> (key: String, value: Value) {
-            let l = locations[i >> settings.shift][i & ((1 << settings.shift) - 1)]
-            let (offset, count) = Self.place(l)
-            do {
-                return try BinaryCoding.read(settings.store.read(at: offset, count: count), settings.read)
-            } catch {
-                fatalError("a spilled view at byte \(offset) of the spill store does not read back: \(error)")
-            }
-        }
-
-        /// Keeps a spilled view read back; first, when the cache is full, writes its changed views
-        /// again and empties it.
-        mutating func recall(_ i: Int, _ key: String, _ value: Value) {
-            if recalled.count >= settings.recallCapacity { writeBack() }
-            recalled[i] = Recalled(key: key, value: value)
-        }
-
-        private mutating func writeBack() {
-            let w = BinaryWriter()
-            var written: [(offset: Int, end: Int)] = []
-            for i in recalled.keys.sorted() {
-                guard let r = recalled[i], r.changed else { continue }
-                settings.write(r.key, r.value, w)
-                written.append((i, w.count))
-            }
-            recalled = [:]
-            guard !written.isEmpty else { return }
-            let base = settings.store.append(w.take())
-            var start = 0
-            for (i, end) in written {
-                locations[i >> settings.shift][i & ((1 << settings.shift) - 1)] = Self.location(base + Int64(start), end - start)
-                start = end
-            }
-        }
-
-        /// Spilled page `p`, whose `count` views start at offset `first`: its block read back
-        /// whole, and the views changed since it was written in their newest versions.
-        func page(_ p: Int, from first: Int, count: Int) -> (keys: [String], values: [Value]) {
-            let block = blocks[p]
-            var keys: [String] = [], values: [Value] = []
-            keys.reserveCapacity(count)
-            values.reserveCapacity(count)
-            do {
-                try BinaryCoding.read(settings.store.read(at: block.offset, count: block.count)) { r in
-                    for _ in 0..<count {
-                        let (key, value) = try settings.read(r)
-                        keys.append(key)
-                        values.append(value)
-                    }
-                }
-            } catch {
-                fatalError("a spilled page at byte \(block.offset) of the spill store does not read back: \(error)")
-            }
-            for j in 0..<count {
-                let i = first + j
-                if let r = recalled[i] {
-                    (keys[j], values[j]) = (r.key, r.value)
-                } else if Self.place(locations[p][j]).offset >= block.offset + Int64(block.count) {
-                    (keys[j], values[j]) = load(i)
-                }
-            }
-            return (keys, values)
-        }
-    }
-}
-
-extension ViewTable: Sequence {
-    public struct Iterator: IteratorProtocol {
-        var pages: PageIterator
-        public mutating func next() -> (key: String, value: Value)? { pages.withNext { ($0, $1) } }
-    }
-
-    public func makeIterator() -> Iterator { Iterator(pages: PageIterator(table: self)) }
-    public var underestimatedCount: Int { count }
-}
-
-extension ViewTable: ExpressibleByDictionaryLiteral {
-    public init(dictionaryLiteral elements: (String, Value)...) {
-        self.init()
-        for (key, value) in elements { self[key] = value }
-    }
-}
-
-/// Equal when both hold the same views under the same keys, in whatever order they were added.
-extension ViewTable: Equatable where Value: Equatable {
-    public static func == (a: ViewTable, b: ViewTable) -> Bool {
-        a.count == b.count && a.allSatisfy { b[$0.key] == $0.value }
-    }
-}
-
-/// The keys, then the views in the same order.
-extension ViewTable: Codable where Value: Codable {
-    public init(from decoder: any Decoder) throws {
-        var c = try decoder.unkeyedContainer()
-        let keys = try c.decode([String].self)
-        let values = try c.decode([Value].self)
-        guard keys.count == values.count, case .success(let table) = Self.assemble([(keys, values)]) else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "\(keys.count) keys for \(values.count) views, or a key twice")
-        }
-        self = table
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.unkeyedContainer()
-        try c.encode(keys)
-        try c.encode(Array(values))
-    }
-}
-
-/// The same, each view by its own fields.
-extension ViewTable: BinaryFields where Value: BinaryFields {
-    public init(binary r: BinaryReader) throws {
-        let keys = try r.array { try r.string() }
-        let values = try r.array { try Value(binary: r) }
-        guard keys.count == values.count, case .success(let table) = Self.assemble([(keys, values)]) else {
-            throw r.invalid("\(keys.count) keys for \(values.count) views, or a key twice")
-        }
-        self = table
-    }
-
-    public func write(binary w: BinaryWriter) {
-        w.array(keys) { w.string($0) }
-        w.count(count)
-        forEachInPlace { _, view in view.write(binary: w) }
     }
 }
