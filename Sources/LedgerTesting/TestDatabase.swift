@@ -135,3 +135,22 @@ public func testEvent(
              metadata: EventMetadata(source: "test"), occurredAt: Timestamp("2026-03-31T08:15:00Z")!,
              idempotencyKey: key, expectedVersion: expected)
 }
+
+extension EmbeddedPostgres {
+    /// Runs `body` with a private PostgreSQL of its own under /tmp (for tests that stop and start
+    /// their server), stopped and removed afterwards, whether `body` succeeds or throws.
+    public static func withPrivateCluster<T>(_ label: String, _ body: (EmbeddedPostgres) async throws -> T) async throws -> T {
+        let root = URL(fileURLWithPath: "/tmp/ledger-\(label)-\(UUID().uuidString.prefix(8))")
+        let db = EmbeddedPostgres(root: root)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let value: T
+        do {
+            value = try await body(db)
+        } catch {
+            try? await db.stop()
+            throw error
+        }
+        try await db.stop()
+        return value
+    }
+}

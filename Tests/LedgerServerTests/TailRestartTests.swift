@@ -16,16 +16,7 @@ struct TailRestartTests {
     static let perRound = 60
 
     @Test func subscriptionAndProjectorResumeAfterEachRestart() async throws {
-        let root = URL(fileURLWithPath: "/tmp/ledger-tails-\(UUID().uuidString.prefix(8))")
-        let db = EmbeddedPostgres(root: root)
-        defer { try? FileManager.default.removeItem(at: root) }
-        do {
-            try await run(db)
-        } catch {
-            try? await db.stop()
-            throw error
-        }
-        try await db.stop()
+        try await EmbeddedPostgres.withPrivateCluster("tails") { try await run($0) }
     }
 
     private func run(_ db: EmbeddedPostgres) async throws {

@@ -17,16 +17,7 @@ struct EventTailRestartTests {
     static let perRound = 5
 
     @Test func theStreamGoesOnAcrossRestarts() async throws {
-        let root = URL(fileURLWithPath: "/tmp/ledger-sse-\(UUID().uuidString.prefix(8))")
-        let db = EmbeddedPostgres(root: root)
-        defer { try? FileManager.default.removeItem(at: root) }
-        do {
-            try await run(db)
-        } catch {
-            try? await db.stop()
-            throw error
-        }
-        try await db.stop()
+        try await EmbeddedPostgres.withPrivateCluster("sse") { try await run($0) }
     }
 
     private func run(_ db: EmbeddedPostgres) async throws {
