@@ -20,10 +20,10 @@ public final class ServiceMetrics: Sendable {
     let databaseUp: Metrics.Gauge
     private let findingKinds = Mutex<Set<String>>([])
 
-    /// What each family means: printed as `# HELP` before its `# TYPE`.
     /// Every metric family /metrics may show (the process's own included).
     public static var familyNames: Set<String> { Set(help.keys).union(ProcessMetrics.familyNames) }
 
+    /// What each family means: printed as `# HELP` before its `# TYPE`.
     static let help: [String: String] = [
         "ledger_appended_events_total": "Events appended through the service (retries that stored nothing new not counted).",
         "ledger_append_requests_total": "POST /v1/events requests that appended or found their events stored.",
