@@ -71,8 +71,12 @@ struct ImportStatement: AsyncParsableCommand {
             // signatures, appending.
             let bars = Mutex<[String: ProgressBar]>([:])
             let progress: StatementProgress = { stage, done, total in
-                let bar = bars.withLock { $0[stage, default: ProgressBar(stage, unit: stage == "read" ? "rows" : "facts")] }
-                bars.withLock { $0[stage] = bar }
+                let bar = bars.withLock { known in
+                    if let bar = known[stage] { return bar }
+                    let bar = ProgressBar(stage, unit: stage == "read" ? "rows" : "facts")
+                    known[stage] = bar
+                    return bar
+                }
                 bar.update(Int64(done), Int64(total))
                 if done == total { bar.finish() }
             }

@@ -33,10 +33,7 @@ public final class EventStore: Sendable {
     public static func migrate(_ configuration: LedgerConfiguration, migrations: [Migration]? = nil) async throws -> Migrator.Outcome {
         let connection = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-migrate")
         do {
-            let list = try migrations ?? Migration.eventLog()
-            // The log's functions come with the log's migrations.
-            let functions = list.contains { $0.name == "0001_event_log" } ? try SQLFunction.eventLog() : []
-            let outcome = try await Migrator(schema: configuration.schema, migrations: list, functions: functions).run(on: connection)
+            let outcome = try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.eventLog()).run(on: connection)
             await connection.close()
             return outcome
         } catch {

@@ -11,16 +11,19 @@ public struct Migration: Sendable, Hashable {
     public var sql: String
     /// SHA-256 of the file's bytes (its `-- function:` lines as written), recorded when applied.
     public var checksum: String
+    /// The functions its `-- function:` lines name: a migrate keeps each one's current text applied.
+    public var functions: [SQLFunction]
 
     public init(version: Int, name: String, sql: String) {
-        self.init(version: version, name: name, file: sql, sql: sql)
+        self.init(version: version, name: name, file: sql, sql: sql, functions: [])
     }
 
-    init(version: Int, name: String, file: String, sql: String) {
+    init(version: Int, name: String, file: String, sql: String, functions: [SQLFunction]) {
         self.version = version
         self.name = name
         self.sql = sql
         self.checksum = SHA256.hash(Array(file.utf8)).hexString
+        self.functions = functions
     }
 
     /// The event log's migrations shipped with this build (this module's `Migrations` folder), their
@@ -48,18 +51,20 @@ public struct Migration: Sendable, Hashable {
             }
             let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
             var lines: [String] = []
+            var named: [SQLFunction] = []
             for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 guard line.hasPrefix(directive) else {
                     lines.append(String(line))
                     continue
                 }
-                let named = line.dropFirst(directive.count).split(separator: " ").first.map(String.init) ?? ""
-                guard let function = byFile[named] else {
-                    throw LedgerError.migration("\(file):\(n + 1): no SQL function file \(named) (a `-- function: NAME.sql` line names one of the Functions folder)")
+                let fileName = line.dropFirst(directive.count).split(separator: " ").first.map(String.init) ?? ""
+                guard let function = byFile[fileName] else {
+                    throw LedgerError.migration("\(file):\(n + 1): no SQL function file \(fileName): a `-- function: NAME.sql` line must name a file of the Functions folder (\(byFile.keys.sorted().joined(separator: ", ")))")
                 }
                 lines.append(function.sql)
+                named.append(function)
             }
-            out.append(Migration(version: version, name: stem, file: text, sql: lines.joined(separator: "\n")))
+            out.append(Migration(version: version, name: stem, file: text, sql: lines.joined(separator: "\n"), functions: named))
         }
         return try ordered(out)
     }

@@ -5,14 +5,18 @@ import LedgerPostgres
 public struct Migrator: Sendable {
     public var schema: String
     public var migrations: [Migration]
-    /// The SQL functions applied after the migrations whenever a file's text changed since it was
-    /// last applied (the event log's, when `migrations` include the log's).
-    public var functions: [SQLFunction]
 
-    public init(schema: String, migrations: [Migration], functions: [SQLFunction] = []) {
+    public init(schema: String, migrations: [Migration]) {
         self.schema = schema
         self.migrations = migrations
-        self.functions = functions
+    }
+
+    /// The SQL functions the migrations name, by name: applied after the migrations whenever a
+    /// file's text changed since it was last applied.
+    var functions: [SQLFunction] {
+        var byName: [String: SQLFunction] = [:]
+        for m in migrations { for f in m.functions { byName[f.name] = f } }
+        return byName.values.sorted { $0.name < $1.name }
     }
 
     public struct Outcome: Sendable {
@@ -58,18 +62,7 @@ public struct Migrator: Sendable {
                     throw LedgerError.migration("\(m.name).sql was edited after it was applied to schema \(schema) (checksum \(record.checksum.prefix(12)) when applied, \(m.checksum.prefix(12)) now); restore the file and put the change in a new migration")
                 }
             }
-            var done: [Migration] = []
-            for m in migrations where applied[m.version] == nil {
-                try conn.transaction { conn in
-                    try conn.execute("SET LOCAL search_path TO \(s)")
-                    try conn.execute(m.sql)
-                    try conn.query("INSERT INTO \(s).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                                   [.int4(Int32(m.version)), .text(m.name), .text(m.checksum)])
-                }
-                done.append(m)
-            }
-            // Each function's current text, where it changed since it was last applied.
-            var functionsApplied: [String] = []
+            let functions = self.functions
             if !functions.isEmpty {
                 try conn.execute("""
                     CREATE TABLE IF NOT EXISTS \(s).schema_functions (
@@ -78,6 +71,30 @@ public struct Migrator: Sendable {
                         applied_at timestamptz NOT NULL DEFAULT now()
                     )
                     """)
+            }
+            /// Records the text of `f` as the one applied (in the transaction that applied it).
+            func record(_ f: SQLFunction, _ conn: isolated PostgresConnection) throws {
+                try conn.query("""
+                    INSERT INTO \(s).schema_functions (name, checksum) VALUES ($1, $2)
+                    ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
+                    """, [.text(f.name), .text(f.checksum)])
+            }
+            var done: [Migration] = []
+            for m in migrations where applied[m.version] == nil {
+                try conn.transaction { conn in
+                    try conn.execute("SET LOCAL search_path TO \(s)")
+                    try conn.execute(m.sql)
+                    try conn.query("INSERT INTO \(s).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                                   [.int4(Int32(m.version)), .text(m.name), .text(m.checksum)])
+                    // The functions it created from their files are current.
+                    for f in m.functions { try record(f, conn) }
+                }
+                done.append(m)
+            }
+            // Each function's current text, where it changed since it was last applied (a schema
+            // migrated before, or a function file edited since).
+            var functionsApplied: [String] = []
+            if !functions.isEmpty {
                 let recorded = try conn.query("SELECT name, checksum FROM \(s).schema_functions")
                 var current: [String: String] = [:]
                 for r in 0..<recorded.count { current[recorded.string(r, 0)!] = recorded.string(r, 1)! }
@@ -85,10 +102,7 @@ public struct Migrator: Sendable {
                     try conn.transaction { conn in
                         try conn.execute("SET LOCAL search_path TO \(s)")
                         try conn.execute(f.sql)
-                        try conn.query("""
-                            INSERT INTO \(s).schema_functions (name, checksum) VALUES ($1, $2)
-                            ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
-                            """, [.text(f.name), .text(f.checksum)])
+                        try record(f, conn)
                     }
                     functionsApplied.append(f.name)
                 }
