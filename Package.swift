@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
+        .library(name: "LedgerFoldStore", targets: ["LedgerFoldStore"]),
         .library(name: "LedgerDomain", targets: ["LedgerDomain"]),
         .library(name: "LedgerLog", targets: ["LedgerLog"]),
         .library(name: "LedgerProjection", targets: ["LedgerProjection"]),
@@ -52,8 +53,11 @@ let package = Package(
         ),
         // Pure ledger logic: JSON, canonical bytes, hashing (the platform's SHA-256), event envelopes. No database import.
         .target(name: "LedgerCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        // The fold's storage engine, knowing no facts: views in pages behind a compact key index, spilled to a file
+        // beyond a memory limit, and the binary form of its snapshots. Pure.
+        .target(name: "LedgerFoldStore", dependencies: ["LedgerCore"], swiftSettings: strict),
         // Pure purchase domain: typed facts, binding, projections as folds. No database import.
-        .target(name: "LedgerDomain", dependencies: ["LedgerCore"], swiftSettings: strict),
+        .target(name: "LedgerDomain", dependencies: ["LedgerCore", "LedgerFoldStore"], swiftSettings: strict),
         // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
         .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The stores' own statement files (WeChat Pay bills, App Store history and financial reports, Google Play
@@ -149,6 +153,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
+        .testTarget(name: "LedgerFoldStoreTests", dependencies: ["LedgerFoldStore", "LedgerCore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerDomainTests",
             dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios", "LedgerStatements", .product(name: "PropertyBased", package: "swift-property-based")],

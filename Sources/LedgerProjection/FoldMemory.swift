@@ -6,6 +6,7 @@ import Darwin
 #endif
 import Foundation
 import LedgerDomain
+import LedgerFoldStore
 import LedgerLog
 import Synchronization
 

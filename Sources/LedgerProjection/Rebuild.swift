@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerFoldStore
 import LedgerLog
 import LedgerDomain
 import LedgerPostgres

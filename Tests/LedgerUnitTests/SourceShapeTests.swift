@@ -17,4 +17,22 @@ struct SourceShapeTests {
         }
         #expect(long.isEmpty, "\(long.sorted())")
     }
+
+    /// Every source file the architecture names (`LedgerFoldStore/ViewTable.swift`,
+    /// `Orders/OrderView+Snapshot.swift`, `Functions/chain_hash.sql`...) is where it says.
+    @Test func everyFileTheArchitectureNamesExists() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        var files: [String] = []
+        for folder in ["Sources", "Tests"] {
+            let base = root.appendingPathComponent(folder)
+            let found = FileManager.default.enumerator(atPath: base.path)?.compactMap { $0 as? String } ?? []
+            files += found.map { "\(folder)/\($0)" }
+        }
+        let named = doc.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            .filter { ($0.hasSuffix(".swift") || $0.hasSuffix(".sql")) && !$0.contains(" ") && !$0.contains("*") }
+        #expect(named.count > 30)
+        let missing = Set(named.filter { name in !files.contains { $0 == name || $0.hasSuffix("/" + name) } })
+        #expect(missing.isEmpty, "named in docs/architecture.md, not in the tree: \(missing.sorted())")
+    }
 }

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 /// The audit rules of entitlements: what fulfilment granted against what was paid for.
 extension Audit {

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 public struct GrantRecord: Hashable, Sendable, Codable {
     public var grantId: String

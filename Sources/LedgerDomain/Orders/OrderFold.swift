@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 /// Orders: created, launched, closed; paid, fulfilled and refunded follow their bound transaction.
 extension Projections {

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 public enum OrderStatus: String, CaseIterable, Sendable, Hashable {
     case created, launched

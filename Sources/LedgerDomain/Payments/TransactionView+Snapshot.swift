@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerFoldStore
 
 // The fields this area's views write into the fold's snapshot (``BinaryFields``), beside the views:
 // each writes its stored properties in declaration order and reads them back in the same order

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerFoldStore
 
 /// A move of a transaction to another user.
 public struct TransferRecord: Hashable, Sendable, Codable {

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 /// Where a fact sits in the log.
 public struct FactContext: Hashable, Sendable {

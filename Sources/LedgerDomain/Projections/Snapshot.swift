@@ -1,5 +1,6 @@
 import Dispatch
 import LedgerCore
+import LedgerFoldStore
 import Synchronization
 
 extension Projections {

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 /// The audit rules of refunds and revocations: money returned must be taken back; nothing taken back without a reason.
 extension Audit {

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 /// The audit rules of subscriptions: time granted against time paid.
 extension Audit {

@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerFoldStore
 
 /// A subscription's state as the store last signed it (docs/domain.md, subscription states).
 public enum SubscriptionStatus: Hashable, Sendable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import LedgerCore
 @testable import LedgerDomain
+@testable import LedgerFoldStore
 import Testing
 
 /// Compact optional positions and dates, store values and account tokens read back as what was set.
@@ -100,5 +101,11 @@ struct CompactValuesTests {
         #expect(MemoryLayout<OrderView>.stride <= 272)
         #expect(MemoryLayout<GrantRecord>.stride <= 120)
         #expect(MemoryLayout<Money>.stride <= 16 && MemoryLayout<PositionList>.stride <= 40)
+    }
+
+    /// A view's lists of bindings and grants, nearly always of one, keep that one inline.
+    @Test func oneBindingOrGrantLiesInline() {
+        #expect(MemoryLayout<Few<BindingRecord>>.size <= MemoryLayout<BindingRecord>.size + 1)
+        #expect(MemoryLayout<Few<GrantRecord>>.size <= MemoryLayout<GrantRecord>.size + 1)
     }
 }

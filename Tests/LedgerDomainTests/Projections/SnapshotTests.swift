@@ -1,5 +1,6 @@
 import LedgerCore
 @testable import LedgerDomain
+@testable import LedgerFoldStore
 import LedgerScenarios
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerDomain
+import LedgerFoldStore
 import LedgerScenarios
 import Testing
 

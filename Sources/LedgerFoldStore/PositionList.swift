@@ -15,49 +15,49 @@
 /// when their bytes are.
 public struct PositionList: Sendable {
     /// The last position added (meaningless while the list is empty).
-    private var lastValue: Int64 = 0
+    @usableFromInline var lastValue: Int64 = 0
     /// The bytes while they fit: ``inlineCapacity`` bytes, then how many of them are used, or
     /// ``outOfLineMark`` once they lie out of line (so that whether the list is empty or inline is
     /// read here, without following the array's pointer: a cache miss per fact for a user's list).
-    private var inline: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    @usableFromInline var inline: (UInt64, UInt64, UInt64) = (0, 0, 0)
     /// Every byte once they do not fit inline (then the inline bytes are not read).
-    private var outOfLine: [UInt8] = []
+    @usableFromInline var outOfLine: [UInt8] = []
 
-    static var inlineCapacity: Int { 23 }
-    private static var outOfLineMark: UInt8 { .max }
+    @inlinable static var inlineCapacity: Int { 23 }
+    @inlinable static var outOfLineMark: UInt8 { .max }
 
-    public init() {}
+    @inlinable public init() {}
 
-    public init<S: Sequence<Int64>>(_ positions: S) {
+    @inlinable public init<S: Sequence<Int64>>(_ positions: S) {
         for p in positions { append(p) }
     }
 
     /// The inline bytes used, or ``outOfLineMark``.
-    private var inlineCount: Int {
+    @inlinable var inlineCount: Int {
         withUnsafeBytes(of: inline) { Int($0[Self.inlineCapacity]) }
     }
 
-    public var isEmpty: Bool { inlineCount == 0 }
+    @inlinable public var isEmpty: Bool { inlineCount == 0 }
 
     /// Whether the bytes lie in the list itself (no memory of its own).
-    var isInline: Bool { inlineCount != Int(Self.outOfLineMark) }
+    @inlinable var isInline: Bool { inlineCount != Int(Self.outOfLineMark) }
 
     /// The last position added.
-    public var last: Int64? { isEmpty ? nil : lastValue }
+    @inlinable public var last: Int64? { isEmpty ? nil : lastValue }
 
     /// The first position added.
-    public var first: Int64? {
+    @inlinable public var first: Int64? {
         var i = makeIterator()
         return i.next()
     }
 
     /// How many positions the list holds: every varint ends with a byte below 0x80.
-    public var count: Int {
+    @inlinable public var count: Int {
         withBytes { bytes in bytes.reduce(0) { $0 + ($1 < 0x80 ? 1 : 0) } }
     }
 
     /// Adds `position` at the end.
-    public mutating func append(_ position: Int64) {
+    @inlinable public mutating func append(_ position: Int64) {
         let step = isEmpty ? position : position &- lastValue
         lastValue = position
         // Zigzag: small steps either way become small unsigned numbers.
@@ -93,7 +93,7 @@ public struct PositionList: Sendable {
     }
 
     /// `body` applied to the list's bytes.
-    private func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
+    @inlinable func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
         if !isInline { return outOfLine.withUnsafeBytes(body) }
         return withUnsafeBytes(of: inline) { body(UnsafeRawBufferPointer(rebasing: $0[0..<Int($0[Self.inlineCapacity])])) }
     }
@@ -101,13 +101,13 @@ public struct PositionList: Sendable {
 
 extension PositionList: Sequence {
     public struct Iterator: IteratorProtocol {
-        private let list: PositionList
-        private var offset = 0
-        private var value: Int64 = 0
+        @usableFromInline let list: PositionList
+        @usableFromInline var offset = 0
+        @usableFromInline var value: Int64 = 0
 
-        init(_ list: PositionList) { self.list = list }
+        @inlinable init(_ list: PositionList) { self.list = list }
 
-        public mutating func next() -> Int64? {
+        @inlinable public mutating func next() -> Int64? {
             let (raw, next) = list.withBytes { bytes -> (UInt64, Int)? in
                 guard offset < bytes.count else { return nil }
                 var raw: UInt64 = 0
@@ -129,33 +129,33 @@ extension PositionList: Sequence {
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(self) }
-    public var underestimatedCount: Int { isEmpty ? 0 : 1 }
+    @inlinable public func makeIterator() -> Iterator { Iterator(self) }
+    @inlinable public var underestimatedCount: Int { isEmpty ? 0 : 1 }
 }
 
 extension PositionList: Hashable {
-    public static func == (a: PositionList, b: PositionList) -> Bool {
+    @inlinable public static func == (a: PositionList, b: PositionList) -> Bool {
         a.withBytes { x in b.withBytes { y in x.elementsEqual(y) } }
     }
 
-    public func hash(into h: inout Hasher) { withBytes { h.combine(bytes: $0) } }
+    @inlinable public func hash(into h: inout Hasher) { withBytes { h.combine(bytes: $0) } }
 }
 
 extension PositionList: ExpressibleByArrayLiteral {
-    public init(arrayLiteral positions: Int64...) { self.init(positions) }
+    @inlinable public init(arrayLiteral positions: Int64...) { self.init(positions) }
 }
 
 extension PositionList: CustomStringConvertible {
-    public var description: String { Array(self).description }
+    @inlinable public var description: String { Array(self).description }
 }
 
 /// As an array of positions (as it was when views held `[Int64]`).
 extension PositionList: Codable {
-    public init(from decoder: any Decoder) throws {
+    @inlinable public init(from decoder: any Decoder) throws {
         self.init(try [Int64](from: decoder))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    @inlinable public func encode(to encoder: any Encoder) throws {
         try Array(self).encode(to: encoder)
     }
 }

@@ -5,13 +5,13 @@ import Synchronization
 /// A view as a snapshot's parts and a spill store hold it: its key, then its fields
 /// (``BinaryFields``) preceded by their length (``BinaryWriter/sized(_:)``), so that a reader can
 /// pass over a view without decoding it.
-enum ViewRecord {
-    static func write<V: BinaryFields>(_ key: String, _ view: V, to w: BinaryWriter) {
+@usableFromInline package enum ViewRecord {
+    @inlinable package static func write<V: BinaryFields>(_ key: String, _ view: V, to w: BinaryWriter) {
         w.string(key)
         w.sized { view.write(binary: w) }
     }
 
-    static func read<V: BinaryFields>(_ r: BinaryReader) throws -> (String, V) {
+    @inlinable package static func read<V: BinaryFields>(_ r: BinaryReader) throws -> (String, V) {
         let key = try r.string()
         let end = try r.beginSized()
         let view = try V(binary: r)
@@ -20,7 +20,7 @@ enum ViewRecord {
     }
 
     /// The key, the view passed over.
-    static func key(_ r: BinaryReader) throws -> String {
+    @inlinable package static func key(_ r: BinaryReader) throws -> String {
         let key = try r.string()
         try r.skipSized()
         return key
@@ -59,36 +59,38 @@ enum ViewRecord {
 /// Iteration follows the order keys were added (deterministic, unlike a dictionary's); anything
 /// the ledger prints is still sorted by key where its order matters.
 public struct ViewTable<Value: Sendable>: Sendable {
-    var index = KeyIndex()
-    public internal(set) var count = 0
+    @usableFromInline var index = KeyIndex()
+    /// How many views the table has.
+    @inlinable public var count: Int { viewCount }
+    @usableFromInline var viewCount = 0
     /// The keys of the views in memory (from offset ``spilledBelow`` on), in the order they were added.
-    var residentKeys: [String] = []
+    @usableFromInline var residentKeys: [String] = []
     /// The views, in the order of their keys: every page but the last holds ``pageSize`` views.
-    var pages: [[Value]] = []
+    @usableFromInline var pages: [[Value]] = []
     /// log2 of the views a page holds.
-    var shift = 14
+    @usableFromInline var shift = 14
     /// The key last changed or added, and its view's offset (-1: none). A fact's rules look up the
     /// same order or transaction several times in a row; a key compared with the last one is
     /// found without hashing it again. Not part of the table's value.
-    var lastKey = ""
-    var lastOffset = -1
+    @usableFromInline var lastKey = ""
+    @usableFromInline var lastOffset = -1
     /// Set when the table spills.
-    var spill: Spill?
+    @usableFromInline var spill: Spill?
     /// The views before this offset are spilled (0 when none is). Kept apart from ``spill``: reading
     /// the optional struct to tell would copy it, a retain and a release of each reference in it.
-    var spilledBelow = 0
+    @usableFromInline var spilledBelow = 0
 
     /// Views per page unless told otherwise: 16,384 (7.7 MB of transactions).
-    public static var defaultPageSize: Int { 1 << 14 }
+    @inlinable public static var defaultPageSize: Int { 1 << 14 }
 
-    public init() {}
+    @inlinable public init() {}
 
     /// Views per page.
-    public var pageSize: Int { 1 << shift }
-    public var isEmpty: Bool { count == 0 }
+    @inlinable public var pageSize: Int { 1 << shift }
+    @inlinable public var isEmpty: Bool { count == 0 }
 
     /// The keys, in the order they were added.
-    public var keys: [String] {
+    @inlinable public var keys: [String] {
         var all: [String] = []
         all.reserveCapacity(count)
         for p in pages.indices {
@@ -99,21 +101,21 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     /// The views, in the order of ``keys``.
-    public var values: Views { Views(table: self) }
+    @inlinable public var values: Views { Views(table: self) }
 
     // MARK: - finding a key
 
     @inline(__always)
-    func isResident(_ i: Int) -> Bool { i >= spilledBelow }
+    @inlinable func isResident(_ i: Int) -> Bool { i >= spilledBelow }
 
     /// Whether the key at offset `i`, which is in memory, is `key`.
     @inline(__always)
-    func residentKey(_ i: Int, is key: String) -> Bool {
+    @inlinable func residentKey(_ i: Int, is key: String) -> Bool {
         residentKeys.withUnsafeBufferPointer { $0[i - spilledBelow] == key }
     }
 
     /// Whether the key at offset `i` is `key`; a spilled view not recalled is read back to tell.
-    func key(_ i: Int, is key: String) -> Bool {
+    @inlinable func key(_ i: Int, is key: String) -> Bool {
         if isResident(i) { return residentKey(i, is: key) }
         if let r = spill!.recalled[i] { return r.key == key }
         return spill!.load(i).key == key
@@ -121,7 +123,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// The offset of the view under `key`, if there is one.
     @inline(__always)
-    func offset(of key: String) -> Int? {
+    @inlinable func offset(of key: String) -> Int? {
         if lastOffset >= 0, lastKey == key { return lastOffset }
         if spilledBelow == 0 { return index.offset(KeyIndex.hash(key)) { residentKey($0, is: key) } }
         return index.offset(KeyIndex.hash(key)) { self.key($0, is: key) }
@@ -130,7 +132,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// The offset of the view under `key`, if there is one, recalled if it is spilled (read back
     /// once, where ``offset(of:)`` followed by a change would read it twice).
     @inline(__always)
-    mutating func locate(_ key: String) -> Int? {
+    @inlinable mutating func locate(_ key: String) -> Int? {
         if spilledBelow == 0 || (lastOffset >= 0 && lastKey == key) { return offset(of: key) }
         var read: (offset: Int, key: String, value: Value)?
         let found = index.offset(KeyIndex.hash(key)) { i in
@@ -146,7 +148,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     @inline(__always)
-    mutating func remember(_ key: String, _ offset: Int) {
+    @inlinable mutating func remember(_ key: String, _ offset: Int) {
         lastKey = key
         lastOffset = offset
     }
@@ -154,7 +156,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     // MARK: - reading and changing views
 
     /// The view under `key`; setting nil removes it (the last view takes its place in the order).
-    public subscript(key: String) -> Value? {
+    @inlinable public subscript(key: String) -> Value? {
         get { offset(of: key).map { self[offset: $0] } }
         set {
             if let i = locate(key) {
@@ -170,7 +172,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     /// The view under `key`, added as `defaultValue` first when there is none; changed in place.
-    public subscript(key: String, default defaultValue: @autoclosure () -> Value) -> Value {
+    @inlinable public subscript(key: String, default defaultValue: @autoclosure () -> Value) -> Value {
         get { offset(of: key).map { self[offset: $0] } ?? defaultValue() }
         _modify {
             let i = offsetAdding(key, defaultValue)
@@ -182,13 +184,13 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// is none. What the fold changes views with: a function, where the subscript's accessor is
     /// a coroutine whose frame, once it may hold a view read back, is allocated on each call.
     @inline(__always)
-    public mutating func modify<T>(_ key: String, default defaultValue: @autoclosure () -> Value, _ body: (inout Value) throws -> T) rethrows -> T {
+    @inlinable public mutating func modify<T>(_ key: String, default defaultValue: @autoclosure () -> Value, _ body: (inout Value) throws -> T) rethrows -> T {
         try modify(offset: offsetAdding(key, defaultValue), body)
     }
 
     /// The offset of `key`'s view, added as `defaultValue` first when there is none.
     @inline(__always)
-    mutating func offsetAdding(_ key: String, _ defaultValue: () -> Value) -> Int {
+    @inlinable mutating func offsetAdding(_ key: String, _ defaultValue: () -> Value) -> Int {
         let i: Int
         if let found = locate(key) {
             i = found
@@ -200,7 +202,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return i
     }
 
-    subscript(offset i: Int) -> Value {
+    @inlinable subscript(offset i: Int) -> Value {
         get {
             if isResident(i) { return pages[i >> shift][i & ((1 << shift) - 1)] }
             return spill!.recalled[i]?.value ?? spill!.load(i).value
@@ -215,13 +217,13 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// `body` applied to the view at offset `i` in place: in its page, or (spilled) read back.
     @inline(__always)
-    mutating func modify<T>(offset i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
+    @inlinable mutating func modify<T>(offset i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
         guard isResident(i) else { return try modifySpilled(i, body) }
         return try body(&pages[i >> shift][i & ((1 << shift) - 1)])
     }
 
     @inline(never)
-    mutating func modifySpilled<T>(_ i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
+    @inlinable mutating func modifySpilled<T>(_ i: Int, _ body: (inout Value) throws -> T) rethrows -> T {
         if spill!.recalled[i] == nil {
             let loaded = spill!.load(i)
             spill!.recall(i, loaded.key, loaded.value)
@@ -232,7 +234,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
 
     /// `body` applied to the view at offset `i` where it lies.
     @inline(__always)
-    func with<T>(offset i: Int, _ body: (Value) throws -> T) rethrows -> T {
+    @inlinable func with<T>(offset i: Int, _ body: (Value) throws -> T) rethrows -> T {
         guard isResident(i) else { return try body(self[offset: i]) }
         // The page lent too: `pages[p]` would retain and release it.
         return try pages.withUnsafeBufferPointer { pages in
@@ -243,25 +245,25 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     /// Whether a view is under `key`.
-    public func contains(_ key: String) -> Bool { offset(of: key) != nil }
+    @inlinable public func contains(_ key: String) -> Bool { offset(of: key) != nil }
 
     /// `body` applied to the view under `key` where it lies, or nil when there is none. Reading a
     /// field through ``subscript(_:)`` copies the whole view out first (hundreds of bytes and a
     /// retain for each string); the fold reads through this instead.
-    public func with<T>(_ key: String, _ body: (Value) throws -> T) rethrows -> T? {
+    @inlinable public func with<T>(_ key: String, _ body: (Value) throws -> T) rethrows -> T? {
         guard let i = offset(of: key) else { return nil }
         return try with(offset: i, body)
     }
 
     /// `body` applied to each key and its view where it lies, in order.
-    public func forEachInPlace(_ body: (String, Value) throws -> Void) rethrows {
+    @inlinable public func forEachInPlace(_ body: (String, Value) throws -> Void) rethrows {
         var views = PageIterator(table: self)
         while try views.withNext(body) != nil {}
     }
 
     /// Changes the view under `key` in place; false when there is none.
     @discardableResult
-    public mutating func update(_ key: String, _ body: (inout Value) throws -> Void) rethrows -> Bool {
+    @inlinable public mutating func update(_ key: String, _ body: (inout Value) throws -> Void) rethrows -> Bool {
         guard let i = locate(key) else { return false }
         remember(key, i)
         try modify(offset: i, body)
@@ -269,7 +271,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     }
 
     /// Adds a view under a key that has none; false (and nothing added) when the key has one.
-    mutating func add(_ key: String, _ value: Value) -> Bool {
+    @inlinable package mutating func add(_ key: String, _ value: Value) -> Bool {
         guard offset(of: key) == nil else { return false }
         append(key, value)
         remember(key, count - 1)
@@ -279,7 +281,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// `body` for each view in order, with a function that writes it as a ``ViewRecord``: a
     /// spilled view not changed since it was spilled is copied as the bytes it was spilled as,
     /// never read back nor encoded again (what a snapshot of a limited fold is made of).
-    func forEachRecord(_ body: (_ write: (BinaryWriter) -> Void) throws -> Void) rethrows where Value: BinaryFields {
+    @inlinable package func forEachRecord(_ body: (_ write: (BinaryWriter) -> Void) throws -> Void) rethrows where Value: BinaryFields {
         for p in pages.indices {
             let first = p << shift
             guard first < spilledBelow else {
@@ -315,10 +317,10 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// Page `p`'s keys and views: the page itself, or read back from the store.
     /// A page's views, and their keys: from `keysFrom` on in `keys` (the table's own keys in
     /// memory, not copied, or those read back with a spilled page).
-    typealias Page = (keys: [String], keysFrom: Int, values: [Value])
+    @usableFromInline typealias Page = (keys: [String], keysFrom: Int, values: [Value])
 
     /// Page `p`: the page itself, or read back from the store.
-    func page(_ p: Int) -> Page {
+    @inlinable func page(_ p: Int) -> Page {
         let first = p << shift
         guard first < spilledBelow else { return (residentKeys, first - spilledBelow, pages[p]) }
         let (keys, values) = spill!.page(p, from: first, count: pageSize)
@@ -330,7 +332,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// The views of `runs` (each a run of keys and their views, as many of one as of the other) in
     /// order, each run's arrays freed once its views are in (so the table never needs twice its
     /// size); the first key found twice, if one is.
-    static func assemble(_ runs: consuming [([String], [Value])]) -> Result<ViewTable, DuplicateKey> {
+    @inlinable package static func assemble(_ runs: consuming [([String], [Value])]) -> Result<ViewTable, DuplicateKey> {
         var table = ViewTable()
         let total = runs.reduce(0) { $0 + $1.0.count }
         table.index.reserveCapacity(total)
@@ -349,12 +351,15 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return .success(table)
     }
 
-    struct DuplicateKey: Error { let key: String }
+    @usableFromInline package struct DuplicateKey: Error {
+        @usableFromInline package let key: String
+        @inlinable init(key: String) { self.key = key }
+    }
 
     /// Adds a view under a key that has none. A new page is made whole at once (the first grows as
     /// an array does, or holds `reserving` views when that is fewer); when a page more than the
     /// table keeps in memory is made, the oldest is spilled.
-    mutating func append(_ key: String, _ value: Value, hash: UInt32? = nil, reserving total: Int = 0) {
+    @inlinable mutating func append(_ key: String, _ value: Value, hash: UInt32? = nil, reserving total: Int = 0) {
         index.insert(hash ?? KeyIndex.hash(key), offset: count)
         // A full last page (or none): a new one. (Not `pages.last`'s count: a page added spilled,
         // ``addSpilled(keys:bytes:)``, is an empty array.)
@@ -366,10 +371,10 @@ public struct ViewTable<Value: Sendable>: Sendable {
         }
         pages[pages.count - 1].append(value)
         residentKeys.append(key)
-        count += 1
+        viewCount += 1
     }
 
-    mutating func remove(at i: Int) {
+    @inlinable mutating func remove(at i: Int) {
         precondition(spill == nil, "a spilling table's views are never removed")
         lastOffset = -1
         let key = residentKeys[i]
@@ -383,6 +388,6 @@ public struct ViewTable<Value: Sendable>: Sendable {
             residentKeys[i] = movedKey
             self[offset: i] = moved
         }
-        count -= 1
+        viewCount -= 1
     }
 }

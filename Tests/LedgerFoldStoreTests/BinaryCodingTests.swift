@@ -1,3 +1,4 @@
+@testable import LedgerFoldStore
 import LedgerCore
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import LedgerDomain
+@testable import LedgerFoldStore
 import Testing
 
 /// A view's packed positions read back as the positions added, whatever they are, inline or not.

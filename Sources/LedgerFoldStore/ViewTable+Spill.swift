@@ -8,7 +8,7 @@ extension ViewTable {
     /// From now on, keeps `residentPages` pages of `pageSize` views in memory (the newest) and at
     /// most `recallCapacity` spilled views read back, and spills the others to `store`. Only an
     /// empty table can be told: its page size changes.
-    public mutating func spill(to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int)
+    @inlinable public mutating func spill(to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int)
     where Value: BinaryFields {
         precondition(isEmpty, "a table is told to spill before it has views")
         precondition(pageSize > 0 && pageSize & (pageSize - 1) == 0, "a page size of \(pageSize) views is not a power of two")
@@ -21,11 +21,11 @@ extension ViewTable {
     }
 
     /// The store the table spills to, if it spills.
-    var spillStore: (any SpillStore)? { spill?.settings.store }
+    @inlinable package var spillStore: (any SpillStore)? { spill?.settings.store }
 
     /// The bytes the newest versions of the spilled views take in the store (what a store
     /// holding nothing else would hold).
-    var spilledBytes: Int64 {
+    @inlinable package var spilledBytes: Int64 {
         guard let spill else { return 0 }
         var total: Int64 = 0
         for page in spill.locations {
@@ -35,16 +35,16 @@ extension ViewTable {
     }
 
     /// How many views are spilled, and how many of those are read back now.
-    public var spilled: (views: Int, recalled: Int) { (spilledBelow, spill?.recalled.count ?? 0) }
+    @inlinable public var spilled: (views: Int, recalled: Int) { (spilledBelow, spill?.recalled.count ?? 0) }
 
     /// For a table that spills: the views a page holds, and how many pages it keeps in memory.
-    var spillShape: (pageSize: Int, residentPages: Int)? {
+    @inlinable package var spillShape: (pageSize: Int, residentPages: Int)? {
         spill.map { (pageSize, $0.settings.residentPages) }
     }
 
     /// Whether every view the table has is spilled (or it has none): what
     /// ``addSpilled(keys:bytes:)`` needs.
-    var isAllSpilled: Bool { spill != nil && spilledBelow == count }
+    @inlinable package var isAllSpilled: Bool { spill != nil && spilledBelow == count }
 
     /// Adds a whole page of views straight to the spill store, as their bytes: each a
     /// ``ViewRecord``, as the table writes a page it spills, and as a snapshot's part holds them.
@@ -52,7 +52,7 @@ extension ViewTable {
     /// snapshot's views this way (those that would spill anyway).
     /// Only while every view is spilled (``isAllSpilled``); a key the table has already is
     /// refused by name, and the table is not to be used after that.
-    mutating func addSpilled(keys: some Collection<String>, bytes: some Collection<ArraySlice<UInt8>>) throws(DuplicateKey) {
+    @inlinable package mutating func addSpilled(keys: some Collection<String>, bytes: some Collection<ArraySlice<UInt8>>) throws(DuplicateKey) {
         precondition(isAllSpilled, "views added spilled after views kept in memory")
         precondition(keys.count == pageSize && bytes.count == pageSize, "\(keys.count) keys and \(bytes.count) views for a page of \(pageSize)")
         var block: [UInt8] = []
@@ -66,7 +66,7 @@ extension ViewTable {
         let first = count
         spill!.write(block: block, ends: ends)
         pages.append([])
-        count += pageSize
+        viewCount += pageSize
         spilledBelow = count
         // Each key is checked against those before it (a spilled one is read back to compare
         // only when 32 bits of hash match).
@@ -77,7 +77,7 @@ extension ViewTable {
         }
     }
 
-    mutating func spillOldestPage() {
+    @inlinable mutating func spillOldestPage() {
         let p = spill!.firstResident
         // The oldest page in memory: its keys are the first ones kept.
         spill!.write(page: Array(residentKeys[..<pageSize]), pages[p])
@@ -87,55 +87,62 @@ extension ViewTable {
     }
 
     /// What a spilling table keeps to find its spilled views.
-    struct Spill: Sendable {
+    @usableFromInline struct Spill: Sendable {
         /// What never changes, behind one reference: the table is copied and passed around
         /// whole, and it stays small.
-        let settings: Settings
+        @usableFromInline let settings: Settings
         /// The pages before it are spilled.
-        var firstResident = 0
+        @usableFromInline var firstResident = 0
         /// Where each spilled view's newest bytes lie, by page: their offset in the store (40 bits)
         /// and their length (24 bits). (An array for each page is made to size once; one array
         /// for all would double as it grows, and hold up to twice the room.)
-        var locations: [[UInt64]] = []
+        @usableFromInline var locations: [[UInt64]] = []
         /// Where each spilled page was first written whole (its views' bytes one after another).
-        var blocks: [(offset: Int64, count: Int)] = []
+        @usableFromInline var blocks: [(offset: Int64, count: Int)] = []
         /// Spilled views read back, by offset; `changed` ones are written again before they go.
-        var recalled: [Int: Recalled] = [:]
+        @usableFromInline var recalled: [Int: Recalled] = [:]
 
-        final class Settings: Sendable {
-            let store: any SpillStore
+        @inlinable init(settings: Settings) { self.settings = settings }
+
+        @usableFromInline final class Settings: Sendable {
+            @usableFromInline let store: any SpillStore
             /// log2 of the views a page holds.
-            let shift: Int
-            let residentPages: Int
-            let recallCapacity: Int
-            let write: @Sendable (String, Value, BinaryWriter) -> Void
-            let read: @Sendable (BinaryReader) throws -> (String, Value)
+            @usableFromInline let shift: Int
+            @usableFromInline let residentPages: Int
+            @usableFromInline let recallCapacity: Int
+            @usableFromInline let write: @Sendable (String, Value, BinaryWriter) -> Void
+            @usableFromInline let read: @Sendable (BinaryReader) throws -> (String, Value)
 
-            init(store: any SpillStore, shift: Int, residentPages: Int, recallCapacity: Int,
+            @inlinable init(store: any SpillStore, shift: Int, residentPages: Int, recallCapacity: Int,
                  write: @escaping @Sendable (String, Value, BinaryWriter) -> Void, read: @escaping @Sendable (BinaryReader) throws -> (String, Value)) {
                 (self.store, self.shift, self.residentPages, self.recallCapacity, self.write, self.read) = (store, shift, residentPages, recallCapacity, write, read)
             }
         }
 
-        struct Recalled: Sendable {
-            var key: String
-            var value: Value
-            var changed = false
+        @usableFromInline struct Recalled: Sendable {
+            @usableFromInline var key: String
+            @usableFromInline var value: Value
+            @usableFromInline var changed = false
+
+            @inlinable init(key: String, value: Value) {
+                self.key = key
+                self.value = value
+            }
         }
 
         /// Where a ``location(_:_:)`` says a view's bytes lie.
-        static func place(_ location: UInt64) -> (offset: Int64, count: Int) {
+        @inlinable static func place(_ location: UInt64) -> (offset: Int64, count: Int) {
             (Int64(location >> 24), Int(location & 0xff_ffff))
         }
 
-        private static func location(_ offset: Int64, _ count: Int) -> UInt64 {
+        @inlinable static func location(_ offset: Int64, _ count: Int) -> UInt64 {
             precondition(offset >= 0 && offset < 1 << 40, "a spill store of more than a terabyte")
             precondition(count < 1 << 24, "a view of \(count) bytes to spill: more than 16 MiB")
             return UInt64(offset) << 24 | UInt64(count)
         }
 
         /// Writes the next page to spill (the views and keys in it) as one block.
-        mutating func write(page keys: [String], _ views: [Value]) {
+        @inlinable mutating func write(page keys: [String], _ views: [Value]) {
             let w = BinaryWriter()
             var ends: [Int] = []
             ends.reserveCapacity(views.count)
@@ -148,7 +155,7 @@ extension ViewTable {
 
         /// Writes the next page to spill as `bytes`, its views one after another, each ending
         /// where `ends` says.
-        mutating func write(block bytes: [UInt8], ends: [Int]) {
+        @inlinable mutating func write(block bytes: [UInt8], ends: [Int]) {
             let base = settings.store.append(bytes)
             blocks.append((base, bytes.count))
             var page: [UInt64] = [], start = 0
@@ -162,7 +169,7 @@ extension ViewTable {
         }
 
         /// The key and view at spilled offset `i`, as last written.
-        func load(_ i: Int) -> (key: String, value: Value) {
+        @inlinable func load(_ i: Int) -> (key: String, value: Value) {
             let l = locations[i >> settings.shift][i & ((1 << settings.shift) - 1)]
             let (offset, count) = Self.place(l)
             do {
@@ -174,12 +181,12 @@ extension ViewTable {
 
         /// Keeps a spilled view read back; first, when the cache is full, writes its changed views
         /// again and empties it.
-        mutating func recall(_ i: Int, _ key: String, _ value: Value) {
+        @inlinable mutating func recall(_ i: Int, _ key: String, _ value: Value) {
             if recalled.count >= settings.recallCapacity { writeBack() }
             recalled[i] = Recalled(key: key, value: value)
         }
 
-        private mutating func writeBack() {
+        @inlinable mutating func writeBack() {
             let w = BinaryWriter()
             var written: [(offset: Int, end: Int)] = []
             for i in recalled.keys.sorted() {
@@ -199,7 +206,7 @@ extension ViewTable {
 
         /// Spilled page `p`, whose `count` views start at offset `first`: its block read back
         /// whole, and the views changed since it was written in their newest versions.
-        func page(_ p: Int, from first: Int, count: Int) -> (keys: [String], values: [Value]) {
+        @inlinable func page(_ p: Int, from first: Int, count: Int) -> (keys: [String], values: [Value]) {
             let block = blocks[p]
             var keys: [String] = [], values: [Value] = []
             keys.reserveCapacity(count)

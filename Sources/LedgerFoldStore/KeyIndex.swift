@@ -7,26 +7,26 @@
 /// `[String: Int]` kept a copy of each key and its offset in 24-byte slots, three times the
 /// memory, and hashed every key again each time it grew; this index grows from the hash bits it
 /// keeps.
-struct KeyIndex: Sendable {
-    private var slots: [UInt64] = []
-    private var count = 0
+@usableFromInline struct KeyIndex: Sendable {
+    @usableFromInline var slots: [UInt64] = []
+    @usableFromInline var count = 0
 
-    init() {}
-
-    @inline(__always)
-    static func hash(_ key: String) -> UInt32 { UInt32(truncatingIfNeeded: key.hashValue) }
+    @inlinable init() {}
 
     @inline(__always)
-    private static func slot(_ hash: UInt32, _ offset: Int) -> UInt64 {
+    @inlinable static func hash(_ key: String) -> UInt32 { UInt32(truncatingIfNeeded: key.hashValue) }
+
+    @inline(__always)
+    @inlinable static func slot(_ hash: UInt32, _ offset: Int) -> UInt64 {
         precondition(offset < Int(UInt32.max), "a table of more than \(UInt32.max - 1) views")
         return UInt64(hash) << 32 | UInt64(offset + 1)
     }
 
     @inline(__always)
-    private static func offset(_ slot: UInt64) -> Int { Int(truncatingIfNeeded: slot & 0xffff_ffff) - 1 }
+    @inlinable static func offset(_ slot: UInt64) -> Int { Int(truncatingIfNeeded: slot & 0xffff_ffff) - 1 }
 
     /// Room for `n` keys without growing.
-    mutating func reserveCapacity(_ n: Int) {
+    @inlinable mutating func reserveCapacity(_ n: Int) {
         var capacity = max(8, slots.count)
         while n * 4 > capacity * 3 { capacity *= 2 }
         if capacity > slots.count { resize(capacity) }
@@ -34,7 +34,7 @@ struct KeyIndex: Sendable {
 
     /// The slot holding the key with `hash` for which `matches(offset)` is true, if there is one.
     @inline(__always)
-    func slot(_ hash: UInt32, matches: (Int) throws -> Bool) rethrows -> Int? {
+    @inlinable func slot(_ hash: UInt32, matches: (Int) throws -> Bool) rethrows -> Int? {
         guard count > 0 else { return nil }
         return try slots.withUnsafeBufferPointer { slots in
             let mask = slots.count - 1
@@ -50,12 +50,12 @@ struct KeyIndex: Sendable {
 
     /// The offset of the key with `hash` for which `matches(offset)` is true, if there is one.
     @inline(__always)
-    func offset(_ hash: UInt32, matches: (Int) throws -> Bool) rethrows -> Int? {
+    @inlinable func offset(_ hash: UInt32, matches: (Int) throws -> Bool) rethrows -> Int? {
         try slot(hash, matches: matches).map { Self.offset(slots[$0]) }
     }
 
     /// Adds a key (with `hash`) the index does not have, at `offset`.
-    mutating func insert(_ hash: UInt32, offset: Int) {
+    @inlinable mutating func insert(_ hash: UInt32, offset: Int) {
         if (count + 1) * 4 > slots.count * 3 { resize(max(8, slots.count * 2)) }
         let mask = slots.count - 1
         var i = Int(hash) & mask
@@ -65,13 +65,13 @@ struct KeyIndex: Sendable {
     }
 
     /// Points the key in `slot` at `offset` instead.
-    mutating func move(slot i: Int, to offset: Int) {
+    @inlinable mutating func move(slot i: Int, to offset: Int) {
         slots[i] = Self.slot(UInt32(truncatingIfNeeded: slots[i] >> 32), offset)
     }
 
     /// Empties `slot`. The slots after it that it displaced move back, so every probe still ends
     /// at the first empty slot (no tombstones).
-    mutating func remove(slot: Int) {
+    @inlinable mutating func remove(slot: Int) {
         var hole = slot
         let mask = slots.count - 1
         var j = hole
@@ -91,7 +91,7 @@ struct KeyIndex: Sendable {
         count -= 1
     }
 
-    private mutating func resize(_ capacity: Int) {
+    @inlinable mutating func resize(_ capacity: Int) {
         let old = slots
         slots = Array(repeating: 0, count: capacity)
         let mask = capacity - 1

@@ -7,21 +7,21 @@
 /// (`heaptrack`: 525 MB of 1.99 GB). Inline, one
 /// element costs its own size and no allocation.
 public struct Few<Element> {
-    fileprivate enum Storage {
+    @usableFromInline enum Storage {
         case none
         case one(Element)
         case many([Element])
     }
 
-    private var storage = Storage.none
+    @usableFromInline var storage = Storage.none
 
-    public init() {}
+    @inlinable public init() {}
 
-    public init<S: Sequence<Element>>(_ elements: S) {
+    @inlinable public init<S: Sequence<Element>>(_ elements: S) {
         for e in elements { append(e) }
     }
 
-    public mutating func append(_ element: Element) {
+    @inlinable public mutating func append(_ element: Element) {
         switch storage {
         case .none:
             storage = .one(element)
@@ -37,9 +37,9 @@ public struct Few<Element> {
 }
 
 extension Few: RandomAccessCollection, MutableCollection {
-    public var startIndex: Int { 0 }
+    @inlinable public var startIndex: Int { 0 }
 
-    public var endIndex: Int {
+    @inlinable public var endIndex: Int {
         switch storage {
         case .none: return 0
         case .one: return 1
@@ -47,7 +47,7 @@ extension Few: RandomAccessCollection, MutableCollection {
         }
     }
 
-    public subscript(i: Int) -> Element {
+    @inlinable public subscript(i: Int) -> Element {
         get {
             switch storage {
             case .one(let e) where i == 0: return e
@@ -74,31 +74,31 @@ extension Few: Sendable where Element: Sendable {}
 extension Few.Storage: Sendable where Element: Sendable {}
 
 extension Few: Equatable where Element: Equatable {
-    public static func == (a: Few, b: Few) -> Bool { a.elementsEqual(b) }
+    @inlinable public static func == (a: Few, b: Few) -> Bool { a.elementsEqual(b) }
 }
 
 extension Few: Hashable where Element: Hashable {
-    public func hash(into h: inout Hasher) {
+    @inlinable public func hash(into h: inout Hasher) {
         h.combine(count)
         for e in self { h.combine(e) }
     }
 }
 
 extension Few: ExpressibleByArrayLiteral {
-    public init(arrayLiteral elements: Element...) { self.init(elements) }
+    @inlinable public init(arrayLiteral elements: Element...) { self.init(elements) }
 }
 
 extension Few: CustomStringConvertible {
-    public var description: String { Array(self).description }
+    @inlinable public var description: String { Array(self).description }
 }
 
 /// As the array it replaces.
 extension Few: Codable where Element: Codable {
-    public init(from decoder: any Decoder) throws {
+    @inlinable public init(from decoder: any Decoder) throws {
         self.init(try [Element](from: decoder))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    @inlinable public func encode(to encoder: any Encoder) throws {
         try Array(self).encode(to: encoder)
     }
 }

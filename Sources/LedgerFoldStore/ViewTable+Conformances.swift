@@ -4,16 +4,17 @@ import Synchronization
 
 extension ViewTable: Sequence {
     public struct Iterator: IteratorProtocol {
-        var pages: PageIterator
-        public mutating func next() -> (key: String, value: Value)? { pages.withNext { ($0, $1) } }
+        @usableFromInline var pages: PageIterator
+        @inlinable init(pages: PageIterator) { self.pages = pages }
+        @inlinable public mutating func next() -> (key: String, value: Value)? { pages.withNext { ($0, $1) } }
     }
 
-    public func makeIterator() -> Iterator { Iterator(pages: PageIterator(table: self)) }
-    public var underestimatedCount: Int { count }
+    @inlinable public func makeIterator() -> Iterator { Iterator(pages: PageIterator(table: self)) }
+    @inlinable public var underestimatedCount: Int { count }
 }
 
 extension ViewTable: ExpressibleByDictionaryLiteral {
-    public init(dictionaryLiteral elements: (String, Value)...) {
+    @inlinable public init(dictionaryLiteral elements: (String, Value)...) {
         self.init()
         for (key, value) in elements { self[key] = value }
     }
@@ -21,14 +22,14 @@ extension ViewTable: ExpressibleByDictionaryLiteral {
 
 /// Equal when both hold the same views under the same keys, in whatever order they were added.
 extension ViewTable: Equatable where Value: Equatable {
-    public static func == (a: ViewTable, b: ViewTable) -> Bool {
+    @inlinable public static func == (a: ViewTable, b: ViewTable) -> Bool {
         a.count == b.count && a.allSatisfy { b[$0.key] == $0.value }
     }
 }
 
 /// The keys, then the views in the same order.
 extension ViewTable: Codable where Value: Codable {
-    public init(from decoder: any Decoder) throws {
+    @inlinable public init(from decoder: any Decoder) throws {
         var c = try decoder.unkeyedContainer()
         let keys = try c.decode([String].self)
         let values = try c.decode([Value].self)
@@ -38,7 +39,7 @@ extension ViewTable: Codable where Value: Codable {
         self = table
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    @inlinable public func encode(to encoder: any Encoder) throws {
         var c = encoder.unkeyedContainer()
         try c.encode(keys)
         try c.encode(Array(values))
@@ -47,7 +48,7 @@ extension ViewTable: Codable where Value: Codable {
 
 /// The same, each view by its own fields.
 extension ViewTable: BinaryFields where Value: BinaryFields {
-    public init(binary r: BinaryReader) throws {
+    @inlinable public init(binary r: BinaryReader) throws {
         let keys = try r.array { try r.string() }
         let values = try r.array { try Value(binary: r) }
         guard keys.count == values.count, case .success(let table) = Self.assemble([(keys, values)]) else {
@@ -56,7 +57,7 @@ extension ViewTable: BinaryFields where Value: BinaryFields {
         self = table
     }
 
-    public func write(binary w: BinaryWriter) {
+    @inlinable public func write(binary w: BinaryWriter) {
         w.array(keys) { w.string($0) }
         w.count(count)
         forEachInPlace { _, view in view.write(binary: w) }

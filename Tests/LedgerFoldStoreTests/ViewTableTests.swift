@@ -1,4 +1,4 @@
-@testable import LedgerDomain
+@testable import LedgerFoldStore
 import LedgerCore
 import Testing
 
