@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -35,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", exact: "1.7.4"),
         // CSV for the stores' statement files (WeChat Pay bills, Google Play earnings reports).
         .package(url: "https://github.com/swiftcsv/SwiftCSV", exact: "0.10.0"),
+        // The one macro: a fact's public memberwise initializer.
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
     targets: [
         // libpq, as the system provides it (Debian: libpq-dev).
@@ -56,8 +59,17 @@ let package = Package(
         // The fold's storage engine, knowing no facts: views in pages behind a compact key index, spilled to a file
         // beyond a memory limit, and the binary form of its snapshots. Pure.
         .target(name: "LedgerFoldStore", dependencies: ["LedgerCore"], swiftSettings: strict),
+        // `@PublicInit`: a struct's public memberwise initializer, so that a fact lists its fields once.
+        .macro(
+            name: "LedgerMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ],
+            swiftSettings: strict
+        ),
         // Pure purchase domain: typed facts, binding, projections as folds. No database import.
-        .target(name: "LedgerDomain", dependencies: ["LedgerCore", "LedgerFoldStore"], swiftSettings: strict),
+        .target(name: "LedgerDomain", dependencies: ["LedgerCore", "LedgerFoldStore", "LedgerMacros"], swiftSettings: strict),
         // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
         .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The stores' own statement files (WeChat Pay bills, App Store history and financial reports, Google Play
@@ -153,6 +165,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore"], swiftSettings: strict),
+        .testTarget(
+            name: "LedgerMacrosTests",
+            dependencies: [
+                "LedgerMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "LedgerFoldStoreTests", dependencies: ["LedgerFoldStore", "LedgerCore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerDomainTests",

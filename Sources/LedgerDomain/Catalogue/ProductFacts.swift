@@ -1,6 +1,7 @@
 import LedgerCore
 
 /// A store product's entitlement, as of `validFrom`: the body of ProductDefined and ProductChanged.
+@PublicInit
 public struct ProductDefinition: FactBody, Codable {
     public var channel: Channel
     public var storeProductId: String
@@ -9,11 +10,6 @@ public struct ProductDefinition: FactBody, Codable {
     public var version: Int64
     public var validFrom: Timestamp
     public var price: Money?
-
-    public init(channel: Channel, storeProductId: String, entitlement: Entitlement, version: Int64, validFrom: Timestamp, price: Money? = nil) {
-        self.channel = channel; self.storeProductId = storeProductId; self.entitlement = entitlement
-        self.version = version; self.validFrom = validFrom; self.price = price
-    }
 
     public static let fields = FieldTable(
         ProductDefinition(channel: .appstore, storeProductId: "", entitlement: .coins(1), version: 1, validFrom: .blank), [

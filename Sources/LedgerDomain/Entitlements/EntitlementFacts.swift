@@ -17,6 +17,7 @@ public struct GrantReason: OpenEnum, Codable {
 /// What fulfilment actually gave. For periods, `entitlement` is the period granted. A grant
 /// without a store transaction says why (goodwill, compensation, promotion, migration) and who
 /// authorized it: it is not a grant without payment, and finance sees it in its own section.
+@PublicInit
 public struct EntitlementGranted: FactBody {
     public var grantId: String
     public var userId: String
@@ -24,7 +25,7 @@ public struct EntitlementGranted: FactBody {
     public var transactionId: String?
     public var orderId: String?
     public var entitlement: Entitlement
-    public var quantity: Int64
+    public var quantity: Int64 = 1
     /// Why: a purchase when absent.
     public var reason: GrantReason?
     /// Who authorized a grant without a transaction.
@@ -32,13 +33,6 @@ public struct EntitlementGranted: FactBody {
     /// The app of the transaction (Apple bundleId, Google packageName, WeChat appid): a transaction
     /// id is unique per channel and app only.
     public var app: String?
-
-    public init(grantId: String, userId: String, channel: Channel? = nil, transactionId: String?, orderId: String? = nil,
-                entitlement: Entitlement, quantity: Int64 = 1, reason: GrantReason? = nil, authorizedBy: String? = nil, app: String? = nil) {
-        self.grantId = grantId; self.userId = userId; self.channel = channel; self.transactionId = transactionId
-        self.orderId = orderId; self.entitlement = entitlement; self.quantity = quantity; self.reason = reason; self.authorizedBy = authorizedBy
-        self.app = app
-    }
 
     /// A grant by policy (goodwill, compensation...): it says why and who authorized it. A grant
     /// without a transaction that does neither is judged as a grant without payment.
@@ -63,15 +57,12 @@ public struct EntitlementGranted: FactBody {
     })
 }
 
+@PublicInit
 public struct CoinsSpent: FactBody {
     public var spendId: String
     public var userId: String
     public var amount: Int64
     public var item: String?
-
-    public init(spendId: String, userId: String, amount: Int64, item: String? = nil) {
-        self.spendId = spendId; self.userId = userId; self.amount = amount; self.item = item
-    }
 
     public static let fields = FieldTable(CoinsSpent(spendId: "", userId: "", amount: 0), [
         .text("spendId", \.spendId),

@@ -2,6 +2,7 @@ import LedgerCore
 
 // Our orders: created before paying, launched at the store, closed when never paid.
 
+@PublicInit
 public struct OrderCreated: FactBody, Codable {
     public var orderId: String
     public var userId: String
@@ -13,12 +14,6 @@ public struct OrderCreated: FactBody, Codable {
     /// The app it is bought in (Apple bundleId, Google packageName, WeChat appid): only a transaction
     /// of that channel and app binds to it.
     public var app: String?
-
-    public init(orderId: String, userId: String, channel: Channel, productId: String, price: Money, accountToken: String? = nil,
-                app: String? = nil) {
-        self.orderId = orderId; self.userId = userId; self.channel = channel; self.productId = productId
-        self.price = price; self.accountToken = accountToken; self.app = app
-    }
 
     public static let fields = FieldTable(OrderCreated(orderId: "", userId: "", channel: .appstore, productId: "", price: .blank), [
         .text("orderId", \.orderId),
@@ -32,15 +27,12 @@ public struct OrderCreated: FactBody, Codable {
     ])
 }
 
+@PublicInit
 public struct PaymentLaunched: FactBody {
     public var orderId: String
     public var channel: Channel
-    public var attempt: Int64
+    public var attempt: Int64 = 1
     public var prepayId: String?
-
-    public init(orderId: String, channel: Channel, attempt: Int64 = 1, prepayId: String? = nil) {
-        self.orderId = orderId; self.channel = channel; self.attempt = attempt; self.prepayId = prepayId
-    }
 
     public static let fields = FieldTable(PaymentLaunched(orderId: "", channel: .appstore), [
         .text("orderId", \.orderId),
@@ -50,11 +42,10 @@ public struct PaymentLaunched: FactBody {
     ])
 }
 
+@PublicInit
 public struct OrderClosed: FactBody {
     public var orderId: String
     public var reason: CloseReason
-
-    public init(orderId: String, reason: CloseReason) { self.orderId = orderId; self.reason = reason }
 
     public static let fields = FieldTable(OrderClosed(orderId: "", reason: .timeout), [
         .text("orderId", \.orderId),

@@ -4,6 +4,7 @@ import LedgerCore
 // What the app and the stores say about a payment, and which order it is bound to.
 
 /// The app reported a store result. Re-delivered on every launch until finished: each report is a fact.
+@PublicInit
 public struct ClientCallbackReceived: StoreAppFact {
     public var channel: Channel
     /// The signed-in user of the app that reported it; nil when the app was signed out.
@@ -18,14 +19,6 @@ public struct ClientCallbackReceived: StoreAppFact {
     public var reportId: String?
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, userId: String?, orderId: String? = nil, transactionId: String? = nil, productId: String,
-                state: CallbackState, applicationUsername: String? = nil, deviceId: String? = nil, reportId: String? = nil,
-                app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.userId = userId; self.orderId = orderId; self.transactionId = transactionId
-        self.productId = productId; self.state = state; self.applicationUsername = applicationUsername
-        self.deviceId = deviceId; self.reportId = reportId; self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(ClientCallbackReceived(channel: .appstore, userId: nil, productId: "", state: .purchased), [
         .channel("channel", \.channel),
@@ -45,6 +38,7 @@ public struct ClientCallbackReceived: StoreAppFact {
 }
 
 /// A verified server-to-server notification. A re-delivery is the same fact (same notificationId).
+@PublicInit
 public struct StoreNotificationReceived: StoreAppFact {
     public var channel: Channel
     public var notificationId: String
@@ -52,7 +46,7 @@ public struct StoreNotificationReceived: StoreAppFact {
     public var subtype: NotificationType?
     public var signedAt: Timestamp?
     /// `signature-ok`, or why verification failed.
-    public var verification: String
+    public var verification: String = "signature-ok"
     public var transactionId: String?
     public var originalTransactionId: String?
     /// WeChat `trade_state`.
@@ -78,16 +72,6 @@ public struct StoreNotificationReceived: StoreAppFact {
         case verification
     }
 
-    public init(channel: Channel, notificationId: String, type: NotificationType, subtype: NotificationType? = nil,
-                signedAt: Timestamp? = nil, verification: String = "signature-ok", transactionId: String? = nil,
-                originalTransactionId: String? = nil, tradeState: String? = nil, outTradeNo: String? = nil, rawDigest: String? = nil,
-                app: String? = nil, merchant: String? = nil, untranslated: String? = nil, awaiting: Awaiting? = nil) {
-        self.channel = channel; self.notificationId = notificationId; self.type = type; self.subtype = subtype
-        self.signedAt = signedAt; self.verification = verification; self.transactionId = transactionId
-        self.originalTransactionId = originalTransactionId; self.tradeState = tradeState; self.outTradeNo = outTradeNo
-        self.rawDigest = rawDigest; self.app = app; self.merchant = merchant; self.untranslated = untranslated; self.awaiting = awaiting
-    }
-
     public static let fields = FieldTable(StoreNotificationReceived(channel: .appstore, notificationId: "", type: NotificationType(raw: "")), [
         .channel("channel", \.channel),
         .text("notificationId", \.notificationId, "Apple notificationUUID, Pub/Sub messageId, WeChat id."),
@@ -110,20 +94,16 @@ public struct StoreNotificationReceived: StoreAppFact {
     static let newInVersion3: Set<String> = ["untranslated", "awaiting"]
 }
 
+@PublicInit
 public struct VerificationFailed: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
     /// The store's status (Apple 21002, 21003...; Google HTTP status; WeChat error code as a number).
     public var code: Int64
     public var retryable: Bool
-    public var attempt: Int64
+    public var attempt: Int64 = 1
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, transactionId: String, code: Int64, retryable: Bool, attempt: Int64 = 1, app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.code = code; self.retryable = retryable; self.attempt = attempt
-        self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(VerificationFailed(channel: .appstore, transactionId: "", code: 0, retryable: false), [
         .channel("channel", \.channel),
@@ -135,6 +115,7 @@ public struct VerificationFailed: StoreAppFact {
 }
 
 /// The binding decision: which order and user a store transaction belongs to.
+@PublicInit
 public struct TransactionBound: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
@@ -143,12 +124,6 @@ public struct TransactionBound: StoreAppFact {
     public var method: BindingMethod
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, transactionId: String, orderId: String?, userId: String, method: BindingMethod,
-                app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.orderId = orderId; self.userId = userId; self.method = method
-        self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(TransactionBound(channel: .appstore, transactionId: "", orderId: nil, userId: "", method: .manual), [
         .channel("channel", \.channel),

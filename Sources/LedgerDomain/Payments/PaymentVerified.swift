@@ -6,17 +6,18 @@ import LedgerCore
 /// Version 3 adds the app, Google's linked purchase token and obfuscated account id, and the
 /// offer; version 2 carries `price` as an object in minor units; version 1 (the verifyReceipt era)
 /// carried Apple's `priceMilliunits` and `currency` flat and is upcast on read, converting exactly.
+@PublicInit
 public struct PaymentVerified: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
     /// Apple originalTransactionId or Google purchaseToken; names the subscription.
     public var originalTransactionId: String?
     public var productId: String
-    public var quantity: Int64
+    public var quantity: Int64 = 1
     public var purchaseDate: Timestamp
     public var expiresDate: Timestamp?
-    public var environment: StoreEnvironment
-    public var ownership: Ownership
+    public var environment: StoreEnvironment = .production
+    public var ownership: Ownership = .purchased
     public var price: Money
     public var appAccountToken: UUID?
     public var rawDigest: String?
@@ -30,19 +31,6 @@ public struct PaymentVerified: StoreAppFact {
     public var offer: String?
     /// WeChat `out_trade_no`: our order id as the store's payment names it.
     public var outTradeNo: String?
-
-    public init(channel: Channel, transactionId: String, originalTransactionId: String? = nil, productId: String, quantity: Int64 = 1,
-                purchaseDate: Timestamp, expiresDate: Timestamp? = nil, environment: StoreEnvironment = .production,
-                ownership: Ownership = .purchased, price: Money, appAccountToken: UUID? = nil, rawDigest: String? = nil,
-                app: String? = nil, merchant: String? = nil, linkedPurchaseToken: String? = nil, obfuscatedAccountId: String? = nil,
-                offer: String? = nil, outTradeNo: String? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.originalTransactionId = originalTransactionId
-        self.productId = productId; self.quantity = quantity; self.purchaseDate = purchaseDate; self.expiresDate = expiresDate
-        self.environment = environment; self.ownership = ownership; self.price = price
-        self.appAccountToken = appAccountToken; self.rawDigest = rawDigest; self.app = app; self.merchant = merchant
-        self.linkedPurchaseToken = linkedPurchaseToken; self.obfuscatedAccountId = obfuscatedAccountId; self.offer = offer
-        self.outTradeNo = outTradeNo
-    }
 
     /// Whether it counts as revenue and money at risk: sandbox and Xcode purchases are recorded
     /// and shown apart; a family-shared copy is owed its entitlement but paid nothing itself.

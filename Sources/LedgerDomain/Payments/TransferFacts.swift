@@ -16,6 +16,7 @@ public struct TransferMethod: OpenEnum, Codable {
 /// A store transaction moves to another user (a restore to a new account, a support correction).
 /// From its position on, the new owner holds the transaction: grants to them are not wrong-user,
 /// and the move is not a reused receipt.
+@PublicInit
 public struct TransactionTransferred: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
@@ -30,14 +31,6 @@ public struct TransactionTransferred: StoreAppFact {
     public var authorizedBy: String?
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, transactionId: String, transferId: String, fromUserId: String? = nil, toUserId: String,
-                orderId: String? = nil, method: TransferMethod, reason: String, authorizedBy: String? = nil,
-                app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.transferId = transferId; self.fromUserId = fromUserId
-        self.toUserId = toUserId; self.orderId = orderId; self.method = method; self.reason = reason
-        self.authorizedBy = authorizedBy; self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(
         TransactionTransferred(channel: .appstore, transactionId: "", transferId: "", toUserId: "", method: .restore, reason: ""), [
@@ -55,6 +48,7 @@ public struct TransactionTransferred: StoreAppFact {
 
 /// Google Play: the purchase was acknowledged. Google refunds a purchase left unacknowledged for
 /// three days, so an acknowledgement missing after that is a finding.
+@PublicInit
 public struct PurchaseAcknowledged: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
@@ -66,12 +60,6 @@ public struct PurchaseAcknowledged: StoreAppFact {
     /// Which call: `acknowledge` (purchases.products/subscriptions.acknowledge) or `consume`
     /// (purchases.products.consume, which acknowledges a consumable too).
     public var kind: AcknowledgementKind?
-
-    public init(channel: Channel, transactionId: String, acknowledgedAt: Timestamp, app: String? = nil, merchant: String? = nil,
-                kind: AcknowledgementKind? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.acknowledgedAt = acknowledgedAt
-        self.app = app; self.merchant = merchant; self.kind = kind
-    }
 
     public static let fields = FieldTable(PurchaseAcknowledged(channel: .googleplay, transactionId: "", acknowledgedAt: .blank), [
         .channel("channel", \.channel),

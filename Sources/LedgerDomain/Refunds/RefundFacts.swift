@@ -3,6 +3,7 @@ import LedgerCore
 // Money returned to the buyer, the store's notices around it, and what fulfilment took back.
 
 /// RefundRequested, RefundDeclined and RefundReversed: a transaction and the notification that said so.
+@PublicInit
 public struct RefundNotice: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
@@ -13,12 +14,6 @@ public struct RefundNotice: StoreAppFact {
     public var signedAt: Timestamp?
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, transactionId: String, notificationId: String? = nil, refundId: String? = nil,
-                signedAt: Timestamp? = nil, app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.notificationId = notificationId
-        self.refundId = refundId; self.signedAt = signedAt; self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(RefundNotice(channel: .appstore, transactionId: ""), [
         .channel("channel", \.channel),
@@ -44,6 +39,7 @@ public struct RefundStatus: OpenEnum {
 
 /// Money returned to the buyer, in full or in part (or, with a WeChat status other than SUCCESS, a
 /// refund under way or failed: no money returned).
+@PublicInit
 public struct Refunded: StoreAppFact {
     public var channel: Channel
     public var transactionId: String
@@ -55,12 +51,6 @@ public struct Refunded: StoreAppFact {
     public var status: RefundStatus?
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, transactionId: String, refundId: String, amount: Money, refundedAt: Timestamp, reason: String? = nil,
-                status: RefundStatus? = nil, app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.refundId = refundId; self.amount = amount
-        self.refundedAt = refundedAt; self.reason = reason; self.status = status; self.app = app; self.merchant = merchant
-    }
 
     /// Whether money was returned (WeChat PROCESSING, ABNORMAL and CLOSED are not refunds).
     public var returnedMoney: Bool { status.map { $0 == .success } ?? true }
@@ -77,6 +67,7 @@ public struct Refunded: StoreAppFact {
 }
 
 /// What fulfilment actually took back: whole grants, or part of one (`units`).
+@PublicInit
 public struct EntitlementRevoked: FactBody {
     public var userId: String
     public var channel: Channel?
@@ -90,12 +81,6 @@ public struct EntitlementRevoked: FactBody {
     public var revocationId: String?
     /// The transaction's app: a transaction id is unique per channel and app only.
     public var app: String?
-
-    public init(userId: String, channel: Channel? = nil, transactionId: String?, reason: RevocationReason, grantId: String? = nil,
-                units: Int64? = nil, revocationId: String? = nil, app: String? = nil) {
-        self.userId = userId; self.channel = channel; self.transactionId = transactionId; self.reason = reason; self.grantId = grantId
-        self.units = units; self.revocationId = revocationId; self.app = app
-    }
 
     public static let fields = FieldTable(EntitlementRevoked(userId: "", transactionId: nil, reason: .refund), [
         .text("userId", \.userId),
@@ -155,8 +140,9 @@ extension FactTypes {
 
 /// Google Play: a voided purchase (refunded, charged back or revoked by Google, the developer or
 /// the buyer). Like Apple REVOKE, the entitlement must be taken back.
+@PublicInit
 public struct PurchaseVoided: StoreAppFact {
-    public var channel: Channel
+    public var channel: Channel = .googleplay
     /// The Google order id of the purchase.
     public var transactionId: String
     public var purchaseToken: String?
@@ -169,14 +155,6 @@ public struct PurchaseVoided: StoreAppFact {
     public var voidedQuantity: Int64?
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel = .googleplay, transactionId: String, purchaseToken: String? = nil, voidedAt: Timestamp,
-                voidedSource: String? = nil, voidedReason: String? = nil, voidedQuantity: Int64? = nil,
-                app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.transactionId = transactionId; self.purchaseToken = purchaseToken; self.voidedAt = voidedAt
-        self.voidedSource = voidedSource; self.voidedReason = voidedReason; self.voidedQuantity = voidedQuantity
-        self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(PurchaseVoided(transactionId: "", voidedAt: .blank), [
         .channel("channel", \.channel),
@@ -199,6 +177,7 @@ extension FactTypes {
 
 /// The store took a purchase back without (or beside) a refund: Apple REVOKE (family sharing
 /// withdrawn) or Google SUBSCRIPTION_REVOKED. Fulfilment is expected to revoke it.
+@PublicInit
 public struct StoreRevoked: StoreAppFact {
     public var channel: Channel
     /// Apple originalTransactionId, Google purchase token.
@@ -213,13 +192,6 @@ public struct StoreRevoked: StoreAppFact {
     public var reason: String?
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, originalTransactionId: String, transactionId: String? = nil, notificationId: String, revokedAt: Timestamp,
-                revocationType: String? = nil, reason: String? = nil, app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.originalTransactionId = originalTransactionId; self.transactionId = transactionId
-        self.notificationId = notificationId; self.revokedAt = revokedAt; self.revocationType = revocationType; self.reason = reason
-        self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(StoreRevoked(channel: .appstore, originalTransactionId: "", notificationId: "", revokedAt: .blank), [
         .channel("channel", \.channel),

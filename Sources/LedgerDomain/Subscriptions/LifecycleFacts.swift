@@ -34,6 +34,7 @@ public struct PriceConsent: OpenEnum, Codable {
 
 /// A subscription's state changed without a payment: paused, on hold, grace ended, resumed,
 /// extended or deferred, or the buyer's consent to a new price.
+@PublicInit
 public struct SubscriptionStateChanged: SubscriptionNotice {
     public var channel: Channel
     public var originalTransactionId: String
@@ -50,14 +51,6 @@ public struct SubscriptionStateChanged: SubscriptionNotice {
     public var newPrice: Money?
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, change: LifecycleChange, effectiveAt: Timestamp,
-                expiresAt: Timestamp? = nil, transactionId: String? = nil, priceConsent: PriceConsent? = nil, newPrice: Money? = nil,
-                app: String? = nil, merchant: String? = nil) {
-        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId
-        self.change = change; self.effectiveAt = effectiveAt; self.expiresAt = expiresAt; self.transactionId = transactionId
-        self.priceConsent = priceConsent; self.newPrice = newPrice; self.app = app; self.merchant = merchant
-    }
 
     public static let fields = FieldTable(
         SubscriptionStateChanged(channel: .appstore, originalTransactionId: "", notificationId: "", change: .paused, effectiveAt: .blank),

@@ -3,6 +3,7 @@ import LedgerCore
 // Renewals and the store's notices about a subscription (keyed by its original transaction id,
 // Google: its purchase token).
 
+@PublicInit
 public struct SubscriptionRenewed: StoreAppFact {
     public var channel: Channel
     public var originalTransactionId: String
@@ -14,13 +15,6 @@ public struct SubscriptionRenewed: StoreAppFact {
 
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, originalTransactionId: String, transactionId: String, productId: String,
-                purchaseDate: Timestamp, expiresDate: Timestamp, price: Money? = nil, app: String? = nil, merchant: String? = nil) {
-        self.app = app; self.merchant = merchant
-        self.channel = channel; self.originalTransactionId = originalTransactionId; self.transactionId = transactionId
-        self.productId = productId; self.purchaseDate = purchaseDate; self.expiresDate = expiresDate; self.price = price
-    }
 
     public static let fields = FieldTable(
         SubscriptionRenewed(channel: .appstore, originalTransactionId: "", transactionId: "", productId: "", purchaseDate: .blank, expiresDate: .blank), [
@@ -57,6 +51,7 @@ extension SubscriptionNotice {
 }
 
 /// A billing problem: grace period (access kept) or billing retry / on hold (no access).
+@PublicInit
 public struct RenewalFailed: SubscriptionNotice {
     public var channel: Channel
     public var originalTransactionId: String
@@ -67,17 +62,12 @@ public struct RenewalFailed: SubscriptionNotice {
     public var app: String?
     public var merchant: String?
 
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, gracePeriodExpiresAt: Timestamp? = nil, inBillingRetry: Bool, app: String? = nil, merchant: String? = nil) {
-        self.app = app; self.merchant = merchant
-        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId
-        self.gracePeriodExpiresAt = gracePeriodExpiresAt; self.inBillingRetry = inBillingRetry
-    }
-
     public static let fields = FieldTable(RenewalFailed(channel: .appstore, originalTransactionId: "", notificationId: "", inBillingRetry: false),
                                           noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.optionalTimestamp("gracePeriodExpiresAt", \.gracePeriodExpiresAt),
                                                         .bool("inBillingRetry", \.inBillingRetry)]))
 }
 
+@PublicInit
 public struct AutoRenewChanged: SubscriptionNotice {
     public var channel: Channel
     public var originalTransactionId: String
@@ -87,16 +77,12 @@ public struct AutoRenewChanged: SubscriptionNotice {
     public var app: String?
     public var merchant: String?
 
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, enabled: Bool, app: String? = nil, merchant: String? = nil) {
-        self.app = app; self.merchant = merchant
-        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId; self.enabled = enabled
-    }
-
     public static let fields = FieldTable(AutoRenewChanged(channel: .appstore, originalTransactionId: "", notificationId: "", enabled: false),
                                           noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.bool("enabled", \.enabled)]))
 }
 
 /// Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.
+@PublicInit
 public struct PlanChanged: SubscriptionNotice {
     public var channel: Channel
     public var originalTransactionId: String
@@ -107,18 +93,13 @@ public struct PlanChanged: SubscriptionNotice {
     public var app: String?
     public var merchant: String?
 
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, toProductId: String, effective: PlanChangeEffect, app: String? = nil, merchant: String? = nil) {
-        self.app = app; self.merchant = merchant
-        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId
-        self.toProductId = toProductId; self.effective = effective
-    }
-
     public static let fields = FieldTable(
         PlanChanged(channel: .appstore, originalTransactionId: "", notificationId: "", toProductId: "", effective: .immediate),
         noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.text("toProductId", \.toProductId),
                       .choice("effective", \.effective, "immediate for an upgrade, next-renewal for a downgrade or crossgrade.")]))
 }
 
+@PublicInit
 public struct SubscriptionExpired: SubscriptionNotice {
     public var channel: Channel
     public var originalTransactionId: String
@@ -127,11 +108,6 @@ public struct SubscriptionExpired: SubscriptionNotice {
 
     public var app: String?
     public var merchant: String?
-
-    public init(channel: Channel, originalTransactionId: String, notificationId: String, reason: ExpirationReason, app: String? = nil, merchant: String? = nil) {
-        self.app = app; self.merchant = merchant
-        self.channel = channel; self.originalTransactionId = originalTransactionId; self.notificationId = notificationId; self.reason = reason
-    }
 
     public static let fields = FieldTable(SubscriptionExpired(channel: .appstore, originalTransactionId: "", notificationId: "", reason: .voluntary),
                                           noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.open("reason", \.reason, "Why it expired.")]))
