@@ -3,7 +3,7 @@ import CompilerPluginSupport
 import PackageDescription
 
 let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -55,7 +55,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // Pure ledger logic: JSON, canonical bytes, hashing (the platform's SHA-256), event envelopes. No database import.
-        .target(name: "LedgerCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        .target(
+            name: "LedgerCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict
+        ),
         // The fold's storage engine, knowing no facts: views in pages behind a compact key index, spilled to a file
         // beyond a memory limit, and the binary form of its snapshots. Pure.
         .target(name: "LedgerFoldStore", dependencies: ["LedgerCore"], swiftSettings: strict),
@@ -69,7 +71,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // Pure purchase domain: typed facts, binding, projections as folds. No database import.
-        .target(name: "LedgerDomain", dependencies: ["LedgerCore", "LedgerFoldStore", "LedgerMacros"], swiftSettings: strict),
+        .target(
+            name: "LedgerDomain", dependencies: ["LedgerCore", "LedgerFoldStore", "LedgerMacros"], swiftSettings: strict
+        ),
         // Audit reports: table, JSON, CSV and self-contained HTML. Pure.
         .target(name: "LedgerReport", dependencies: ["LedgerDomain", "LedgerCore"], swiftSettings: strict),
         // The stores' own statement files (WeChat Pay bills, App Store history and financial reports, Google Play
@@ -81,7 +85,9 @@ let package = Package(
         ),
         // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator,
         // whose store notifications go through the same translators as the service's.
-        .target(name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore", "LedgerNotifications"], swiftSettings: strict),
+        .target(
+            name: "LedgerScenarios", dependencies: ["LedgerDomain", "LedgerCore", "LedgerNotifications"],
+            swiftSettings: strict),
         // The event log over PostgreSQL: append (a pure plan, a thin executor), read, subscribe,
         // verify, and the migrator with the log's migration. Knows no facts and no projections.
         .target(
@@ -93,7 +99,10 @@ let package = Package(
         // The read models over the log: projector, rebuild, fact scan, audit run, and their migrations.
         .target(
             name: "LedgerProjection",
-            dependencies: ["LedgerLog", "LedgerCore", "LedgerDomain", "LedgerPostgres", "CMalloc", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "LedgerLog", "LedgerCore", "LedgerDomain", "LedgerPostgres", "CMalloc",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Migrations")],
             swiftSettings: strict
         ),
@@ -128,7 +137,8 @@ let package = Package(
         .target(
             name: "LedgerService",
             dependencies: [
-                "LedgerCore", "LedgerDomain", "LedgerLog", "LedgerProjection", "LedgerReport", "LedgerPostgres", "LedgerNotifications",
+                "LedgerCore", "LedgerDomain", "LedgerLog", "LedgerProjection", "LedgerReport", "LedgerPostgres",
+                "LedgerNotifications",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -157,7 +167,8 @@ let package = Package(
         .executableTarget(
             name: "LedgerCLI",
             dependencies: [
-                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerStatements", "LedgerLog", "LedgerProjection", "LedgerServer",
+                "LedgerCore", "LedgerDomain", "LedgerReport", "LedgerScenarios", "LedgerStatements", "LedgerLog",
+                "LedgerProjection", "LedgerServer",
                 "LedgerBench", "LedgerPostgres", "LedgerService", "LedgerNotifications",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -175,10 +186,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "LedgerFoldStoreTests", dependencies: ["LedgerFoldStore", "LedgerCore"], swiftSettings: strict),
+        .testTarget(
+            name: "LedgerFoldStoreTests", dependencies: ["LedgerFoldStore", "LedgerCore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerDomainTests",
-            dependencies: ["LedgerDomain", "LedgerCore", "LedgerScenarios", "LedgerStatements", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "LedgerDomain", "LedgerCore", "LedgerScenarios", "LedgerStatements",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict
         ),
         // No PostgreSQL: the append plan, the COPY text codec, the row writers, migration loading.
@@ -194,7 +209,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LedgerProjectionTests",
-            dependencies: ["LedgerProjection", "LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres", "LedgerTesting"],
+            dependencies: [
+                "LedgerProjection", "LedgerLog", "LedgerCore", "LedgerDomain", "LedgerScenarios", "LedgerPostgres",
+                "LedgerTesting",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -214,9 +232,11 @@ let package = Package(
         ),
         .testTarget(
             name: "LedgerCLITests",
-            dependencies: ["LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerTesting", "LedgerCore",
-                           "LedgerNotificationTesting", .product(name: "X509", package: "swift-certificates"),
-                           .product(name: "SwiftASN1", package: "swift-asn1")],
+            dependencies: [
+                "LedgerLog", "LedgerProjection", "LedgerServer", "LedgerPostgres", "LedgerTesting", "LedgerCore",
+                "LedgerNotificationTesting", .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -233,7 +253,8 @@ let package = Package(
         .testTarget(
             name: "LedgerServiceTests",
             dependencies: [
-                "LedgerService", "LedgerNotifications", "LedgerNotificationTesting", "LedgerLog", "LedgerProjection", "LedgerCore", "LedgerDomain", "LedgerPostgres", "LedgerTesting",
+                "LedgerService", "LedgerNotifications", "LedgerNotificationTesting", "LedgerLog", "LedgerProjection",
+                "LedgerCore", "LedgerDomain", "LedgerPostgres", "LedgerTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

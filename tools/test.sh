@@ -26,6 +26,19 @@ optional_program CHROMIUM chromium "the HTML report test"
 # The live tail's Node client.
 optional_program NODE node "the Node client test"
 
+# The sources' format (.swift-format: swift-format from the toolchain, lines of at most 120 characters
+# but for string literals it cannot break, one statement per line). `swift format -i -r Sources Tests
+# Package.swift` fixes what this reports.
+echo "== format" >&2
+if swift format --version >/dev/null 2>&1; then
+  swift format lint --strict --parallel -r Sources Tests Package.swift
+elif [ "${CI:-}" = true ]; then
+  echo "error: this toolchain has no swift-format, and CI=true requires the format check" >&2
+  exit 1
+else
+  echo "warning: this toolchain has no swift-format; the format check is skipped" >&2
+fi
+
 echo "== build (warnings are errors)" >&2
 swift build --build-tests -Xswiftc -warnings-as-errors
 

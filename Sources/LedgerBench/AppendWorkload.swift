@@ -25,7 +25,10 @@ public enum AppendWorkload {
     public struct Counter: Sendable {
         var next = 0
         public init() {}
-        mutating func take(_ n: Int) -> Int { defer { next += n }; return next }
+        mutating func take(_ n: Int) -> Int {
+            defer { next += n }
+            return next
+        }
     }
 
     /// A realistic verified App Store payment (about 450 bytes of payload).
@@ -33,27 +36,41 @@ public enum AppendWorkload {
         let tx = String(2_000_000_000_000_000 + i)
         let payload = JSONValue.makeObject([
             ("channel", .string("appstore")), ("transactionId", .string(tx)), ("originalTransactionId", .string(tx)),
-            ("productId", .string("com.example.coins100")), ("quantity", .int(1)), ("purchaseDate", .string("2026-03-31T08:15:40Z")),
+            ("productId", .string("com.example.coins100")), ("quantity", .int(1)),
+            ("purchaseDate", .string("2026-03-31T08:15:40Z")),
             ("environment", .string("Production")), ("ownership", .string("PURCHASED")),
-            ("price", .makeObject([("amount", .int(600)), ("currency", .string("CNY")), ("storeMilliunits", .int(6000))])),
-            ("appAccountToken", .string(UUID().uuidString.lowercased())), ("rawDigest", .string("sha256:" + String(repeating: "ab", count: 32))),
+            (
+                "price",
+                .makeObject([("amount", .int(600)), ("currency", .string("CNY")), ("storeMilliunits", .int(6000))])
+            ),
+            ("appAccountToken", .string(UUID().uuidString.lowercased())),
+            ("rawDigest", .string("sha256:" + String(repeating: "ab", count: 32))),
         ])
-        return NewEvent(stream: "appstore:tx:\(tx)", type: "PaymentVerified", payload: payload,
-                        metadata: EventMetadata(correlationId: "req-\(i)", source: "payment-callback"),
-                        occurredAt: Timestamp("2026-03-31T08:15:41Z")!, idempotencyKey: "appstore:tx:\(tx):verified")
+        return NewEvent(
+            stream: "appstore:tx:\(tx)", type: "PaymentVerified", payload: payload,
+            metadata: EventMetadata(correlationId: "req-\(i)", source: "payment-callback"),
+            occurredAt: Timestamp("2026-03-31T08:15:41Z")!, idempotencyKey: "appstore:tx:\(tx):verified")
     }
 
     static func rawValues(_ i: Int) -> [PostgresValue] {
         let e = event(i)
-        return [.int8(Int64(i)), .uuid(withUnsafeBytes(of: e.eventId.uuid) { Array($0) }), .text(e.stream), .int8(0), .text(e.type), .int4(1), .jsonb(e.payload.canonicalText),
-                .jsonb(e.metadata.json.canonicalText), .timestamptz(microsecondsSince1970: e.occurredAt.microseconds),
-                .timestamptz(microsecondsSince1970: e.occurredAt.microseconds), .text(e.idempotencyKey!), .bytea(SHA256.hash(Array(e.stream.utf8)))]
+        return [
+            .int8(Int64(i)), .uuid(withUnsafeBytes(of: e.eventId.uuid) { Array($0) }), .text(e.stream), .int8(0),
+            .text(e.type), .int4(1), .jsonb(e.payload.canonicalText),
+            .jsonb(e.metadata.json.canonicalText), .timestamptz(microsecondsSince1970: e.occurredAt.microseconds),
+            .timestamptz(microsecondsSince1970: e.occurredAt.microseconds), .text(e.idempotencyKey!),
+            .bytea(SHA256.hash(Array(e.stream.utf8))),
+        ]
     }
 
     /// Single-row INSERTs into a plain table of the events' shape, by `clients` connections at once.
-    public static func rawInserts(url: String, table: String, clients: Int, duration: Duration) async throws -> Measurement {
+    public static func rawInserts(
+        url: String, table: String, clients: Int, duration: Duration
+    ) async throws -> Measurement {
         var connections: [PostgresConnection] = []
-        for _ in 0..<clients { connections.append(try await PostgresConnection.connect(url, applicationName: "ledger-bench-raw")) }
+        for _ in 0..<clients {
+            connections.append(try await PostgresConnection.connect(url, applicationName: "ledger-bench-raw"))
+        }
         let sql = "INSERT INTO \(table) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
         let start = ContinuousClock.now
         let end = start + duration
@@ -82,7 +99,8 @@ public enum AppendWorkload {
     }
 
     /// COPY batches of `batch` rows into a plain table of the events' shape, on one connection.
-    public static func rawCopies(url: String, table: String, batch: Int, duration: Duration) async throws -> Measurement {
+    public static func rawCopies(url: String, table: String, batch: Int, duration: Duration) async throws -> Measurement
+    {
         let conn = try await PostgresConnection.connect(url, applicationName: "ledger-bench-raw")
         let start = ContinuousClock.now
         let end = start + duration
@@ -95,7 +113,9 @@ public enum AppendWorkload {
             var out: [UInt8] = []
             for k in 0..<batch {
                 let e = event(first + k)
-                out += Array("\(first + k)\t\(e.eventId.lowercased)\t\(e.stream)\t0\t\(e.type)\t1\t\(e.payload.canonicalText)\t\(e.metadata.json.canonicalText)\t\(e.occurredAt.iso8601)\t\(e.occurredAt.iso8601)\t\(e.idempotencyKey!)\t\\\\x\(SHA256.hash(Array(e.stream.utf8)).hexString)\n".utf8)
+                out += Array(
+                    "\(first + k)\t\(e.eventId.lowercased)\t\(e.stream)\t0\t\(e.type)\t1\t\(e.payload.canonicalText)\t\(e.metadata.json.canonicalText)\t\(e.occurredAt.iso8601)\t\(e.occurredAt.iso8601)\t\(e.idempotencyKey!)\t\\\\x\(SHA256.hash(Array(e.stream.utf8)).hexString)\n"
+                        .utf8)
             }
             let chunk = out
             try await conn.withIsolation { conn in
@@ -112,7 +132,9 @@ public enum AppendWorkload {
     }
 
     /// Appends of `batch` events by `clients` tasks sharing `stores`.
-    public static func ledgerAppends(stores: [EventStore], clients: Int, batch: Int, duration: Duration, counter: inout Counter) async throws -> Measurement {
+    public static func ledgerAppends(
+        stores: [EventStore], clients: Int, batch: Int, duration: Duration, counter: inout Counter
+    ) async throws -> Measurement {
         let base = counter.take(100_000_000)
         let start = ContinuousClock.now
         let end = start + duration

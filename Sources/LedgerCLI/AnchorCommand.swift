@@ -8,7 +8,8 @@ struct AnchorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "anchor",
         abstract: "Print the log's head (position, hash, time) as JSON, to keep outside the database.",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             Keep anchors where the database's owner cannot change them (another system, a signed commit, a
             printout). `ledger verify-chain --anchor FILE...` then proves each anchored event is still in the log
             with the same hash: a removed tail, a rewritten and re-chained history or an inserted row shows.

@@ -8,7 +8,8 @@ import LedgerProjection
 struct Append: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Append facts from JSON lines (one event per line) as one atomic batch.",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             Every line is parsed and validated before anything is written; any error names its line and
             field and nothing is written (exit 65). Prints one JSON line per event with its position.
             Line format: schema/event-line.schema.json.
@@ -49,7 +50,8 @@ struct Append: AsyncParsableCommand {
             await store.close()
             var out = ""
             for (line, a) in zip(lines, appended) {
-                out += "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position),\"alreadyStored\":\(a.alreadyStored)}\n"
+                out +=
+                    "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position),\"alreadyStored\":\(a.alreadyStored)}\n"
             }
             FileHandle.standardOutput.write(Data(out.utf8))
             let stored = appended.filter { !$0.alreadyStored }.count
@@ -67,7 +69,8 @@ struct Append: AsyncParsableCommand {
 func readInputFile(_ path: String) throws -> Data {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
-        throw InputProblem("--file \(Echo.quoted(path)): cannot open it: \(String(cString: strerror(errno))); nothing was written")
+        throw InputProblem(
+            "--file \(Echo.quoted(path)): cannot open it: \(String(cString: strerror(errno))); nothing was written")
     }
     close(fd)
     guard let data = FileManager.default.contents(atPath: path) else {

@@ -1,5 +1,7 @@
 import ArgumentParser
 
 struct Bench: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Benchmarks that print figures.", subcommands: [BenchAppend.self, BenchRebuild.self, BenchAudit.self, BenchProject.self, BenchReconcile.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Benchmarks that print figures.",
+        subcommands: [BenchAppend.self, BenchRebuild.self, BenchAudit.self, BenchProject.self, BenchReconcile.self])
 }

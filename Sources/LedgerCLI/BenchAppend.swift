@@ -21,9 +21,10 @@ struct BenchAppend: AsyncParsableCommand {
     @Option(help: "Concurrent clients for the concurrent scenarios.")
     var clients: Int = 16
 
-    @Option(help: ArgumentHelp(
-        "Measure the cost of a guarantee by removing it from the benchmark's own schema: position-fk, version-fk, head-check, chain-check (repeatable).",
-        valueName: "guarantee"))
+    @Option(
+        help: ArgumentHelp(
+            "Measure the cost of a guarantee by removing it from the benchmark's own schema: position-fk, version-fk, head-check, chain-check (repeatable).",
+            valueName: "guarantee"))
     var without: [Guarantee] = []
 
     enum Guarantee: String, ExpressibleByArgument, CaseIterable {
@@ -61,27 +62,33 @@ struct BenchAppend: AsyncParsableCommand {
             let url = try await connection.resolveURL()
             let tag = String(UUID().uuidString.prefix(8)).lowercased()
             let schema = "bench_\(tag)"
-            let config = LedgerConfiguration(connectionString: url, schema: schema, validation: EventValidation(allowUnknownTypes: true),
-                                             readConnections: 2)
+            let config = LedgerConfiguration(
+                connectionString: url, schema: schema, validation: EventValidation(allowUnknownTypes: true),
+                readConnections: 2)
             _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             let admin = try await PostgresConnection.connect(url, applicationName: "ledger-bench")
             for g in without {
                 try await admin.execute("SET search_path TO \(quoteIdentifier(schema)); \(g.sql); RESET search_path")
             }
             let raw = "\(quoteIdentifier(schema)).raw_events"
-            try await admin.execute("""
+            try await admin.execute(
+                """
                 CREATE TABLE \(raw) (position bigint, event_id uuid, stream_id text, stream_version bigint, event_type text,
                   schema_version integer, payload jsonb, metadata jsonb, occurred_at timestamptz, recorded_at timestamptz,
                   idempotency_key text, hash bytea)
                 """)
             let server = try await admin.query("SHOW server_version").string(0, 0) ?? "?"
             let fsync = try await admin.query("SHOW synchronous_commit").string(0, 0) ?? "?"
-            Diagnostics.say("ledger bench: PostgreSQL \(server), synchronous_commit=\(fsync), \(seconds) s per measurement, schema \(schema)"
-                + (without.isEmpty ? "" : ", WITHOUT \(without.map(\.rawValue).joined(separator: ", "))"))
+            Diagnostics.say(
+                "ledger bench: PostgreSQL \(server), synchronous_commit=\(fsync), \(seconds) s per measurement, schema \(schema)"
+                    + (without.isEmpty ? "" : ", WITHOUT \(without.map(\.rawValue).joined(separator: ", "))"))
 
             let duration = Duration.milliseconds(Int64(seconds * 1000))
             var rows: [Row] = []
-            func report(_ name: String, _ ledger: AppendWorkload.Measurement, _ baseline: AppendWorkload.Measurement, _ baselineName: String) {
+            func report(
+                _ name: String, _ ledger: AppendWorkload.Measurement, _ baseline: AppendWorkload.Measurement,
+                _ baselineName: String
+            ) {
                 let row = Row(name: name, ledger: ledger, baseline: baseline, baselineName: baselineName)
                 rows.append(row)
                 Diagnostics.say("  \(row.line)")
@@ -91,32 +98,38 @@ struct BenchAppend: AsyncParsableCommand {
             let store = try await EventStore.open(config)
             var counter = AppendWorkload.Counter()
             let rawA = try await AppendWorkload.rawInserts(url: url, table: raw, clients: 1, duration: duration)
-            let ledA = try await AppendWorkload.ledgerAppends(stores: [store], clients: 1, batch: 1, duration: duration, counter: &counter)
+            let ledA = try await AppendWorkload.ledgerAppends(
+                stores: [store], clients: 1, batch: 1, duration: duration, counter: &counter)
             report("(a) 1 event/tx, 1 client", ledA, rawA, "INSERT")
 
             // (b) one event per transaction, N clients sharing one store (group commit).
             let rawB = try await AppendWorkload.rawInserts(url: url, table: raw, clients: clients, duration: duration)
-            let ledB = try await AppendWorkload.ledgerAppends(stores: [store], clients: clients, batch: 1, duration: duration, counter: &counter)
+            let ledB = try await AppendWorkload.ledgerAppends(
+                stores: [store], clients: clients, batch: 1, duration: duration, counter: &counter)
             report("(b) 1 event/tx, \(clients) clients, 1 store", ledB, rawB, "INSERT")
 
             // (b') N clients, each with its own store (its own writer connection, as N processes would).
             var own: [EventStore] = []
             for _ in 0..<clients { own.append(try await EventStore.open(config)) }
-            let ledB2 = try await AppendWorkload.ledgerAppends(stores: own, clients: clients, batch: 1, duration: duration, counter: &counter)
+            let ledB2 = try await AppendWorkload.ledgerAppends(
+                stores: own, clients: clients, batch: 1, duration: duration, counter: &counter)
             for s in own { await s.close() }
             report("(b') 1 event/tx, \(clients) clients, \(clients) stores", ledB2, rawB, "INSERT")
 
             // (c) batches, one client.
             for size in [100, 1000] {
                 let rawC = try await AppendWorkload.rawCopies(url: url, table: raw, batch: size, duration: duration)
-                let ledC = try await AppendWorkload.ledgerAppends(stores: [store], clients: 1, batch: size, duration: duration, counter: &counter)
+                let ledC = try await AppendWorkload.ledgerAppends(
+                    stores: [store], clients: 1, batch: size, duration: duration, counter: &counter)
                 report("(c) batches of \(size), 1 client", ledC, rawC, "COPY")
             }
             await store.close()
 
             let lines = try await Self.readBack(config, admin: admin)
             print("")
-            print("| scenario | ledger events/s | baseline events/s | ratio | ledger p50 / p99 ms | baseline p50 / p99 ms |")
+            print(
+                "| scenario | ledger events/s | baseline events/s | ratio | ledger p50 / p99 ms | baseline p50 / p99 ms |"
+            )
             print("|---|---:|---:|---:|---:|---:|")
             for r in rows { print(r.markdown) }
             print("")
@@ -138,7 +151,9 @@ struct BenchAppend: AsyncParsableCommand {
         let copyStart = ContinuousClock.now
         let copied: Int64 = try await admin.withIsolation { conn in
             var rows: Int64 = 0
-            try conn.copyOut("COPY (SELECT * FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT") { _ in rows += 1 }
+            try conn.copyOut("COPY (SELECT * FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT") {
+                _ in rows += 1
+            }
             return rows
         }
         let copySeconds = (ContinuousClock.now - copyStart).seconds

@@ -15,8 +15,10 @@ import LedgerServer
 struct BenchRebuild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
-        abstract: "Measure the pure fold, a full rebuild and its peak RSS on a generated log, beside raw COPY TO (use a release build).",
-        discussion: paragraphs("""
+        abstract:
+            "Measure the pure fold, a full rebuild and its peak RSS on a generated log, beside raw COPY TO (use a release build).",
+        discussion: paragraphs(
+            """
             The log is generated (deterministic per --seed) and loaded once into --schema with COPY
             (bench-only loader: positions, versions and hash chain as append computes them, constraints'
             triggers off); later runs reuse it unless --reload. The rebuild runs as a child process
@@ -55,10 +57,13 @@ struct BenchRebuild: AsyncParsableCommand {
 
             // Full rebuild in a child process.
             let r0 = ContinuousClock.now
-            let (child, childPeak) = try await PeakMemory.runMeasured(["rebuild", "all", "--json", "--no-snapshot", "--database-url", url, "--schema", schema]
-                                                                      + foldMemory.arguments)
+            let (child, childPeak) = try await PeakMemory.runMeasured(
+                ["rebuild", "all", "--json", "--no-snapshot", "--database-url", url, "--schema", schema]
+                    + foldMemory.arguments)
             let rebuildWall = (ContinuousClock.now - r0).seconds
-            guard child.status == 0, let report = try? JSONValue.parse(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard child.status == 0,
+                let report = try? JSONValue.parse(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            else {
                 throw ValidationError("the rebuild failed (exit \(child.status)): \(child.stderr)")
             }
             let peak = childPeak ?? 0
@@ -66,20 +71,41 @@ struct BenchRebuild: AsyncParsableCommand {
             let writeMs = report["writeMilliseconds"]?.intValue ?? 0
             let copyRate = Double(head) / copySeconds
 
-            print("ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
-            if let spill = report["spill"], let views = spill["views"]?.intValue, let bytes = spill["bytes"]?.intValue, let reads = spill["reads"]?.intValue {
-                let spilled = SpillReport(views: Int(views), bytes: bytes, reads: Int(reads), failure: spill["failure"]?.stringValue)
+            print(
+                "ledger bench rebuild: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)"
+            )
+            if let spill = report["spill"], let views = spill["views"]?.intValue, let bytes = spill["bytes"]?.intValue,
+                let reads = spill["reads"]?.intValue
+            {
+                let spilled = SpillReport(
+                    views: Int(views), bytes: bytes, reads: Int(reads), failure: spill["failure"]?.stringValue)
                 print("the fold kept to its memory: \(spilled)")
             }
-            print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
-                ["pure fold (\(grouped(Int64(fold.position))) typed facts in memory)", "\(grouped(Int64(foldRate))) ev/s",
-                 "\(grouped(Int64(copyRate))) rows/s", String(format: "%.2fx", foldRate / copyRate)],
-                ["full rebuild, all read models (wall, child process)", String(format: "%.1f s = %@ ev/s", rebuildWall, grouped(Int64(Double(head) / rebuildWall))),
-                 String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(copyRate))), String(format: "%.2fx the time", rebuildWall / copySeconds)],
-                ["  of which read + decode + fold", String(format: "%.1f s", Double(foldMs) / 1000), "", String(format: "%.2fx the time", Double(foldMs) / 1000 / copySeconds)],
-                ["  of which write shadow tables + swap", String(format: "%.1f s", Double(writeMs) / 1000), "", ""],
-                ["peak RSS of the rebuild (its own VmHWM)", "\(peak / 1_048_576) MiB", "", ""],
-            ]), terminator: "")
+            print(
+                textTable(
+                    ["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"],
+                    [
+                        [
+                            "pure fold (\(grouped(Int64(fold.position))) typed facts in memory)",
+                            "\(grouped(Int64(foldRate))) ev/s",
+                            "\(grouped(Int64(copyRate))) rows/s", String(format: "%.2fx", foldRate / copyRate),
+                        ],
+                        [
+                            "full rebuild, all read models (wall, child process)",
+                            String(format: "%.1f s = %@ ev/s", rebuildWall, grouped(Int64(Double(head) / rebuildWall))),
+                            String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(copyRate))),
+                            String(format: "%.2fx the time", rebuildWall / copySeconds),
+                        ],
+                        [
+                            "  of which read + decode + fold", String(format: "%.1f s", Double(foldMs) / 1000), "",
+                            String(format: "%.2fx the time", Double(foldMs) / 1000 / copySeconds),
+                        ],
+                        [
+                            "  of which write shadow tables + swap", String(format: "%.1f s", Double(writeMs) / 1000),
+                            "", "",
+                        ],
+                        ["peak RSS of the rebuild (its own VmHWM)", "\(peak / 1_048_576) MiB", "", ""],
+                    ]), terminator: "")
         }
     }
 
@@ -100,7 +126,11 @@ struct BenchLogOptions: ParsableArguments {
         let config = try await options.configuration(as: nil)
         let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-bench")
         do {
-            return (config, admin, try await BenchRebuild.ensureLoaded(config, admin, events: events, users: users, seed: seed, reload: reload))
+            return (
+                config, admin,
+                try await BenchRebuild.ensureLoaded(
+                    config, admin, events: events, users: users, seed: seed, reload: reload)
+            )
         } catch {
             await admin.close()
             throw error
@@ -117,25 +147,36 @@ extension BenchRebuild {
     /// schema a benchmark made, never in one holding a ledger (`--schema` naming it).
     @discardableResult
     static func requireBenchmarkSchema(_ schema: String, _ admin: PostgresConnection) async throws -> Bool {
-        guard try await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [.text(schema)]).count > 0 else { return false }
-        let note = try await admin.query("SELECT obj_description($1::regnamespace, 'pg_namespace')", [.text(quoteIdentifier(schema))]).string(0, 0)
+        guard try await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [.text(schema)]).count > 0 else {
+            return false
+        }
+        let note = try await admin.query(
+            "SELECT obj_description($1::regnamespace, 'pg_namespace')", [.text(quoteIdentifier(schema))]
+        ).string(0, 0)
         guard note == benchmarkSchemaNote else {
-            throw ValidationError("schema \(schema) exists and was not made by `ledger bench`; a benchmark works only in a schema "
-                                  + "it made (it rebuilds, deletes and drops there): name another --schema")
+            throw ValidationError(
+                "schema \(schema) exists and was not made by `ledger bench`; a benchmark works only in a schema "
+                    + "it made (it rebuilds, deletes and drops there): name another --schema")
         }
         return true
     }
 
     /// Generates and bulk-loads the benchmark log unless one of the right size is there.
-    static func ensureLoaded(_ config: LedgerConfiguration, _ admin: PostgresConnection, events: Int, users: Int, seed: UInt64, reload: Bool) async throws -> Int64 {
+    static func ensureLoaded(
+        _ config: LedgerConfiguration, _ admin: PostgresConnection, events: Int, users: Int, seed: UInt64, reload: Bool
+    ) async throws -> Int64 {
         let schema = config.schema
         let exists = try await requireBenchmarkSchema(schema, admin)
         var head: Int64 = 0
         if exists && !reload {
-            head = (try? await admin.query("SELECT last_position FROM \(quoteIdentifier(schema)).log_head").int64(0, 0)) ?? 0
+            head =
+                (try? await admin.query("SELECT last_position FROM \(quoteIdentifier(schema)).log_head").int64(0, 0))
+                ?? 0
         }
         if head != Int64(events) {
-            Diagnostics.say("bench: generating and loading \(grouped(Int64(events))) facts for \(grouped(Int64(users))) users into schema \(schema)")
+            Diagnostics.say(
+                "bench: generating and loading \(grouped(Int64(events))) facts for \(grouped(Int64(users))) users into schema \(schema)"
+            )
             try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(schema)) CASCADE")
             _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
             try await admin.execute("COMMENT ON SCHEMA \(quoteIdentifier(schema)) IS '\(benchmarkSchemaNote)'")
@@ -146,7 +187,9 @@ extension BenchRebuild {
             let gen = GeneratedEvents(count: events, users: users, seed: seed)
             head = try await store.bulkLoadForBenchmark(gen) { bar.update($0, total) }
             bar.finish()
-            Diagnostics.say("bench: loaded \(grouped(head)) facts in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s")
+            Diagnostics.say(
+                "bench: loaded \(grouped(head)) facts in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s"
+            )
             await store.close()
         } else {
             Diagnostics.say("bench: reusing the \(grouped(head))-fact log in schema \(schema) (--reload to regenerate)")
@@ -162,7 +205,9 @@ extension BenchRebuild {
         try await conn.withIsolation { conn in
             var rows = 0
             // Binary, PostgreSQL's fastest way out (the ledger's reads use it too): no text formatting.
-            try conn.copyOut("COPY (SELECT position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, recorded_at, idempotency_key, hash FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT (FORMAT binary)") { _ in rows += 1 }
+            try conn.copyOut(
+                "COPY (SELECT position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, recorded_at, idempotency_key, hash FROM \(quoteIdentifier(schema)).events ORDER BY position) TO STDOUT (FORMAT binary)"
+            ) { _ in rows += 1 }
         }
         return (ContinuousClock.now - t0).seconds
     }
@@ -173,7 +218,8 @@ extension BenchRebuild {
 struct BenchAudit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
-        abstract: "Measure `ledger audit` on a generated log (time, peak RSS) beside raw COPY TO (use a release build).")
+        abstract: "Measure `ledger audit` on a generated log (time, peak RSS) beside raw COPY TO (use a release build)."
+    )
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var log: BenchLogOptions
@@ -186,20 +232,36 @@ struct BenchAudit: AsyncParsableCommand {
             let copySeconds = try await BenchRebuild.copyOut(admin, config.schema)
             await admin.close()
             let t0 = ContinuousClock.now
-            let (child, childPeak) = try await PeakMemory.runMeasured(["audit", "--format", "json", "--output", "/dev/null",
-                                                                       "--database-url", config.connectionString, "--schema", config.schema]
-                                                                      + foldMemory.arguments)
+            let (child, childPeak) = try await PeakMemory.runMeasured(
+                [
+                    "audit", "--format", "json", "--output", "/dev/null",
+                    "--database-url", config.connectionString, "--schema", config.schema,
+                ]
+                    + foldMemory.arguments)
             let seconds = (ContinuousClock.now - t0).seconds
-            guard child.status == 0 else { throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)") }
-            print("ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
-            for line in child.stderr.split(separator: "\n") where line.hasPrefix("audit: ") && line.contains("spilled") {
+            guard child.status == 0 else {
+                throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)")
+            }
+            print(
+                "ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)"
+            )
+            for line in child.stderr.split(separator: "\n") where line.hasPrefix("audit: ") && line.contains("spilled")
+            {
                 print("the fold kept to its memory: \(line.dropFirst("audit: ".count))")
             }
-            print(textTable(["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
-                ["audit (fold + hash chain + rules + JSON report, child process)", String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),
-                 String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))), String(format: "%.2fx the time", seconds / copySeconds)],
-                ["peak RSS of the audit (its own VmHWM)", "\((childPeak ?? 0) / 1_048_576) MiB", "", ""],
-            ]), terminator: "")
+            print(
+                textTable(
+                    ["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"],
+                    [
+                        [
+                            "audit (fold + hash chain + rules + JSON report, child process)",
+                            String(format: "%.1f s = %@ ev/s", seconds, grouped(Int64(Double(head) / seconds))),
+                            String(
+                                format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))),
+                            String(format: "%.2fx the time", seconds / copySeconds),
+                        ],
+                        ["peak RSS of the audit (its own VmHWM)", "\((childPeak ?? 0) / 1_048_576) MiB", "", ""],
+                    ]), terminator: "")
         }
     }
 }
@@ -209,8 +271,10 @@ struct BenchAudit: AsyncParsableCommand {
 struct BenchProject: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "project",
-        abstract: "Measure a projector's start on a generated log: from the first event, and from a snapshot (use a release build).",
-        discussion: paragraphs("""
+        abstract:
+            "Measure a projector's start on a generated log: from the first event, and from a snapshot (use a release build).",
+        discussion: paragraphs(
+            """
             Uses the log of `ledger bench rebuild` (the same --schema, generated if missing) and brings its read
             models to the head first if they are behind. Each start is a child process (`ledger project`), with
             its own peak RSS: folding the log (no snapshot), folding it and writing a snapshot, then starting from
@@ -226,25 +290,36 @@ struct BenchProject: AsyncParsableCommand {
             let (config, admin, head) = try await log.open(connection)
             let (url, schema, users, seed) = (config.connectionString, config.schema, log.users, log.seed)
             let s = quoteIdentifier(schema)
-            let low = try await admin.query("SELECT coalesce(min(position), 0) FROM \(s).projection_checkpoints").int64(0, 0) ?? 0
+            let low =
+                try await admin.query("SELECT coalesce(min(position), 0) FROM \(s).projection_checkpoints").int64(0, 0)
+                ?? 0
             if low < head {
                 Diagnostics.say("bench: bringing the read models to the head first (ledger rebuild all)")
-                let (rebuilt, _) = try await PeakMemory.runMeasured(["rebuild", "all", "--database-url", url, "--schema", schema])
-                guard rebuilt.status == 0 else { throw ValidationError("the rebuild failed (exit \(rebuilt.status)): \(rebuilt.stderr)") }
+                let (rebuilt, _) = try await PeakMemory.runMeasured([
+                    "rebuild", "all", "--database-url", url, "--schema", schema,
+                ])
+                guard rebuilt.status == 0 else {
+                    throw ValidationError("the rebuild failed (exit \(rebuilt.status)): \(rebuilt.stderr)")
+                }
             }
             let copySeconds = try await BenchRebuild.copyOut(admin, schema)
 
             func start(_ snapshotEvery: Int64) async throws -> (seconds: Double, peak: Int64, stderr: String) {
                 let t0 = ContinuousClock.now
-                let (child, peak) = try await PeakMemory.runMeasured(["project", "--snapshot-every", "\(snapshotEvery)", "--database-url", url, "--schema", schema]
-                                                                     + foldMemory.arguments)
-                guard child.status == 0 else { throw ValidationError("the projector failed (exit \(child.status)): \(child.stderr)") }
+                let (child, peak) = try await PeakMemory.runMeasured(
+                    ["project", "--snapshot-every", "\(snapshotEvery)", "--database-url", url, "--schema", schema]
+                        + foldMemory.arguments)
+                guard child.status == 0 else {
+                    throw ValidationError("the projector failed (exit \(child.status)): \(child.stderr)")
+                }
                 return ((ContinuousClock.now - t0).seconds, peak ?? 0, child.stderr)
             }
             try await admin.execute("DELETE FROM \(s).projector_snapshots")
             let scratch = try await start(0)
             let writing = try await start(1)
-            let size = try await admin.query("SELECT coalesce(sum(length(bytes)), 0) FROM \(s).projector_snapshots").int64(0, 0) ?? 0
+            let size =
+                try await admin.query("SELECT coalesce(sum(length(bytes)), 0) FROM \(s).projector_snapshots").int64(
+                    0, 0) ?? 0
             let resumed = try await start(1_000_000)
             await admin.close()
             guard resumed.stderr.contains("started from the snapshot") else {
@@ -252,15 +327,26 @@ struct BenchProject: AsyncParsableCommand {
             }
             let copy = String(format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds)))
             func row(_ what: String, _ r: (seconds: Double, peak: Int64, stderr: String)) -> [String] {
-                [what, String(format: "%.1f s, peak RSS %@ MiB", r.seconds, grouped(r.peak / 1_048_576)), copy, String(format: "%.2fx the time", r.seconds / copySeconds)]
+                [
+                    what, String(format: "%.1f s, peak RSS %@ MiB", r.seconds, grouped(r.peak / 1_048_576)), copy,
+                    String(format: "%.2fx the time", r.seconds / copySeconds),
+                ]
             }
-            print("ledger bench project: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)")
-            print(textTable(["measure", "ledger (child process)", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"], [
-                row("projector start, folding the log from the first event", scratch),
-                row("  the same, then writing a snapshot", writing),
-                row("projector start from the snapshot", resumed),
-                ["snapshot size", "\(grouped(size / 1_048_576)) MiB (\(size / max(head, 1)) bytes/fact)", "", ""],
-            ]), terminator: "")
+            print(
+                "ledger bench project: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)"
+            )
+            print(
+                textTable(
+                    ["measure", "ledger (child process)", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"],
+                    [
+                        row("projector start, folding the log from the first event", scratch),
+                        row("  the same, then writing a snapshot", writing),
+                        row("projector start from the snapshot", resumed),
+                        [
+                            "snapshot size", "\(grouped(size / 1_048_576)) MiB (\(size / max(head, 1)) bytes/fact)", "",
+                            "",
+                        ],
+                    ]), terminator: "")
         }
     }
 }

@@ -28,16 +28,21 @@ struct GroundTruthComparison {
             let shown = Echo.shown(key)
             if e.count > f.count { problems += Array(repeating: "missed:     \(shown)", count: e.count - f.count) }
             if f.count > e.count {
-                problems += Array(repeating: (e.isEmpty ? "unexpected: " : "doubled:    ") + shown, count: f.count - e.count)
+                problems += Array(
+                    repeating: (e.isEmpty ? "unexpected: " : "doubled:    ") + shown, count: f.count - e.count)
             }
             for (want, got) in zip(e, f) {
                 if let p = want["position"]?.intValue, !got.positions.contains(p) {
-                    problems.append("position:   \(shown): expected at position \(p), found at \(got.positions.map(String.init).joined(separator: ", "))")
+                    problems.append(
+                        "position:   \(shown): expected at position \(p), found at \(got.positions.map(String.init).joined(separator: ", "))"
+                    )
                 }
                 if let amount = want["amountAtRisk"], amount != .null {
                     let wanted = amount["amount"]?.intValue, currency = amount["currency"]?.stringValue
                     if got.amountAtRisk?.minorUnits != wanted || got.amountAtRisk?.currency.code != currency {
-                        problems.append("amount:     \(shown): expected \(wanted.map(String.init) ?? "?") \(currency ?? "?"), found \(got.amountAtRisk?.description ?? "none")")
+                        problems.append(
+                            "amount:     \(shown): expected \(wanted.map(String.init) ?? "?") \(currency ?? "?"), found \(got.amountAtRisk?.description ?? "none")"
+                        )
                     }
                 }
             }

@@ -4,7 +4,8 @@
 func paragraphs(_ text: String) -> String {
     var out: [String] = []
     for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-        let keepsItsLine = line.isEmpty || line.hasPrefix(" ") || line.hasPrefix("\t") || line.hasPrefix("- ") || line.hasPrefix("* ")
+        let keepsItsLine =
+            line.isEmpty || line.hasPrefix(" ") || line.hasPrefix("\t") || line.hasPrefix("- ") || line.hasPrefix("* ")
         if !keepsItsLine, let last = out.last, !last.isEmpty {
             out[out.count - 1] = last + " " + line
         } else {

@@ -21,7 +21,8 @@ struct ImportStatement: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "statement",
         abstract: "Import a store's statement file (what the store says it paid and refunded) as facts.",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             Sources: \(StatementSource.allCases.map(\.rawValue).joined(separator: ", ")).
             The file is parsed in the store's own format and validated (summary rows against the lines, the
             digest when --digest is given); any problem names its line and column (or field) and nothing is
@@ -41,7 +42,8 @@ struct ImportStatement: AsyncParsableCommand {
     @Option(help: "The store file's kind: \(StatementSource.allCases.map(\.rawValue).joined(separator: ", ")).")
     var source: StatementSource
 
-    @Option(help: "Start of the period the file covers (RFC 3339), when the file does not say (e.g. an empty WeChat bill).")
+    @Option(
+        help: "Start of the period the file covers (RFC 3339), when the file does not say (e.g. an empty WeChat bill).")
     var from: String?
 
     @Option(help: "End of the period the file covers (exclusive, RFC 3339).")
@@ -50,12 +52,17 @@ struct ImportStatement: AsyncParsableCommand {
     @Option(help: "The digest the store published for the file (sha256:<hex>): the bytes must match it.")
     var digest: String?
 
-    @Argument(help: "The statement file; for an App Store history or a Google voided purchases list longer than one page, its pages in the order the store returned them (one statement).")
+    @Argument(
+        help:
+            "The statement file; for an App Store history or a Google voided purchases list longer than one page, its pages in the order the store returned them (one statement)."
+    )
     var files: [String]
 
     func validate() throws {
         for (name, value) in [("--from", from), ("--to", to)] {
-            if let value, Timestamp(value) == nil { throw ValidationError("\(name) '\(value)' is not an RFC 3339 time such as 2026-03-01T00:00:00Z") }
+            if let value, Timestamp(value) == nil {
+                throw ValidationError("\(name) '\(value)' is not an RFC 3339 time such as 2026-03-01T00:00:00Z")
+            }
         }
         if (from == nil) != (to == nil) { throw ValidationError("give both --from and --to, or neither") }
     }
@@ -64,8 +71,9 @@ struct ImportStatement: AsyncParsableCommand {
         try await runReportingErrors {
             let file = files.joined(separator: " ")
             let pages = try files.map { [UInt8](try readInputFile($0)) }
-            let options = StatementOptions(periodStart: from.flatMap(Timestamp.init),
-                                           periodEnd: to.flatMap(Timestamp.init), expectedDigest: digest)
+            let options = StatementOptions(
+                periodStart: from.flatMap(Timestamp.init),
+                periodEnd: to.flatMap(Timestamp.init), expectedDigest: digest)
             var parsed: StatementFile
             // On a terminal, a bar per stage: reading the rows, checking the facts, verifying
             // signatures, appending.
@@ -96,15 +104,28 @@ struct ImportStatement: AsyncParsableCommand {
             }
             await store.close()
             let s = parsed.imported
-            FileHandle.standardOutput.write(Data((JSONValue.makeObject([
-                ("source", .string(s.source.rawValue)), ("digest", .string(s.digest)), ("periodStart", .string(s.periodStart.iso8601)),
-                ("periodEnd", .string(s.periodEnd.iso8601)), ("lines", .int(s.lines)), ("stored", .int(Int64(result.stored))),
-                ("alreadyStored", .int(Int64(result.already))), ("position", result.first.map { .int($0) } ?? .null),
-                ("signatures", parsed.signatures.map { s in
-                    .makeObject([("signed", .int(s.signed)), ("verified", .bool(s.verified)), ("root", s.root.map { .string($0) } ?? .null)])
-                } ?? .null),
-            ]).canonicalText + "\n").utf8))
-            Diagnostics.say("ledger: \(s.source.rawValue) \(s.digest.prefix(19))…, \(s.source.period(s.periodStart, s.periodEnd)): \(s.lines) lines, \(result.stored) facts stored, \(result.already) already stored")
+            FileHandle.standardOutput.write(
+                Data(
+                    (JSONValue.makeObject([
+                        ("source", .string(s.source.rawValue)), ("digest", .string(s.digest)),
+                        ("periodStart", .string(s.periodStart.iso8601)),
+                        ("periodEnd", .string(s.periodEnd.iso8601)), ("lines", .int(s.lines)),
+                        ("stored", .int(Int64(result.stored))),
+                        ("alreadyStored", .int(Int64(result.already))),
+                        ("position", result.first.map { .int($0) } ?? .null),
+                        (
+                            "signatures",
+                            parsed.signatures.map { s in
+                                .makeObject([
+                                    ("signed", .int(s.signed)), ("verified", .bool(s.verified)),
+                                    ("root", s.root.map { .string($0) } ?? .null),
+                                ])
+                            } ?? .null
+                        ),
+                    ]).canonicalText + "\n").utf8))
+            Diagnostics.say(
+                "ledger: \(s.source.rawValue) \(s.digest.prefix(19))…, \(s.source.period(s.periodStart, s.periodEnd)): \(s.lines) lines, \(result.stored) facts stored, \(result.already) already stored"
+            )
         }
     }
 
@@ -114,13 +135,16 @@ struct ImportStatement: AsyncParsableCommand {
         guard !parsed.signed.isEmpty else { return parsed }
         let verifier: AppleVerifier?
         do {
-            verifier = try NotificationConfiguration.appStore(environment: ProcessInfo.processInfo.environment, readFile: { Array(try readInputFile($0)) })
+            verifier = try NotificationConfiguration.appStore(
+                environment: ProcessInfo.processInfo.environment, readFile: { Array(try readInputFile($0)) })
         } catch let e as NotificationConfiguration.Problem {
             throw ConfigurationProblem(e.description)
         }
         guard let verifier else {
-            Diagnostics.say("ledger: \(parsed.signed.count) signed transactions imported without verifying their signatures (recorded as not verified): "
-                            + "set LEDGER_APPSTORE_ROOT_CERT and LEDGER_APPSTORE_BUNDLE_ID to the App Store's root and app to verify them")
+            Diagnostics.say(
+                "ledger: \(parsed.signed.count) signed transactions imported without verifying their signatures (recorded as not verified): "
+                    + "set LEDGER_APPSTORE_ROOT_CERT and LEDGER_APPSTORE_BUNDLE_ID to the App Store's root and app to verify them"
+            )
             return parsed
         }
         do {
@@ -136,7 +160,9 @@ struct ImportStatement: AsyncParsableCommand {
     }
 
     /// Appends the statement and its lines as one batch (all or nothing).
-    static func append(_ file: StatementFile, to store: EventStore, progress: Bool = false) async throws -> (stored: Int, already: Int, first: Int64?) {
+    static func append(
+        _ file: StatementFile, to store: EventStore, progress: Bool = false
+    ) async throws -> (stored: Int, already: Int, first: Int64?) {
         let events = file.events()
         // One batch, all or nothing: the bar says so, and fills when it commits.
         let bar = ProgressBar("append (one batch)", unit: "facts", enabled: progress && Diagnostics.isTerminal)

@@ -13,7 +13,8 @@ struct Ledger: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger",
         abstract: "An event-sourced purchase ledger on PostgreSQL.",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             With no LEDGER_DATABASE_URL (or --database-url), commands use a private PostgreSQL cluster
             under ./.ledger (LEDGER_HOME), starting it when needed.
 
@@ -23,7 +24,11 @@ struct Ledger: AsyncParsableCommand {
             (try again later); 78 configuration (no server binaries, edited migration,
             schema not migrated, no spill file can be made in the spill directory).
             """),
-        subcommands: [DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Seal.self, AnchorCommand.self, Project.self, Rebuild.self, Show.self, AuditCommand.self, ImportCommand.self, RevenueCommand.self, Simulate.self, Sample.self, Schemas.self, Bench.self, Serve.self]
+        subcommands: [
+            DB.self, Migrate.self, Append.self, Read.self, VerifyChain.self, Seal.self, AnchorCommand.self,
+            Project.self, Rebuild.self, Show.self, AuditCommand.self, ImportCommand.self, RevenueCommand.self,
+            Simulate.self, Sample.self, Schemas.self, Bench.self, Serve.self,
+        ]
     )
 
     static func main() async {
@@ -55,12 +60,18 @@ enum Diagnostics {
 /// How much memory a fold keeps its views in (`audit`, `rebuild`, `project`, `serve`, and the
 /// benchmarks, which pass it on to the command they measure).
 struct FoldMemoryOptions: ParsableArguments {
-    @Option(name: .customLong("fold-memory"), help: ArgumentHelp(
-        "Memory for the fold's views, e.g. 256MiB or 2GiB; beyond it the oldest views spill to a temporary file and are read back when needed (same results, slower). 'none': no limit.",
-        discussion: "Default: $LEDGER_FOLD_MEMORY, else a quarter of this machine's memory (or of its control group's limit when lower). Units are binary (MB = MiB)."))
+    @Option(
+        name: .customLong("fold-memory"),
+        help: ArgumentHelp(
+            "Memory for the fold's views, e.g. 256MiB or 2GiB; beyond it the oldest views spill to a temporary file and are read back when needed (same results, slower). 'none': no limit.",
+            discussion:
+                "Default: $LEDGER_FOLD_MEMORY, else a quarter of this machine's memory (or of its control group's limit when lower). Units are binary (MB = MiB)."
+        ))
     var foldMemory: String?
 
-    @Option(name: .customLong("spill-directory"), help: "Where the spill file is made (default: $TMPDIR, else /tmp); it is removed as soon as it is open.")
+    @Option(
+        name: .customLong("spill-directory"),
+        help: "Where the spill file is made (default: $TMPDIR, else /tmp); it is removed as soon as it is open.")
     var spillDirectory: String?
 
     var memory: FoldMemory {
@@ -73,7 +84,8 @@ struct FoldMemoryOptions: ParsableArguments {
             }
             guard let memory = FoldMemory(parsing: text, directory: directory) else {
                 let source = foldMemory != nil ? "--fold-memory" : "LEDGER_FOLD_MEMORY"
-                throw ValidationError("\(source) '\(text)' is not a size such as 256MiB, 2GiB or 1000000 (bytes), or 'none'")
+                throw ValidationError(
+                    "\(source) '\(text)' is not a size such as 256MiB, 2GiB or 1000000 (bytes), or 'none'")
             }
             return memory
         }
@@ -92,7 +104,9 @@ struct ReplayOptions: ParsableArguments {
     @Option(name: .customLong("to-position"), help: "Replay the log through this position (inclusive).")
     var toPosition: Int64?
 
-    @Option(name: .customLong("as-of"), help: "Replay the log as it stood at this time (RFC 3339, by the database clock recordedAt).")
+    @Option(
+        name: .customLong("as-of"),
+        help: "Replay the log as it stood at this time (RFC 3339, by the database clock recordedAt).")
     var asOf: String?
 
     var isSet: Bool { toPosition != nil || asOf != nil }
@@ -100,7 +114,9 @@ struct ReplayOptions: ParsableArguments {
     func validate() throws {
         if toPosition != nil && asOf != nil { throw ValidationError("give --to-position or --as-of, not both") }
         if let toPosition, toPosition < 0 { throw ValidationError("--to-position must be >= 0") }
-        if let asOf, Timestamp(asOf) == nil { throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z") }
+        if let asOf, Timestamp(asOf) == nil {
+            throw ValidationError("--as-of '\(asOf)' is not an RFC 3339 time such as 2026-03-31T08:15:00Z")
+        }
     }
 
     /// The last position to replay, nil for the head. A moment a hot standby has not replayed up
@@ -112,7 +128,9 @@ struct ReplayOptions: ParsableArguments {
 }
 
 struct ConnectionOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: "libpq URL or keyword string (default: $LEDGER_DATABASE_URL, else the embedded server).")
+    @Option(
+        name: .customLong("database-url"),
+        help: "libpq URL or keyword string (default: $LEDGER_DATABASE_URL, else the embedded server).")
     var databaseURL: String?
 
     @Option(help: "PostgreSQL schema of the ledger (default: $LEDGER_SCHEMA or 'ledger').")
@@ -136,12 +154,17 @@ struct ConnectionOptions: ParsableArguments {
     /// A role's own URL needs no owner's URL at all (a deployment gives the service only its roles'
     /// passwords). Each URL may come from a file: `LEDGER_<ROLE>_DATABASE_URL_FILE` (a secret mounted
     /// by the orchestrator), as `LEDGER_DATABASE_URL_FILE` for the owner's.
-    func configuration(as role: LedgerRole?, validation: EventValidation = FactCatalogue.validation()) async throws -> LedgerConfiguration {
+    func configuration(
+        as role: LedgerRole?, validation: EventValidation = FactCatalogue.validation()
+    ) async throws -> LedgerConfiguration {
         var validation = validation
         if let n = try maximumPayloadBytes() { validation.maximumPayloadBytes = n }
         let roleURL = try role.flatMap { try secretSetting($0.environmentVariable) }
-        if let roleURL { return LedgerConfiguration(connectionString: roleURL, schema: resolvedSchema, validation: validation) }
-        let owner = LedgerConfiguration(connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
+        if let roleURL {
+            return LedgerConfiguration(connectionString: roleURL, schema: resolvedSchema, validation: validation)
+        }
+        let owner = LedgerConfiguration(
+            connectionString: try await resolveURL(), schema: resolvedSchema, validation: validation)
         return role.map(owner.connecting(as:)) ?? owner
     }
 }
@@ -167,7 +190,9 @@ func secretSetting(_ name: String) throws -> String? {
 func maximumPayloadBytes() throws -> Int? {
     guard let raw = ProcessInfo.processInfo.environment["LEDGER_MAX_PAYLOAD_BYTES"], !raw.isEmpty else { return nil }
     guard let n = Int(raw), n > 0 else {
-        throw ConfigurationProblem("LEDGER_MAX_PAYLOAD_BYTES=\(Echo.quoted(raw, limit: 40)) is not a positive whole number of bytes; unset it for the default (65536) or give a number such as 131072")
+        throw ConfigurationProblem(
+            "LEDGER_MAX_PAYLOAD_BYTES=\(Echo.quoted(raw, limit: 40)) is not a positive whole number of bytes; unset it for the default (65536) or give a number such as 131072"
+        )
     }
     return n
 }
@@ -193,7 +218,9 @@ extension AuditReport: FormattedReport {}
 extension RevenueReport: FormattedReport {}
 
 /// Writes `report` in `format` to `output` (saying so), or to stdout.
-func emit(_ report: some FormattedReport, as format: ReportFormat, to output: String?, what: String, bom: Bool = false) throws {
+func emit(
+    _ report: some FormattedReport, as format: ReportFormat, to output: String?, what: String, bom: Bool = false
+) throws {
     let text: String
     switch format {
     case .table: text = report.table
@@ -241,7 +268,9 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     } catch {
         let (code, hint) = classify(error)
         // The message may repeat input (a field, a key, a value): escaped and cut, whoever wrote it.
-        Diagnostics.say("error: \(Echo.shown(String(describing: error), limit: 2000))" + (error is EventInputError ? "; nothing was written" : "") + (hint.map { "\nhint: \($0)" } ?? ""))
+        Diagnostics.say(
+            "error: \(Echo.shown(String(describing: error), limit: 2000))"
+                + (error is EventInputError ? "; nothing was written" : "") + (hint.map { "\nhint: \($0)" } ?? ""))
         throw code
     }
 }
@@ -288,103 +317,11 @@ extension Exit {
         .projectorBusy: (busy, nil),
         .positionNotReached: (busy, nil),
         .migration: (configuration, nil),
-        .schemaNotMigrated: (configuration, "the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)"),
+        .schemaNotMigrated: (
+            configuration,
+            "the ledger's schema is missing or not migrated; run `ledger migrate` (with the same --schema)"
+        ),
         .embeddedServer: (configuration, nil),
         .spillFile: (configuration, "name a writable directory with --spill-directory (or TMPDIR)"),
     ]
-}
-
-struct DB: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Manage the embedded PostgreSQL cluster (./.ledger, or LEDGER_HOME).",
-        subcommands: [Start.self, Stop.self, Status.self, URLCommand.self, Promote.self])
-
-    struct Start: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Initialize (first time) and start it; prints its URL.",
-            discussion: paragraphs("""
-                With --standby-of URL (a superuser's URL of the primary), the first start copies the primary
-                (pg_basebackup) and runs as its hot standby, synchronous unless --async: the primary waits for
-                the standby to have flushed each commit before it returns, so an acknowledged append is on two
-                machines. Clients give both servers in one URL and follow whichever takes writes:
-                postgresql:///ledger?host=/a/run,/b/run&target_session_attrs=read-write
-                """))
-
-        @Option(name: .customLong("standby-of"), help: "Make this cluster a hot standby of the primary at this URL (first start only).")
-        var standbyOf: String?
-
-        @Flag(help: "With --standby-of: asynchronous replication (the primary does not wait for the standby).")
-        var async = false
-
-        func run() async throws {
-            try await runReportingErrors {
-                let db = EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot())
-                let log: @Sendable (String) -> Void = { Diagnostics.say("ledger: \($0)") }
-                if let standbyOf {
-                    print(try await db.startStandby(ofURL: standbyOf, synchronous: !async, log: log))
-                } else {
-                    print(try await db.start(log: log))
-                }
-            }
-        }
-    }
-
-    struct Promote: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Promote this standby to primary (after its primary died), and wait until it takes writes.")
-        func run() async throws {
-            try await runReportingErrors {
-                try await EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot()).promote(log: { Diagnostics.say("ledger: \($0)") })
-                Diagnostics.say("ledger: promoted")
-            }
-        }
-    }
-
-    struct Stop: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop it (fast shutdown).")
-        func run() async throws {
-            try await runReportingErrors {
-                try await EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot()).stop()
-                Diagnostics.say("ledger: stopped")
-            }
-        }
-    }
-
-    struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print running, stopped or not-initialized (exit 0 only when running).")
-        func run() async throws {
-            try await runReportingErrors {
-                let db = EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot())
-                switch try db.status() {
-                case .running: print("running \(db.url)")
-                case .stopped: print("stopped"); throw ExitCode(3)
-                case .notInitialized: print("not-initialized"); throw ExitCode(3)
-                }
-            }
-        }
-    }
-
-    struct URLCommand: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "url", abstract: "Print its libpq URL (does not start it).")
-        func run() async throws {
-            print(EmbeddedPostgres(root: EmbeddedPostgres.defaultRoot()).url)
-        }
-    }
-}
-
-struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply the SQL migrations of schema/migrations (a re-run is a no-op).")
-    @OptionGroup var connection: ConnectionOptions
-
-    func run() async throws {
-        try await runReportingErrors {
-            let config = try await connection.configuration(as: nil)
-            let outcome = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
-            for m in outcome.applied { Diagnostics.say("ledger: applied \(m.name)") }
-            for m in outcome.rechecked { Diagnostics.say("ledger: recorded \(m)'s text as it is now (its SQL functions moved to files of their own; same effect)") }
-            if !outcome.functionsApplied.isEmpty {
-                Diagnostics.say("ledger: applied the current text of \(outcome.functionsApplied.count) SQL functions (\(outcome.functionsApplied.joined(separator: ", ")))")
-            }
-            Diagnostics.say("ledger: schema \(config.schema) is up to date (\(outcome.applied.count) applied now, \(outcome.alreadyApplied) before)")
-        }
-    }
 }

@@ -11,7 +11,9 @@ enum PeakMemory {
     static func ownPeakBytes() -> Int64? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let kB = line.dropFirst("VmHWM:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int64($0) }
+            let kB = line.dropFirst("VmHWM:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap {
+                Int64($0)
+            }
             return kB.map { $0 * 1024 }
         }
         return nil
@@ -24,8 +26,10 @@ enum PeakMemory {
 
     /// Runs `ledger ARGS` as a child and returns its output and its own peak RSS in bytes.
     static func runMeasured(_ arguments: [String]) async throws -> (ChildProcess.Output, Int64?) {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-peak-\(UUID().uuidString)").path
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-peak-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: file) }
         var env = ProcessInfo.processInfo.environment
         env[fileVariable] = file

@@ -20,7 +20,9 @@ struct Read: AsyncParsableCommand {
     @Option(help: "Print at most this many events.")
     var limit: Int64?
 
-    @Flag(name: .shortAndLong, help: "Keep printing events as they are appended (the global log only; wakes on NOTIFY, polls every second).")
+    @Flag(
+        name: .shortAndLong,
+        help: "Keep printing events as they are appended (the global log only; wakes on NOTIFY, polls every second).")
     var follow = false
 
     func validate() throws {
@@ -37,7 +39,8 @@ struct Read: AsyncParsableCommand {
                 var version = from
                 var remaining = limit ?? Int64.max
                 while remaining > 0 {
-                    let page = try await store.readStream(stream, fromVersion: version, limit: Int(min(remaining, 1000)))
+                    let page = try await store.readStream(
+                        stream, fromVersion: version, limit: Int(min(remaining, 1000)))
                     if page.isEmpty { break }
                     FileHandle.standardOutput.write(Data(page.map { $0.jsonLine + "\n" }.joined().utf8))
                     remaining -= Int64(page.count)
@@ -73,10 +76,16 @@ final class LineWriter: Sendable {
         buffer.withLock { b in
             b.append(contentsOf: line.utf8)
             b.append(0x0A)
-            if b.count > 1 << 16 { FileHandle.standardOutput.write(Data(b)); b.removeAll(keepingCapacity: true) }
+            if b.count > 1 << 16 {
+                FileHandle.standardOutput.write(Data(b))
+                b.removeAll(keepingCapacity: true)
+            }
         }
     }
     func flush() {
-        buffer.withLock { b in FileHandle.standardOutput.write(Data(b)); b.removeAll() }
+        buffer.withLock { b in
+            FileHandle.standardOutput.write(Data(b))
+            b.removeAll()
+        }
     }
 }

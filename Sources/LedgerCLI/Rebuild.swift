@@ -38,8 +38,9 @@ final class ProgressBar: Sendable {
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let eta = rate > 0 ? Double(total - done) / rate : 0
-        let line = String(format: "\r%@ [%@] %3.0f%% %@/%@ %@  %@/s  ETA %.0fs ",
-                          label, bar, fraction * 100, grouped(done), grouped(total), unit, grouped(Int64(rate)), eta)
+        let line = String(
+            format: "\r%@ [%@] %3.0f%% %@/%@ %@  %@/s  ETA %.0fs ",
+            label, bar, fraction * 100, grouped(done), grouped(total), unit, grouped(Int64(rate)), eta)
         FileHandle.standardError.write(Data(line.utf8))
     }
 
@@ -60,8 +61,10 @@ func grouped(_ n: Int64) -> String {
 
 struct Project: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the projector: apply new facts to the read models (orders, transactions, subscriptions, entitlements, anomalies).",
-        discussion: paragraphs("""
+        abstract:
+            "Run the projector: apply new facts to the read models (orders, transactions, subscriptions, entitlements, anomalies).",
+        discussion: paragraphs(
+            """
             Each batch of changed rows is committed with the projector's checkpoint in one transaction, so a
             projector that stops (or crashes) resumes exactly where the tables are. Only one projector (or
             rebuild) runs per ledger: a second one exits 75.
@@ -74,10 +77,17 @@ struct Project: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Flag(name: .shortAndLong, help: "Keep applying facts as they are appended (wakes on NOTIFY, polls every second) until interrupted; survives server restarts (reconnects with backoff, resumes where the tables are).")
+    @Flag(
+        name: .shortAndLong,
+        help:
+            "Keep applying facts as they are appended (wakes on NOTIFY, polls every second) until interrupted; survives server restarts (reconnects with backoff, resumes where the tables are)."
+    )
     var follow = false
 
-    @Option(help: "Write a snapshot of the fold after this many facts were folded since the last one, for the next start to begin from (0: never).")
+    @Option(
+        help:
+            "Write a snapshot of the fold after this many facts were folded since the last one, for the next start to begin from (0: never)."
+    )
     var snapshotEvery: Int64 = 1_000_000
 
     @OptionGroup var foldMemory: FoldMemoryOptions
@@ -92,14 +102,17 @@ struct Project: AsyncParsableCommand {
                     store, snapshotEvery: snapshotEvery, memory: try foldMemory.memory,
                     onStart: { p in Diagnostics.say("ledger: projector at position \(p)") },
                     onBatch: { n, p in Diagnostics.say("ledger: applied \(n) events; at position \(p)") },
-                    onRestart: { error, wait in Diagnostics.say("ledger: database unavailable (\(error)); reconnecting in \(wait)") })
+                    onRestart: { error, wait in
+                        Diagnostics.say("ledger: database unavailable (\(error)); reconnecting in \(wait)")
+                    })
                 return
             }
             let store = try await EventStore.open(try await connection.configuration(as: .projector))
             let bar = ProgressBar("restore")
             let projector: Projector
             do {
-                projector = try await Projector.start(store, progress: bar.update, snapshotEvery: snapshotEvery, memory: try foldMemory.memory)
+                projector = try await Projector.start(
+                    store, progress: bar.update, snapshotEvery: snapshotEvery, memory: try foldMemory.memory)
             } catch {
                 await store.close()
                 throw error
@@ -108,7 +121,9 @@ struct Project: AsyncParsableCommand {
             Diagnostics.say(Self.startLine(projector.startedFrom, at: await projector.position))
             do {
                 let n = try await projector.catchUp()
-                Diagnostics.say("ledger: projector applied \(grouped(n)) events; read models at position \(await projector.position)")
+                Diagnostics.say(
+                    "ledger: projector applied \(grouped(n)) events; read models at position \(await projector.position)"
+                )
             } catch {
                 await projector.close()
                 await store.close()
@@ -123,15 +138,19 @@ struct Project: AsyncParsableCommand {
 extension Project {
     /// Where a projector's fold began.
     static func startLine(_ snapshot: SnapshotInfo?, at position: Int64) -> String {
-        guard let snapshot else { return "ledger: projector folded the log from the first event to position \(position)" }
-        return "ledger: projector started from the snapshot at position \(snapshot.position) (\(snapshot.bytes / 1_048_576) MiB) and folded to position \(position)"
+        guard let snapshot else {
+            return "ledger: projector folded the log from the first event to position \(position)"
+        }
+        return
+            "ledger: projector started from the snapshot at position \(snapshot.position) (\(snapshot.bytes / 1_048_576) MiB) and folded to position \(position)"
     }
 }
 
 struct Rebuild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rebuild read models from the log into shadow tables, then swap them in atomically.",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             NAME is one of: \(ReadModel.allCases.map(\.rawValue).joined(separator: ", ")), or all (the default).
             The live tables keep serving until the swap. With --verify nothing is swapped: the rebuilt tables are
             compared with the live ones (per-table checksum and the differing rows) and the exit code is 1 when
@@ -153,15 +172,19 @@ struct Rebuild: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON.")
     var json = false
 
-    @Flag(help: "Do not write a snapshot of the fold for the projector to start from (written by default after a swap).")
+    @Flag(
+        help: "Do not write a snapshot of the fold for the projector to start from (written by default after a swap).")
     var noSnapshot = false
 
     func validate() throws {
         if name != "all" && ReadModel(rawValue: name) == nil {
-            throw ValidationError("unknown read model '\(name)'; expected one of: all, \(ReadModel.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown read model '\(name)'; expected one of: all, \(ReadModel.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         if verify && replay.isSet {
-            throw ValidationError("--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
+            throw ValidationError(
+                "--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
         }
     }
 
@@ -173,8 +196,10 @@ struct Rebuild: AsyncParsableCommand {
                 let through = try await replay.through(store)
                 let models = name == "all" ? ReadModel.allCases : [ReadModel(rawValue: name)!]
                 let bar = ProgressBar("rebuild")
-                let report = try await LogReplay(store).rebuild(RebuildOptions(models: models, through: through, verify: verify, snapshot: !noSnapshot,
-                                                                       memory: try foldMemory.memory), progress: bar.update)
+                let report = try await LogReplay(store).rebuild(
+                    RebuildOptions(
+                        models: models, through: through, verify: verify, snapshot: !noSnapshot,
+                        memory: try foldMemory.memory), progress: bar.update)
                 bar.finish()
                 print(json ? Self.json(report) : Self.table(report), terminator: "")
                 differs = report.hasDifferences
@@ -189,14 +214,18 @@ struct Rebuild: AsyncParsableCommand {
 
     static func table(_ r: RebuildReport) -> String {
         let rate = r.foldSeconds > 0 ? Double(r.position) / r.foldSeconds : 0
-        var s = "rebuilt as of position \(grouped(r.position)): folded the log in \(String(format: "%.2f", r.foldSeconds)) s (\(grouped(Int64(rate))) ev/s), wrote in \(String(format: "%.2f", r.writeSeconds)) s\n"
+        var s =
+            "rebuilt as of position \(grouped(r.position)): folded the log in \(String(format: "%.2f", r.foldSeconds)) s (\(grouped(Int64(rate))) ev/s), wrote in \(String(format: "%.2f", r.writeSeconds)) s\n"
         if let spill = r.spill { s += "the fold kept to its memory: \(spill.description)\n" }
         let header = ["table", "rows", "checksum"] + (r.swapped ? [] : ["live rows", "live checksum", "result"])
         var rows: [[String]] = []
         for t in r.tables {
             var row = [t.table, grouped(t.rows), t.checksum]
             if !r.swapped {
-                row += [t.liveRows.map(grouped) ?? "-", t.liveChecksum ?? "-", t.matches ? "same" : "DIFFERS (\(t.differingRows) rows)"]
+                row += [
+                    t.liveRows.map(grouped) ?? "-", t.liveChecksum ?? "-",
+                    t.matches ? "same" : "DIFFERS (\(t.differingRows) rows)",
+                ]
             }
             rows.append(row)
         }
@@ -204,22 +233,27 @@ struct Rebuild: AsyncParsableCommand {
         if r.swapped {
             s += "swapped in; checkpoints set to \(grouped(r.position))\n"
             if let snapshot = r.snapshot {
-                s += "wrote a snapshot of the fold (\(snapshot.bytes / 1_048_576) MiB) in \(String(format: "%.2f", r.snapshotSeconds)) s: the projector starts from it\n"
+                s +=
+                    "wrote a snapshot of the fold (\(snapshot.bytes / 1_048_576) MiB) in \(String(format: "%.2f", r.snapshotSeconds)) s: the projector starts from it\n"
             }
         } else {
             for t in r.tables where !t.matches {
                 s += "\n\(t.table): \(t.differingRows) rows differ\n"
                 for d in t.differences { s += "  \(d)\n" }
             }
-            s += r.hasDifferences ? "verify: the rebuilt read models DIFFER from the live ones (nothing swapped)\n"
-                                  : "verify: the rebuilt read models equal the live ones (nothing swapped)\n"
+            s +=
+                r.hasDifferences
+                ? "verify: the rebuilt read models DIFFER from the live ones (nothing swapped)\n"
+                : "verify: the rebuilt read models equal the live ones (nothing swapped)\n"
         }
         return s
     }
 
     static func json(_ r: RebuildReport) -> String {
         let tables: [JSONValue] = r.tables.map { t in
-            var m: [(String, JSONValue)] = [("table", .string(t.table)), ("rows", .int(t.rows)), ("checksum", .string(t.checksum))]
+            var m: [(String, JSONValue)] = [
+                ("table", .string(t.table)), ("rows", .int(t.rows)), ("checksum", .string(t.checksum)),
+            ]
             if let l = t.liveRows { m.append(("liveRows", .int(l))) }
             if let c = t.liveChecksum { m.append(("liveChecksum", .string(c))) }
             if !r.swapped {
@@ -231,13 +265,20 @@ struct Rebuild: AsyncParsableCommand {
         }
         return JSONValue.makeObject([
             ("position", .int(r.position)), ("swapped", .bool(r.swapped)),
-            ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))), ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
-            ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null), ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
+            ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))),
+            ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
+            ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null),
+            ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
             ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),
-            ("spill", r.spill.map {
-                .makeObject([("views", .int(Int64($0.views))), ("bytes", .int($0.bytes)), ("reads", .int(Int64($0.reads))),
-                             ("failure", $0.failure.map { .string($0) } ?? .null)])
-            } ?? .null),
+            (
+                "spill",
+                r.spill.map {
+                    .makeObject([
+                        ("views", .int(Int64($0.views))), ("bytes", .int($0.bytes)), ("reads", .int(Int64($0.reads))),
+                        ("failure", $0.failure.map { .string($0) } ?? .null),
+                    ])
+                } ?? .null
+            ),
         ]).compactText + "\n"
     }
 }

@@ -11,8 +11,10 @@ extension RevenueBucket: ExpressibleByArgument {}
 struct RevenueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revenue",
-        abstract: "Gross, refunds, net, fees and counts per currency and channel, the ledger beside the stores' statements.",
-        discussion: paragraphs("""
+        abstract:
+            "Gross, refunds, net, fees and counts per currency and channel, the ledger beside the stores' statements.",
+        discussion: paragraphs(
+            """
             Replays the log as of the head, --to-position or --as-of. Per period (--by day or month, UTC) and per
             channel and currency, never summed across currencies: the ledger's verified payments (gross, at the
             purchase date) and standing refunds (at the store's refund date), and beside them the imported
@@ -46,7 +48,9 @@ struct RevenueCommand: AsyncParsableCommand {
 
     func validate() throws {
         for (name, value) in [("--from", from), ("--to", to)] {
-            if let value, Timestamp(value) == nil { throw ValidationError("\(name) '\(value)' is not an RFC 3339 time such as 2026-03-01T00:00:00Z") }
+            if let value, Timestamp(value) == nil {
+                throw ValidationError("\(name) '\(value)' is not an RFC 3339 time such as 2026-03-01T00:00:00Z")
+            }
         }
     }
 
@@ -60,7 +64,8 @@ struct RevenueCommand: AsyncParsableCommand {
                 let bar = ProgressBar("revenue")
                 let fold = try await LogReplay(store).fold(through: target, progress: bar.update)
                 bar.finish()
-                let rows = Revenue.compute(fold, by: by, from: from.flatMap(Timestamp.init), to: to.flatMap(Timestamp.init))
+                let rows = Revenue.compute(
+                    fold, by: by, from: from.flatMap(Timestamp.init), to: to.flatMap(Timestamp.init))
                 report = RevenueReport(position: target, bucket: by, from: from, to: to, rows: rows)
             } catch {
                 await store.close()
@@ -69,7 +74,9 @@ struct RevenueCommand: AsyncParsableCommand {
             await store.close()
             try emit(report, as: format, to: output, what: "revenue report", bom: bom)
             let untied = report.rows.filter { !$0.ties && ($0.statements.sales > 0 || $0.statements.refunds > 0) }.count
-            Diagnostics.say("ledger: revenue as of position \(report.position): \(report.rows.count) rows, \(untied) rows with statements that do not tie")
+            Diagnostics.say(
+                "ledger: revenue as of position \(report.position): \(report.rows.count) rows, \(untied) rows with statements that do not tie"
+            )
         }
     }
 }

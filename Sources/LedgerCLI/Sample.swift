@@ -6,7 +6,8 @@ import LedgerScenarios
 struct Sample: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the release scenarios as JSON lines to append (`ledger sample | ledger append`).",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             Each scenario is a realistic purchase history with fixed event ids, so appending it twice stores it
             once. Re-deliveries (the same fact sent again by a store or an app) are printed after the facts with
             --redeliveries; appending them returns the original positions.

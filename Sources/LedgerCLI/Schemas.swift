@@ -4,8 +4,10 @@ import LedgerDomain
 
 struct Schemas: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write the published JSON Schemas of the fact payloads (schema/facts), made from the fact declarations.",
-        discussion: paragraphs("""
+        abstract:
+            "Write the published JSON Schemas of the fact payloads (schema/facts), made from the fact declarations.",
+        discussion: paragraphs(
+            """
             One file per fact type and schema version, plus common.schema.json. With --check, nothing is
             written: the command lists the files that differ from what the declarations make, and exits 1
             if any does.
@@ -30,7 +32,10 @@ struct Schemas: AsyncParsableCommand {
             }
         }
         if check {
-            for name in stale { Diagnostics.say("ledger: \(name): differs from the declarations (run `ledger schemas --output \(output)`)") }
+            for name in stale {
+                Diagnostics.say(
+                    "ledger: \(name): differs from the declarations (run `ledger schemas --output \(output)`)")
+            }
             if !stale.isEmpty { throw Exit.verificationFailed }
             Diagnostics.say("ledger: \(files.count) schema files are current")
         } else {

@@ -4,7 +4,8 @@ import LedgerLog
 struct Seal: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Seal events a writer committed as pending and left unsealed; print how many.",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             A writer that finds the append lock taken commits its events as pending and asks for them to be sealed into
             the log; one that stops in between leaves them pending (kept, claimed, not yet in the log). The next append
             of any writer seals them, and `ledger serve` does every two seconds; this does it now (as the writer role),

@@ -16,8 +16,10 @@ extension FaultSpec: ExpressibleByArgument {
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a realistic purchase history (App Store, Google Play, WeChat Pay) with injected faults, and its ground truth.",
-        discussion: paragraphs("""
+        abstract:
+            "Write a realistic purchase history (App Store, Google Play, WeChat Pay) with injected faults, and its ground truth.",
+        discussion: paragraphs(
+            """
             Deterministic per --seed. The facts are appended through the same path services use (validated, idempotent,
             in batches), so running it twice stores the history once. --faults injects findings per purchase, e.g.
             `double-grant=0.02,missing-grant=0.01`, `all=0.01`, or `none`; `chain-broken=R` (any R > 0) also
@@ -46,7 +48,10 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "Facts appended per batch.")
     var batch: Int = 2000
 
-    @Option(help: "Also write the stores' statement files for the history into this folder (WeChat Pay daily bills, App Store history and financial report, Google Play earnings and voided purchases), with the reconciliation faults of --faults, and import them.")
+    @Option(
+        help:
+            "Also write the stores' statement files for the history into this folder (WeChat Pay daily bills, App Store history and financial report, Google Play earnings and voided purchases), with the reconciliation faults of --faults, and import them."
+    )
     var statements: String?
 
     func validate() throws {
@@ -64,7 +69,9 @@ struct Simulate: AsyncParsableCommand {
             let sim = Simulator(users: users, days: days, seed: seed, faults: spec, progress: simulating.update)
             simulating.finish()
             let events = sim.events()
-            Diagnostics.say("ledger: simulated \(grouped(Int64(events.count))) facts, \(grouped(Int64(sim.purchases))) purchases by \(grouped(Int64(users))) users over \(days) days (seed \(seed), faults \(spec)) in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s")
+            Diagnostics.say(
+                "ledger: simulated \(grouped(Int64(events.count))) facts, \(grouped(Int64(sim.purchases))) purchases by \(grouped(Int64(users))) users over \(days) days (seed \(seed), faults \(spec)) in \(String(format: "%.1f", (ContinuousClock.now - t0).seconds)) s"
+            )
             let owner = try await connection.configuration(as: nil)
             let store = try await EventStore.open(owner.connecting(as: .writer))
             var tampered: Int64?
@@ -72,7 +79,9 @@ struct Simulate: AsyncParsableCommand {
             do {
                 let before = try await store.headPosition()
                 if before > 0 {
-                    Diagnostics.say("ledger: note: the ledger already holds \(grouped(before)) events; the audit will see them beside the simulation (use a fresh --schema for a clean comparison)")
+                    Diagnostics.say(
+                        "ledger: note: the ledger already holds \(grouped(before)) events; the audit will see them beside the simulation (use a fresh --schema for a clean comparison)"
+                    )
                 }
                 let bar = ProgressBar("append")
                 var stored = 0, already = 0
@@ -82,11 +91,15 @@ struct Simulate: AsyncParsableCommand {
                     bar.update(Int64(start + result.count), Int64(events.count))
                 }
                 bar.finish()
-                Diagnostics.say("ledger: appended \(grouped(Int64(stored))) facts, \(grouped(Int64(already))) already stored")
-                if let statements { statementTruth = try await SimulateStatements.run(sim, folder: statements, store: store).truth }
+                Diagnostics.say(
+                    "ledger: appended \(grouped(Int64(stored))) facts, \(grouped(Int64(already))) already stored")
+                if let statements {
+                    statementTruth = try await SimulateStatements.run(sim, folder: statements, store: store).truth
+                }
                 if spec.rate(.chainBroken) > 0 {
                     tampered = try await Self.tamper(store, owner: owner, seed: seed)
-                    Diagnostics.say("ledger: tampered with the metadata of the event at position \(tampered!) (chain-broken)")
+                    Diagnostics.say(
+                        "ledger: tampered with the metadata of the event at position \(tampered!) (chain-broken)")
                 }
             } catch {
                 await store.close()
@@ -95,25 +108,39 @@ struct Simulate: AsyncParsableCommand {
             await store.close()
             var findings: [JSONValue] = (sim.groundTruth + statementTruth).sorted { $0.key < $1.key }.map(Self.json)
             if let tampered {
-                findings.append(.makeObject([("key", .string("chain-broken||||")), ("kind", .string("chain-broken")), ("position", .int(tampered))]))
+                findings.append(
+                    .makeObject([
+                        ("key", .string("chain-broken||||")), ("kind", .string("chain-broken")),
+                        ("position", .int(tampered)),
+                    ]))
             }
             let doc = JSONValue.makeObject([
-                ("simulation", .makeObject([
-                    ("users", .int(Int64(users))), ("days", .int(Int64(days))), ("seed", .int(Int64(bitPattern: seed))),
-                    ("faults", .string(spec.description)), ("facts", .int(Int64(events.count))), ("purchases", .int(Int64(sim.purchases))),
-                ])),
+                (
+                    "simulation",
+                    .makeObject([
+                        ("users", .int(Int64(users))), ("days", .int(Int64(days))),
+                        ("seed", .int(Int64(bitPattern: seed))),
+                        ("faults", .string(spec.description)), ("facts", .int(Int64(events.count))),
+                        ("purchases", .int(Int64(sim.purchases))),
+                    ])
+                ),
                 ("findings", .array(findings)),
             ])
             try writeOutput(doc.canonicalText + "\n", to: truth)
-            let byKind = Dictionary(grouping: findings.compactMap { $0["kind"]?.stringValue }, by: { $0 }).mapValues(\.count)
-            Diagnostics.say("ledger: ground truth: \(findings.count) findings (\(byKind.keys.sorted().map { "\($0) \(byKind[$0]!)" }.joined(separator: ", "))) written to \(truth)")
+            let byKind = Dictionary(grouping: findings.compactMap { $0["kind"]?.stringValue }, by: { $0 }).mapValues(
+                \.count)
+            Diagnostics.say(
+                "ledger: ground truth: \(findings.count) findings (\(byKind.keys.sorted().map { "\($0) \(byKind[$0]!)" }.joined(separator: ", "))) written to \(truth)"
+            )
         }
     }
 
     static func json(_ f: ExpectedFinding) -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
-        return .makeObject([("key", .string(f.key)), ("kind", .string(f.kind.rawValue)), ("channel", opt(f.channel?.rawValue)),
-                            ("transactionId", opt(f.transactionId)), ("orderId", opt(f.orderId)), ("userId", opt(f.userId))])
+        return .makeObject([
+            ("key", .string(f.key)), ("kind", .string(f.kind.rawValue)), ("channel", opt(f.channel?.rawValue)),
+            ("transactionId", opt(f.transactionId)), ("orderId", opt(f.orderId)), ("userId", opt(f.userId)),
+        ])
     }
 
     /// Changes one stored event's metadata behind the ledger's back (triggers off, as a superuser
@@ -122,10 +149,12 @@ struct Simulate: AsyncParsableCommand {
         let head = try await store.headPosition()
         guard head > 0 else { return 0 }
         let position = 1 + Int64(seed % UInt64(head))
-        let conn = try await PostgresConnection.connect(owner.connectionString, applicationName: "ledger-simulate-tamper")
+        let conn = try await PostgresConnection.connect(
+            owner.connectionString, applicationName: "ledger-simulate-tamper")
         do {
             try await conn.execute("SET session_replication_role = replica")
-            _ = try await conn.query("""
+            _ = try await conn.query(
+                """
                 UPDATE \(quoteIdentifier(store.configuration.schema)).events
                 SET metadata = metadata || '{"actor": "tampered"}' WHERE position = $1
                 """, [.int8(position)])

@@ -8,7 +8,8 @@ struct VerifyChain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-chain",
         abstract: "Re-hash the whole log (streaming) and name the first position that does not verify (exit 1).",
-        discussion: paragraphs("""
+        discussion: paragraphs(
+            """
             With --anchor (repeatable), also prove that each anchored head (`ledger anchor`) is still in the log with
             the same hash; exit 1 when one is not.
             """))
@@ -39,21 +40,33 @@ struct VerifyChain: AsyncParsableCommand {
             let checks = try await store.check(anchors)
             let pending = try await store.pendingCount()
             let seconds = (ContinuousClock.now - start).seconds
-            let anchorsJSON = JSONValue.array(checks.map { c in
-                .makeObject([("position", .int(c.anchor.position)), ("hash", .string(c.anchor.hash)), ("holds", .bool(c.holds)),
-                             ("problem", c.problem.map { .string($0) } ?? .null)])
-            })
+            let anchorsJSON = JSONValue.array(
+                checks.map { c in
+                    .makeObject([
+                        ("position", .int(c.anchor.position)), ("hash", .string(c.anchor.hash)),
+                        ("holds", .bool(c.holds)),
+                        ("problem", c.problem.map { .string($0) } ?? .null),
+                    ])
+                })
             var failed = false
             if let problem = report.problem {
-                print("{\"intact\":false,\"verified\":\(report.verified),\"firstBrokenPosition\":\(report.firstBrokenPosition ?? 0),\"problem\":\(JSONValue.string(problem).compactText),\"anchors\":\(anchorsJSON.compactText),\"pending\":\(pending)}")
+                print(
+                    "{\"intact\":false,\"verified\":\(report.verified),\"firstBrokenPosition\":\(report.firstBrokenPosition ?? 0),\"problem\":\(JSONValue.string(problem).compactText),\"anchors\":\(anchorsJSON.compactText),\"pending\":\(pending)}"
+                )
                 Diagnostics.say("ledger: chain BROKEN at position \(report.firstBrokenPosition ?? 0): \(problem)")
                 failed = true
             } else {
-                print("{\"intact\":true,\"verified\":\(report.verified),\"lastPosition\":\(report.lastPosition),\"headHash\":\"\(report.lastHash.hexString)\",\"anchors\":\(anchorsJSON.compactText),\"pending\":\(pending)}")
-                Diagnostics.say("ledger: chain intact: \(report.verified) events verified in \(String(format: "%.2f", seconds)) s (head \(report.lastPosition), hash \(report.lastHash.hexString))")
+                print(
+                    "{\"intact\":true,\"verified\":\(report.verified),\"lastPosition\":\(report.lastPosition),\"headHash\":\"\(report.lastHash.hexString)\",\"anchors\":\(anchorsJSON.compactText),\"pending\":\(pending)}"
+                )
+                Diagnostics.say(
+                    "ledger: chain intact: \(report.verified) events verified in \(String(format: "%.2f", seconds)) s (head \(report.lastPosition), hash \(report.lastHash.hexString))"
+                )
             }
             if pending > 0 {
-                Diagnostics.say("ledger: \(pending) committed event(s) wait to be sealed into the log (not verified yet; the next append of any writer, `ledger serve` or `ledger seal` seals them)")
+                Diagnostics.say(
+                    "ledger: \(pending) committed event(s) wait to be sealed into the log (not verified yet; the next append of any writer, `ledger serve` or `ledger seal` seals them)"
+                )
             }
             for c in checks {
                 if let problem = c.problem {

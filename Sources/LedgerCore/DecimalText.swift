@@ -8,7 +8,11 @@ public enum DecimalText {
         var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: more than UInt64's 20 digits
         withUnsafeMutableBytes(of: &buffer) { b in
             var i = b.count
-            repeat { i -= 1; b[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10); v /= 10 } while v > 0
+            repeat {
+                i -= 1
+                b[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                v /= 10
+            } while v > 0
             out.append(contentsOf: b[i...])
         }
     }

@@ -62,9 +62,11 @@ public struct NewEvent: Hashable, Sendable {
     public var idempotencyKey: String?
     public var expectedVersion: ExpectedVersion
 
-    public init(eventId: UUID = UUID(), stream: String, type: String, schemaVersion: Int32 = 1, payload: JSONValue,
-                metadata: EventMetadata = EventMetadata(), occurredAt: Timestamp, idempotencyKey: String? = nil,
-                expectedVersion: ExpectedVersion = .any) {
+    public init(
+        eventId: UUID = UUID(), stream: String, type: String, schemaVersion: Int32 = 1, payload: JSONValue,
+        metadata: EventMetadata = EventMetadata(), occurredAt: Timestamp, idempotencyKey: String? = nil,
+        expectedVersion: ExpectedVersion = .any
+    ) {
         self.eventId = eventId
         self.stream = stream
         self.type = type
@@ -97,9 +99,11 @@ public struct RecordedEvent: Hashable, Sendable {
     /// SHA-256 over the previous event's hash and this event's canonical bytes.
     public var hash: [UInt8]
 
-    public init(position: Int64, eventId: UUID, stream: String, version: Int64, type: String, schemaVersion: Int32,
-                payloadText: String, metadataText: String, occurredAt: Timestamp, recordedAt: Timestamp,
-                idempotencyKey: String?, hash: [UInt8]) {
+    public init(
+        position: Int64, eventId: UUID, stream: String, version: Int64, type: String, schemaVersion: Int32,
+        payloadText: String, metadataText: String, occurredAt: Timestamp, recordedAt: Timestamp,
+        idempotencyKey: String?, hash: [UInt8]
+    ) {
         self.position = position
         self.eventId = eventId
         self.stream = stream
@@ -165,7 +169,9 @@ extension UUID {
     }
 
     @inline(__always)
-    private static func hexDigit(_ v: UInt8, _ letters: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : letters + v - 10 }
+    private static func hexDigit(_ v: UInt8, _ letters: UInt8) -> UInt8 {
+        v < 10 ? UInt8(ascii: "0") + v : letters + v - 10
+    }
 
     /// The first 16 of `bytes` (a hash of a name: the same name, the same id) with RFC 4122's
     /// `version` (4 bits) and variant bits set.
@@ -174,6 +180,8 @@ extension UUID {
         precondition(b.count == 16, "a UUID takes 16 bytes")
         b[6] = (b[6] & 0x0F) | (version << 4)
         b[8] = (b[8] & 0x3F) | 0x80
-        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        self.init(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
     }
 }

@@ -11,8 +11,10 @@ public enum EventChain {
     @inlinable
     public static func appendField<S: Collection>(_ bytes: S, to out: inout [UInt8]) where S.Element == UInt8 {
         let n = UInt32(bytes.count)
-        out.append(UInt8(truncatingIfNeeded: n >> 24)); out.append(UInt8(truncatingIfNeeded: n >> 16))
-        out.append(UInt8(truncatingIfNeeded: n >> 8)); out.append(UInt8(truncatingIfNeeded: n))
+        out.append(UInt8(truncatingIfNeeded: n >> 24))
+        out.append(UInt8(truncatingIfNeeded: n >> 16))
+        out.append(UInt8(truncatingIfNeeded: n >> 8))
+        out.append(UInt8(truncatingIfNeeded: n))
         out.append(contentsOf: bytes)
     }
 
@@ -20,7 +22,10 @@ public enum EventChain {
     @inlinable
     public static func appendField(decimal value: Int64, to out: inout [UInt8]) {
         let lengthAt = out.count
-        out.append(0); out.append(0); out.append(0); out.append(0)
+        out.append(0)
+        out.append(0)
+        out.append(0)
+        out.append(0)
         DecimalText.append(value, to: &out)
         // At most 20 characters: the length's three high bytes stay 0.
         out[lengthAt + 3] = UInt8(truncatingIfNeeded: out.count - lengthAt - 4)
@@ -34,11 +39,17 @@ public enum EventChain {
     /// The writer (``canonicalBytes``) and the log's binary scanner both call it, each with the
     /// bytes it has; SQL's `chain_hash` (Functions/chain_hash.sql) is checked against it by a test.
     @inlinable
-    public static func appendCanonical<Id: Collection, Stream: Collection, Kind: Collection, Key: Collection, Payload: Collection, Metadata: Collection>(
-        to out: inout [UInt8], position: Int64, eventId: Id, stream: Stream, version: Int64, type: Kind, schemaVersion: Int64,
+    public static func appendCanonical<
+        Id: Collection, Stream: Collection, Kind: Collection, Key: Collection, Payload: Collection, Metadata: Collection
+    >(
+        to out: inout [UInt8], position: Int64, eventId: Id, stream: Stream, version: Int64, type: Kind,
+        schemaVersion: Int64,
         occurredAt: Int64, recordedAt: Int64, idempotencyKey: Key?, payload: Payload, metadata: Metadata
-    ) where Id.Element == UInt8, Stream.Element == UInt8, Kind.Element == UInt8, Key.Element == UInt8,
-            Payload.Element == UInt8, Metadata.Element == UInt8 {
+    )
+    where
+        Id.Element == UInt8, Stream.Element == UInt8, Kind.Element == UInt8, Key.Element == UInt8,
+        Payload.Element == UInt8, Metadata.Element == UInt8
+    {
         appendField(tag, to: &out)
         appendField(decimal: position, to: &out)
         appendField(eventId, to: &out)
@@ -65,9 +76,11 @@ public enum EventChain {
     ) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128 + payloadText.utf8.count + metadataText.utf8.count)
-        appendCanonical(to: &out, position: position, eventId: eventId.utf8, stream: stream.utf8, version: version, type: type.utf8,
-                        schemaVersion: Int64(schemaVersion), occurredAt: occurredAt.microseconds, recordedAt: recordedAt.microseconds,
-                        idempotencyKey: idempotencyKey?.utf8, payload: payloadText.utf8, metadata: metadataText.utf8)
+        appendCanonical(
+            to: &out, position: position, eventId: eventId.utf8, stream: stream.utf8, version: version, type: type.utf8,
+            schemaVersion: Int64(schemaVersion), occurredAt: occurredAt.microseconds,
+            recordedAt: recordedAt.microseconds,
+            idempotencyKey: idempotencyKey?.utf8, payload: payloadText.utf8, metadata: metadataText.utf8)
         return out
     }
 
@@ -80,11 +93,14 @@ public enum EventChain {
 
     /// The hash `event` should carry given the previous event's hash.
     public static func expectedHash(of event: RecordedEvent, previous: [UInt8]) -> [UInt8] {
-        hash(previous: previous, canonical: canonicalBytes(
-            position: event.position, eventId: event.eventId.lowercased, stream: event.stream, version: event.version,
-            type: event.type, schemaVersion: event.schemaVersion, occurredAt: event.occurredAt,
-            recordedAt: event.recordedAt, idempotencyKey: event.idempotencyKey,
-            payloadText: event.payloadText, metadataText: event.metadataText))
+        hash(
+            previous: previous,
+            canonical: canonicalBytes(
+                position: event.position, eventId: event.eventId.lowercased, stream: event.stream,
+                version: event.version,
+                type: event.type, schemaVersion: event.schemaVersion, occurredAt: event.occurredAt,
+                recordedAt: event.recordedAt, idempotencyKey: event.idempotencyKey,
+                payloadText: event.payloadText, metadataText: event.metadataText))
     }
 }
 
@@ -125,13 +141,17 @@ public struct ChainVerifier: Sendable {
     /// Checks one event; after the first problem the chain continues from the stored hash, so later
     /// events are still checked against their own predecessor.
     public mutating func consume(_ event: RecordedEvent) {
-        consume(position: event.position, expected: EventChain.expectedHash(of: event, previous: previous), stored: event.hash)
+        consume(
+            position: event.position, expected: EventChain.expectedHash(of: event, previous: previous),
+            stored: event.hash)
     }
 
     /// Checks one event whose hash was computed by the caller from ``previous`` and the event's
     /// canonical bytes (a reader that builds them straight from the stored row).
     public mutating func consume(position: Int64, expected: [UInt8], stored: [UInt8]) {
-        expected.withUnsafeBytes { expected in stored.withUnsafeBytes { consume(position: position, expected: expected, stored: $0) } }
+        expected.withUnsafeBytes { expected in
+            stored.withUnsafeBytes { consume(position: position, expected: expected, stored: $0) }
+        }
     }
 
     /// ``consume(position:expected:stored:)`` with both hashes lent where they lie: no array is

@@ -42,8 +42,10 @@ public struct EventValidation: Sendable {
 
     public static let defaultMaximumPayloadBytes = 64 * 1024
 
-    public init(maximumPayloadBytes: Int = EventValidation.defaultMaximumPayloadBytes, knownTypes: Set<String>? = nil,
-                allowUnknownTypes: Bool = false) {
+    public init(
+        maximumPayloadBytes: Int = EventValidation.defaultMaximumPayloadBytes, knownTypes: Set<String>? = nil,
+        allowUnknownTypes: Bool = false
+    ) {
         self.maximumPayloadBytes = maximumPayloadBytes
         self.knownTypes = knownTypes
         self.allowUnknownTypes = allowUnknownTypes
@@ -56,13 +58,21 @@ public struct EventValidation: Sendable {
             EventInputError(field: field, eventId: e.eventId.lowercased, message: message)
         }
         if !Self.isValidStream(e.stream) {
-            throw fail("stream", "must be 1-200 characters of letters, digits and _ . : @ / + = - (got \(Echo.quoted(e.stream, limit: 60)))")
+            throw fail(
+                "stream",
+                "must be 1-200 characters of letters, digits and _ . : @ / + = - (got \(Echo.quoted(e.stream, limit: 60)))"
+            )
         }
         if !Self.isValidTypeName(e.type) {
-            throw fail("type", "must be an UpperCamelCase name of at most 100 characters (got \(Echo.quoted(e.type, limit: 60)))")
+            throw fail(
+                "type",
+                "must be an UpperCamelCase name of at most 100 characters (got \(Echo.quoted(e.type, limit: 60)))")
         }
         if !allowUnknownTypes, let knownTypes, !knownTypes.contains(e.type) {
-            throw fail("type", "unknown fact type \(Echo.quoted(e.type)); known types: \(knownTypes.sorted().joined(separator: ", ")) (pass --allow-unknown-types to store it anyway)")
+            throw fail(
+                "type",
+                "unknown fact type \(Echo.quoted(e.type)); known types: \(knownTypes.sorted().joined(separator: ", ")) (pass --allow-unknown-types to store it anyway)"
+            )
         }
         if !(1...1000).contains(e.schemaVersion) {
             throw fail("schemaVersion", "must be between 1 and 1000 (got \(e.schemaVersion))")
@@ -79,9 +89,15 @@ public struct EventValidation: Sendable {
             size = bytes.count
         }
         if size > maximumPayloadBytes {
-            throw fail("payload", "is \(size) bytes, over the limit of \(maximumPayloadBytes) bytes (store large raw store payloads as a digest, or raise LEDGER_MAX_PAYLOAD_BYTES)")
+            throw fail(
+                "payload",
+                "is \(size) bytes, over the limit of \(maximumPayloadBytes) bytes (store large raw store payloads as a digest, or raise LEDGER_MAX_PAYLOAD_BYTES)"
+            )
         }
-        if let key = e.idempotencyKey, key.isEmpty || key.utf8.count > 300 || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        if let key = e.idempotencyKey,
+            key.isEmpty || key.utf8.count > 300
+                || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        {
             throw fail("idempotencyKey", "must be 1-300 characters with no control characters")
         }
         if case .exact(let v) = e.expectedVersion, v < 0 {
@@ -90,8 +106,10 @@ public struct EventValidation: Sendable {
         if e.occurredAt < Self.earliest || e.occurredAt > Self.latest {
             throw fail("occurredAt", "\(e.occurredAt.iso8601) is outside 2000-01-01 .. 2100-01-01")
         }
-        for (name, value) in [("correlationId", e.metadata.correlationId), ("causationId", e.metadata.causationId),
-                              ("source", e.metadata.source), ("actor", e.metadata.actor)] {
+        for (name, value) in [
+            ("correlationId", e.metadata.correlationId), ("causationId", e.metadata.causationId),
+            ("source", e.metadata.source), ("actor", e.metadata.actor),
+        ] {
             if let value, value.isEmpty || value.utf8.count > 200 {
                 throw fail("metadata.\(name)", "must be 1-200 characters")
             }
@@ -125,12 +143,15 @@ public struct EventLineDecoder: Sendable {
     public init(validation: EventValidation = EventValidation()) { self.validation = validation }
 
     static let allowedFields: Set<String> = [
-        "eventId", "stream", "type", "schemaVersion", "payload", "metadata", "occurredAt", "idempotencyKey", "expectedVersion",
+        "eventId", "stream", "type", "schemaVersion", "payload", "metadata", "occurredAt", "idempotencyKey",
+        "expectedVersion",
     ]
 
     /// Decodes and validates `text` (one line); errors carry `lineNumber`. A line without an
     /// `eventId` gets `defaultEventId()` when given, else a random one.
-    public func decode(_ text: String, lineNumber: Int, defaultEventId: (() -> UUID)? = nil) throws(EventInputError) -> NewEvent {
+    public func decode(
+        _ text: String, lineNumber: Int, defaultEventId: (() -> UUID)? = nil
+    ) throws(EventInputError) -> NewEvent {
         let value: JSONValue
         do {
             value = try JSONValue.parse(text)
@@ -155,14 +176,18 @@ public struct EventLineDecoder: Sendable {
             throw EventInputError(message: "each line must be a JSON object (got \(value.typeName))")
         }
         for m in members where !Self.allowedFields.contains(where: { $0.utf8.elementsEqual(m.key.utf8) }) {
-            throw EventInputError(field: Echo.shown(m.key, limit: 60), message: "unknown field; allowed: \(Self.allowedFields.sorted().joined(separator: ", "))")
+            throw EventInputError(
+                field: Echo.shown(m.key, limit: 60),
+                message: "unknown field; allowed: \(Self.allowedFields.sorted().joined(separator: ", "))")
         }
         func string(_ key: String, required: Bool) throws(EventInputError) -> String? {
             guard let v = value[key], !v.isNull else {
                 if required { throw EventInputError(field: key, message: "is required") }
                 return nil
             }
-            guard let s = v.stringValue else { throw EventInputError(field: key, message: "must be a string (got \(v.typeName))") }
+            guard let s = v.stringValue else {
+                throw EventInputError(field: key, message: "must be a string (got \(v.typeName))")
+            }
             return s
         }
         var eventId = UUID()
@@ -194,10 +219,14 @@ public struct EventLineDecoder: Sendable {
             }
             for f in fields {
                 guard EventMetadata.fields.contains(where: { $0.utf8.elementsEqual(f.key.utf8) }) else {
-                    throw EventInputError(field: "metadata." + Echo.shown(f.key, limit: 60), message: "unknown metadata field; allowed: \(EventMetadata.fields.joined(separator: ", "))")
+                    throw EventInputError(
+                        field: "metadata." + Echo.shown(f.key, limit: 60),
+                        message: "unknown metadata field; allowed: \(EventMetadata.fields.joined(separator: ", "))")
                 }
                 guard let s = f.value.stringValue else {
-                    throw EventInputError(field: "metadata." + Echo.shown(f.key, limit: 60), message: "must be a string (got \(f.value.typeName))")
+                    throw EventInputError(
+                        field: "metadata." + Echo.shown(f.key, limit: 60),
+                        message: "must be a string (got \(f.value.typeName))")
                 }
                 switch f.key {
                 case "correlationId": metadata.correlationId = s
@@ -209,7 +238,11 @@ public struct EventLineDecoder: Sendable {
         }
         let occurredText = try string("occurredAt", required: true)!
         guard let occurredAt = Timestamp(occurredText) else {
-            throw EventInputError(field: "occurredAt", message: "\(Echo.quoted(occurredText, limit: 60)) is not an RFC 3339 time with a zone (e.g. 2026-03-31T08:15:00Z), at most microsecond precision")
+            throw EventInputError(
+                field: "occurredAt",
+                message:
+                    "\(Echo.quoted(occurredText, limit: 60)) is not an RFC 3339 time with a zone (e.g. 2026-03-31T08:15:00Z), at most microsecond precision"
+            )
         }
         let key = try string("idempotencyKey", required: false)
         var expected = ExpectedVersion.any
@@ -219,11 +252,16 @@ public struct EventLineDecoder: Sendable {
             case .string("no-stream"): expected = .noStream
             case .int(let n) where n >= 0: expected = .exact(n)
             default:
-                throw EventInputError(field: "expectedVersion", message: "must be \"any\", \"no-stream\" or an integer >= 0 (got \(Echo.shown(v.compactText, limit: 60)))")
+                throw EventInputError(
+                    field: "expectedVersion",
+                    message:
+                        "must be \"any\", \"no-stream\" or an integer >= 0 (got \(Echo.shown(v.compactText, limit: 60)))"
+                )
             }
         }
-        return NewEvent(eventId: eventId, stream: stream, type: type, schemaVersion: schemaVersion, payload: payload,
-                        metadata: metadata, occurredAt: occurredAt, idempotencyKey: key, expectedVersion: expected)
+        return NewEvent(
+            eventId: eventId, stream: stream, type: type, schemaVersion: schemaVersion, payload: payload,
+            metadata: metadata, occurredAt: occurredAt, idempotencyKey: key, expectedVersion: expected)
     }
 }
 
@@ -232,7 +270,8 @@ extension NewEvent {
     public var jsonLine: String {
         var members: [(String, JSONValue)] = [
             ("eventId", .string(eventId.lowercased)), ("stream", .string(stream)), ("type", .string(type)),
-            ("schemaVersion", .int(Int64(schemaVersion))), ("payload", payload), ("occurredAt", .string(occurredAt.iso8601)),
+            ("schemaVersion", .int(Int64(schemaVersion))), ("payload", payload),
+            ("occurredAt", .string(occurredAt.iso8601)),
         ]
         if metadata != EventMetadata() { members.append(("metadata", metadata.json)) }
         if let idempotencyKey { members.append(("idempotencyKey", .string(idempotencyKey))) }

@@ -6,8 +6,10 @@ import Foundation
 public enum EventLines {
     /// The events of `data` with the 1-based line each came from. `eventId` gives an id to a line
     /// that has none (its line number and index among the events); by default a random one.
-    public static func decode(_ data: some Collection<UInt8>, decoder: EventLineDecoder,
-                              eventId: ((_ line: Int, _ index: Int) -> UUID)? = nil) throws(EventInputError) -> (events: [NewEvent], lines: [Int]) {
+    public static func decode(
+        _ data: some Collection<UInt8>, decoder: EventLineDecoder,
+        eventId: ((_ line: Int, _ index: Int) -> UUID)? = nil
+    ) throws(EventInputError) -> (events: [NewEvent], lines: [Int]) {
         var events: [NewEvent] = []
         var lines: [Int] = []
         var lineNumber = 0
@@ -21,11 +23,13 @@ public enum EventLines {
                 throw EventInputError(line: lineNumber, message: "not valid UTF-8")
             }
             let (line, index) = (lineNumber, events.count)
-            let event = try decoder.decode(text, lineNumber: line, defaultEventId: eventId.map { id in { id(line, index) } })
+            let event = try decoder.decode(
+                text, lineNumber: line, defaultEventId: eventId.map { id in { id(line, index) } })
             if let first = seen[event.eventId] {
                 if events[first.index] != event {
-                    throw EventInputError(line: lineNumber, field: "eventId", eventId: event.eventId.lowercased,
-                                          message: "the same eventId is on line \(first.line) with different content")
+                    throw EventInputError(
+                        line: lineNumber, field: "eventId", eventId: event.eventId.lowercased,
+                        message: "the same eventId is on line \(first.line) with different content")
                 }
             } else {
                 seen[event.eventId] = (line, index)

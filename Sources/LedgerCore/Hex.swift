@@ -17,9 +17,13 @@ public enum Hex {
             var i = 0, k = 0
             while i < text.count {
                 let hi = digit(text[i]), lo = digit(text[i + 1])
-                if hi | lo > 0x0F { valid = false; break }
+                if hi | lo > 0x0F {
+                    valid = false
+                    break
+                }
                 buffer[k] = hi << 4 | lo
-                i += 2; k += 1
+                i += 2
+                k += 1
             }
             count = k
         }

@@ -41,10 +41,22 @@ public enum JSONValue: Hashable, Sendable {
         hasher.combine(bytes)
     }
 
-    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
-    public var intValue: Int64? { if case .int(let i) = self { return i }; return nil }
-    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
-    public var isNull: Bool { if case .null = self { return true }; return false }
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+    public var intValue: Int64? {
+        if case .int(let i) = self { return i }
+        return nil
+    }
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
 
     /// The name of this value's JSON type, for error messages.
     public var typeName: String { kind.name }
@@ -66,7 +78,10 @@ public enum JSONValue: Hashable, Sendable {
 public struct JSONMember: Hashable, Sendable {
     public var key: String
     public var value: JSONValue
-    public init(key: String, value: JSONValue) { self.key = key; self.value = value }
+    public init(key: String, value: JSONValue) {
+        self.key = key
+        self.value = value
+    }
     var keyBytes: [UInt8] { Array(key.utf8) }
 
     /// PostgreSQL's `jsonb` key order: shorter keys first, then bytewise.
@@ -81,8 +96,13 @@ public struct JSONMember: Hashable, Sendable {
     public static func sameBytes(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         // Native strings are contiguous UTF-8: compare the buffers (a specialized loop), not the views.
-        if let same = a.utf8.withContiguousStorageIfAvailable({ x in b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) } }),
-           let same { return same }
+        if let same = a.utf8.withContiguousStorageIfAvailable({ x in
+            b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
+        }),
+            let same
+        {
+            return same
+        }
         return a.utf8.elementsEqual(b.utf8)
     }
 

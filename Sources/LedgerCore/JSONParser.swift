@@ -24,7 +24,10 @@ extension JSONValue {
 }
 
 struct JSONParser {
-    struct Failure: Error { var offset: Int; var message: String }
+    struct Failure: Error {
+        var offset: Int
+        var message: String
+    }
 
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
@@ -65,9 +68,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .int(try parseInteger())
         default:
             throw failure("unexpected character '\(Self.printable(bytes[index]))', expected a value")
@@ -92,12 +101,16 @@ struct JSONParser {
     mutating func parseInteger() throws(Failure) -> Int64 {
         let start = index
         var negative = false
-        if bytes[index] == UInt8(ascii: "-") { negative = true; index += 1 }
+        if bytes[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+        }
         guard index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else {
             throw failure("invalid number: expected a digit")
         }
         if bytes[index] == UInt8(ascii: "0"), index + 1 < bytes.count,
-           bytes[index + 1] >= UInt8(ascii: "0"), bytes[index + 1] <= UInt8(ascii: "9") {
+            bytes[index + 1] >= UInt8(ascii: "0"), bytes[index + 1] <= UInt8(ascii: "9")
+        {
             throw failure("invalid number: leading zeros are not allowed", at: start)
         }
         var magnitude: UInt64 = 0
@@ -111,7 +124,9 @@ struct JSONParser {
             index += 1
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") {
-            throw failure("only integer numbers are accepted (write 1, not 1.0 or 1e0; a decimal value goes in a string)", at: start)
+            throw failure(
+                "only integer numbers are accepted (write 1, not 1.0 or 1e0; a decimal value goes in a string)",
+                at: start)
         }
         if negative { return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude) }
         return Int64(magnitude)
@@ -119,7 +134,7 @@ struct JSONParser {
 
     mutating func parseString() throws(Failure) -> String {
         let open = index
-        index += 1 // opening quote
+        index += 1  // opening quote
         var scratch: [UInt8] = []
         var runStart = index
         var escaped = false
@@ -141,12 +156,16 @@ struct JSONParser {
                 } else if e == UInt8(ascii: "u") {
                     var scalar = try hex4()
                     if scalar >= 0xD800, scalar < 0xDC00 {
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else {
                             throw failure("unpaired UTF-16 surrogate in \\u escape")
                         }
                         index += 2
                         let low = try hex4()
-                        guard low >= 0xDC00, low < 0xE000 else { throw failure("invalid UTF-16 low surrogate in \\u escape") }
+                        guard low >= 0xDC00, low < 0xE000 else {
+                            throw failure("invalid UTF-16 low surrogate in \\u escape")
+                        }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     } else if scalar >= 0xDC00, scalar < 0xE000 {
                         throw failure("unpaired UTF-16 surrogate in \\u escape")
@@ -165,9 +184,11 @@ struct JSONParser {
             }
         }
         let end = index
-        index += 1 // closing quote
+        index += 1  // closing quote
         // ASCII is valid UTF-8 as it is: no validation (the common case for ids and keys).
-        if !escaped, ascii { return String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self) }
+        if !escaped, ascii {
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self)
+        }
         if !escaped {
             guard let s = String(validating: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self) else {
                 throw failure("invalid UTF-8 in string", at: open)
@@ -175,7 +196,9 @@ struct JSONParser {
             return s
         }
         scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<end]))
-        guard let s = String(validating: scratch, as: UTF8.self) else { throw failure("invalid UTF-8 in string", at: open) }
+        guard let s = String(validating: scratch, as: UTF8.self) else {
+            throw failure("invalid UTF-8 in string", at: open)
+        }
         return s
     }
 
@@ -202,14 +225,23 @@ struct JSONParser {
         index += 1
         var items: [JSONValue] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(items)
+        }
         while true {
             skipWhitespace()
             items.append(try parseValue(depth: depth))
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated array, expected ',' or ']'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(items)
+            }
             throw failure("expected ',' or ']' in array")
         }
     }
@@ -221,10 +253,15 @@ struct JSONParser {
         // Objects are small: duplicates are found by comparing keys, with a set only for large ones.
         var seen: Set<[UInt8]>?
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
         while true {
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a string key in object") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw failure("expected a string key in object")
+            }
             let keyStart = index
             let key = try parseString()
             let duplicate: Bool
@@ -236,17 +273,24 @@ struct JSONParser {
             }
             if duplicate { throw failure("duplicate key \"\(key)\"", at: keyStart) }
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after object key") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw failure("expected ':' after object key")
+            }
             index += 1
             skipWhitespace()
             members.append(JSONMember(key: key, value: try parseValue(depth: depth)))
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated object, expected ',' or '}'") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
                 // PostgreSQL's own output is already in jsonb order: check before sorting.
-                if members.count > 1, !zip(members, members.dropFirst()).allSatisfy({ JSONMember.jsonbOrder($0.key, $1.key) }) {
+                if members.count > 1,
+                    !zip(members, members.dropFirst()).allSatisfy({ JSONMember.jsonbOrder($0.key, $1.key) })
+                {
                     members.sort { JSONMember.jsonbOrder($0.key, $1.key) }
                 }
                 return .object(members)

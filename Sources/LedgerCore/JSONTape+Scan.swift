@@ -40,16 +40,20 @@ extension JSONTape {
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 guard let (first, count) = object(depth: depth + 1, keep: keep) else { return nil }
-                m.kind = .object; m.value = Int64(first); m.count = Int32(truncatingIfNeeded: count)
+                m.kind = .object
+                m.value = Int64(first)
+                m.count = Int32(truncatingIfNeeded: count)
             case UInt8(ascii: "["):
                 guard array(depth: depth + 1) else { return nil }
                 m.kind = .array
             case UInt8(ascii: "\""):
                 guard let flags = string() else { return nil }
-                m.kind = .string; m.flags = flags
+                m.kind = .string
+                m.flags = flags
             case UInt8(ascii: "t"):
                 guard literal("true") else { return nil }
-                m.kind = .bool; m.value = 1
+                m.kind = .bool
+                m.value = 1
             case UInt8(ascii: "f"):
                 guard literal("false") else { return nil }
                 m.kind = .bool
@@ -57,7 +61,8 @@ extension JSONTape {
                 guard literal("null") else { return nil }
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 guard let v = integer() else { return nil }
-                m.kind = .int; m.value = v
+                m.kind = .int
+                m.value = v
             default:
                 return nil
             }
@@ -75,10 +80,16 @@ extension JSONTape {
 
         mutating func integer() -> Int64? {
             var negative = false
-            if bytes[index] == UInt8(ascii: "-") { negative = true; index += 1 }
+            if bytes[index] == UInt8(ascii: "-") {
+                negative = true
+                index += 1
+            }
             guard index < end, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else { return nil }
             if bytes[index] == UInt8(ascii: "0"), index + 1 < end,
-               bytes[index + 1] >= UInt8(ascii: "0"), bytes[index + 1] <= UInt8(ascii: "9") { return nil }
+                bytes[index + 1] >= UInt8(ascii: "0"), bytes[index + 1] <= UInt8(ascii: "9")
+            {
+                return nil
+            }
             var magnitude: UInt64 = 0
             while index < end, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
                 let (m1, o1) = magnitude.multipliedReportingOverflow(by: 10)
@@ -117,7 +128,10 @@ extension JSONTape {
                 skipPlainBytes()
                 guard index < end else { return nil }
                 let c = bytes[index]
-                if c == UInt8(ascii: "\"") { index += 1; return flags }
+                if c == UInt8(ascii: "\"") {
+                    index += 1
+                    return flags
+                }
                 if c == UInt8(ascii: "\\") {
                     flags.insert(.escaped)
                     guard index + 1 < end else { return nil }
@@ -129,8 +143,10 @@ extension JSONTape {
                         guard let scalar = Self.hex4(bytes, index, end: end) else { return nil }
                         index += 4
                         if scalar >= 0xD800, scalar < 0xDC00 {
-                            guard index + 1 < end, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u"),
-                                  let low = Self.hex4(bytes, index + 2, end: end), low >= 0xDC00, low < 0xE000 else { return nil }
+                            guard index + 1 < end, bytes[index] == UInt8(ascii: "\\"),
+                                bytes[index + 1] == UInt8(ascii: "u"),
+                                let low = Self.hex4(bytes, index + 2, end: end), low >= 0xDC00, low < 0xE000
+                            else { return nil }
                             index += 6
                             flags.insert(.nonASCII)
                         } else if scalar >= 0xDC00, scalar < 0xE000 {
@@ -169,7 +185,10 @@ extension JSONTape {
                 let w = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
                 // With no high bit set, a byte below 0x20 is one that subtracting 0x20 borrows from.
                 if w & highs != 0 || (w &- ones &* 0x20) & ~w & highs != 0
-                    || anyZero(w ^ (ones &* 0x22)) || anyZero(w ^ (ones &* 0x5C)) || anyZero(w ^ (ones &* 0x7F)) { return }
+                    || anyZero(w ^ (ones &* 0x22)) || anyZero(w ^ (ones &* 0x5C)) || anyZero(w ^ (ones &* 0x7F))
+                {
+                    return
+                }
                 index += 8
             }
         }
@@ -196,14 +215,23 @@ extension JSONTape {
             if depth > JSONParser.maximumDepth { return false }
             index += 1
             skipWhitespace()
-            if index < end, bytes[index] == UInt8(ascii: "]") { index += 1; return true }
+            if index < end, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return true
+            }
             while true {
                 skipWhitespace()
                 guard value(depth: depth, keep: false) != nil else { return false }
                 skipWhitespace()
                 guard index < end else { return false }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "]") { index += 1; return true }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return true
+                }
                 return false
             }
         }
@@ -214,7 +242,10 @@ extension JSONTape {
             index += 1
             let base = open.count
             skipWhitespace()
-            if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return (tape.count, 0) }
+            if index < end, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return (tape.count, 0)
+            }
             while true {
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
@@ -232,8 +263,14 @@ extension JSONTape {
                 open.append(m)
                 skipWhitespace()
                 guard index < end else { return nil }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    break
+                }
                 return nil
             }
             guard !hasDuplicateKeys(open[base...]) else { return nil }
@@ -262,7 +299,8 @@ extension JSONTape {
             guard !a.flags.contains(.keyEscaped), !b.flags.contains(.keyEscaped) else { return false }
             let n = a.keyEnd - a.keyStart, m = b.keyEnd - b.keyStart
             if n != m { return n < m }
-            return n > 0 && memcmp(bytes.baseAddress! + Int(a.keyStart), bytes.baseAddress! + Int(b.keyStart), Int(n)) < 0
+            return n > 0
+                && memcmp(bytes.baseAddress! + Int(a.keyStart), bytes.baseAddress! + Int(b.keyStart), Int(n)) < 0
         }
 
         func key(_ m: Member) -> [UInt8] {

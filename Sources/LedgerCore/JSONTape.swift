@@ -90,16 +90,24 @@ public struct JSONTape: Sendable {
         var i = range.lowerBound
         while i < range.upperBound {
             let c = bytes[i]
-            guard c == UInt8(ascii: "\\") else { out.append(c); i += 1; continue }
+            guard c == UInt8(ascii: "\\") else {
+                out.append(c)
+                i += 1
+                continue
+            }
             let e = bytes[i + 1]
             i += 2
-            if let simple = simpleEscape(e) { out.append(simple); continue }
+            if let simple = simpleEscape(e) {
+                out.append(simple)
+                continue
+            }
             switch e {
             case UInt8(ascii: "u"):
                 var scalar = Scan.hex4(bytes, i, end: range.upperBound)!
                 i += 4
                 if scalar >= 0xD800, scalar < 0xDC00 {
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (Scan.hex4(bytes, i + 2, end: range.upperBound)! - 0xDC00)
+                    scalar =
+                        0x10000 + ((scalar - 0xD800) << 10) + (Scan.hex4(bytes, i + 2, end: range.upperBound)! - 0xDC00)
                     i += 6
                 }
                 appendUTF8(scalar, to: &out)
@@ -128,12 +136,17 @@ public struct JSONTape: Sendable {
         switch s {
         case 0..<0x80: out.append(UInt8(s))
         case 0x80..<0x800:
-            out.append(UInt8(0xC0 | s >> 6)); out.append(UInt8(0x80 | s & 0x3F))
+            out.append(UInt8(0xC0 | s >> 6))
+            out.append(UInt8(0x80 | s & 0x3F))
         case 0x800..<0x10000:
-            out.append(UInt8(0xE0 | s >> 12)); out.append(UInt8(0x80 | s >> 6 & 0x3F)); out.append(UInt8(0x80 | s & 0x3F))
+            out.append(UInt8(0xE0 | s >> 12))
+            out.append(UInt8(0x80 | s >> 6 & 0x3F))
+            out.append(UInt8(0x80 | s & 0x3F))
         default:
-            out.append(UInt8(0xF0 | s >> 18)); out.append(UInt8(0x80 | s >> 12 & 0x3F))
-            out.append(UInt8(0x80 | s >> 6 & 0x3F)); out.append(UInt8(0x80 | s & 0x3F))
+            out.append(UInt8(0xF0 | s >> 18))
+            out.append(UInt8(0x80 | s >> 12 & 0x3F))
+            out.append(UInt8(0x80 | s >> 6 & 0x3F))
+            out.append(UInt8(0x80 | s & 0x3F))
         }
     }
 }

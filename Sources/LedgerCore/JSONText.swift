@@ -16,16 +16,23 @@ extension JSONValue {
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")); out.append(UInt8(ascii: " ")) }
+                if i > 0 {
+                    out.append(UInt8(ascii: ","))
+                    out.append(UInt8(ascii: " "))
+                }
                 item.writeCanonical(into: &out)
             }
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
             for (i, m) in members.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")); out.append(UInt8(ascii: " ")) }
+                if i > 0 {
+                    out.append(UInt8(ascii: ","))
+                    out.append(UInt8(ascii: " "))
+                }
                 Self.writeString(m.key, into: &out)
-                out.append(UInt8(ascii: ":")); out.append(UInt8(ascii: " "))
+                out.append(UInt8(ascii: ":"))
+                out.append(UInt8(ascii: " "))
                 m.value.writeCanonical(into: &out)
             }
             out.append(UInt8(ascii: "}"))
@@ -38,16 +45,31 @@ extension JSONValue {
         out.append(UInt8(ascii: "\""))
         for b in s.utf8 {
             switch b {
-            case 0x22: out.append(0x5C); out.append(0x22)
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
-            case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x22:
+                out.append(0x5C)
+                out.append(0x22)
+            case 0x5C:
+                out.append(0x5C)
+                out.append(0x5C)
+            case 0x08:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "b"))
+            case 0x0C:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "f"))
+            case 0x0A:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "n"))
+            case 0x0D:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "r"))
+            case 0x09:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "t"))
             case 0..<0x20:
                 out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hexDigits[Int(b >> 4)]); out.append(hexDigits[Int(b & 0xF)])
+                out.append(hexDigits[Int(b >> 4)])
+                out.append(hexDigits[Int(b & 0xF)])
             default: out.append(b)
             }
         }

@@ -20,11 +20,15 @@ public struct SHA256 {
     }
 
     /// `sha256:<hex>`, the form the ledger names a file or a raw payload by.
-    public static func digest<S: Sequence>(_ data: S) -> String where S.Element == UInt8 { "sha256:" + hash(data).hexString }
+    public static func digest<S: Sequence>(_ data: S) -> String where S.Element == UInt8 {
+        "sha256:" + hash(data).hexString
+    }
 
     public mutating func update(_ data: [UInt8]) { hasher.update(data: data) }
 
-    public mutating func update(_ data: UnsafeBufferPointer<UInt8>) { hasher.update(bufferPointer: UnsafeRawBufferPointer(data)) }
+    public mutating func update(_ data: UnsafeBufferPointer<UInt8>) {
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(data))
+    }
 
     public mutating func finalize() -> [UInt8] { Self.bytesOf(hasher.finalize()) }
 
@@ -38,7 +42,10 @@ extension Sequence where Element == UInt8 {
     public var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
-        for b in self { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0xF)]) }
+        for b in self {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
         return String(decoding: out, as: UTF8.self)
     }
 }

@@ -16,7 +16,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let (y, m, d) = Self.civil(fromDays: days)
         let secs = micros / 1_000_000
         let frac = micros % 1_000_000
-        var s = "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2))T\(Self.pad(secs / 3600, 2)):\(Self.pad(secs / 60 % 60, 2)):\(Self.pad(secs % 60, 2))"
+        var s =
+            "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2))T\(Self.pad(secs / 3600, 2)):\(Self.pad(secs / 60 % 60, 2)):\(Self.pad(secs % 60, 2))"
         if frac != 0 { s += frac % 1000 == 0 ? "." + Self.pad(frac / 1000, 3) : "." + Self.pad(frac, 6) }
         return s + "Z"
     }
@@ -29,7 +30,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let minutes = micros / 60_000_000
         let sign = offsetSeconds < 0 ? "-" : "+", o = abs(offsetSeconds) / 60
         let zone = offsetSeconds == 0 ? "UTC" : "UTC\(sign)\(Self.pad(o / 60, 2)):\(Self.pad(o % 60, 2))"
-        return "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2)) \(Self.pad(minutes / 60, 2)):\(Self.pad(minutes % 60, 2)) \(zone)"
+        return
+            "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(d, 2)) \(Self.pad(minutes / 60, 2)):\(Self.pad(minutes % 60, 2)) \(zone)"
     }
 
     /// The offset of Pacific time (Los Angeles) at this instant: PDT (UTC-7) from the second Sunday
@@ -70,14 +72,26 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             i += n
             return v
         }
-        func expect(_ c: UInt8) -> Bool { guard i < u.count, u[i] == c else { return false }; i += 1; return true }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < u.count, u[i] == c else { return false }
+            i += 1
+            return true
+        }
         // Four digits; PostgreSQL prints years after 9999 with more (up to 294276), so up to 6.
         var yearDigits = 4
-        while yearDigits < 6, i + yearDigits < u.count, u[i + yearDigits] >= 0x30, u[i + yearDigits] <= 0x39 { yearDigits += 1 }
-        guard let y = digits(yearDigits), expect(UInt8(ascii: "-")), let mo = digits(2), expect(UInt8(ascii: "-")), let d = digits(2) else { return nil }
-        guard i < u.count, u[i] == UInt8(ascii: "T") || u[i] == UInt8(ascii: "t") || u[i] == UInt8(ascii: " ") else { return nil }
+        while yearDigits < 6, i + yearDigits < u.count, u[i + yearDigits] >= 0x30, u[i + yearDigits] <= 0x39 {
+            yearDigits += 1
+        }
+        guard let y = digits(yearDigits), expect(UInt8(ascii: "-")), let mo = digits(2), expect(UInt8(ascii: "-")),
+            let d = digits(2)
+        else { return nil }
+        guard i < u.count, u[i] == UInt8(ascii: "T") || u[i] == UInt8(ascii: "t") || u[i] == UInt8(ascii: " ") else {
+            return nil
+        }
         i += 1
-        guard let h = digits(2), expect(UInt8(ascii: ":")), let mi = digits(2), expect(UInt8(ascii: ":")), let s = digits(2) else { return nil }
+        guard let h = digits(2), expect(UInt8(ascii: ":")), let mi = digits(2), expect(UInt8(ascii: ":")),
+            let s = digits(2)
+        else { return nil }
         guard (1...12).contains(mo), d >= 1, d <= Self.daysInMonth(y, mo), h < 24, mi < 60, s < 60 else { return nil }
         var micros: Int64 = 0
         if i < u.count, u[i] == UInt8(ascii: ".") {
@@ -101,7 +115,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             i += 1
             guard let oh = digits(2), oh < 24 else { return nil }
             var om: Int64 = 0
-            if expect(UInt8(ascii: ":")) { guard let m = digits(2), m < 60 else { return nil }; om = m }
+            if expect(UInt8(ascii: ":")) {
+                guard let m = digits(2), m < 60 else { return nil }
+                om = m
+            }
             offsetSeconds = sign * (oh * 3600 + om * 60)
         } else {
             return nil
@@ -127,7 +144,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The calendar date (year, month, day) of a day number (days since 1970-01-01).
-    public static func civilDate(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) { civil(fromDays: days) }
+    public static func civilDate(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        civil(fromDays: days)
+    }
 
     static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
         let z = z0 + 719_468

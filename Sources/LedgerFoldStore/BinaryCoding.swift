@@ -22,13 +22,17 @@ public enum BinaryCoding {
 
     /// Reads `bytes` from `offset` (counted from the slice's start, as ``BinaryReader/bytesRead``
     /// is) with `body`, which must read them all.
-    public static func read<T>(_ bytes: ArraySlice<UInt8>, from offset: Int = 0, _ body: (BinaryReader) throws -> T) throws -> T {
+    public static func read<T>(
+        _ bytes: ArraySlice<UInt8>, from offset: Int = 0, _ body: (BinaryReader) throws -> T
+    ) throws -> T {
         try bytes.withUnsafeBufferPointer { buffer in
             let input = BinaryReader(buffer, fields: true)
             input.offset = offset
             let value = try body(input)
             guard input.offset == buffer.count else {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the values"))
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the values"))
             }
             return value
         }
@@ -40,7 +44,9 @@ public enum BinaryCoding {
             let value = try input.decodeValue(T.self)
             input.settle()
             guard input.offset == buffer.count else {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the value"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: [], debugDescription: "\(buffer.count - input.offset) bytes left after the value")
+                )
             }
             return value
         }
@@ -130,12 +136,13 @@ enum BinaryForm {
     case plain, fields, optional, dictionary, set
 
     init(of type: Any.Type, fields: Bool) {
-        self = switch type {
-        case is any BinaryFields.Type where fields: .fields
-        case is any BinaryOptional.Type: .optional
-        case is any BinaryDictionary.Type: .dictionary
-        case is any BinarySortedSet.Type: .set
-        default: .plain
-        }
+        self =
+            switch type {
+            case is any BinaryFields.Type where fields: .fields
+            case is any BinaryOptional.Type: .optional
+            case is any BinaryDictionary.Type: .dictionary
+            case is any BinarySortedSet.Type: .set
+            default: .plain
+            }
     }
 }

@@ -40,7 +40,9 @@ extension BinaryReader {
         guard i != .min else { throw invalid("Int64.min where a view keeps its optional values compact") }
         return i
     }
-    @inlinable package func compactTimestamp() throws -> Timestamp? { try compactInt().map(Timestamp.init(microsecondsSince1970:)) }
+    @inlinable package func compactTimestamp() throws -> Timestamp? {
+        try compactInt().map(Timestamp.init(microsecondsSince1970:))
+    }
     @inlinable package func ints() throws -> [Int64] { try array { try int() } }
     @inlinable package func few<V>(_ read: () throws -> V) throws -> Few<V> {
         var xs = Few<V>()

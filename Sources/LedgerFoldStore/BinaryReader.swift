@@ -101,7 +101,8 @@ public final class BinaryReader {
     }
 
     @usableFromInline func corrupted(_ what: String) -> DecodingError {
-        DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(what) at byte \(offset) of \(buffer.count)"))
+        DecodingError.dataCorrupted(
+            .init(codingPath: [], debugDescription: "\(what) at byte \(offset) of \(buffer.count)"))
     }
 
     /// An enum's case key that was looked at (``peekKey()``) and is skipped by the next read: where
@@ -129,7 +130,10 @@ public final class BinaryReader {
     /// Where the next read starts: past a case key that was looked at and not read.
     @inlinable func start() -> Int {
         let at = offset
-        if keyStart >= 0, keyStart == at { keyStart = -1; return keyEnd }
+        if keyStart >= 0, keyStart == at {
+            keyStart = -1
+            return keyEnd
+        }
         return at
     }
 
@@ -137,7 +141,10 @@ public final class BinaryReader {
 
     @inlinable func byte() throws -> UInt8 {
         let at = start()
-        guard at < buffer.count else { offset = at; throw corrupted("unexpected end") }
+        guard at < buffer.count else {
+            offset = at
+            throw corrupted("unexpected end")
+        }
         offset = at + 1
         return buffer[at]
     }
@@ -149,9 +156,15 @@ public final class BinaryReader {
         while at < end {
             let b = buffer[at]
             at += 1
-            guard shift < 64 else { offset = at; throw corrupted("varint too long") }
+            guard shift < 64 else {
+                offset = at
+                throw corrupted("varint too long")
+            }
             v |= UInt64(b & 0x7F) << shift
-            if b < 0x80 { offset = at; return v }
+            if b < 0x80 {
+                offset = at
+                return v
+            }
             shift += 7
         }
         offset = at
@@ -216,7 +229,9 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try input.byte() != 0 }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try input.string() }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { Double(bitPattern: try input.varint()) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(bitPattern: try input.integer(UInt32.self, signed: false)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        Float(bitPattern: try input.integer(UInt32.self, signed: false))
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try input.integer(Int.self, signed: true) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try input.integer(Int8.self, signed: true) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try input.integer(Int16.self, signed: true) }
@@ -229,11 +244,15 @@ private struct KeyedReader<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try input.varint() }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try input.decodeValue(T.self) }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         KeyedDecodingContainer(KeyedReader<NestedKey>(input: input))
     }
 
-    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try UnkeyedReader(input: input) }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try UnkeyedReader(input: input)
+    }
     func superDecoder() throws -> any Decoder { BinaryDecoderImpl(input: input) }
     func superDecoder(forKey key: Key) throws -> any Decoder { BinaryDecoderImpl(input: input) }
 }
@@ -249,7 +268,9 @@ private struct UnkeyedReader: UnkeyedDecodingContainer {
         self.input = input
         var n: UInt64 = 0
         for i in 0..<8 { n |= UInt64(try input.byte()) << (8 * UInt64(i)) }
-        guard n <= UInt64(input.buffer.count - input.offset) else { throw input.corrupted("count \(n) beyond the data") }
+        guard n <= UInt64(input.buffer.count - input.offset) else {
+            throw input.corrupted("count \(n) beyond the data")
+        }
         count = Int(n)
     }
 
@@ -271,19 +292,42 @@ private struct UnkeyedReader: UnkeyedDecodingContainer {
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try advance(); return try input.byte() != 0 }
-    mutating func decode(_ type: String.Type) throws -> String { try advance(); return try input.string() }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try advance(); return try input.signed() }
-    mutating func decode(_ type: Int.Type) throws -> Int { try advance(); return try input.integer(Int.self, signed: true) }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try advance(); return try input.decodeValue(T.self) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        try advance()
+        return try input.byte() != 0
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        try advance()
+        return try input.string()
+    }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 {
+        try advance()
+        return try input.signed()
+    }
+    mutating func decode(_ type: Int.Type) throws -> Int {
+        try advance()
+        return try input.integer(Int.self, signed: true)
+    }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try advance()
+        return try input.decodeValue(T.self)
+    }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try advance()
         return KeyedDecodingContainer(KeyedReader<NestedKey>(input: input))
     }
 
-    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try advance(); return try UnkeyedReader(input: input) }
-    mutating func superDecoder() throws -> any Decoder { try advance(); return BinaryDecoderImpl(input: input) }
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try advance()
+        return try UnkeyedReader(input: input)
+    }
+    mutating func superDecoder() throws -> any Decoder {
+        try advance()
+        return BinaryDecoderImpl(input: input)
+    }
 }
 
 private struct SingleReader: SingleValueDecodingContainer {

@@ -34,7 +34,10 @@ public final class BinaryWriter {
 
     /// The bytes written so far; the writer starts again empty.
     public func take() -> [UInt8] {
-        defer { bytes = []; bytes.reserveCapacity(1 << 16) }
+        defer {
+            bytes = []
+            bytes.reserveCapacity(1 << 16)
+        }
         return bytes
     }
 
@@ -166,23 +169,55 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
             out.bytes.append(0)
         }
     }
-    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try tagged(value) { try $0.encode($1, forKey: key) } }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+        try tagged(value) { try $0.encode($1, forKey: key) }
+    }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
         out.string(key.stringValue)
         return KeyedEncodingContainer(KeyedWriter<NestedKey>(out: out))
     }
@@ -218,14 +253,34 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
         }
     }
 
-    mutating func encodeNil() throws { out.bytes.append(0); added() }
-    mutating func encode(_ value: Bool) throws { out.bytes.append(value ? 1 : 0); added() }
-    mutating func encode(_ value: String) throws { out.string(value); added() }
-    mutating func encode(_ value: Int64) throws { out.signed(value); added() }
-    mutating func encode(_ value: Int) throws { out.signed(Int64(value)); added() }
-    mutating func encode<T: Encodable>(_ value: T) throws { try out.encodeValue(value); added() }
+    mutating func encodeNil() throws {
+        out.bytes.append(0)
+        added()
+    }
+    mutating func encode(_ value: Bool) throws {
+        out.bytes.append(value ? 1 : 0)
+        added()
+    }
+    mutating func encode(_ value: String) throws {
+        out.string(value)
+        added()
+    }
+    mutating func encode(_ value: Int64) throws {
+        out.signed(value)
+        added()
+    }
+    mutating func encode(_ value: Int) throws {
+        out.signed(Int64(value))
+        added()
+    }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try out.encodeValue(value)
+        added()
+    }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
         added()
         return KeyedEncodingContainer(KeyedWriter<NestedKey>(out: out))
     }
@@ -235,7 +290,10 @@ private struct UnkeyedWriter: UnkeyedEncodingContainer {
         return UnkeyedWriter(out: out)
     }
 
-    mutating func superEncoder() -> any Encoder { added(); return BinaryEncoderImpl(out: out) }
+    mutating func superEncoder() -> any Encoder {
+        added()
+        return BinaryEncoderImpl(out: out)
+    }
 }
 
 private struct SingleWriter: SingleValueEncodingContainer {

@@ -95,7 +95,9 @@ public struct PositionList: Sendable {
     /// `body` applied to the list's bytes.
     @inlinable func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
         if !isInline { return outOfLine.withUnsafeBytes(body) }
-        return withUnsafeBytes(of: inline) { body(UnsafeRawBufferPointer(rebasing: $0[0..<Int($0[Self.inlineCapacity])])) }
+        return withUnsafeBytes(of: inline) {
+            body(UnsafeRawBufferPointer(rebasing: $0[0..<Int($0[Self.inlineCapacity])]))
+        }
     }
 }
 
@@ -108,19 +110,20 @@ extension PositionList: Sequence {
         @inlinable init(_ list: PositionList) { self.list = list }
 
         @inlinable public mutating func next() -> Int64? {
-            let (raw, next) = list.withBytes { bytes -> (UInt64, Int)? in
-                guard offset < bytes.count else { return nil }
-                var raw: UInt64 = 0
-                var shift: UInt64 = 0
-                var i = offset
-                while true {
-                    let b = bytes[i]
-                    i += 1
-                    raw |= UInt64(b & 0x7f) << shift
-                    if b < 0x80 { return (raw, i) }
-                    shift += 7
-                }
-            } ?? (0, -1)
+            let (raw, next) =
+                list.withBytes { bytes -> (UInt64, Int)? in
+                    guard offset < bytes.count else { return nil }
+                    var raw: UInt64 = 0
+                    var shift: UInt64 = 0
+                    var i = offset
+                    while true {
+                        let b = bytes[i]
+                        i += 1
+                        raw |= UInt64(b & 0x7f) << shift
+                        if b < 0x80 { return (raw, i) }
+                        shift += 7
+                    }
+                } ?? (0, -1)
             guard next >= 0 else { return nil }
             let step = Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
             value = offset == 0 ? step : value &+ step

@@ -34,7 +34,8 @@ extension ViewTable: Codable where Value: Codable {
         let keys = try c.decode([String].self)
         let values = try c.decode([Value].self)
         guard keys.count == values.count, case .success(let table) = Self.assemble([(keys, values)]) else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "\(keys.count) keys for \(values.count) views, or a key twice")
+            throw DecodingError.dataCorruptedError(
+                in: c, debugDescription: "\(keys.count) keys for \(values.count) views, or a key twice")
         }
         self = table
     }

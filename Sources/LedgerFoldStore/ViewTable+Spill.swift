@@ -8,16 +8,21 @@ extension ViewTable {
     /// From now on, keeps `residentPages` pages of `pageSize` views in memory (the newest) and at
     /// most `recallCapacity` spilled views read back, and spills the others to `store`. Only an
     /// empty table can be told: its page size changes.
-    @inlinable public mutating func spill(to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int)
+    @inlinable public mutating func spill(
+        to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int
+    )
     where Value: BinaryFields {
         precondition(isEmpty, "a table is told to spill before it has views")
-        precondition(pageSize > 0 && pageSize & (pageSize - 1) == 0, "a page size of \(pageSize) views is not a power of two")
-        precondition(residentPages >= 1 && recallCapacity >= 1, "a spilling table keeps at least a page and a recalled view")
+        precondition(
+            pageSize > 0 && pageSize & (pageSize - 1) == 0, "a page size of \(pageSize) views is not a power of two")
+        precondition(
+            residentPages >= 1 && recallCapacity >= 1, "a spilling table keeps at least a page and a recalled view")
         shift = pageSize.trailingZeroBitCount
-        spill = Spill(settings: .init(
-            store: store, shift: shift, residentPages: residentPages, recallCapacity: recallCapacity,
-            write: { key, view, w in ViewRecord.write(key, view, to: w) },
-            read: { r in try ViewRecord.read(r) }))
+        spill = Spill(
+            settings: .init(
+                store: store, shift: shift, residentPages: residentPages, recallCapacity: recallCapacity,
+                write: { key, view, w in ViewRecord.write(key, view, to: w) },
+                read: { r in try ViewRecord.read(r) }))
     }
 
     /// The store the table spills to, if it spills.
@@ -52,9 +57,13 @@ extension ViewTable {
     /// snapshot's views this way (those that would spill anyway).
     /// Only while every view is spilled (``isAllSpilled``); a key the table has already is
     /// refused by name, and the table is not to be used after that.
-    @inlinable package mutating func addSpilled(keys: some Collection<String>, bytes: some Collection<ArraySlice<UInt8>>) throws(DuplicateKey) {
+    @inlinable package mutating func addSpilled(
+        keys: some Collection<String>, bytes: some Collection<ArraySlice<UInt8>>
+    ) throws(DuplicateKey) {
         precondition(isAllSpilled, "views added spilled after views kept in memory")
-        precondition(keys.count == pageSize && bytes.count == pageSize, "\(keys.count) keys and \(bytes.count) views for a page of \(pageSize)")
+        precondition(
+            keys.count == pageSize && bytes.count == pageSize,
+            "\(keys.count) keys and \(bytes.count) views for a page of \(pageSize)")
         var block: [UInt8] = []
         block.reserveCapacity(bytes.reduce(0) { $0 + $1.count })
         var ends: [Int] = []
@@ -113,9 +122,14 @@ extension ViewTable {
             @usableFromInline let write: @Sendable (String, Value, BinaryWriter) -> Void
             @usableFromInline let read: @Sendable (BinaryReader) throws -> (String, Value)
 
-            @inlinable init(store: any SpillStore, shift: Int, residentPages: Int, recallCapacity: Int,
-                 write: @escaping @Sendable (String, Value, BinaryWriter) -> Void, read: @escaping @Sendable (BinaryReader) throws -> (String, Value)) {
-                (self.store, self.shift, self.residentPages, self.recallCapacity, self.write, self.read) = (store, shift, residentPages, recallCapacity, write, read)
+            @inlinable init(
+                store: any SpillStore, shift: Int, residentPages: Int, recallCapacity: Int,
+                write: @escaping @Sendable (String, Value, BinaryWriter) -> Void,
+                read: @escaping @Sendable (BinaryReader) throws -> (String, Value)
+            ) {
+                (self.store, self.shift, self.residentPages, self.recallCapacity, self.write, self.read) = (
+                    store, shift, residentPages, recallCapacity, write, read
+                )
             }
         }
 
@@ -199,7 +213,8 @@ extension ViewTable {
             let base = settings.store.append(w.take())
             var start = 0
             for (i, end) in written {
-                locations[i >> settings.shift][i & ((1 << settings.shift) - 1)] = Self.location(base + Int64(start), end - start)
+                locations[i >> settings.shift][i & ((1 << settings.shift) - 1)] = Self.location(
+                    base + Int64(start), end - start)
                 start = end
             }
         }

@@ -26,7 +26,9 @@ extension ViewTable {
             @inlinable init(table: ViewTable) { pages = PageIterator(table: table) }
             @inlinable public mutating func next() -> Value? { pages.withNext { $1 } }
             /// `body` applied to the next view where it lies, or nil after the last.
-            @inlinable public mutating func withNext<T>(_ body: (Value) throws -> T) rethrows -> T? { try pages.withNext { try body($1) } }
+            @inlinable public mutating func withNext<T>(_ body: (Value) throws -> T) rethrows -> T? {
+                try pages.withNext { try body($1) }
+            }
         }
     }
 
@@ -52,7 +54,9 @@ extension ViewTable {
             }
             defer { i += 1 }
             let (keys, j) = (current.keys, i)
-            return try current.values.withUnsafeBufferPointer { try $0.lend(j) { try body(keys[current.keysFrom + j], $0) } }
+            return try current.values.withUnsafeBufferPointer {
+                try $0.lend(j) { try body(keys[current.keysFrom + j], $0) }
+            }
         }
     }
 
@@ -71,7 +75,10 @@ extension ViewTable {
 
         @inlinable func wait() -> Page {
             done.wait()
-            return page.withLock { page in defer { page = nil }; return page! }
+            return page.withLock { page in
+                defer { page = nil }
+                return page!
+            }
         }
     }
 }

@@ -184,7 +184,9 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// is none. What the fold changes views with: a function, where the subscript's accessor is
     /// a coroutine whose frame, once it may hold a view read back, is allocated on each call.
     @inline(__always)
-    @inlinable public mutating func modify<T>(_ key: String, default defaultValue: @autoclosure () -> Value, _ body: (inout Value) throws -> T) rethrows -> T {
+    @inlinable public mutating func modify<T>(
+        _ key: String, default defaultValue: @autoclosure () -> Value, _ body: (inout Value) throws -> T
+    ) rethrows -> T {
         try modify(offset: offsetAdding(key, defaultValue), body)
     }
 
@@ -281,7 +283,8 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// `body` for each view in order, with a function that writes it as a ``ViewRecord``: a
     /// spilled view not changed since it was spilled is copied as the bytes it was spilled as,
     /// never read back nor encoded again (what a snapshot of a limited fold is made of).
-    @inlinable package func forEachRecord(_ body: (_ write: (BinaryWriter) -> Void) throws -> Void) rethrows where Value: BinaryFields {
+    @inlinable package func forEachRecord(_ body: (_ write: (BinaryWriter) -> Void) throws -> Void) rethrows
+    where Value: BinaryFields {
         for p in pages.indices {
             let first = p << shift
             guard first < spilledBelow else {
@@ -332,7 +335,8 @@ public struct ViewTable<Value: Sendable>: Sendable {
     /// The views of `runs` (each a run of keys and their views, as many of one as of the other) in
     /// order, each run's arrays freed once its views are in (so the table never needs twice its
     /// size); the first key found twice, if one is.
-    @inlinable package static func assemble(_ runs: consuming [([String], [Value])]) -> Result<ViewTable, DuplicateKey> {
+    @inlinable package static func assemble(_ runs: consuming [([String], [Value])]) -> Result<ViewTable, DuplicateKey>
+    {
         var table = ViewTable()
         let total = runs.reduce(0) { $0 + $1.0.count }
         table.index.reserveCapacity(total)
@@ -344,7 +348,9 @@ public struct ViewTable<Value: Sendable>: Sendable {
             runs[r] = ([], [])
             for (key, value) in zip(keys, values) {
                 let hash = KeyIndex.hash(key)
-                guard table.index.offset(hash, matches: { table.residentKey($0, is: key) }) == nil else { return .failure(DuplicateKey(key: key)) }
+                guard table.index.offset(hash, matches: { table.residentKey($0, is: key) }) == nil else {
+                    return .failure(DuplicateKey(key: key))
+                }
                 table.append(key, value, hash: hash, reserving: total)
             }
         }

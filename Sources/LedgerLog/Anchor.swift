@@ -20,20 +20,30 @@ public struct Anchor: Sendable, Hashable {
     }
 
     public var json: JSONValue {
-        .makeObject([("anchor", .string("ledger-anchor/1")), ("schema", .string(schema)), ("position", .int(position)),
-                     ("hash", .string(hash)), ("recordedAt", recordedAt.map { .string($0.iso8601) } ?? .null)])
+        .makeObject([
+            ("anchor", .string("ledger-anchor/1")), ("schema", .string(schema)), ("position", .int(position)),
+            ("hash", .string(hash)), ("recordedAt", recordedAt.map { .string($0.iso8601) } ?? .null),
+        ])
     }
 
     /// Reads what ``json`` wrote; says what is wrong otherwise.
     public static func parse(_ text: String) throws(AnchorError) -> Anchor {
-        guard let value = try? JSONValue.parse(text) else { throw AnchorError("is not JSON (expected the output of `ledger anchor`)") }
-        guard value["anchor"]?.stringValue == "ledger-anchor/1" else { throw AnchorError("is not a ledger anchor (no \"anchor\": \"ledger-anchor/1\")") }
+        guard let value = try? JSONValue.parse(text) else {
+            throw AnchorError("is not JSON (expected the output of `ledger anchor`)")
+        }
+        guard value["anchor"]?.stringValue == "ledger-anchor/1" else {
+            throw AnchorError("is not a ledger anchor (no \"anchor\": \"ledger-anchor/1\")")
+        }
         guard let schema = value["schema"]?.stringValue else { throw AnchorError("has no schema") }
-        guard let position = value["position"]?.intValue, position >= 0 else { throw AnchorError("has no position >= 0") }
+        guard let position = value["position"]?.intValue, position >= 0 else {
+            throw AnchorError("has no position >= 0")
+        }
         guard let hash = value["hash"]?.stringValue, hash.count == 64, hash.allSatisfy(\.isHexDigit) else {
             throw AnchorError("has no 64-digit hex hash")
         }
-        return Anchor(schema: schema, position: position, hash: hash.lowercased(), recordedAt: value["recordedAt"]?.stringValue.flatMap(Timestamp.init))
+        return Anchor(
+            schema: schema, position: position, hash: hash.lowercased(),
+            recordedAt: value["recordedAt"]?.stringValue.flatMap(Timestamp.init))
     }
 }
 
@@ -58,10 +68,12 @@ extension EventStore {
             try await conn.query("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head")
         }
         guard r.count == 1, let position = r.int64(0, 0), let hash = r.bytea(0, 1) else {
-            throw LedgerError.migration("the log head of schema \(configuration.schema) is missing; run `ledger migrate`")
+            throw LedgerError.migration(
+                "the log head of schema \(configuration.schema) is missing; run `ledger migrate`")
         }
-        return Anchor(schema: configuration.schema, position: position, hash: hash.hexString,
-                      recordedAt: position > 0 ? r.string(0, 2).flatMap(Timestamp.init) : nil)
+        return Anchor(
+            schema: configuration.schema, position: position, hash: hash.hexString,
+            recordedAt: position > 0 ? r.string(0, 2).flatMap(Timestamp.init) : nil)
     }
 
     /// Whether each anchored event is still in the log with its anchored hash. (Run the chain
@@ -71,22 +83,36 @@ extension EventStore {
         var out: [AnchorCheck] = []
         for anchor in anchors {
             if anchor.schema != configuration.schema {
-                out.append(AnchorCheck(anchor: anchor, problem: "the anchor is of schema \(anchor.schema), not \(configuration.schema)"))
+                out.append(
+                    AnchorCheck(
+                        anchor: anchor, problem: "the anchor is of schema \(anchor.schema), not \(configuration.schema)"
+                    ))
                 continue
             }
             let r = try await pool.withConnection { conn in
-                try await conn.query("""
+                try await conn.query(
+                    """
                     SELECT (SELECT hash FROM \(s).events WHERE position = $1), (SELECT last_position FROM \(s).log_head)
                     """, [.int8(anchor.position)])
             }
             let head = r.int64(0, 1) ?? 0
             let stored = anchor.position == 0 ? EventChain.genesis : r.bytea(0, 0)
             if head < anchor.position {
-                out.append(AnchorCheck(anchor: anchor, problem: "the log ends at position \(head), before the anchored position \(anchor.position): events were removed"))
+                out.append(
+                    AnchorCheck(
+                        anchor: anchor,
+                        problem:
+                            "the log ends at position \(head), before the anchored position \(anchor.position): events were removed"
+                    ))
             } else if let stored, stored.hexString == anchor.hash {
                 out.append(AnchorCheck(anchor: anchor, problem: nil))
             } else if let stored {
-                out.append(AnchorCheck(anchor: anchor, problem: "position \(anchor.position) now has hash \(stored.hexString), the anchor says \(anchor.hash): the log was rewritten at or before it"))
+                out.append(
+                    AnchorCheck(
+                        anchor: anchor,
+                        problem:
+                            "position \(anchor.position) now has hash \(stored.hexString), the anchor says \(anchor.hash): the log was rewritten at or before it"
+                    ))
             } else {
                 out.append(AnchorCheck(anchor: anchor, problem: "position \(anchor.position) is missing from the log"))
             }

@@ -7,7 +7,8 @@ actor AppendCoordinator {
     private let configuration: LedgerConfiguration
     private let connection: PostgresConnection
     private let logger: Logger
-    private var pending: [(request: [PreparedEvent], continuation: CheckedContinuation<[AppendedEvent], any Error>)] = []
+    private var pending: [(request: [PreparedEvent], continuation: CheckedContinuation<[AppendedEvent], any Error>)] =
+        []
     private var flushing = false
 
     init(configuration: LedgerConfiguration, connection: PostgresConnection, logger: Logger) {
@@ -34,7 +35,9 @@ actor AppendCoordinator {
         while !pending.isEmpty {
             var take = 0
             var events = 0
-            while take < pending.count, take == 0 || events + pending[take].request.count <= configuration.maximumGroupEvents {
+            while take < pending.count,
+                take == 0 || events + pending[take].request.count <= configuration.maximumGroupEvents
+            {
                 events += pending[take].request.count
                 take += 1
             }
@@ -64,7 +67,8 @@ actor AppendCoordinator {
         }
     }
 
-    private func runWithReconnect(_ requests: [[PreparedEvent]]) async throws -> [Result<[AppendedEvent], LedgerError>] {
+    private func runWithReconnect(_ requests: [[PreparedEvent]]) async throws -> [Result<[AppendedEvent], LedgerError>]
+    {
         let deadline = ContinuousClock.now + configuration.reconnectTimeout
         let schema = configuration.schema
         let channel = configuration.channel
@@ -78,7 +82,11 @@ actor AppendCoordinator {
             do {
                 if let attempt = unknown {
                     // Before running the group again: did the cut-off attempt commit?
-                    guard let committed = try await connection.withIsolation({ try AppendTransaction.committed(attempt.transaction, on: $0) }) else {
+                    guard
+                        let committed = try await connection.withIsolation({
+                            try AppendTransaction.committed(attempt.transaction, on: $0)
+                        })
+                    else {
                         // Its server process still runs it: ask again shortly.
                         guard ContinuousClock.now < deadline else { throw attempt.error }
                         try? await Task.sleep(for: .milliseconds(20))
@@ -92,16 +100,22 @@ actor AppendCoordinator {
                     var races = 0
                     while true {
                         do {
-                            return try AppendTransaction.run(requests: requests, schema: schema, channel: channel, lookUpStored: lookUpStored, on: conn)
+                            return try AppendTransaction.run(
+                                requests: requests, schema: schema, channel: channel, lookUpStored: lookUpStored,
+                                on: conn)
                         } catch let error as PostgresError
-                            where error.isUniqueViolation && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") && !lookUpStored {
+                            where error.isUniqueViolation
+                            && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") && !lookUpStored
+                        {
                             // A retry of stored events: decide again, knowing what is stored.
                             lookUpStored = true
                         } catch is AppendTransaction.LookUpStoredAndRetry where !lookUpStored {
                             lookUpStored = true
                         } catch let error as PostgresError
-                            where error.isUniqueViolation && AppendTransaction.versionRaceConstraints.contains(error.constraint ?? "")
-                                && races < AppendTransaction.maximumVersionRaces {
+                            where error.isUniqueViolation
+                            && AppendTransaction.versionRaceConstraints.contains(error.constraint ?? "")
+                            && races < AppendTransaction.maximumVersionRaces
+                        {
                             // Another writer claimed a version this group planned: decide again on
                             // what is stored now (an expected version may no longer hold).
                             races += 1
@@ -130,7 +144,9 @@ actor AppendCoordinator {
                     unknown = cutOff
                     failure = cutOff.error
                 } else if let error = error as? PostgresError,
-                          error.isConnectionFailure || error.isRetryableTransactionFailure || error.sqlState == .lockNotAvailable {
+                    error.isConnectionFailure || error.isRetryableTransactionFailure
+                        || error.sqlState == .lockNotAvailable
+                {
                     failure = error
                 } else {
                     throw error
@@ -139,7 +155,9 @@ actor AppendCoordinator {
                 if failure.isConnectionFailure {
                     logger.warning("append: connection lost, reconnecting", metadata: ["error": "\(failure.message)"])
                 } else if failure.sqlState == .lockNotAvailable {
-                    logger.warning("append: lock_timeout (waiting for the append lock, or at commit); asking again", metadata: ["error": "\(failure.message)"])
+                    logger.warning(
+                        "append: lock_timeout (waiting for the append lock, or at commit); asking again",
+                        metadata: ["error": "\(failure.message)"])
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))
@@ -150,7 +168,9 @@ actor AppendCoordinator {
 
     /// The outcomes with the first report of each event in `written` as this append's own write
     /// (`alreadyStored` false), as the attempt that committed it would have reported it.
-    static func reportingAsWritten(_ written: Set<UUID>, _ outcomes: [Result<[AppendedEvent], LedgerError>]) -> [Result<[AppendedEvent], LedgerError>] {
+    static func reportingAsWritten(
+        _ written: Set<UUID>, _ outcomes: [Result<[AppendedEvent], LedgerError>]
+    ) -> [Result<[AppendedEvent], LedgerError>] {
         var reported: Set<UUID> = []
         return outcomes.map { outcome in
             outcome.map { events in

@@ -86,7 +86,8 @@ struct AppendPlan: Sendable {
                 continue
             }
             let position = firstPosition + Int64(i)
-            previous = EventChain.hash(previous: previous, canonical: Self.canonicalBytes(row, position: position, recordedAt: recordedAt))
+            previous = EventChain.hash(
+                previous: previous, canonical: Self.canonicalBytes(row, position: position, recordedAt: recordedAt))
             rows.append(PlannedRow(prepared: row.prepared, position: position, version: row.version, hash: previous))
         }
         // A row is new for the first event that asked for it; the same event again in this group
@@ -97,11 +98,15 @@ struct AppendPlan: Sendable {
                 slots.map { slot in
                     switch slot {
                     case .stored(let s):
-                        return AppendedEvent(eventId: s.eventId, stream: s.stream, version: s.version, position: s.position, alreadyStored: true)
+                        return AppendedEvent(
+                            eventId: s.eventId, stream: s.stream, version: s.version, position: s.position,
+                            alreadyStored: true)
                     case .new(let i):
                         let row = rows[i]
-                        return AppendedEvent(eventId: row.prepared.event.eventId, stream: row.prepared.event.stream, version: row.version,
-                                             position: row.position, alreadyStored: !reported.insert(i).inserted)
+                        return AppendedEvent(
+                            eventId: row.prepared.event.eventId, stream: row.prepared.event.stream,
+                            version: row.version,
+                            position: row.position, alreadyStored: !reported.insert(i).inserted)
                     }
                 }
             }
@@ -110,7 +115,9 @@ struct AppendPlan: Sendable {
         if snapshot.stored == nil, refused {
             step = .lookUpStored
         } else if let last = rows.last {
-            step = .write(rows: rows, head: LogHead(position: last.position, hash: last.hash, recordedAt: recordedAt), recordedAt: recordedAt)
+            step = .write(
+                rows: rows, head: LogHead(position: last.position, hash: last.hash, recordedAt: recordedAt),
+                recordedAt: recordedAt)
         } else {
             step = .rollBack
         }
@@ -121,7 +128,8 @@ struct AppendPlan: Sendable {
         return EventChain.canonicalBytes(
             position: position, eventId: e.eventId.lowercased, stream: e.stream, version: row.version,
             type: e.type, schemaVersion: e.schemaVersion, occurredAt: e.occurredAt, recordedAt: recordedAt,
-            idempotencyKey: e.idempotencyKey, payloadText: row.prepared.payloadText, metadataText: row.prepared.metadataText)
+            idempotencyKey: e.idempotencyKey, payloadText: row.prepared.payloadText,
+            metadataText: row.prepared.metadataText)
     }
 }
 
@@ -191,14 +199,18 @@ struct RequestDecider {
         return .success(slots)
     }
 
-    private mutating func decide(_ p: PreparedEvent, versionsBefore: inout [String: Int64?]) -> Result<Slot, LedgerError> {
+    private mutating func decide(
+        _ p: PreparedEvent, versionsBefore: inout [String: Int64?]
+    ) -> Result<Slot, LedgerError> {
         let e = p.event
         let byId = original(id: e.eventId)
         let byKey = e.idempotencyKey.flatMap { original(key: $0) }
         if let original = byId ?? byKey {
             if let reason = Self.retryConflict(byId: byId, byKey: byKey, event: e, payloadText: p.payloadText) {
-                return .failure(.idempotencyConflict(key: byKey != nil ? e.idempotencyKey : nil, eventId: e.eventId,
-                                                     storedPosition: original.position, reason: reason))
+                return .failure(
+                    .idempotencyConflict(
+                        key: byKey != nil ? e.idempotencyKey : nil, eventId: e.eventId,
+                        storedPosition: original.position, reason: reason))
             }
             return .success(original.slot)
         }
@@ -206,9 +218,15 @@ struct RequestDecider {
         switch e.expectedVersion {
         case .any: break
         case .noStream:
-            if current != nil { return .failure(.versionConflict(stream: e.stream, expected: .noStream, actual: current, eventId: e.eventId)) }
+            if current != nil {
+                return .failure(
+                    .versionConflict(stream: e.stream, expected: .noStream, actual: current, eventId: e.eventId))
+            }
         case .exact(let v):
-            if current != v { return .failure(.versionConflict(stream: e.stream, expected: .exact(v), actual: current, eventId: e.eventId)) }
+            if current != v {
+                return .failure(
+                    .versionConflict(stream: e.stream, expected: .exact(v), actual: current, eventId: e.eventId))
+            }
         }
         if versionsBefore.index(forKey: e.stream) == nil { versionsBefore[e.stream] = .some(current) }
         let index = newRows.count
@@ -241,8 +259,9 @@ struct RequestDecider {
     }
 
     private static func original(_ s: StoredEvent) -> Original {
-        Original(position: s.position, eventId: s.eventId, key: s.key, stream: s.stream, type: s.type,
-                 schemaVersion: s.schemaVersion, payloadText: s.payloadText, slot: .stored(s))
+        Original(
+            position: s.position, eventId: s.eventId, key: s.key, stream: s.stream, type: s.type,
+            schemaVersion: s.schemaVersion, payloadText: s.payloadText, slot: .stored(s))
     }
 
     /// A row of a request accepted earlier in the group has its position (unless the group goes to
@@ -250,8 +269,10 @@ struct RequestDecider {
     /// position 0.
     private func original(row i: Int) -> Original {
         let p = newRows[i].prepared
-        return Original(position: i < requestStart ? firstPosition.map { $0 + Int64(i) } ?? 0 : 0, eventId: p.event.eventId, key: p.event.idempotencyKey, stream: p.event.stream, type: p.event.type,
-                        schemaVersion: p.event.schemaVersion, payloadText: p.payloadText, slot: .new(i))
+        return Original(
+            position: i < requestStart ? firstPosition.map { $0 + Int64(i) } ?? 0 : 0, eventId: p.event.eventId,
+            key: p.event.idempotencyKey, stream: p.event.stream, type: p.event.type,
+            schemaVersion: p.event.schemaVersion, payloadText: p.payloadText, slot: .new(i))
     }
 
     /// Why a retry is not the same event as its original (nil when it is).
@@ -260,7 +281,8 @@ struct RequestDecider {
         if let a = byId, let b = byKey, a.eventId != b.eventId {
             return "the event id and the idempotency key belong to two different stored events"
         } else if byId != nil, !sameBytes(d.key, e.idempotencyKey) {
-            return "stored with idempotency key \(d.key.map { "\"\(Echo.shown($0))\"" } ?? "none"), retried with \(e.idempotencyKey.map { "\"\(Echo.shown($0))\"" } ?? "none")"
+            return
+                "stored with idempotency key \(d.key.map { "\"\(Echo.shown($0))\"" } ?? "none"), retried with \(e.idempotencyKey.map { "\"\(Echo.shown($0))\"" } ?? "none")"
         } else if !sameBytes(d.stream, e.stream) {
             return "stored on stream \"\(d.stream)\", retried on \"\(e.stream)\""
         } else if d.type != e.type || d.schemaVersion != e.schemaVersion {

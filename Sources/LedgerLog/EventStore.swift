@@ -14,26 +14,35 @@ public final class EventStore: Sendable {
 
     private init(configuration: LedgerConfiguration, writer: PostgresConnection, logger: Logger) {
         self.configuration = configuration
-        self.pool = ConnectionPool(connectionString: configuration.connectionString,
-                                   maximumConnections: configuration.readConnections, logger: logger)
+        self.pool = ConnectionPool(
+            connectionString: configuration.connectionString,
+            maximumConnections: configuration.readConnections, logger: logger)
         self.coordinator = AppendCoordinator(configuration: configuration, connection: writer, logger: logger)
         self.logger = logger
     }
 
     /// Connects (the writer connection at once, readers on demand). Run ``migrate(_:logger:)`` first.
-    public static func open(_ configuration: LedgerConfiguration, logger: Logger = Logger(label: "ledger")) async throws -> EventStore {
-        let writer = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-writer",
-                                                          settings: AppendTransaction.sessionSettings, logger: logger)
+    public static func open(
+        _ configuration: LedgerConfiguration, logger: Logger = Logger(label: "ledger")
+    ) async throws -> EventStore {
+        let writer = try await PostgresConnection.connect(
+            configuration.connectionString, applicationName: "ledger-writer",
+            settings: AppendTransaction.sessionSettings, logger: logger)
         return EventStore(configuration: configuration, writer: writer, logger: logger)
     }
 
     /// Applies migrations to the configured schema: `migrations`, or the event log's own
     /// (``Migration/eventLog()``). A ledger with read models passes them too, combined with
     /// ``Migration/combining(_:)``: the migrator refuses a schema holding migrations it was not given.
-    public static func migrate(_ configuration: LedgerConfiguration, migrations: [Migration]? = nil) async throws -> Migrator.Outcome {
-        let connection = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-migrate")
+    public static func migrate(
+        _ configuration: LedgerConfiguration, migrations: [Migration]? = nil
+    ) async throws -> Migrator.Outcome {
+        let connection = try await PostgresConnection.connect(
+            configuration.connectionString, applicationName: "ledger-migrate")
         do {
-            let outcome = try await Migrator(schema: configuration.schema, migrations: migrations ?? Migration.eventLog()).run(on: connection)
+            let outcome = try await Migrator(
+                schema: configuration.schema, migrations: migrations ?? Migration.eventLog()
+            ).run(on: connection)
             await connection.close()
             return outcome
         } catch {
@@ -103,7 +112,8 @@ public final class EventStore: Sendable {
             try await conn.withIsolation { conn in
                 try conn.execute("BEGIN; SET LOCAL synchronous_commit TO off")
                 do {
-                    let r = try conn.query("""
+                    let r = try conn.query(
+                        """
                         WITH claimed AS (
                             INSERT INTO \(s).append_requests (caller, request_key, body_digest) VALUES ($1, $2, $3)
                             ON CONFLICT (caller, request_key) DO NOTHING RETURNING body_digest)
@@ -151,17 +161,22 @@ public final class EventStore: Sendable {
     public func sealPending() async throws -> Int64 {
         let s = quoteIdentifier(configuration.schema)
         return try await pool.withConnection { conn in
-            try await conn.query("SELECT CASE WHEN EXISTS (SELECT 1 FROM \(s).pending_events) THEN \(s).seal_pending() ELSE 0 END")
-                .int64(0, 0) ?? 0
+            try await conn.query(
+                "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(s).pending_events) THEN \(s).seal_pending() ELSE 0 END"
+            )
+            .int64(0, 0) ?? 0
         }
     }
 
     /// Whether this database is a hot standby, and the commit time of the last transaction it replayed.
     public func standbyState() async throws -> StandbyState {
         try await pool.withConnection { conn in
-            let r = try await conn.query("SELECT pg_is_in_recovery()::text, (extract(epoch FROM pg_last_xact_replay_timestamp()) * 1000000)::bigint")
-            return StandbyState(isStandby: r.string(0, 0) == "true",
-                                lastReplayedAt: r.int64(0, 1).map { Timestamp(microsecondsSince1970: $0) })
+            let r = try await conn.query(
+                "SELECT pg_is_in_recovery()::text, (extract(epoch FROM pg_last_xact_replay_timestamp()) * 1000000)::bigint"
+            )
+            return StandbyState(
+                isStandby: r.string(0, 0) == "true",
+                lastReplayedAt: r.int64(0, 1).map { Timestamp(microsecondsSince1970: $0) })
         }
     }
 
@@ -177,10 +192,13 @@ public final class EventStore: Sendable {
     }
 
     /// Events of one stream, from `version` on, in version order.
-    public func readStream(_ stream: String, fromVersion version: Int64 = 0, limit: Int = 1000) async throws -> [RecordedEvent] {
+    public func readStream(
+        _ stream: String, fromVersion version: Int64 = 0, limit: Int = 1000
+    ) async throws -> [RecordedEvent] {
         let s = quoteIdentifier(configuration.schema)
         let result = try await pool.withConnection { conn in
-            try await conn.query("""
+            try await conn.query(
+                """
                 SELECT \(EventRows.columns) FROM \(s).events
                 WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version LIMIT $3
                 """, [.text(stream), .int8(version), .int8(Int64(limit))])
@@ -192,7 +210,8 @@ public final class EventStore: Sendable {
     public func readAll(after: Int64, limit: Int = 1000) async throws -> [RecordedEvent] {
         let s = quoteIdentifier(configuration.schema)
         let result = try await pool.withConnection { conn in
-            try await conn.query("""
+            try await conn.query(
+                """
                 SELECT \(EventRows.columns) FROM \(s).events
                 WHERE position > $1 ORDER BY position LIMIT $2
                 """, [.int8(after), .int8(Int64(limit))])
@@ -204,13 +223,16 @@ public final class EventStore: Sendable {
     /// with `COPY ... TO STDOUT`: rows are handed to `body` as PostgreSQL sends them, so memory stays
     /// bounded. `body` runs on the connection's own thread; return false from it to stop early.
     @discardableResult
-    public func scan(after: Int64 = 0, through: Int64? = nil, stream: String? = nil,
-                     _ body: @escaping @Sendable (RecordedEvent) throws -> Bool) async throws -> Int64 {
+    public func scan(
+        after: Int64 = 0, through: Int64? = nil, stream: String? = nil,
+        _ body: @escaping @Sendable (RecordedEvent) throws -> Bool
+    ) async throws -> Int64 {
         let s = quoteIdentifier(configuration.schema)
         var conditions = ["position > \(after)"]
         if let through { conditions.append("position <= \(through)") }
         if let stream { conditions.append("stream_id = \(quoteLiteral(stream))") }
-        let sql = "COPY (SELECT \(EventRows.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
+        let sql =
+            "COPY (SELECT \(EventRows.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 var count: Int64 = 0
@@ -232,7 +254,9 @@ public final class EventStore: Sendable {
     /// Re-hashes the log in position order (streaming), through `through` or the whole log, and
     /// compares with the stored hashes; when it reaches the head, with the head row too (a removed or
     /// edited tail shows there). `progress` is called every 50,000 events with the count so far.
-    public func verifyChain(through: Int64? = nil, progress: @escaping @Sendable (Int64) -> Void = { _ in }) async throws -> ChainReport {
+    public func verifyChain(
+        through: Int64? = nil, progress: @escaping @Sendable (Int64) -> Void = { _ in }
+    ) async throws -> ChainReport {
         let verifier = LockedVerifier()
         try await scan(through: through) { event in
             let n = verifier.consume(event)
@@ -261,19 +285,24 @@ public final class EventStore: Sendable {
             }.int64(0, 0)
         }
         if problem == nil, let beyond {
-            problem = "an event is stored at position \(beyond), past the head (position \(headPosition)): it was added without the head"
-            return ChainReport(verified: v.verified, lastPosition: v.lastPosition, lastHash: v.previous, firstBrokenPosition: beyond, problem: problem)
+            problem =
+                "an event is stored at position \(beyond), past the head (position \(headPosition)): it was added without the head"
+            return ChainReport(
+                verified: v.verified, lastPosition: v.lastPosition, lastHash: v.previous, firstBrokenPosition: beyond,
+                problem: problem)
         }
         if problem == nil, end != v.lastPosition {
-            problem = through == nil
+            problem =
+                through == nil
                 ? "the head says the log ends at position \(headPosition) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"
                 : "the log ends at position \(v.lastPosition) but should reach \(end) (events were removed)"
         } else if problem == nil, end == headPosition, let h = head.bytea(0, 1), v.lastPosition > 0, h != v.previous {
             problem = "the head's hash differs from the last event's hash (position \(v.lastPosition))"
         }
-        return ChainReport(verified: v.verified, lastPosition: v.lastPosition, lastHash: v.previous,
-                           firstBrokenPosition: v.firstProblem?.position ?? (problem != nil ? v.lastPosition : nil),
-                           problem: problem)
+        return ChainReport(
+            verified: v.verified, lastPosition: v.lastPosition, lastHash: v.previous,
+            firstBrokenPosition: v.firstProblem?.position ?? (problem != nil ? v.lastPosition : nil),
+            problem: problem)
     }
 }
 
@@ -293,6 +322,11 @@ public struct ChainReport: Sendable, Hashable {
 /// A ChainVerifier fed from the connection's thread and read afterwards.
 private final class LockedVerifier: Sendable {
     private let state = Mutex(ChainVerifier())
-    func consume(_ e: RecordedEvent) -> Int64 { state.withLock { $0.consume(e); return $0.verified } }
+    func consume(_ e: RecordedEvent) -> Int64 {
+        state.withLock {
+            $0.consume(e)
+            return $0.verified
+        }
+    }
     var result: ChainVerifier { state.withLock { $0 } }
 }

@@ -17,8 +17,10 @@ public struct LedgerConfiguration: Sendable {
 
     /// `validation` has no default: the log knows no facts; the purchase domain's
     /// `FactCatalogue.validation()` checks every payload against its fact's schema.
-    public init(connectionString: String, schema: String = "ledger", validation: EventValidation,
-                readConnections: Int = 4, maximumGroupEvents: Int = 10_000, reconnectTimeout: Duration = .seconds(30)) {
+    public init(
+        connectionString: String, schema: String = "ledger", validation: EventValidation,
+        readConnections: Int = 4, maximumGroupEvents: Int = 10_000, reconnectTimeout: Duration = .seconds(30)
+    ) {
         self.connectionString = connectionString
         self.schema = schema
         self.validation = validation

@@ -19,11 +19,13 @@ public enum LedgerError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .versionConflict(let stream, let expected, let actual, let eventId):
             let current = actual.map { "is at version \($0)" } ?? "does not exist"
-            return "version conflict on stream \(Echo.quoted(stream)): expected \(expected), but the stream \(current) (event \(eventId.lowercased)); nothing from this batch was written — re-read the stream and decide again"
+            return
+                "version conflict on stream \(Echo.quoted(stream)): expected \(expected), but the stream \(current) (event \(eventId.lowercased)); nothing from this batch was written — re-read the stream and decide again"
         case .idempotencyConflict(let key, let eventId, let position, let reason):
             let what = key.map { "idempotency key \(Echo.quoted($0))" } ?? "event id \(eventId.lowercased)"
             let where_ = position > 0 ? "is already stored at position \(position)" : "appears twice in this batch"
-            return "idempotency conflict: \(what) \(where_) with different content (\(reason)); nothing from this batch was written"
+            return
+                "idempotency conflict: \(what) \(where_) with different content (\(reason)); nothing from this batch was written"
         case .invalidEvent(let e):
             return "invalid event: \(e)"
         case .migration(let m):

@@ -59,12 +59,16 @@ public struct Migration: Sendable, Hashable {
                 }
                 let fileName = line.dropFirst(directive.count).split(separator: " ").first.map(String.init) ?? ""
                 guard let function = byFile[fileName] else {
-                    throw LedgerError.migration("\(file):\(n + 1): no SQL function file \(fileName): a `-- function: NAME.sql` line must name a file of the Functions folder (\(byFile.keys.sorted().joined(separator: ", ")))")
+                    throw LedgerError.migration(
+                        "\(file):\(n + 1): no SQL function file \(fileName): a `-- function: NAME.sql` line must name a file of the Functions folder (\(byFile.keys.sorted().joined(separator: ", ")))"
+                    )
                 }
                 lines.append(function.sql)
                 named.append(function)
             }
-            out.append(Migration(version: version, name: stem, file: text, sql: lines.joined(separator: "\n"), functions: named))
+            out.append(
+                Migration(
+                    version: version, name: stem, file: text, sql: lines.joined(separator: "\n"), functions: named))
         }
         return try ordered(out)
     }
@@ -122,8 +126,11 @@ public struct SQLFunction: Sendable, Hashable {
     }
 
     public static func load(directory: URL) throws -> [SQLFunction] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted().map { file in
-            SQLFunction(name: String(file.dropLast(4)), sql: try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8))
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }.sorted().map
+        { file in
+            SQLFunction(
+                name: String(file.dropLast(4)),
+                sql: try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8))
         }
     }
 }

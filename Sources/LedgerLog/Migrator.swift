@@ -33,9 +33,13 @@ public struct Migrator: Sendable {
         let migrations = self.migrations
         return try await connection.withIsolation { conn in
             try conn.query("SELECT pg_advisory_lock(4242, hashtext($1))", [.text("ledger-migrate:" + schema)])
-            defer { _ = try? conn.query("SELECT pg_advisory_unlock(4242, hashtext($1))", [.text("ledger-migrate:" + schema)]) }
+            defer {
+                _ = try? conn.query(
+                    "SELECT pg_advisory_unlock(4242, hashtext($1))", [.text("ledger-migrate:" + schema)])
+            }
             let s = quoteIdentifier(schema)
-            try conn.execute("""
+            try conn.execute(
+                """
                 CREATE SCHEMA IF NOT EXISTS \(s);
                 CREATE TABLE IF NOT EXISTS \(s).schema_migrations (
                     version    integer PRIMARY KEY,
@@ -53,18 +57,26 @@ public struct Migrator: Sendable {
             var rechecked: [String] = []
             for (version, record) in applied.sorted(by: { $0.key < $1.key }) {
                 guard let m = known[version] else {
-                    throw LedgerError.migration("schema \(schema) has migration \(record.name) applied, which this build does not have (was it made by a newer ledger?)")
+                    throw LedgerError.migration(
+                        "schema \(schema) has migration \(record.name) applied, which this build does not have (was it made by a newer ledger?)"
+                    )
                 }
-                if m.checksum != record.checksum, Migration.formerChecksums[version]?.contains(record.checksum) == true {
-                    try conn.query("UPDATE \(s).schema_migrations SET checksum = $1 WHERE version = $2", [.text(m.checksum), .int4(Int32(version))])
+                if m.checksum != record.checksum, Migration.formerChecksums[version]?.contains(record.checksum) == true
+                {
+                    try conn.query(
+                        "UPDATE \(s).schema_migrations SET checksum = $1 WHERE version = $2",
+                        [.text(m.checksum), .int4(Int32(version))])
                     rechecked.append(m.name)
                 } else if m.checksum != record.checksum {
-                    throw LedgerError.migration("\(m.name).sql was edited after it was applied to schema \(schema) (checksum \(record.checksum.prefix(12)) when applied, \(m.checksum.prefix(12)) now); restore the file and put the change in a new migration")
+                    throw LedgerError.migration(
+                        "\(m.name).sql was edited after it was applied to schema \(schema) (checksum \(record.checksum.prefix(12)) when applied, \(m.checksum.prefix(12)) now); restore the file and put the change in a new migration"
+                    )
                 }
             }
             let functions = self.functions
             if !functions.isEmpty {
-                try conn.execute("""
+                try conn.execute(
+                    """
                     CREATE TABLE IF NOT EXISTS \(s).schema_functions (
                         name       text PRIMARY KEY,
                         checksum   text NOT NULL,
@@ -74,7 +86,8 @@ public struct Migrator: Sendable {
             }
             /// Records the text of `f` as the one applied (in the transaction that applied it).
             func record(_ f: SQLFunction, _ conn: isolated PostgresConnection) throws {
-                try conn.query("""
+                try conn.query(
+                    """
                     INSERT INTO \(s).schema_functions (name, checksum) VALUES ($1, $2)
                     ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
                     """, [.text(f.name), .text(f.checksum)])
@@ -84,8 +97,9 @@ public struct Migrator: Sendable {
                 try conn.transaction { conn in
                     try conn.execute("SET LOCAL search_path TO \(s)")
                     try conn.execute(m.sql)
-                    try conn.query("INSERT INTO \(s).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                                   [.int4(Int32(m.version)), .text(m.name), .text(m.checksum)])
+                    try conn.query(
+                        "INSERT INTO \(s).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                        [.int4(Int32(m.version)), .text(m.name), .text(m.checksum)])
                     // The functions it created from their files are current.
                     for f in m.functions { try record(f, conn) }
                 }
@@ -107,7 +121,8 @@ public struct Migrator: Sendable {
                     functionsApplied.append(f.name)
                 }
             }
-            return Outcome(applied: done, alreadyApplied: applied.count, functionsApplied: functionsApplied, rechecked: rechecked)
+            return Outcome(
+                applied: done, alreadyApplied: applied.count, functionsApplied: functionsApplied, rechecked: rechecked)
         }
     }
 }

@@ -31,13 +31,16 @@ extension EventStore {
     /// Needs the writer's rights.
     public func keep(_ payload: RawPayload) async throws {
         let s = quoteIdentifier(configuration.schema)
-        let values: [PostgresValue] = [.text(payload.channel), .text(payload.id), .text(payload.digest), .bytea(payload.raw),
-                                       .jsonb(payload.headersJSON)]
+        let values: [PostgresValue] = [
+            .text(payload.channel), .text(payload.id), .text(payload.digest), .bytea(payload.raw),
+            .jsonb(payload.headersJSON),
+        ]
         try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 try conn.execute("BEGIN; SET LOCAL synchronous_commit TO off")
                 do {
-                    _ = try conn.query("""
+                    _ = try conn.query(
+                        """
                         INSERT INTO \(s).store_notification_payloads (channel, notification_id, raw_digest, raw, raw_headers)
                         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING
                         """, values, prepared: true)

@@ -40,7 +40,7 @@ extension EventStore {
         while true {
             do {
                 return try await body()
-            } catch where isServerUnavailable(error) {
+            } catch  where isServerUnavailable(error) {
                 try Task.checkCancellation()
                 let wait = backoff.delay(attempt: attempt)
                 onRetry(error, wait)

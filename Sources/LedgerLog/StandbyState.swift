@@ -7,7 +7,10 @@ public struct StandbyState: Hashable, Sendable {
     /// The commit time of the last transaction a standby replayed (nil on a primary).
     public var lastReplayedAt: Timestamp?
 
-    public init(isStandby: Bool, lastReplayedAt: Timestamp?) { self.isStandby = isStandby; self.lastReplayedAt = lastReplayedAt }
+    public init(isStandby: Bool, lastReplayedAt: Timestamp?) {
+        self.isStandby = isStandby
+        self.lastReplayedAt = lastReplayedAt
+    }
 }
 
 /// A replay asked for a position or a moment the log here has not reached. On a hot standby this
@@ -17,7 +20,11 @@ public struct PositionNotReached: Error, LedgerCodedError, CustomStringConvertib
     public var head: Int64
     public var standby: StandbyState
 
-    public init(requested: String, head: Int64, standby: StandbyState) { self.requested = requested; self.head = head; self.standby = standby }
+    public init(requested: String, head: Int64, standby: StandbyState) {
+        self.requested = requested
+        self.head = head
+        self.standby = standby
+    }
 
     public var code: LedgerError.Code { .positionNotReached }
 
@@ -26,7 +33,8 @@ public struct PositionNotReached: Error, LedgerCodedError, CustomStringConvertib
             return "the log ends at position \(head); \(requested) is not in it yet"
         }
         let replayed = standby.lastReplayedAt.map { ", last commit replayed from \($0.iso8601)" } ?? ""
-        return "this database is a hot standby that has replayed the log only to position \(head)\(replayed); \(requested) is not here yet: wait for replication to catch up, or read from the primary"
+        return
+            "this database is a hot standby that has replayed the log only to position \(head)\(replayed); \(requested) is not here yet: wait for replication to catch up, or read from the primary"
     }
 }
 

@@ -11,9 +11,13 @@ extension EventStore {
     /// are gapless and commit-ordered, so the subscriber never skips or repeats an event; it checks
     /// this and throws rather than skip.
     /// `onRetry` hears each time the server was unavailable, before the wait.
-    public func subscribe(after: Int64, pageSize: Int = 1000, pollInterval: Duration = .seconds(1), backoff: Backoff = Backoff(),
-                          onRetry: @escaping @Sendable (any Error, Duration) -> Void = { _, _ in }) -> EventSubscription {
-        EventSubscription(store: self, after: after, pageSize: pageSize, pollInterval: pollInterval, backoff: backoff, onRetry: onRetry)
+    public func subscribe(
+        after: Int64, pageSize: Int = 1000, pollInterval: Duration = .seconds(1), backoff: Backoff = Backoff(),
+        onRetry: @escaping @Sendable (any Error, Duration) -> Void = { _, _ in }
+    ) -> EventSubscription {
+        EventSubscription(
+            store: self, after: after, pageSize: pageSize, pollInterval: pollInterval, backoff: backoff,
+            onRetry: onRetry)
     }
 }
 
@@ -35,8 +39,10 @@ public struct EventSubscription: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(cursor: SubscriptionCursor(store: store, after: after, pageSize: pageSize, pollInterval: pollInterval,
-                                                 backoff: backoff, onRetry: onRetry))
+        AsyncIterator(
+            cursor: SubscriptionCursor(
+                store: store, after: after, pageSize: pageSize, pollInterval: pollInterval,
+                backoff: backoff, onRetry: onRetry))
     }
 }
 
@@ -51,8 +57,10 @@ actor SubscriptionCursor {
     let backoff: Backoff
     let onRetry: @Sendable (any Error, Duration) -> Void
 
-    init(store: EventStore, after: Int64, pageSize: Int, pollInterval: Duration, backoff: Backoff,
-         onRetry: @escaping @Sendable (any Error, Duration) -> Void) {
+    init(
+        store: EventStore, after: Int64, pageSize: Int, pollInterval: Duration, backoff: Backoff,
+        onRetry: @escaping @Sendable (any Error, Duration) -> Void
+    ) {
         self.store = store
         self.backoff = backoff
         self.onRetry = onRetry
@@ -67,8 +75,12 @@ actor SubscriptionCursor {
                 let event = buffer[bufferIndex]
                 bufferIndex += 1
                 guard event.position == position + 1 else {
-                    throw LedgerError.database(PostgresError(kind: .protocolViolation,
-                        message: "subscription expected position \(position + 1) but read \(event.position); refusing to skip"))
+                    throw LedgerError.database(
+                        PostgresError(
+                            kind: .protocolViolation,
+                            message:
+                                "subscription expected position \(position + 1) but read \(event.position); refusing to skip"
+                        ))
                 }
                 position = event.position
                 return event
@@ -109,7 +121,8 @@ package actor AppendSignal {
         if let listener, await listener.isConnected { return }
         listener = nil
         do {
-            let connection = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-subscriber")
+            let connection = try await PostgresConnection.connect(
+                store.configuration.connectionString, applicationName: "ledger-subscriber")
             try await connection.listen(store.configuration.channel)
             listener = connection
         } catch {

@@ -31,7 +31,8 @@ public struct PublicInitMacro: MemberMacro {
                 }
                 if isLet && binding.initializer != nil { continue }
                 guard let type = binding.typeAnnotation?.type.trimmed else {
-                    throw MacroError(node: Syntax(binding), message: "@PublicInit needs the type of '\(name)' written out")
+                    throw MacroError(
+                        node: Syntax(binding), message: "@PublicInit needs the type of '\(name)' written out")
                 }
                 var parameter = "\(name): \(type)"
                 if let value = binding.initializer?.value.trimmedDescription {

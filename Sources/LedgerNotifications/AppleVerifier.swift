@@ -57,13 +57,18 @@ public struct AppleVerifier: Sendable {
         /// What ``AppleVerifier/verifyNotification(body:)`` returns; built directly by the simulator,
         /// which speaks for the store, to run its notifications through the same translation.
         public init(payload: JSONValue, transaction: JSONValue?, renewal: JSONValue?, signedDate: Date) {
-            self.payload = payload; self.transaction = transaction; self.renewal = renewal; self.signedDate = signedDate
+            self.payload = payload
+            self.transaction = transaction
+            self.renewal = renewal
+            self.signedDate = signedDate
         }
     }
 
     /// Verifies the body `{"signedPayload": "..."}`.
     public func verifyNotification(body: [UInt8]) async throws(NotificationRefusal) -> Verified {
-        guard let value = try? JSONValue.parse(String(decoding: body, as: UTF8.self)), let signed = value["signedPayload"]?.stringValue else {
+        guard let value = try? JSONValue.parse(String(decoding: body, as: UTF8.self)),
+            let signed = value["signedPayload"]?.stringValue
+        else {
             throw NotificationRefusal(.malformed, "the body is not a JSON object with a signedPayload string")
         }
         let (payload, signedDate) = try await verify(signed, what: "signedPayload")
@@ -78,7 +83,9 @@ public struct AppleVerifier: Sendable {
         if let t = data["signedTransactionInfo"]?.stringValue {
             transaction = try await verify(t, what: "signedTransactionInfo").payload
             if let b = transaction?["bundleId"]?.stringValue, b != configuration.bundleId {
-                throw NotificationRefusal(.wrongApp, "signedTransactionInfo is for bundle \(Echo.quoted(b, limit: 80)), not the configured one")
+                throw NotificationRefusal(
+                    .wrongApp,
+                    "signedTransactionInfo is for bundle \(Echo.quoted(b, limit: 80)), not the configured one")
             }
         }
         if let r = data["signedRenewalInfo"]?.stringValue {
@@ -90,16 +97,23 @@ public struct AppleVerifier: Sendable {
     private func checkApp(_ data: JSONValue, what: String) throws(NotificationRefusal) {
         let bundle = data["bundleId"]?.stringValue
         if bundle != configuration.bundleId {
-            throw NotificationRefusal(.wrongApp, "\(what) is for bundle \(Echo.quoted(bundle ?? "(none)", limit: 80)), not the configured one")
+            throw NotificationRefusal(
+                .wrongApp, "\(what) is for bundle \(Echo.quoted(bundle ?? "(none)", limit: 80)), not the configured one"
+            )
         }
         let environment = data["environment"]?.stringValue
         if environment != configuration.environment {
-            throw NotificationRefusal(.wrongEnvironment, "\(what) is from environment \(Echo.quoted(environment ?? "(none)", limit: 40)); this endpoint takes \(configuration.environment)")
+            throw NotificationRefusal(
+                .wrongEnvironment,
+                "\(what) is from environment \(Echo.quoted(environment ?? "(none)", limit: 40)); this endpoint takes \(configuration.environment)"
+            )
         }
     }
 
     /// Verifies one JWS signed by Apple's chain; returns its payload and its signedDate.
-    public func verify(_ text: String, what: String) async throws(NotificationRefusal) -> (payload: JSONValue, signedDate: Date) {
+    public func verify(
+        _ text: String, what: String
+    ) async throws(NotificationRefusal) -> (payload: JSONValue, signedDate: Date) {
         let (payload, signedDate, _) = try await verifyChain(text, what: what)
         return (payload, signedDate)
     }
@@ -108,8 +122,10 @@ public struct AppleVerifier: Sendable {
     /// each a JWS of Apple's chain to a configured root, for the configured bundle id and
     /// environment, all to one root. `place` names the entry in errors. Returns `sha256:<hex>` of
     /// that root certificate's DER, which the statement's record names.
-    public func verifyEntries(_ entries: [(place: String, jws: String)],
-                              progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil) async throws(NotificationRefusal) -> String {
+    public func verifyEntries(
+        _ entries: [(place: String, jws: String)],
+        progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
+    ) async throws(NotificationRefusal) -> String {
         var root: String?
         for (done, (place, jws)) in entries.enumerated() {
             if let progress, done % 256 == 0 { progress(done, entries.count) }
@@ -117,7 +133,9 @@ public struct AppleVerifier: Sendable {
             try checkApp(payload, what: place)
             let digest = Self.digest(chain[chain.count - 1])
             if let root, root != digest {
-                throw NotificationRefusal(.untrustedChain, "\(place): signed by a chain to another configured root than the entries before it")
+                throw NotificationRefusal(
+                    .untrustedChain, "\(place): signed by a chain to another configured root than the entries before it"
+                )
             }
             root = digest
         }
@@ -129,18 +147,23 @@ public struct AppleVerifier: Sendable {
     /// `sha256:<hex>` of a certificate's DER encoding.
     public static func digest(_ certificate: Certificate) -> String {
         var serializer = DER.Serializer()
-        do { try serializer.serialize(certificate) } catch { preconditionFailure("a parsed certificate serializes: \(error)") }
+        do { try serializer.serialize(certificate) } catch {
+            preconditionFailure("a parsed certificate serializes: \(error)")
+        }
         return LedgerCore.SHA256.digest(serializer.serializedBytes)
     }
 
     /// One JWS; also returns the chain it was validated along (leaf, intermediate, configured root).
-    private func verifyChain(_ text: String, what: String) async throws(NotificationRefusal) -> (payload: JSONValue, signedDate: Date, chain: [Certificate]) {
+    private func verifyChain(
+        _ text: String, what: String
+    ) async throws(NotificationRefusal) -> (payload: JSONValue, signedDate: Date, chain: [Certificate]) {
         let jws = try CompactJWS(text, what: what)
         guard jws.header["alg"]?.stringValue == "ES256" else {
             throw NotificationRefusal(.forgedSignature, "\(what): alg must be ES256")
         }
         guard case .array(let x5c)? = jws.header["x5c"], x5c.count == 3 else {
-            throw NotificationRefusal(.untrustedChain, "\(what): x5c must hold three certificates (leaf, intermediate, root)")
+            throw NotificationRefusal(
+                .untrustedChain, "\(what): x5c must hold three certificates (leaf, intermediate, root)")
         }
         let texts = x5c.map { $0.stringValue ?? "" }
         let known = validated.chain(texts)
@@ -159,7 +182,9 @@ public struct AppleVerifier: Sendable {
         let signedDate = Date(timeIntervalSince1970: Double(ms) / 1000)
         try checkOIDs(leaf: chain[0], intermediate: chain[1], what: what)
         for (i, cert) in chain.enumerated() where signedDate < cert.notValidBefore || signedDate > cert.notValidAfter {
-            throw NotificationRefusal(.certificateExpired, "\(what): x5c[\(i)] is not valid at signedDate \(ISO8601DateFormatter().string(from: signedDate))")
+            throw NotificationRefusal(
+                .certificateExpired,
+                "\(what): x5c[\(i)] is not valid at signedDate \(ISO8601DateFormatter().string(from: signedDate))")
         }
         if known == nil {
             // The path's root is the configured one (x5c's own root is only a copy of it).
@@ -167,31 +192,38 @@ public struct AppleVerifier: Sendable {
             validated.remember(texts, chain)
         }
         guard let key = P256.Signing.PublicKey(chain[0].publicKey),
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
-              key.isValidSignature(signature, for: jws.signingInput) else {
-            throw NotificationRefusal(.forgedSignature, "\(what): the ES256 signature does not verify with the leaf certificate's key")
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
+            key.isValidSignature(signature, for: jws.signingInput)
+        else {
+            throw NotificationRefusal(
+                .forgedSignature, "\(what): the ES256 signature does not verify with the leaf certificate's key")
         }
         return (jws.payload, signedDate, chain)
     }
 
     private func checkOIDs(leaf: Certificate, intermediate: Certificate, what: String) throws(NotificationRefusal) {
         if intermediate.extensions[oid: Self.intermediateOID] == nil {
-            throw NotificationRefusal(.missingOID, "\(what): the intermediate certificate lacks Apple's OID 1.2.840.113635.100.6.2.1")
+            throw NotificationRefusal(
+                .missingOID, "\(what): the intermediate certificate lacks Apple's OID 1.2.840.113635.100.6.2.1")
         }
         if leaf.extensions[oid: Self.leafOID] == nil {
-            throw NotificationRefusal(.missingOID, "\(what): the leaf certificate lacks Apple's OID 1.2.840.113635.100.6.11.1")
+            throw NotificationRefusal(
+                .missingOID, "\(what): the leaf certificate lacks Apple's OID 1.2.840.113635.100.6.11.1")
         }
     }
 
     /// The validated path: leaf, intermediate, configured root.
-    private func checkChain(leaf: Certificate, intermediate: Certificate, at time: Date, what: String) async throws(NotificationRefusal) -> [Certificate] {
+    private func checkChain(
+        leaf: Certificate, intermediate: Certificate, at time: Date, what: String
+    ) async throws(NotificationRefusal) -> [Certificate] {
         var verifier = Verifier(rootCertificates: CertificateStore(configuration.roots)) {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleMarkerPolicy()
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let path) = result, path.count == 3 else {
-            throw NotificationRefusal(.untrustedChain, "\(what): the x5c chain does not lead to a configured root certificate")
+            throw NotificationRefusal(
+                .untrustedChain, "\(what): the x5c chain does not lead to a configured root certificate")
         }
         return Array(path)
     }
@@ -214,5 +246,7 @@ final class ValidatedChains: Sendable {
 /// Apple's marker extensions are not critical; this policy only states that the verifier knows them.
 struct AppleMarkerPolicy: VerifierPolicy {
     let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [AppleVerifier.intermediateOID, AppleVerifier.leafOID]
-    mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult { .meetsPolicy }
+    mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        .meetsPolicy
+    }
 }

@@ -24,11 +24,16 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
             }
             return Timestamp(millisecondsSince1970: ms)
         }
-        guard let order = r["orderId"]?.stringValue, !order.isEmpty else { throw NotificationRefusal(.malformed, "the subscription purchase lacks orderId") }
-        guard let microsText = r["priceAmountMicros"]?.stringValue ?? r["priceAmountMicros"]?.intValue.map(String.init), let micros = Int64(microsText),
-              micros >= 0, let code = r["priceCurrencyCode"]?.stringValue, let currency = Currency(code),
-              let price = Money(storeAmount: micros, unit: .micros, currency: currency) else {
-            throw NotificationRefusal(.malformed, "the subscription purchase lacks priceAmountMicros or a known priceCurrencyCode")
+        guard let order = r["orderId"]?.stringValue, !order.isEmpty else {
+            throw NotificationRefusal(.malformed, "the subscription purchase lacks orderId")
+        }
+        guard let microsText = r["priceAmountMicros"]?.stringValue ?? r["priceAmountMicros"]?.intValue.map(String.init),
+            let micros = Int64(microsText),
+            micros >= 0, let code = r["priceCurrencyCode"]?.stringValue, let currency = Currency(code),
+            let price = Money(storeAmount: micros, unit: .micros, currency: currency)
+        else {
+            throw NotificationRefusal(
+                .malformed, "the subscription purchase lacks priceAmountMicros or a known priceCurrencyCode")
         }
         orderId = order
         startTime = try millis("startTimeMillis")
@@ -53,8 +58,12 @@ public struct GooglePlayProductRead: Sendable, Hashable {
     public var isTest: Bool
 
     public init(product p: JSONValue, order o: JSONValue) throws(NotificationRefusal) {
-        guard let order = p["orderId"]?.stringValue, !order.isEmpty else { throw NotificationRefusal(.malformed, "the product purchase lacks orderId") }
-        guard let text = p["purchaseTimeMillis"]?.stringValue ?? p["purchaseTimeMillis"]?.intValue.map(String.init), let ms = Int64(text) else {
+        guard let order = p["orderId"]?.stringValue, !order.isEmpty else {
+            throw NotificationRefusal(.malformed, "the product purchase lacks orderId")
+        }
+        guard let text = p["purchaseTimeMillis"]?.stringValue ?? p["purchaseTimeMillis"]?.intValue.map(String.init),
+            let ms = Int64(text)
+        else {
             throw NotificationRefusal(.malformed, "the product purchase lacks purchaseTimeMillis")
         }
         guard let total = o["total"], let price = Self.money(total) else {

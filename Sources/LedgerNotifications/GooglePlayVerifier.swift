@@ -18,7 +18,9 @@ public struct GooglePlayVerifier: Sendable {
         /// Clock skew allowed on `exp` and `iat`.
         public var leeway: TimeInterval = 60
 
-        public init(keys: [String: _RSA.Signing.PublicKey], audience: String, serviceAccount: String?, packageName: String) {
+        public init(
+            keys: [String: _RSA.Signing.PublicKey], audience: String, serviceAccount: String?, packageName: String
+        ) {
             self.keys = keys
             self.audience = audience
             self.serviceAccount = serviceAccount
@@ -34,7 +36,9 @@ public struct GooglePlayVerifier: Sendable {
 
         /// What ``GooglePlayVerifier/verify(authorization:body:)`` returns; built directly by the simulator.
         public init(messageId: String, publishTime: String?, notification: JSONValue) {
-            self.messageId = messageId; self.publishTime = publishTime; self.notification = notification
+            self.messageId = messageId
+            self.publishTime = publishTime
+            self.notification = notification
         }
     }
 
@@ -42,20 +46,28 @@ public struct GooglePlayVerifier: Sendable {
 
     public init(_ configuration: Configuration) { self.configuration = configuration }
 
-    public func verify(authorization: String?, body: [UInt8], now: Date = Date()) throws(NotificationRefusal) -> Verified {
+    public func verify(
+        authorization: String?, body: [UInt8], now: Date = Date()
+    ) throws(NotificationRefusal) -> Verified {
         guard let authorization, authorization.lowercased().hasPrefix("bearer ") else {
             throw NotificationRefusal(.badToken, "the push carries no OIDC bearer token")
         }
         try verifyToken(String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces), now: now)
         guard let push = try? JSONValue.parse(String(decoding: body, as: UTF8.self)), let message = push["message"],
-              let id = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue,
-              let data = message["data"]?.stringValue, let decoded = Base64.decode(data, url: false),
-              let notification = try? JSONValue.parse(String(decoding: decoded, as: UTF8.self)) else {
-            throw NotificationRefusal(.malformed, "the body is not a Pub/Sub push with message.messageId and base64 message.data holding JSON")
+            let id = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue,
+            let data = message["data"]?.stringValue, let decoded = Base64.decode(data, url: false),
+            let notification = try? JSONValue.parse(String(decoding: decoded, as: UTF8.self))
+        else {
+            throw NotificationRefusal(
+                .malformed, "the body is not a Pub/Sub push with message.messageId and base64 message.data holding JSON"
+            )
         }
         let package = notification["packageName"]?.stringValue
         guard package == configuration.packageName else {
-            throw NotificationRefusal(.wrongApp, "the notification is for package \(Echo.quoted(package ?? "(none)", limit: 80)), not the configured one")
+            throw NotificationRefusal(
+                .wrongApp,
+                "the notification is for package \(Echo.quoted(package ?? "(none)", limit: 80)), not the configured one"
+            )
         }
         return Verified(messageId: id, publishTime: message["publishTime"]?.stringValue, notification: notification)
     }
@@ -65,10 +77,16 @@ public struct GooglePlayVerifier: Sendable {
         do { jws = try CompactJWS(token, what: "the bearer token") } catch {
             throw NotificationRefusal(.badToken, "the bearer token is not a JWT")
         }
-        guard jws.header["alg"]?.stringValue == "RS256", let kid = jws.header["kid"]?.stringValue, let key = configuration.keys[kid] else {
+        guard jws.header["alg"]?.stringValue == "RS256", let kid = jws.header["kid"]?.stringValue,
+            let key = configuration.keys[kid]
+        else {
             throw NotificationRefusal(.badToken, "the bearer token is not RS256 by a configured key id")
         }
-        guard key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: jws.signature), for: jws.signingInput, padding: .insecurePKCS1v1_5) else {
+        guard
+            key.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: jws.signature), for: jws.signingInput,
+                padding: .insecurePKCS1v1_5)
+        else {
             throw NotificationRefusal(.badToken, "the bearer token's signature does not verify")
         }
         let claims = jws.payload
@@ -87,7 +105,8 @@ public struct GooglePlayVerifier: Sendable {
         }
         if let account = configuration.serviceAccount {
             guard claims["email"]?.stringValue == account, claims["email_verified"] == .bool(true) else {
-                throw NotificationRefusal(.badToken, "the bearer token is not for the push subscription's service account")
+                throw NotificationRefusal(
+                    .badToken, "the bearer token is not for the push subscription's service account")
             }
         }
     }

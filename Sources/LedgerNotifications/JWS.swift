@@ -13,9 +13,12 @@ public struct CompactJWS: Sendable {
     public init(_ text: String, what: String) throws(NotificationRefusal) {
         let bytes = Array(text.utf8)
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw NotificationRefusal(.malformed, "\(what) is not a compact JWS (three dot-separated parts)") }
+        guard parts.count == 3 else {
+            throw NotificationRefusal(.malformed, "\(what) is not a compact JWS (three dot-separated parts)")
+        }
         guard let h = Base64.decode(bytes: parts[0], url: true), let p = Base64.decode(bytes: parts[1], url: true),
-              let s = Base64.decode(bytes: parts[2], url: true) else {
+            let s = Base64.decode(bytes: parts[2], url: true)
+        else {
             throw NotificationRefusal(.malformed, "\(what) has a part that is not base64url")
         }
         guard let header = try? JSONValue.parse(String(decoding: h, as: UTF8.self)), case .object = header else {

@@ -46,16 +46,22 @@ public struct NotificationRefusal: Error, Sendable, Hashable, CustomStringConver
 public enum Base64 {
     /// `bytes` as unpadded base64url.
     public static func urlEncoded(_ bytes: some Collection<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 
     /// 6-bit values of both alphabets (`+/` and `-_`); 0xFF for anything else.
     private static let table: [UInt8] = {
         var t = [UInt8](repeating: 0xFF, count: 256)
-        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() { t[Int(c)] = UInt8(i) }
-        t[Int(UInt8(ascii: "+"))] = 62; t[Int(UInt8(ascii: "-"))] = 62
-        t[Int(UInt8(ascii: "/"))] = 63; t[Int(UInt8(ascii: "_"))] = 63
+        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() {
+            t[Int(c)] = UInt8(i)
+        }
+        t[Int(UInt8(ascii: "+"))] = 62
+        t[Int(UInt8(ascii: "-"))] = 62
+        t[Int(UInt8(ascii: "/"))] = 63
+        t[Int(UInt8(ascii: "_"))] = 63
         return t
     }()
 
@@ -73,7 +79,12 @@ public enum Base64 {
         var buffer: UInt32 = 0
         var bits = 0
         for c in bytes {
-            if url ? (c == UInt8(ascii: "+") || c == UInt8(ascii: "/")) : (c == UInt8(ascii: "-") || c == UInt8(ascii: "_")) { return nil }
+            if url
+                ? (c == UInt8(ascii: "+") || c == UInt8(ascii: "/"))
+                : (c == UInt8(ascii: "-") || c == UInt8(ascii: "_"))
+            {
+                return nil
+            }
             let v = table[Int(c)]
             if v == 0xFF { return nil }
             buffer = buffer << 6 | UInt32(v)

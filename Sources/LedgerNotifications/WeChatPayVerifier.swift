@@ -21,7 +21,9 @@ public final class WeChatPayVerifier: Sendable {
         public var merchantId: String
         public var window: TimeInterval = 300
 
-        public init(platformKeys: [String: _RSA.Signing.PublicKey], apiV3Key: [UInt8], appId: String, merchantId: String) {
+        public init(
+            platformKeys: [String: _RSA.Signing.PublicKey], apiV3Key: [UInt8], appId: String, merchantId: String
+        ) {
             self.platformKeys = platformKeys
             self.apiV3Key = apiV3Key
             self.appId = appId
@@ -51,7 +53,9 @@ public final class WeChatPayVerifier: Sendable {
 
         /// What ``WeChatPayVerifier/verify(headers:body:now:)`` returns; built directly by the simulator.
         public init(envelope: JSONValue, resource: JSONValue, signedAt: Date) {
-            self.envelope = envelope; self.resource = resource; self.signedAt = signedAt
+            self.envelope = envelope
+            self.resource = resource
+            self.signedAt = signedAt
         }
     }
 
@@ -74,23 +78,37 @@ public final class WeChatPayVerifier: Sendable {
     public static func serial(_ bytes: some Sequence<UInt8>) -> String { serial(bytes.hexString) }
 
     public func verify(headers: Headers, body: [UInt8], now: Date = Date()) throws(NotificationRefusal) -> Verified {
-        guard let ts = headers.timestamp, let nonce = headers.nonce, let sig = headers.signature, let serial = headers.serial,
-              let seconds = Int64(ts) else {
-            throw NotificationRefusal(.malformed, "the Wechatpay-Timestamp, -Nonce, -Signature and -Serial headers are required")
+        guard let ts = headers.timestamp, let nonce = headers.nonce, let sig = headers.signature,
+            let serial = headers.serial,
+            let seconds = Int64(ts)
+        else {
+            throw NotificationRefusal(
+                .malformed, "the Wechatpay-Timestamp, -Nonce, -Signature and -Serial headers are required")
         }
         let signedAt = Date(timeIntervalSince1970: TimeInterval(seconds))
         guard abs(signedAt.timeIntervalSince(now)) < configuration.window else {
-            throw NotificationRefusal(.staleTimestamp, "Wechatpay-Timestamp is \(Int(abs(signedAt.timeIntervalSince(now)))) s away from now (the window is \(Int(configuration.window)) s)")
+            throw NotificationRefusal(
+                .staleTimestamp,
+                "Wechatpay-Timestamp is \(Int(abs(signedAt.timeIntervalSince(now)))) s away from now (the window is \(Int(configuration.window)) s)"
+            )
         }
         let publicKeyMode = serial.hasPrefix(Self.publicKeyPrefix)
-        guard let key = publicKeyMode ? configuration.publicKeys[serial] : configuration.platformKeys[Self.serial(serial)] else {
-            throw NotificationRefusal(.untrustedChain, publicKeyMode ? "Wechatpay-Serial names no configured WeChat Pay public key id"
-                                                                     : "Wechatpay-Serial names no configured platform certificate")
+        guard
+            let key = publicKeyMode ? configuration.publicKeys[serial] : configuration.platformKeys[Self.serial(serial)]
+        else {
+            throw NotificationRefusal(
+                .untrustedChain,
+                publicKeyMode
+                    ? "Wechatpay-Serial names no configured WeChat Pay public key id"
+                    : "Wechatpay-Serial names no configured platform certificate")
         }
         let message = Array("\(ts)\n\(nonce)\n".utf8) + body + [0x0A]
         guard let raw = Base64.decode(sig, url: false),
-              key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: raw), for: message, padding: .insecurePKCS1v1_5) else {
-            throw NotificationRefusal(.forgedSignature, "the Wechatpay-Signature does not verify with the key of that serial")
+            key.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: raw), for: message, padding: .insecurePKCS1v1_5)
+        else {
+            throw NotificationRefusal(
+                .forgedSignature, "the Wechatpay-Signature does not verify with the key of that serial")
         }
         let replayKey = "\(serial)/\(ts)/\(nonce)/\(sig)"
         let replayed = seen.withLock { seen in
@@ -99,9 +117,13 @@ public final class WeChatPayVerifier: Sendable {
             seen[replayKey] = now
             return false
         }
-        if replayed { throw NotificationRefusal(.replay, "this signed request (timestamp, nonce, signature) was already received") }
-        guard let envelope = try? JSONValue.parse(String(decoding: body, as: UTF8.self)), let resource = envelope["resource"],
-              envelope["id"]?.stringValue != nil else {
+        if replayed {
+            throw NotificationRefusal(.replay, "this signed request (timestamp, nonce, signature) was already received")
+        }
+        guard let envelope = try? JSONValue.parse(String(decoding: body, as: UTF8.self)),
+            let resource = envelope["resource"],
+            envelope["id"]?.stringValue != nil
+        else {
             throw NotificationRefusal(.malformed, "the body is not a notification with id and resource")
         }
         let plain = try decrypt(resource)
@@ -109,26 +131,36 @@ public final class WeChatPayVerifier: Sendable {
             throw NotificationRefusal(.malformed, "the decrypted resource is not JSON")
         }
         if let appid = decoded["appid"]?.stringValue ?? decoded["sp_appid"]?.stringValue, appid != configuration.appId {
-            throw NotificationRefusal(.wrongApp, "the resource is for appid \(Echo.quoted(appid, limit: 60)), not the configured one")
+            throw NotificationRefusal(
+                .wrongApp, "the resource is for appid \(Echo.quoted(appid, limit: 60)), not the configured one")
         }
-        if let mchid = decoded["mchid"]?.stringValue ?? decoded["sp_mchid"]?.stringValue, mchid != configuration.merchantId {
-            throw NotificationRefusal(.wrongApp, "the resource is for mchid \(Echo.quoted(mchid, limit: 60)), not the configured one")
+        if let mchid = decoded["mchid"]?.stringValue ?? decoded["sp_mchid"]?.stringValue,
+            mchid != configuration.merchantId
+        {
+            throw NotificationRefusal(
+                .wrongApp, "the resource is for mchid \(Echo.quoted(mchid, limit: 60)), not the configured one")
         }
         return Verified(envelope: envelope, resource: decoded, signedAt: signedAt)
     }
 
     private func decrypt(_ resource: JSONValue) throws(NotificationRefusal) -> [UInt8] {
         guard resource["algorithm"]?.stringValue == "AEAD_AES_256_GCM", let ct = resource["ciphertext"]?.stringValue,
-              let nonceText = resource["nonce"]?.stringValue, let sealed = Base64.decode(ct, url: false), sealed.count > 16 else {
+            let nonceText = resource["nonce"]?.stringValue, let sealed = Base64.decode(ct, url: false),
+            sealed.count > 16
+        else {
             throw NotificationRefusal(.malformed, "resource must have algorithm AEAD_AES_256_GCM, ciphertext and nonce")
         }
         let aad = Array((resource["associated_data"]?.stringValue ?? "").utf8)
         do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: Array(nonceText.utf8)),
-                                            ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: Array(nonceText.utf8)),
+                ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
             return Array(try AES.GCM.open(box, using: SymmetricKey(data: configuration.apiV3Key), authenticating: aad))
         } catch {
-            throw NotificationRefusal(.undecryptable, "the resource does not decrypt with the APIv3 key (tampered ciphertext or associated data, or another key)")
+            throw NotificationRefusal(
+                .undecryptable,
+                "the resource does not decrypt with the APIv3 key (tampered ciphertext or associated data, or another key)"
+            )
         }
     }
 }

@@ -68,7 +68,7 @@ public actor ConnectionPool {
         if !healthy || closed {
             open -= 1
             await connection.close()
-            if !waiters.isEmpty { waiters.removeFirst().resume(returning: nil) } // let a waiter open a new one
+            if !waiters.isEmpty { waiters.removeFirst().resume(returning: nil) }  // let a waiter open a new one
             return
         }
         if !waiters.isEmpty {

@@ -59,8 +59,9 @@ public enum ConnectionString {
             while end < c.count, !c[end].isWhitespace { end += 1 }
             // The user runs to the first ':'; the password to the last '@' of the token.
             if let colon = c[start..<end].firstIndex(of: ":"),
-               !c[start..<colon].contains(where: { "@/?#".contains($0) }),
-               let at = c[(colon + 1)..<end].lastIndex(of: "@") {
+                !c[start..<colon].contains(where: { "@/?#".contains($0) }),
+                let at = c[(colon + 1)..<end].lastIndex(of: "@")
+            {
                 spans.append((colon + 1)..<at)
             }
             i = max(end, start)
@@ -82,10 +83,16 @@ public enum ConnectionString {
         var i = 0
         while i < c.count {
             let atBoundary = i == 0 || c[i - 1].isWhitespace || "?&\"'(,;".contains(c[i - 1])
-            guard atBoundary, let (keyEnd, matched) = matchKey(c, at: i), matched else { i += 1; continue }
+            guard atBoundary, let (keyEnd, matched) = matchKey(c, at: i), matched else {
+                i += 1
+                continue
+            }
             var j = keyEnd
             while j < c.count, c[j] == " " || c[j] == "\t" { j += 1 }
-            guard j < c.count, c[j] == "=" else { i += 1; continue }
+            guard j < c.count, c[j] == "=" else {
+                i += 1
+                continue
+            }
             j += 1
             while j < c.count, c[j] == " " || c[j] == "\t" { j += 1 }
             let valueStart = j
@@ -152,11 +159,14 @@ extension ConnectionString {
     /// URL's userinfo or a keyword).
     public static func setting(_ keyword: String, to value: String, in s: String) -> String {
         if s.hasPrefix("postgresql://") || s.hasPrefix("postgres://") {
-            let encoded = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-."))) ?? value
+            let encoded =
+                value.addingPercentEncoding(
+                    withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-."))) ?? value
             let (base, fragment) = s.firstIndex(of: "#").map { (String(s[..<$0]), String(s[$0...])) } ?? (s, "")
             return base + (base.contains("?") ? "&" : "?") + keyword + "=" + encoded + fragment
         }
-        let quoted = "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        let quoted =
+            "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
         return s + " " + keyword + "=" + quoted
     }
 }

@@ -25,15 +25,21 @@ public enum CopyBinary {
         }
         let flags = int32(raw, signature.count)
         // Bit 16: OIDs included (never asked for here); the low 16 bits are critical and unknown.
-        guard flags & 0x0001_FFFF == 0 else { throw FormatError(description: "binary COPY header with unknown flags \(flags)") }
+        guard flags & 0x0001_FFFF == 0 else {
+            throw FormatError(description: "binary COPY header with unknown flags \(flags)")
+        }
         let extensionLength = Int(int32(raw, signature.count + 4))
         let length = signature.count + 8 + extensionLength
-        guard extensionLength >= 0, length <= raw.count else { throw FormatError(description: "binary COPY header cut short") }
+        guard extensionLength >= 0, length <= raw.count else {
+            throw FormatError(description: "binary COPY header cut short")
+        }
         return length
     }
 
     /// Reads the row at `offset` of `raw` into `fields`; false when it is the trailer.
-    public static func fields(_ raw: UnsafeRawBufferPointer, from offset: Int, into fields: inout [Field]) throws(FormatError) -> Bool {
+    public static func fields(
+        _ raw: UnsafeRawBufferPointer, from offset: Int, into fields: inout [Field]
+    ) throws(FormatError) -> Bool {
         fields.removeAll(keepingCapacity: true)
         guard offset + 2 <= raw.count else { throw FormatError(description: "binary COPY row cut short") }
         let count = Int(Int16(bitPattern: UInt16(raw[offset]) << 8 | UInt16(raw[offset + 1])))
@@ -43,11 +49,15 @@ public enum CopyBinary {
             guard at + 4 <= raw.count else { throw FormatError(description: "binary COPY row cut short") }
             let length = Int(int32(raw, at))
             at += 4
-            guard length >= -1, at + max(length, 0) <= raw.count else { throw FormatError(description: "binary COPY field longer than its row") }
+            guard length >= -1, at + max(length, 0) <= raw.count else {
+                throw FormatError(description: "binary COPY field longer than its row")
+            }
             fields.append(Field(start: at, length: length))
             at += max(length, 0)
         }
-        guard at == raw.count else { throw FormatError(description: "binary COPY row with \(raw.count - at) bytes after its fields") }
+        guard at == raw.count else {
+            throw FormatError(description: "binary COPY row with \(raw.count - at) bytes after its fields")
+        }
         return true
     }
 
@@ -66,7 +76,9 @@ extension PostgresConnection {
     /// Runs `COPY ... TO STDOUT (FORMAT binary)` (`sql` says so) and hands each row to `onRow` with
     /// where its fields are in it, as it arrives; the header (before the first row's fields) and the
     /// trailer are read here.
-    public func copyOutBinary(_ sql: String, _ onRow: (UnsafeRawBufferPointer, [CopyBinary.Field]) throws -> Void) throws {
+    public func copyOutBinary(
+        _ sql: String, _ onRow: (UnsafeRawBufferPointer, [CopyBinary.Field]) throws -> Void
+    ) throws {
         var fields: [CopyBinary.Field] = []
         var started = false
         var ended = false

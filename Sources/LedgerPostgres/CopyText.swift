@@ -13,10 +13,18 @@ public enum CopyText {
     public static func appendEscaped(_ s: String, into out: inout [UInt8]) {
         for b in s.utf8 {
             switch b {
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x5C:
+                out.append(0x5C)
+                out.append(0x5C)
+            case 0x09:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "t"))
+            case 0x0A:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "n"))
+            case 0x0D:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "r"))
             default: out.append(b)
             }
         }
@@ -25,7 +33,8 @@ public enum CopyText {
     /// Appends the NULL marker `\N`.
     @inlinable
     public static func appendNull(into out: inout [UInt8]) {
-        out.append(0x5C); out.append(UInt8(ascii: "N"))
+        out.append(0x5C)
+        out.append(UInt8(ascii: "N"))
     }
 
     /// True when `raw[start..<end]` is the NULL marker `\N`.
@@ -64,7 +73,10 @@ public enum CopyText {
         var k = from
         while k < to {
             // The run up to the next backslash is copied as it is, in one piece.
-            let j = memchr(raw.baseAddress! + k, 0x5C, to - k).map { $0 - UnsafeMutableRawPointer(mutating: raw.baseAddress!) } ?? to
+            let j =
+                memchr(raw.baseAddress! + k, 0x5C, to - k).map {
+                    $0 - UnsafeMutableRawPointer(mutating: raw.baseAddress!)
+                } ?? to
             if j > k {
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[k..<j]))
                 k = j

@@ -11,7 +11,8 @@ extension PostgresConnection {
         if status != PGRES_COPY_IN {
             defer { PQclear(start) }
             try check(start, conn, sql)
-            throw PostgresError(kind: .protocolViolation, message: "expected COPY IN state", statement: Self.firstLine(sql))
+            throw PostgresError(
+                kind: .protocolViolation, message: "expected COPY IN state", statement: Self.firstLine(sql))
         }
         PQclear(start)
         var sendError: String?
@@ -19,7 +20,10 @@ extension PostgresConnection {
             let ok = chunk.withUnsafeBufferPointer { buf in
                 buf.withMemoryRebound(to: CChar.self) { PQputCopyData(conn, $0.baseAddress, Int32($0.count)) }
             }
-            if ok != 1 { sendError = Self.trimmed(PQerrorMessage(conn)); break }
+            if ok != 1 {
+                sendError = Self.trimmed(PQerrorMessage(conn))
+                break
+            }
         }
         if PQputCopyEnd(conn, sendError) != 1 { throw connectionFailure(conn, sql) }
         var copied = 0
@@ -42,7 +46,8 @@ extension PostgresConnection {
         if PQresultStatus(start) != PGRES_COPY_OUT {
             defer { PQclear(start) }
             try check(start, conn, sql)
-            throw PostgresError(kind: .protocolViolation, message: "expected COPY OUT state", statement: Self.firstLine(sql))
+            throw PostgresError(
+                kind: .protocolViolation, message: "expected COPY OUT state", statement: Self.firstLine(sql))
         }
         PQclear(start)
         var callbackError: (any Error)?

@@ -34,10 +34,11 @@ extension PostgresConnection {
         _ = PQconsumeInput(conn)
         var out: [PostgresNotification] = []
         while let n = PQnotifies(conn) {
-            out.append(PostgresNotification(
-                channel: String(cString: n.pointee.relname),
-                payload: String(cString: n.pointee.extra),
-                backendPID: n.pointee.be_pid))
+            out.append(
+                PostgresNotification(
+                    channel: String(cString: n.pointee.relname),
+                    payload: String(cString: n.pointee.extra),
+                    backendPID: n.pointee.be_pid))
             PQfreemem(n)
         }
         return out

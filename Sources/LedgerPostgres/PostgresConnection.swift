@@ -19,9 +19,9 @@ public actor PostgresConnection {
 
     private var handle: OpaquePointer?
     /// Prepared statements of this session: SQL and parameter types -> statement name.
-    private var preparedStatements: [PreparedKey: String] = [:]
+    var preparedStatements: [PreparedKey: String] = [:]
 
-    private struct PreparedKey: Hashable {
+    struct PreparedKey: Hashable {
         var sql: String
         var types: [UInt32]
     }
@@ -50,8 +50,9 @@ public actor PostgresConnection {
         settings: [String: String] = [:],
         logger: Logger = Logger(label: "ledger.postgres")
     ) async throws -> PostgresConnection {
-        let connection = PostgresConnection(connectionString: connectionString, applicationName: applicationName, settings: settings,
-                                            logger: logger)
+        let connection = PostgresConnection(
+            connectionString: connectionString, applicationName: applicationName, settings: settings,
+            logger: logger)
         try await connection.open()
         return connection
     }
@@ -61,7 +62,10 @@ public actor PostgresConnection {
     }
 
     private func open() throws {
-        if let handle { PQfinish(handle); self.handle = nil }
+        if let handle {
+            PQfinish(handle)
+            self.handle = nil
+        }
         preparedStatements.removeAll()
         let keys = ["dbname", "fallback_application_name", "client_encoding", "connect_timeout"]
         let values = [connectionString, applicationName, "UTF8", "10"]
@@ -76,7 +80,8 @@ public actor PostgresConnection {
             PQfinish(conn)
             throw PostgresError(
                 kind: .connection,
-                message: "cannot connect to \(redactedConnectionString): \(ConnectionString.redacted(message, quoting: connectionString))",
+                message:
+                    "cannot connect to \(redactedConnectionString): \(ConnectionString.redacted(message, quoting: connectionString))",
                 hint: message.contains("role \"") && message.contains("does not exist")
                     ? "the user in the URL does not exist on this server (a ledger's login roles are made by `ledger migrate`)"
                     : "check that the server runs and LEDGER_DATABASE_URL is right (or unset it to use the embedded server)"
@@ -84,8 +89,11 @@ public actor PostgresConnection {
         }
         handle = conn
         // Times are exchanged in UTC, ISO format, whatever the server's defaults.
-        let own = settings.sorted { $0.key < $1.key }.map { "; SET \(quoteIdentifier($0.key)) TO \(quoteLiteral($0.value))" }
-        try execute("SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_min_messages TO warning" + own.joined())
+        let own = settings.sorted { $0.key < $1.key }.map {
+            "; SET \(quoteIdentifier($0.key)) TO \(quoteLiteral($0.value))"
+        }
+        try execute(
+            "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET client_min_messages TO warning" + own.joined())
     }
 
     /// Closes the connection; later calls fail with a connection error until ``reconnect()``.
@@ -121,7 +129,8 @@ public actor PostgresConnection {
 
     func connected() throws -> OpaquePointer {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
-            throw PostgresError(kind: .connection, message: "connection to \(redactedConnectionString) is closed or broken")
+            throw PostgresError(
+                kind: .connection, message: "connection to \(redactedConnectionString) is closed or broken")
         }
         return handle
     }
@@ -140,7 +149,9 @@ public actor PostgresConnection {
     /// Runs one parameterized statement and appends the first column of its first row, in the
     /// server's binary form, to `out` (for a bytea, its bytes as they are: no hex text to build
     /// and decode); false when there is no row or the value is NULL.
-    public func appendBinaryValue(_ sql: String, _ parameters: [PostgresValue] = [], to out: inout [UInt8]) throws -> Bool {
+    public func appendBinaryValue(
+        _ sql: String, _ parameters: [PostgresValue] = [], to out: inout [UInt8]
+    ) throws -> Bool {
         let conn = try connected()
         let res = try withParameters(parameters) { count, types, values, lengths, formats in
             PQexecParams(conn, sql, count, types, values, lengths, formats, 1)
@@ -148,9 +159,12 @@ public actor PostgresConnection {
         guard let res else { throw connectionFailure(conn, sql) }
         defer { PQclear(res) }
         try check(res, conn, sql)
-        guard PQntuples(res) > 0, PQnfields(res) > 0, PQgetisnull(res, 0, 0) == 0, let value = PQgetvalue(res, 0, 0) else { return false }
+        guard PQntuples(res) > 0, PQnfields(res) > 0, PQgetisnull(res, 0, 0) == 0, let value = PQgetvalue(res, 0, 0)
+        else { return false }
         let n = Int(PQgetlength(res, 0, 0))
-        value.withMemoryRebound(to: UInt8.self, capacity: n) { out.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+        value.withMemoryRebound(to: UInt8.self, capacity: n) {
+            out.append(contentsOf: UnsafeBufferPointer(start: $0, count: n))
+        }
         return true
     }
 
@@ -173,7 +187,8 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` inside BEGIN/COMMIT; rolls back if it throws.
-    public func transaction<T>(isolation: String? = nil, _ body: (isolated PostgresConnection) throws -> T) throws -> T {
+    public func transaction<T>(isolation: String? = nil, _ body: (isolated PostgresConnection) throws -> T) throws -> T
+    {
         try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
         do {
             let value = try body(self)
@@ -249,147 +264,21 @@ public actor PostgresConnection {
                 synced = true
                 continue
             }
-            if firstError == nil, let error = errorIfFailed(res, conn, statements.last?.sql ?? "pipeline sync") { firstError = error }
+            if firstError == nil, let error = errorIfFailed(res, conn, statements.last?.sql ?? "pipeline sync") {
+                firstError = error
+            }
             PQclear(res)
         }
         guard synced else {
             // Whatever the connection's status says (and whatever error came first), it is not
             // fit for another statement: a connection failure, so that callers reconnect.
             let message = firstError.map { "\($0)" } ?? Self.trimmed(PQerrorMessage(conn))
-            throw PostgresError(kind: .connection, message: "the pipeline's sync point never came" + (message.isEmpty ? "" : ": \(message)"),
-                                statement: Self.firstLine(statements.last?.sql ?? "pipeline sync"))
+            throw PostgresError(
+                kind: .connection,
+                message: "the pipeline's sync point never came" + (message.isEmpty ? "" : ": \(message)"),
+                statement: Self.firstLine(statements.last?.sql ?? "pipeline sync"))
         }
         if let firstError { throw firstError }
         return results
-    }
-
-    // MARK: - Helpers
-
-    /// The name of `sql` prepared with these parameters' types, preparing it on first use.
-    private func prepare(_ sql: String, _ parameters: [PostgresValue], _ conn: OpaquePointer) throws -> String {
-        let key = PreparedKey(sql: sql, types: parameters.map(\.oid))
-        if let name = preparedStatements[key] { return name }
-        let name = "ledger_s\(preparedStatements.count + 1)"
-        let res = key.types.withUnsafeBufferPointer { types in
-            PQprepare(conn, name, sql, Int32(types.count), types.baseAddress)
-        }
-        guard let res else { throw connectionFailure(conn, sql) }
-        defer { PQclear(res) }
-        try check(res, conn, sql)
-        preparedStatements[key] = name
-        return name
-    }
-
-    private func withParameters<R>(
-        _ parameters: [PostgresValue],
-        _ body: (Int32, UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) throws -> R
-    ) throws -> R {
-        let count = parameters.count
-        if count == 0 { return try body(0, nil, nil, nil, nil) }
-        guard count <= 65535 else {
-            throw PostgresError(kind: .client, message: "\(count) parameters exceed PostgreSQL's limit of 65535")
-        }
-        // Explicit buffers: nothing points into a temporary array.
-        let types = UnsafeMutablePointer<UInt32>.allocate(capacity: count)
-        let values = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: count)
-        let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: count)
-        let formats = UnsafeMutablePointer<Int32>.allocate(capacity: count)
-        var owned: [UnsafeMutableRawPointer] = []
-        owned.reserveCapacity(count)
-        defer {
-            types.deallocate(); values.deallocate(); lengths.deallocate(); formats.deallocate()
-            for p in owned { p.deallocate() }
-        }
-        for (i, parameter) in parameters.enumerated() {
-            let (bytes, binary) = parameter.encoded()
-            types[i] = parameter.oid
-            formats[i] = binary ? 1 : 0
-            if let bytes {
-                let buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes.count + 1, alignment: 1)
-                owned.append(buffer)
-                bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-                buffer.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
-                values[i] = UnsafePointer(buffer.assumingMemoryBound(to: CChar.self))
-                lengths[i] = Int32(bytes.count)
-            } else {
-                values[i] = nil
-                lengths[i] = 0
-            }
-        }
-        return try body(Int32(count), types, values, lengths, formats)
-    }
-
-    private static func extract(_ res: OpaquePointer) -> QueryResult {
-        let nrows = Int(PQntuples(res))
-        let ncols = Int(PQnfields(res))
-        var columns: [String] = []
-        columns.reserveCapacity(ncols)
-        for c in 0..<ncols { columns.append(String(cString: PQfname(res, Int32(c)))) }
-        var rows: [[String?]] = []
-        rows.reserveCapacity(nrows)
-        for r in 0..<nrows {
-            var row: [String?] = []
-            row.reserveCapacity(ncols)
-            for c in 0..<ncols {
-                if PQgetisnull(res, Int32(r), Int32(c)) == 1 {
-                    row.append(nil)
-                } else {
-                    row.append(String(cString: PQgetvalue(res, Int32(r), Int32(c))))
-                }
-            }
-            rows.append(row)
-        }
-        let affected = Int(String(cString: PQcmdTuples(res))) ?? 0
-        return QueryResult(columns: columns, rows: rows, affectedRows: affected)
-    }
-
-    func check(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) throws {
-        if let error = errorIfFailed(res, conn, sql) { throw error }
-    }
-
-    func errorIfFailed(_ res: OpaquePointer, _ conn: OpaquePointer, _ sql: String) -> PostgresError? {
-        switch PQresultStatus(res) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_SINGLE_TUPLE, PGRES_PIPELINE_SYNC:
-            return nil
-        default:
-            func field(_ code: UInt8) -> String? {
-                guard let p = PQresultErrorField(res, Int32(code)) else { return nil }
-                return String(cString: p)
-            }
-            let sqlState = field(UInt8(ascii: "C")).map { SQLState($0) }
-            let primary = field(UInt8(ascii: "M")) ?? Self.trimmed(PQresultErrorMessage(res))
-            // The server sends a SQLSTATE with every error; one without is libpq's own, and when
-            // the connection is gone ("server closed the connection unexpectedly" after a backend
-            // was killed) libpq may not have marked it bad yet: asking it to read says so.
-            let broken = sqlState == nil && (PQstatus(conn) != CONNECTION_OK || PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK)
-            return PostgresError(
-                kind: broken ? .connection : .server,
-                sqlState: sqlState,
-                constraint: field(UInt8(ascii: "n")),
-                message: primary.isEmpty ? Self.trimmed(PQerrorMessage(conn)) : primary,
-                detail: field(UInt8(ascii: "D")),
-                hint: field(UInt8(ascii: "H")),
-                statement: Self.firstLine(sql))
-        }
-    }
-
-    func connectionFailure(_ conn: OpaquePointer, _ sql: String) -> PostgresError {
-        let message = Self.trimmed(PQerrorMessage(conn))
-        return PostgresError(
-            kind: PQstatus(conn) == CONNECTION_OK ? .protocolViolation : .connection,
-            message: message.isEmpty ? "libpq returned no result" : message,
-            statement: Self.firstLine(sql))
-    }
-
-    static func trimmed(_ p: UnsafePointer<CChar>?) -> String {
-        guard let p else { return "" }
-        var s = String(cString: p)
-        while let last = s.last, last.isWhitespace { s.removeLast() }
-        return s
-    }
-
-    static func firstLine(_ sql: String) -> String {
-        let line = sql.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? sql
-        return line.count > 120 ? String(line.prefix(120)) + "..." : line
     }
 }

@@ -32,8 +32,10 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     /// The statement's first line (never its parameters), to say which statement failed.
     public var statement: String?
 
-    public init(kind: Kind, sqlState: SQLState? = nil, constraint: String? = nil, message: String,
-                detail: String? = nil, hint: String? = nil, statement: String? = nil) {
+    public init(
+        kind: Kind, sqlState: SQLState? = nil, constraint: String? = nil, message: String,
+        detail: String? = nil, hint: String? = nil, statement: String? = nil
+    ) {
         self.kind = kind
         self.sqlState = sqlState
         self.constraint = constraint

@@ -90,7 +90,10 @@ public enum PostgresValue: Sendable, Hashable {
         out.reserveCapacity(2 + items.reduce(0) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (i, item) in items.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            guard let item else { out.append(contentsOf: "NULL".utf8); continue }
+            guard let item else {
+                out.append(contentsOf: "NULL".utf8)
+                continue
+            }
             out.append(UInt8(ascii: "\""))
             for byte in item.utf8 {
                 if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }

@@ -90,8 +90,10 @@ extension LogReplay {
     /// a thread of its own and folded on another (``FoldPipeline``). A broken chain becomes a chain-broken
     /// finding at the first position that does not verify, and the rest of the log is still audited.
     /// The fold keeps its views within `memory` (``FoldMemory``); the findings do not depend on it.
-    public func audit(through: Int64? = nil, options: AuditOptions = AuditOptions(), memory: FoldMemory = .automatic,
-                      progress: FoldProgress? = nil) async throws -> AuditRun {
+    public func audit(
+        through: Int64? = nil, options: AuditOptions = AuditOptions(), memory: FoldMemory = .automatic,
+        progress: FoldProgress? = nil
+    ) async throws -> AuditRun {
         let target = try await checkReached(through)
         let daily = DailyCounter()
         var (empty, spillFile) = try memory.emptyState()
@@ -107,15 +109,19 @@ extension LogReplay {
         var findings = Audit.run(fold, options: options)
         if let problem = chain.problem {
             let position = chain.firstBrokenPosition ?? chain.lastPosition
-            findings.append(Finding(kind: .chainBroken, positions: [position],
-                                    detail: "the hash chain does not verify at position \(position): \(problem)"))
+            findings.append(
+                Finding(
+                    kind: .chainBroken, positions: [position],
+                    detail: "the hash chain does not verify at position \(position): \(problem)"))
             findings.sort()
         }
         let verified = Audit.verifiedPurchases(fold)
         let counted = daily.result
-        var run = AuditRun(position: target, headHash: chain.lastHash, logTime: fold.logTime, events: counted.events, findings: findings,
-                           daily: counted.days, verifiedByChannel: verified.byChannel, sandbox: verified.sandbox,
-                           policyGrants: Audit.policyGrants(fold))
+        var run = AuditRun(
+            position: target, headHash: chain.lastHash, logTime: fold.logTime, events: counted.events,
+            findings: findings,
+            daily: counted.days, verifiedByChannel: verified.byChannel, sandbox: verified.sandbox,
+            policyGrants: Audit.policyGrants(fold))
         run.spill = SpillReport(fold, spillFile)
         run.subscriptionStates = Audit.subscriptionStates(fold)
         if !fold.statements.isEmpty {

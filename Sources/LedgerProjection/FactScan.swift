@@ -13,15 +13,23 @@ public struct ScannedFact: Sendable {
     /// The decoded fact, or why it does not decode.
     public var fact: Result<Fact, FactError>
 
-    public init(position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, fact: Result<Fact, FactError>) {
-        self.position = position; self.type = type; self.schemaVersion = schemaVersion; self.occurredAt = occurredAt; self.fact = fact
+    public init(
+        position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, fact: Result<Fact, FactError>
+    ) {
+        self.position = position
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.occurredAt = occurredAt
+        self.fact = fact
     }
 
     /// A whole stored event, decoded.
     public init(_ event: RecordedEvent) {
         let fact: Result<Fact, FactError>
         do throws(FactError) { fact = .success(try FactCatalogue.decode(event)) } catch { fact = .failure(error) }
-        self.init(position: event.position, type: event.type, schemaVersion: event.schemaVersion, occurredAt: event.occurredAt, fact: fact)
+        self.init(
+            position: event.position, type: event.type, schemaVersion: event.schemaVersion,
+            occurredAt: event.occurredAt, fact: fact)
     }
 }
 
@@ -58,18 +66,25 @@ struct ScannedRows: Sendable {
     var count: Int { rows.count }
     var isFull: Bool { rows.count >= Self.rowLimit || bytes.count >= Self.byteLimit }
 
-    mutating func append(position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, payload: UnsafeRawBufferPointer) {
+    mutating func append(
+        position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, payload: UnsafeRawBufferPointer
+    ) {
         if rows.isEmpty { reserve() }
         let start = bytes.count
         bytes.append(contentsOf: payload)
-        rows.append(Row(position: position, type: type, schemaVersion: schemaVersion, occurredAt: occurredAt, payload: start..<bytes.count))
+        rows.append(
+            Row(
+                position: position, type: type, schemaVersion: schemaVersion, occurredAt: occurredAt,
+                payload: start..<bytes.count))
     }
 
     /// `shared`: where strings that many facts repeat are shared (one per decoding thread).
     func decoded(shared: SharedStrings? = nil) -> [ScannedFact] {
         rows.map { row in
-            ScannedFact(position: row.position, type: row.type, schemaVersion: row.schemaVersion, occurredAt: row.occurredAt,
-                        fact: FactRowDecoder.fact(type: row.type, schemaVersion: row.schemaVersion, json: bytes, range: row.payload, shared: shared))
+            ScannedFact(
+                position: row.position, type: row.type, schemaVersion: row.schemaVersion, occurredAt: row.occurredAt,
+                fact: FactRowDecoder.fact(
+                    type: row.type, schemaVersion: row.schemaVersion, json: bytes, range: row.payload, shared: shared))
         }
     }
 }
@@ -81,8 +96,11 @@ struct RowBatcher {
 
     init(_ body: @escaping (ScannedRows) throws -> Void) { self.body = body }
 
-    mutating func append(position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, payload: UnsafeRawBufferPointer) throws {
-        batch.append(position: position, type: type, schemaVersion: schemaVersion, occurredAt: occurredAt, payload: payload)
+    mutating func append(
+        position: Int64, type: String, schemaVersion: Int32, occurredAt: Timestamp, payload: UnsafeRawBufferPointer
+    ) throws {
+        batch.append(
+            position: position, type: type, schemaVersion: schemaVersion, occurredAt: occurredAt, payload: payload)
         if batch.isFull { try flush() }
     }
 
@@ -100,28 +118,38 @@ struct RowBatcher {
 /// form (a version byte, then the same text `payload::text` gives), nothing to unescape.
 struct FactRowDecoder {
     static let columns = "position, event_type, schema_version, occurred_at, payload"
-    static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalogue.typeNames.sorted().map { (Array($0.utf8), $0) }
+    static let knownTypes: [(bytes: [UInt8], name: String)] = FactCatalogue.typeNames.sorted().map {
+        (Array($0.utf8), $0)
+    }
 
     /// Adds the row to `rows`, its payload's text copied into the batch's buffer.
     static func row(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field], into rows: inout RowBatcher) throws {
         guard f.count == 5, f[0].length == 8, !f[1].isNull, f[2].length == 4, f[3].length == 8,
-              let payload = Self.jsonbText(raw, f[4]) else {
+            let payload = Self.jsonbText(raw, f[4])
+        else {
             throw unexpectedRow(raw, f, columns: columns)
         }
         let position = CopyBinary.int64(raw, f[0].start)
-        try rows.append(position: position, type: Self.typeName(Self.bytes(raw, f[1])), schemaVersion: CopyBinary.int32(raw, f[2].start),
-                        occurredAt: Timestamp(microsecondsSince1970: try Self.microseconds(raw, f[3], position: position)), payload: payload)
+        try rows.append(
+            position: position, type: Self.typeName(Self.bytes(raw, f[1])),
+            schemaVersion: CopyBinary.int32(raw, f[2].start),
+            occurredAt: Timestamp(microsecondsSince1970: try Self.microseconds(raw, f[3], position: position)),
+            payload: payload)
     }
 
     /// A row whose fields are not the types of the log's columns (`events` altered by hand, or a
     /// ledger this build has not migrated), named with its position when that much is readable.
-    static func unexpectedRow(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field], columns: String) -> EventRows.DecodeError {
-        let position = f.first.flatMap { $0.length == 8 ? " at position \(CopyBinary.int64(raw, $0.start))" : nil } ?? ""
-        return EventRows.DecodeError(message: """
-            the log's row\(position) does not have the types of the columns read (\(columns): bigint, uuid, text, \
-            integer, timestamptz, jsonb and bytea as migrated): run `ledger migrate` with this build, and check that \
-            no one altered the events table
-            """)
+    static func unexpectedRow(
+        _ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field], columns: String
+    ) -> EventRows.DecodeError {
+        let position =
+            f.first.flatMap { $0.length == 8 ? " at position \(CopyBinary.int64(raw, $0.start))" : nil } ?? ""
+        return EventRows.DecodeError(
+            message: """
+                the log's row\(position) does not have the types of the columns read (\(columns): bigint, uuid, text, \
+                integer, timestamptz, jsonb and bytea as migrated): run `ledger migrate` with this build, and check that \
+                no one altered the events table
+                """)
     }
 
     /// A field's bytes (empty for NULL).
@@ -137,13 +165,15 @@ struct FactRowDecoder {
 
     /// A binary timestamptz (microseconds since 2000-01-01) as microseconds since 1970-01-01;
     /// `infinity` and `-infinity` are refused.
-    static func microseconds(_ raw: UnsafeRawBufferPointer, _ field: CopyBinary.Field, position: Int64) throws -> Int64 {
+    static func microseconds(_ raw: UnsafeRawBufferPointer, _ field: CopyBinary.Field, position: Int64) throws -> Int64
+    {
         let micros = CopyBinary.int64(raw, field.start)
         guard micros != .max, micros != .min else {
-            throw EventRows.DecodeError(message: """
-                the event at position \(position) has an infinite timestamp, which no append writes: the row was changed \
-                outside the ledger (`ledger verify-chain` names the first changed row)
-                """)
+            throw EventRows.DecodeError(
+                message: """
+                    the event at position \(position) has an infinite timestamp, which no append writes: the row was changed \
+                    outside the ledger (`ledger verify-chain` names the first changed row)
+                    """)
         }
         return micros + PostgresValue.postgresEpochOffset
     }
@@ -155,10 +185,14 @@ struct FactRowDecoder {
     }
 
     /// The fact a stored payload (its JSON text, `range` of `json`) holds, or why it does not decode.
-    static func fact(type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil,
-                     shared: SharedStrings? = nil) -> Result<Fact, FactError> {
+    static func fact(
+        type: String, schemaVersion: Int32, json: [UInt8], range: Range<Int>? = nil,
+        shared: SharedStrings? = nil
+    ) -> Result<Fact, FactError> {
         do throws(FactError) {
-            return .success(try FactCatalogue.decode(type: type, schemaVersion: schemaVersion, json: json, range: range, shared: shared))
+            return .success(
+                try FactCatalogue.decode(
+                    type: type, schemaVersion: schemaVersion, json: json, range: range, shared: shared))
         } catch {
             return .failure(error)
         }
@@ -187,8 +221,9 @@ struct ChainedFactRowDecoder {
     /// The row hashed onto the chain and added to `rows`, its payload not yet decoded.
     mutating func row(_ raw: UnsafeRawBufferPointer, _ f: [CopyBinary.Field], into rows: inout RowBatcher) throws {
         guard f.count == 12, f[0].length == 8, f[1].length == 16, !f[2].isNull, f[3].length == 8, !f[4].isNull,
-              f[5].length == 4, f[6].length == 8, f[7].length == 8, !f[10].isNull,
-              let metadata = FactRowDecoder.jsonbText(raw, f[9]), let payloadText = FactRowDecoder.jsonbText(raw, f[11]) else {
+            f[5].length == 4, f[6].length == 8, f[7].length == 8, !f[10].isNull,
+            let metadata = FactRowDecoder.jsonbText(raw, f[9]), let payloadText = FactRowDecoder.jsonbText(raw, f[11])
+        else {
             throw FactRowDecoder.unexpectedRow(raw, f, columns: Self.columns)
         }
         let position = CopyBinary.int64(raw, f[0].start)
@@ -200,14 +235,19 @@ struct ChainedFactRowDecoder {
         canonical.removeAll(keepingCapacity: true)
         canonical.append(contentsOf: verifier.previous)
         uuidText(raw, at: f[1].start)
-        EventChain.appendCanonical(to: &canonical, position: position, eventId: uuid, stream: FactRowDecoder.bytes(raw, f[2]),
-                                   version: CopyBinary.int64(raw, f[3].start), type: FactRowDecoder.bytes(raw, f[4]),
-                                   schemaVersion: Int64(version), occurredAt: occurred, recordedAt: recorded,
-                                   idempotencyKey: f[8].isNull ? nil : FactRowDecoder.bytes(raw, f[8]), payload: payloadText, metadata: metadata)
-        SHA256.withHash(canonical) { verifier.consume(position: position, expected: $0, stored: FactRowDecoder.bytes(raw, f[10])) }
+        EventChain.appendCanonical(
+            to: &canonical, position: position, eventId: uuid, stream: FactRowDecoder.bytes(raw, f[2]),
+            version: CopyBinary.int64(raw, f[3].start), type: FactRowDecoder.bytes(raw, f[4]),
+            schemaVersion: Int64(version), occurredAt: occurred, recordedAt: recorded,
+            idempotencyKey: f[8].isNull ? nil : FactRowDecoder.bytes(raw, f[8]), payload: payloadText,
+            metadata: metadata)
+        SHA256.withHash(canonical) {
+            verifier.consume(position: position, expected: $0, stored: FactRowDecoder.bytes(raw, f[10]))
+        }
 
-        try rows.append(position: position, type: FactRowDecoder.typeName(FactRowDecoder.bytes(raw, f[4])), schemaVersion: version,
-                        occurredAt: Timestamp(microsecondsSince1970: occurred), payload: payloadText)
+        try rows.append(
+            position: position, type: FactRowDecoder.typeName(FactRowDecoder.bytes(raw, f[4])), schemaVersion: version,
+            occurredAt: Timestamp(microsecondsSince1970: occurred), payload: payloadText)
     }
 
     /// A binary UUID (16 bytes at `at`) in its lowercase text form (8-4-4-4-12 hexadecimal digits),
@@ -231,7 +271,9 @@ extension LogReplay {
     /// `COPY ... TO STDOUT` (bounded memory). Reads only the columns a fold needs, so it runs close to
     /// the speed PostgreSQL sends rows. `body` runs on the connection's own thread.
     @discardableResult
-    public func scanFacts(after: Int64 = 0, through: Int64? = nil, _ body: @escaping @Sendable (ScannedFact) throws -> Void) async throws -> Int64 {
+    public func scanFacts(
+        after: Int64 = 0, through: Int64? = nil, _ body: @escaping @Sendable (ScannedFact) throws -> Void
+    ) async throws -> Int64 {
         try await scanRows(after: after, through: through) { rows in
             for fact in rows.decoded() { try body(fact) }
         }
@@ -240,7 +282,9 @@ extension LogReplay {
     /// ``scanFacts(after:through:_:)`` with the payloads left undecoded (for another thread to decode),
     /// handed to `body` a batch at a time.
     @discardableResult
-    func scanRows(after: Int64, through: Int64?, _ body: @escaping @Sendable (ScannedRows) throws -> Void) async throws -> Int64 {
+    func scanRows(
+        after: Int64, through: Int64?, _ body: @escaping @Sendable (ScannedRows) throws -> Void
+    ) async throws -> Int64 {
         let s = quoteIdentifier(configuration.schema)
         var conditions = ["position > \(after)"]
         if let through { conditions.append("position <= \(through)") }
@@ -265,9 +309,12 @@ extension LogReplay {
     /// One read of the log through `through` serving the hash chain and the fold: every row is
     /// hashed onto the chain and its fact handed to `body` (on the connection's thread, a batch at
     /// a time). Returns the chain as read, for ``chainReport(_:through:)``.
-    func scanFactsVerifyingChain(through: Int64, _ body: @escaping @Sendable (ScannedRows) throws -> Void) async throws -> ChainVerifier {
+    func scanFactsVerifyingChain(
+        through: Int64, _ body: @escaping @Sendable (ScannedRows) throws -> Void
+    ) async throws -> ChainVerifier {
         let s = quoteIdentifier(configuration.schema)
-        let sql = "COPY (SELECT \(ChainedFactRowDecoder.columns) FROM \(s).events WHERE position <= \(through) ORDER BY position) TO STDOUT (FORMAT binary)"
+        let sql =
+            "COPY (SELECT \(ChainedFactRowDecoder.columns) FROM \(s).events WHERE position <= \(through) ORDER BY position) TO STDOUT (FORMAT binary)"
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 var decoder = ChainedFactRowDecoder()

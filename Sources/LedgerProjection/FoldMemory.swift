@@ -53,7 +53,9 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
         let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
         let physical = pages > 0 && size > 0 ? pages * size : nil
         let limits = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"].compactMap { path in
-            (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            (try? String(contentsOfFile: path, encoding: .utf8)).flatMap {
+                Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
         }
         return ([physical].compactMap { $0 } + limits.filter { $0 > 0 }).min()
     }()
@@ -63,18 +65,27 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     /// settings).
     public init?(parsing text: String, directory: String = FoldMemory.temporaryDirectory) {
         let t = text.trimmingCharacters(in: .whitespaces).lowercased()
-        if t == "none" || t == "unlimited" { self.init(limit: nil, directory: directory); return }
-        let units: [(String, Int)] = [("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("kb", 1 << 10), ("mb", 1 << 20),
-                                      ("gb", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
+        if t == "none" || t == "unlimited" {
+            self.init(limit: nil, directory: directory)
+            return
+        }
+        let units: [(String, Int)] = [
+            ("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("kb", 1 << 10), ("mb", 1 << 20),
+            ("gb", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1),
+        ]
         var digits = Substring(t), scale = 1
-        if let (unit, s) = units.first(where: { t.hasSuffix($0.0) }) { digits = t.dropLast(unit.count); scale = s }
+        if let (unit, s) = units.first(where: { t.hasSuffix($0.0) }) {
+            digits = t.dropLast(unit.count)
+            scale = s
+        }
         guard let n = Int(digits.trimmingCharacters(in: .whitespaces)), n > 0, n <= Int.max / scale else { return nil }
         self.init(limit: n * scale, directory: directory)
     }
 
     public var description: String {
         guard let limit else { return "no limit" }
-        return limit % (1 << 30) == 0 ? "\(limit >> 30) GiB" : limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return limit % (1 << 30) == 0
+            ? "\(limit >> 30) GiB" : limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"
     }
 
     /// An empty fold state that keeps to this limit, and its spill file when it has a limit.
@@ -152,7 +163,10 @@ public final class SpillFile: SpillStore {
     public convenience init(directory: String) throws {
         var template = Array("\(directory)/ledger-spill-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw SpillFileError(description: "cannot make a spill file in \(directory): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw SpillFileError(
+                description: "cannot make a spill file in \(directory): \(String(cString: strerror(errno)))")
+        }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.init(descriptor: fd)
     }
@@ -188,7 +202,11 @@ public final class SpillFile: SpillStore {
             return nil
         }
         if let error = written {
-            keep(bytes, at: offset, failure: "cannot write \(bytes.count) bytes to the spill file at byte \(offset): \(String(cString: strerror(error)))")
+            keep(
+                bytes, at: offset,
+                failure:
+                    "cannot write \(bytes.count) bytes to the spill file at byte \(offset): \(String(cString: strerror(error)))"
+            )
         }
         return offset
     }
@@ -214,18 +232,26 @@ public final class SpillFile: SpillStore {
         }
         while true {
             let lowest = keptFrom.load(ordering: .relaxed)
-            if offset >= lowest || keptFrom.compareExchange(expected: lowest, desired: offset, ordering: .releasing).exchanged { break }
+            if offset >= lowest
+                || keptFrom.compareExchange(expected: lowest, desired: offset, ordering: .releasing).exchanged
+            {
+                break
+            }
         }
     }
 
     public func read(at offset: Int64, count: Int) -> [UInt8] {
         reads.add(1, ordering: .relaxed)
-        if offset >= keptFrom.load(ordering: .acquiring), let bytes = kept.withLock({ kept -> [UInt8]? in
-            // The last block starting at or before `offset`, if the bytes lie in it.
-            guard let block = kept.blocks.last(where: { $0.offset <= offset }), offset + Int64(count) <= block.offset + Int64(block.bytes.count) else { return nil }
-            let from = Int(offset - block.offset)
-            return Array(block.bytes[from..<(from + count)])
-        }) {
+        if offset >= keptFrom.load(ordering: .acquiring),
+            let bytes = kept.withLock({ kept -> [UInt8]? in
+                // The last block starting at or before `offset`, if the bytes lie in it.
+                guard let block = kept.blocks.last(where: { $0.offset <= offset }),
+                    offset + Int64(count) <= block.offset + Int64(block.bytes.count)
+                else { return nil }
+                let from = Int(offset - block.offset)
+                return Array(block.bytes[from..<(from + count)])
+            })
+        {
             return bytes
         }
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -234,7 +260,9 @@ public final class SpillFile: SpillStore {
                 let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else {
-                    fatalError("cannot read \(count) bytes of the fold's spill file at byte \(offset): " + (n == 0 ? "it ends first" : String(cString: strerror(errno))))
+                    fatalError(
+                        "cannot read \(count) bytes of the fold's spill file at byte \(offset): "
+                            + (n == 0 ? "it ends first" : String(cString: strerror(errno))))
                 }
                 done += n
             }

@@ -34,7 +34,10 @@ final class BatchStage<Element: Sendable>: Sendable {
         let full: [Element]? = queue.withLock { q in
             q.pending.append(element)
             guard q.pending.count >= batchSize else { return nil }
-            defer { q.pending = []; q.pending.reserveCapacity(batchSize) }
+            defer {
+                q.pending = []
+                q.pending.reserveCapacity(batchSize)
+            }
             return q.pending
         }
         if let full { hand(full) }
@@ -42,7 +45,10 @@ final class BatchStage<Element: Sendable>: Sendable {
 
     /// Queues a whole batch, after any elements queued one by one.
     func add(batch: [Element]) {
-        let rest = queue.withLock { q in defer { q.pending = [] }; return q.pending }
+        let rest = queue.withLock { q in
+            defer { q.pending = [] }
+            return q.pending
+        }
         if !rest.isEmpty { hand(rest) }
         if !batch.isEmpty { hand(batch) }
     }
@@ -55,7 +61,10 @@ final class BatchStage<Element: Sendable>: Sendable {
 
     /// Hands over the last elements and blocks until the stage's thread has worked through all.
     func finishBlocking() {
-        let rest = queue.withLock { q in defer { q.pending = [] }; return q.pending }
+        let rest = queue.withLock { q in
+            defer { q.pending = [] }
+            return q.pending
+        }
         if !rest.isEmpty { hand(rest) }
         queue.withLock { $0.finished = true }
         filled.signal()
@@ -65,7 +74,10 @@ final class BatchStage<Element: Sendable>: Sendable {
     /// ``finishBlocking()``, waiting off the caller's thread.
     func finish() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { [self] in self.finishBlocking(); c.resume() }
+            DispatchQueue.global().async { [self] in
+                self.finishBlocking()
+                c.resume()
+            }
         }
     }
 
@@ -97,7 +109,9 @@ final class FoldPipeline: Sendable {
         let box = FoldBox(initial)
         let folding = BatchStage<ScannedFact>(name: "ledger-fold") { batch in
             // Each fact read where it lies: iterating the array copied every fact out of it.
-            box.state.withLock { p in batch.withUnsafeBufferPointer { facts in for i in facts.indices { p.apply(facts[i]) } } }
+            box.state.withLock { p in
+                batch.withUnsafeBufferPointer { facts in for i in facts.indices { p.apply(facts[i]) } }
+            }
         }
         self.box = box
         self.folding = folding

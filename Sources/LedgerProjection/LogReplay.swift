@@ -20,5 +20,28 @@ public struct LogReplay: Sendable {
     func headPosition() async throws -> Int64 { try await store.headPosition() }
     func standbyState() async throws -> StandbyState { try await store.standbyState() }
     func checkReached(_ through: Int64?) async throws -> Int64 { try await store.checkReached(through) }
-    func chainReport(_ v: ChainVerifier, through: Int64?) async throws -> ChainReport { try await store.chainReport(v, through: through) }
+    func chainReport(_ v: ChainVerifier, through: Int64?) async throws -> ChainReport {
+        try await store.chainReport(v, through: through)
+    }
+}
+
+extension LogReplay {
+    /// Runs a read-only query on a pooled connection (`$schema` in `sql` is replaced by the quoted
+    /// ledger schema). For the read models; the log itself is read with `readAll`/`scan`.
+    public func queryReadModels(_ sql: String, _ parameters: [PostgresValue] = []) async throws -> QueryResult {
+        let text = sql.replacingOccurrences(of: "$schema", with: quoteIdentifier(configuration.schema))
+        return try await pool.withConnection { conn in try await conn.query(text, parameters) }
+    }
+
+    /// The events at these positions, in position order.
+    public func events(at positions: [Int64]) async throws -> [RecordedEvent] {
+        guard !positions.isEmpty else { return [] }
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query(
+                "SELECT \(EventRows.columns) FROM \(s).events WHERE position = ANY($1) ORDER BY position",
+                [.int8Array(positions)])
+        }
+        return try EventRows.decode(r)
+    }
 }

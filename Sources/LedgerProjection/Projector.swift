@@ -35,7 +35,8 @@ extension LogReplay {
     func takeProjectorLock(_ conn: PostgresConnection) async throws {
         let got = try await conn.query("SELECT pg_try_advisory_lock(hashtext($1))", [.text(projectorLockKey)])
         if got.bool(0, 0) != true {
-            let holder = try? await conn.query("""
+            let holder = try? await conn.query(
+                """
                 SELECT l.pid FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
                   AND l.objid = (hashtext($1)::bigint & 4294967295)::oid LIMIT 1
                 """, [.text(projectorLockKey)])
@@ -57,19 +58,23 @@ extension LogReplay {
     public func position(asOf time: Timestamp) async throws -> Int64 {
         let standby = try await standbyState()
         if standby.isStandby, standby.lastReplayedAt.map({ $0 < time }) ?? true {
-            throw PositionNotReached(requested: "the log as of \(time.iso8601)", head: try await headPosition(), standby: standby)
+            throw PositionNotReached(
+                requested: "the log as of \(time.iso8601)", head: try await headPosition(), standby: standby)
         }
         let s = quoteIdentifier(configuration.schema)
         let r = try await pool.withConnection { conn in
-            try await conn.query("SELECT coalesce(max(position), 0) FROM \(s).events WHERE recorded_at <= $1",
-                                 [.timestamptz(microsecondsSince1970: time.microseconds)])
+            try await conn.query(
+                "SELECT coalesce(max(position), 0) FROM \(s).events WHERE recorded_at <= $1",
+                [.timestamptz(microsecondsSince1970: time.microseconds)])
         }
         return r.int64(0, 0) ?? 0
     }
 
     /// Folds the log after `state`'s position through `through` (streamed, bounded memory):
     /// reading, decoding and folding on three threads (``FoldPipeline``), in log order.
-    public func fold(_ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil) async throws -> Projections {
+    public func fold(
+        _ initial: Projections = Projections(), through: Int64, progress: FoldProgress? = nil
+    ) async throws -> Projections {
         guard through > initial.position else { return initial }
         return try await Self.piped(initial, total: through - initial.position, progress: progress) { add in
             try await scanRows(after: initial.position, through: through, add)
@@ -79,8 +84,10 @@ extension LogReplay {
     /// The fold of what `scan` reads: `scan` hands each batch of rows to the function it is given
     /// (on the connection's thread); a thread of its own decodes them and another folds them, in order.
     /// `total` is for progress. The pipeline is finished whether the scan succeeds or throws.
-    static func piped<R>(_ initial: Projections, total: Int64, progress: FoldProgress?,
-                         _ scan: (_ add: @escaping @Sendable (ScannedRows) -> Void) async throws -> R) async throws -> (Projections, R) {
+    static func piped<R>(
+        _ initial: Projections, total: Int64, progress: FoldProgress?,
+        _ scan: (_ add: @escaping @Sendable (ScannedRows) -> Void) async throws -> R
+    ) async throws -> (Projections, R) {
         let counter = Atomic<Int64>(0)
         let pipeline = FoldPipeline(initial)
         let scanned: R
@@ -163,9 +170,12 @@ public actor Projector {
     /// follows), it writes a snapshot for the next start; with 0 it writes none (and still starts from one).
     ///
     /// Its fold keeps its views within `memory` (``FoldMemory``), read from a snapshot or folded.
-    public static func start(_ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil,
-                             snapshotEvery: Int64 = 1_000_000, memory: FoldMemory = .automatic) async throws -> Projector {
-        let conn = try await PostgresConnection.connect(store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
+    public static func start(
+        _ store: EventStore, logger: Logger = Logger(label: "ledger"), progress: FoldProgress? = nil,
+        snapshotEvery: Int64 = 1_000_000, memory: FoldMemory = .automatic
+    ) async throws -> Projector {
+        let conn = try await PostgresConnection.connect(
+            store.configuration.connectionString, applicationName: "ledger-projector", logger: logger)
         do {
             try await LogReplay(store).takeProjectorLock(conn)
             let cps = try await LogReplay(store).checkpoints()
@@ -173,20 +183,29 @@ public actor Projector {
             let schema = store.configuration.schema
             let snapshot: (state: Projections, info: SnapshotInfo)?
             do {
-                snapshot = low == 0 ? nil : try await conn.withIsolation { conn in
-                    try SnapshotStore.latest(atOrBefore: low, schema: schema, memory: memory, skipped: { position, why in
-                        logger.warning("projector: not starting from the snapshot at position \(position): \(why)")
-                    }, on: conn)
-                }
+                snapshot =
+                    low == 0
+                    ? nil
+                    : try await conn.withIsolation { conn in
+                        try SnapshotStore.latest(
+                            atOrBefore: low, schema: schema, memory: memory,
+                            skipped: { position, why in
+                                logger.warning(
+                                    "projector: not starting from the snapshot at position \(position): \(why)")
+                            }, on: conn)
+                    }
             } catch let error as PostgresError where error.sqlState == .undefinedTable {
-                logger.warning("projector: no snapshot table (run `ledger migrate`); folding the log", metadata: ["error": "\(error.message)"])
+                logger.warning(
+                    "projector: no snapshot table (run `ledger migrate`); folding the log",
+                    metadata: ["error": "\(error.message)"])
                 snapshot = nil
             }
             let initial = try snapshot?.state ?? memory.emptyState().0
             var state = try await LogReplay(store).fold(initial, through: low, progress: progress)
             state.tracksChanges = true
-            let projector = Projector(store: store, connection: conn, logger: logger, state: state, checkpoints: cps,
-                                      startedFrom: snapshot?.info, snapshotEvery: snapshotEvery, memory: memory)
+            let projector = Projector(
+                store: store, connection: conn, logger: logger, state: state, checkpoints: cps,
+                startedFrom: snapshot?.info, snapshotEvery: snapshotEvery, memory: memory)
             await projector.snapshotIfDue()
             return projector
         } catch {
@@ -195,8 +214,11 @@ public actor Projector {
         }
     }
 
-    init(store: EventStore, connection: PostgresConnection, logger: Logger, state: Projections, checkpoints: [ReadModel: Int64],
-         startedFrom: SnapshotInfo?, snapshotEvery: Int64, memory: FoldMemory) {
+    init(
+        store: EventStore, connection: PostgresConnection, logger: Logger, state: Projections,
+        checkpoints: [ReadModel: Int64],
+        startedFrom: SnapshotInfo?, snapshotEvery: Int64, memory: FoldMemory
+    ) {
         self.store = store
         self.connection = connection
         self.logger = logger
@@ -220,7 +242,10 @@ public actor Projector {
     @discardableResult
     public func catchUp(batchSize: Int = 5000) async throws -> Int64 {
         if let failure {
-            throw ProjectorFailed(description: "an earlier batch failed to commit (\(failure)); its facts are in this projector's memory but not in the tables: start a new projector, which resumes from the tables")
+            throw ProjectorFailed(
+                description:
+                    "an earlier batch failed to commit (\(failure)); its facts are in this projector's memory but not in the tables: start a new projector, which resumes from the tables"
+            )
         }
         var applied: Int64 = 0
         while true {
@@ -265,14 +290,18 @@ public actor Projector {
             state = try memory.compacted(state)
             spillMeasured = state.spilledBytes
             compactions += 1
-            logger.info("projector: compacted the fold's spill file", metadata: [
-                "bytes": "\(size)", "needed": "\(needed)", "now": "\(state.spillStoreSize ?? 0)",
-                "seconds": "\((ContinuousClock.now - start).seconds)"])
+            logger.info(
+                "projector: compacted the fold's spill file",
+                metadata: [
+                    "bytes": "\(size)", "needed": "\(needed)", "now": "\(state.spillStoreSize ?? 0)",
+                    "seconds": "\((ContinuousClock.now - start).seconds)",
+                ])
         } catch {
             spillMeasured = size
             failedCompactionSizes.append(size)
-            logger.warning("projector: could not compact the fold's spill file; going on with it (is there room in the spill directory, --spill-directory or TMPDIR?)",
-                           metadata: ["error": "\(error)"])
+            logger.warning(
+                "projector: could not compact the fold's spill file; going on with it (is there room in the spill directory, --spill-directory or TMPDIR?)",
+                metadata: ["error": "\(error)"])
         }
     }
 
@@ -285,24 +314,36 @@ public actor Projector {
         let start = ContinuousClock.now
         snapshotAt = state.position
         do {
-            if let info = try await connection.withIsolation({ conn in try SnapshotStore.write(state, schema: schema, on: conn) }) {
-                logger.info("projector: wrote a snapshot of the fold", metadata: [
-                    "position": "\(info.position)", "bytes": "\(info.bytes)", "seconds": "\((ContinuousClock.now - start).seconds)"])
+            if let info = try await connection.withIsolation({ conn in
+                try SnapshotStore.write(state, schema: schema, on: conn)
+            }) {
+                logger.info(
+                    "projector: wrote a snapshot of the fold",
+                    metadata: [
+                        "position": "\(info.position)", "bytes": "\(info.bytes)",
+                        "seconds": "\((ContinuousClock.now - start).seconds)",
+                    ])
             }
         } catch {
-            logger.warning("projector: could not write a snapshot of the fold; going on without", metadata: ["error": "\(error)"])
+            logger.warning(
+                "projector: could not write a snapshot of the fold; going on without", metadata: ["error": "\(error)"])
         }
     }
 
     /// Catches up, then keeps tailing until the task is cancelled: wakes on the log's NOTIFY and
     /// polls every `pollInterval` as a fallback (the same signal a subscription waits on).
-    public func follow(pollInterval: Duration = .seconds(1), onBatch: @Sendable (Int64, Int64) -> Void = { _, _ in }) async throws {
+    public func follow(
+        pollInterval: Duration = .seconds(1), onBatch: @Sendable (Int64, Int64) -> Void = { _, _ in }
+    ) async throws {
         let signal = AppendSignal(store: store, pollInterval: pollInterval)
         do {
             while !Task.isCancelled {
                 await signal.arm()
                 let n = try await catchUp()
-                if n > 0 { onBatch(n, position); continue }
+                if n > 0 {
+                    onBatch(n, position)
+                    continue
+                }
                 try await signal.wait()
             }
         } catch is CancellationError {
@@ -323,8 +364,10 @@ public actor Projector {
         try await connection.withIsolation { conn in
             try conn.transaction { conn in
                 for model in behind {
-                    try ReadModelWriter.write(model, changes: changes, newAnomalies: newAnomalies, from: snapshot, schema: schema, on: conn)
-                    _ = try conn.query("""
+                    try ReadModelWriter.write(
+                        model, changes: changes, newAnomalies: newAnomalies, from: snapshot, schema: schema, on: conn)
+                    _ = try conn.query(
+                        """
                         INSERT INTO \(schema).projection_checkpoints (projection, position) VALUES ($1, $2)
                         ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = clock_timestamp()
                         """, [.text(model.rawValue), .int8(upto)], prepared: true)
@@ -333,62 +376,5 @@ public actor Projector {
         }
         anomaliesWritten = snapshot.anomalies.count
         for m in behind { checkpoints[m] = upto }
-    }
-}
-
-/// Turns views into rows and writes them.
-enum ReadModelWriter {
-    /// Replaces the rows of the changed keys (delete, then COPY).
-    static func write(_ model: ReadModel, changes: Projections.Changes, newAnomalies: [Anomaly], from p: Projections,
-                      schema: String, on conn: isolated PostgresConnection) throws {
-        func replace(_ table: String, _ keyColumn: String, _ keys: Set<String>, _ row: (String, inout RowWriter) -> Void) throws {
-            guard !keys.isEmpty else { return }
-            let sorted = keys.sorted()
-            _ = try conn.query("DELETE FROM \(schema).\(table) WHERE \(keyColumn) = ANY($1)", [.textArray(sorted)])
-            var w = RowWriter()
-            for k in sorted { row(k, &w) }
-            try conn.copyIn("COPY \(schema).\(table) FROM STDIN", chunks: [w.out])
-        }
-        switch model {
-        case .orders:
-            try replace("rm_orders", "order_id", changes.orders) { k, w in if let o = p.orders[k] { p.orderRow(o, into: &w) } }
-        case .transactions:
-            // A product fact marks the transactions of that product as changed.
-            try replace("rm_transactions", "transaction_key", changes.transactions) { k, w in
-                if let t = p.transactions[k] { p.transactionRow(t, into: &w) }
-            }
-        case .subscriptions:
-            try replace("rm_subscriptions", "subscription_id", changes.subscriptions) { k, w in
-                if let s = p.subscriptions[k] { p.subscriptionRow(s, into: &w) }
-            }
-        case .entitlements:
-            try replace("rm_users", "user_id", changes.users) { k, w in if let u = p.users[k] { p.userRow(u, into: &w) } }
-            try replace("rm_entitlement_periods", "user_id", changes.users) { k, w in if let u = p.users[k] { p.periodRows(u, into: &w) } }
-        case .anomalies:
-            guard !newAnomalies.isEmpty else { return }
-            var w = RowWriter()
-            for a in newAnomalies { Projections.anomalyRow(a, into: &w) }
-            try conn.copyIn("COPY \(schema).rm_anomalies FROM STDIN", chunks: [w.out])
-        }
-    }
-}
-
-extension LogReplay {
-    /// Runs a read-only query on a pooled connection (`$schema` in `sql` is replaced by the quoted
-    /// ledger schema). For the read models; the log itself is read with `readAll`/`scan`.
-    public func queryReadModels(_ sql: String, _ parameters: [PostgresValue] = []) async throws -> QueryResult {
-        let text = sql.replacingOccurrences(of: "$schema", with: quoteIdentifier(configuration.schema))
-        return try await pool.withConnection { conn in try await conn.query(text, parameters) }
-    }
-
-    /// The events at these positions, in position order.
-    public func events(at positions: [Int64]) async throws -> [RecordedEvent] {
-        guard !positions.isEmpty else { return [] }
-        let s = quoteIdentifier(configuration.schema)
-        let r = try await pool.withConnection { conn in
-            try await conn.query("SELECT \(EventRows.columns) FROM \(s).events WHERE position = ANY($1) ORDER BY position",
-                                 [.int8Array(positions)])
-        }
-        return try EventRows.decode(r)
     }
 }

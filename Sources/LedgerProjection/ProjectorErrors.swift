@@ -5,7 +5,8 @@ public struct ProjectorBusy: LedgerCodedError, CustomStringConvertible {
     public var code: LedgerError.Code { .projectorBusy }
     public var holderPID: Int32?
     public var description: String {
-        "another projector or rebuild is running on this ledger" + (holderPID.map { " (PostgreSQL backend pid \($0))" } ?? "")
+        "another projector or rebuild is running on this ledger"
+            + (holderPID.map { " (PostgreSQL backend pid \($0))" } ?? "")
             + "; only one may write the read models at a time. Stop it, or wait for it to finish."
     }
 }

@@ -18,9 +18,15 @@ public struct RebuildOptions: Sendable {
     /// How much memory the fold keeps its views in (``FoldMemory``); the tables do not depend on it.
     public var memory: FoldMemory
 
-    public init(models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false, snapshot: Bool = true,
-                memory: FoldMemory = .automatic) {
-        self.models = models; self.through = through; self.verify = verify; self.snapshot = snapshot; self.memory = memory
+    public init(
+        models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false, snapshot: Bool = true,
+        memory: FoldMemory = .automatic
+    ) {
+        self.models = models
+        self.through = through
+        self.verify = verify
+        self.snapshot = snapshot
+        self.memory = memory
     }
 }
 
@@ -88,7 +94,8 @@ extension LogReplay {
     /// Folds the log into shadow tables, then swaps them in atomically (or, with `verify`,
     /// compares them with the live tables and drops them). Live tables keep serving meanwhile.
     public func rebuild(_ options: RebuildOptions, progress: FoldProgress? = nil) async throws -> RebuildReport {
-        let conn = try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
+        let conn = try await PostgresConnection.connect(
+            configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
         do {
             let report = try await rebuild(options, on: conn, progress: progress)
             await closeReleasingProjectorLock(conn)
@@ -99,12 +106,17 @@ extension LogReplay {
         }
     }
 
-    private func rebuild(_ options: RebuildOptions, on conn: PostgresConnection, progress: FoldProgress?) async throws -> RebuildReport {
+    private func rebuild(
+        _ options: RebuildOptions, on conn: PostgresConnection, progress: FoldProgress?
+    ) async throws -> RebuildReport {
         try await takeProjectorLock(conn)
         let live = try await checkpoints()
         let target: Int64
         if options.verify, options.through != nil {
-            throw RebuildRefused(description: "--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of")
+            throw RebuildRefused(
+                description:
+                    "--verify compares with the live tables at their own checkpoint; leave out --to-position and --as-of"
+            )
         }
         if let t = options.through {
             target = try await checkReached(t)
@@ -112,8 +124,10 @@ extension LogReplay {
             // Compare like with like: the rebuilt tables at the position the live ones are at.
             let positions = Set(options.models.map { live[$0] ?? 0 })
             guard positions.count <= 1 else {
-                throw RebuildRefused(description: "the live read models are at different positions (" + options.models.map { "\($0.rawValue) \(live[$0] ?? 0)" }.joined(separator: ", ")
-                                     + "); run `ledger project` so they agree, or verify one model at a time")
+                throw RebuildRefused(
+                    description: "the live read models are at different positions ("
+                        + options.models.map { "\($0.rawValue) \(live[$0] ?? 0)" }.joined(separator: ", ")
+                        + "); run `ledger project` so they agree, or verify one model at a time")
             }
             target = positions.first ?? 0
         } else {
@@ -136,12 +150,15 @@ extension LogReplay {
             try await swap(tables.map(\.name), models: options.models, position: target, schema: schema, conn)
         }
         let t2 = clock.now
-        var report = RebuildReport(position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
-                                   tables: results, swapped: !options.verify, livePositions: live)
+        var report = RebuildReport(
+            position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
+            tables: results, swapped: !options.verify, livePositions: live)
         report.spill = SpillReport(state, spillFile)
         if options.snapshot && !options.verify {
             let name = configuration.schema
-            report.snapshot = try await conn.withIsolation { conn in try SnapshotStore.write(state, schema: name, on: conn) }
+            report.snapshot = try await conn.withIsolation { conn in
+                try SnapshotStore.write(state, schema: name, on: conn)
+            }
             report.snapshotSeconds = (clock.now - t2).seconds
         }
         Discarded.free(consume state)
@@ -152,8 +169,10 @@ extension LogReplay {
     /// against the live table), on two connections at once: while one waits for PostgreSQL to
     /// build indexes or checksum a table, the other streams rows. The larger tables are spread
     /// first, so the two finish close together. Results come back in the order of `tables`.
-    private func writeShadows(_ tables: [(name: String, key: [String])], from state: Projections, verify: Bool,
-                              main: PostgresConnection) async throws -> [TableResult] {
+    private func writeShadows(
+        _ tables: [(name: String, key: [String])], from state: Projections, verify: Bool,
+        main: PostgresConnection
+    ) async throws -> [TableResult] {
         let schema = configuration.schema
         // Greedy split by rows to write: each table to the lighter of the two lanes.
         var lanes: [[Int]] = [[], []]
@@ -168,8 +187,11 @@ extension LogReplay {
         if load.reduce(0, +) < Self.rowsForSecondConnection {
             lanes = [lanes[0] + lanes[1], []]
         }
-        let second = lanes[1].isEmpty ? nil
-            : try await PostgresConnection.connect(configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
+        let second =
+            lanes[1].isEmpty
+            ? nil
+            : try await PostgresConnection.connect(
+                configuration.connectionString, applicationName: "ledger-rebuild", logger: logger)
         do {
             let results = try await withThrowingTaskGroup(of: [(Int, TableResult)].self) { group in
                 for (lane, conn) in [(0, main), (1, second)] {
@@ -178,8 +200,13 @@ extension LogReplay {
                     group.addTask {
                         var out: [(Int, TableResult)] = []
                         for i in indices {
-                            out.append((i, try await Self.writeShadow(tables[i].name, key: tables[i].key, from: state, verify: verify,
-                                                                      schema: schema, on: conn)))
+                            out.append(
+                                (
+                                    i,
+                                    try await Self.writeShadow(
+                                        tables[i].name, key: tables[i].key, from: state, verify: verify,
+                                        schema: schema, on: conn)
+                                ))
                         }
                         return out
                     }
@@ -211,34 +238,43 @@ extension LogReplay {
         }
     }
 
-    private static func writeShadow(_ table: String, key: [String], from state: Projections, verify: Bool, schema plainSchema: String,
-                                    on conn: PostgresConnection) async throws -> TableResult {
+    private static func writeShadow(
+        _ table: String, key: [String], from state: Projections, verify: Bool, schema plainSchema: String,
+        on conn: PostgresConnection
+    ) async throws -> TableResult {
         let schema = quoteIdentifier(plainSchema)
         let shadow = table + "_rebuild"
         let rows: Int64 = try await conn.withIsolation { conn in
             try Self.fillShadow(shadow, of: table, from: state, schema: plainSchema, on: conn)
         }
-        var result = TableResult(table: table, rows: rows, checksum: try await Self.checksum(schema, shadow, conn).checksum,
-                                 differences: [], differingRows: 0)
+        var result = TableResult(
+            table: table, rows: rows, checksum: try await Self.checksum(schema, shadow, conn).checksum,
+            differences: [], differingRows: 0)
         if verify {
             let l = try await Self.checksum(schema, table, conn)
             result.liveRows = l.rows
             result.liveChecksum = l.checksum
-            (result.differingRows, result.differences) = try await Self.differences(schema, live: table, rebuilt: shadow, key: key, conn)
+            (result.differingRows, result.differences) = try await Self.differences(
+                schema, live: table, rebuilt: shadow, key: key, conn)
         }
         return result
     }
 
     /// Creates the shadow table `shadow` of `table`, fills it from the fold, then gives it the
     /// live table's indexes.
-    static func fillShadow(_ shadow: String, of table: String, from state: Projections, schema plainSchema: String,
-                           on conn: isolated PostgresConnection) throws -> Int64 {
+    static func fillShadow(
+        _ shadow: String, of table: String, from state: Projections, schema plainSchema: String,
+        on conn: isolated PostgresConnection
+    ) throws -> Int64 {
         let schema = quoteIdentifier(plainSchema)
         try conn.execute("DROP TABLE IF EXISTS \(schema).\(shadow)")
         // Columns, defaults and checks now; the indexes after the rows are in (building an
         // index once is far cheaper than maintaining it row by row).
-        try conn.execute("CREATE TABLE \(schema).\(shadow) (LIKE \(schema).\(table) INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)")
-        let indexes = try conn.query("""
+        try conn.execute(
+            "CREATE TABLE \(schema).\(shadow) (LIKE \(schema).\(table) INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)"
+        )
+        let indexes = try conn.query(
+            """
             SELECT c.relname, pg_get_indexdef(i.indexrelid), i.indisprimary
             FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
             JOIN pg_namespace n ON n.oid = t.relnamespace
@@ -247,115 +283,28 @@ extension LogReplay {
         let copied: Int64
         let sql = "COPY \(schema).\(shadow) FROM STDIN"
         switch table {
-        case "rm_orders": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.orders.values) { state.orderRow($0, into: &$1) }))
-        case "rm_transactions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.transactions.values) { state.transactionRow($0, into: &$1) }))
-        case "rm_subscriptions": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.subscriptions.values) { state.subscriptionRow($0, into: &$1) }))
-        case "rm_users": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.userRow($0, into: &$1) }))
-        case "rm_entitlement_periods": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.periodRows($0, into: &$1) }))
-        case "rm_anomalies": copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.anomalies) { Projections.anomalyRow($0, into: &$1) }))
+        case "rm_orders":
+            copied = Int64(
+                try conn.copyIn(sql, chunks: RowChunks(state.orders.values) { state.orderRow($0, into: &$1) }))
+        case "rm_transactions":
+            copied = Int64(
+                try conn.copyIn(
+                    sql, chunks: RowChunks(state.transactions.values) { state.transactionRow($0, into: &$1) }))
+        case "rm_subscriptions":
+            copied = Int64(
+                try conn.copyIn(
+                    sql, chunks: RowChunks(state.subscriptions.values) { state.subscriptionRow($0, into: &$1) }))
+        case "rm_users":
+            copied = Int64(try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.userRow($0, into: &$1) }))
+        case "rm_entitlement_periods":
+            copied = Int64(
+                try conn.copyIn(sql, chunks: RowChunks(state.users.values) { state.periodRows($0, into: &$1) }))
+        case "rm_anomalies":
+            copied = Int64(
+                try conn.copyIn(sql, chunks: RowChunks(state.anomalies) { Projections.anomalyRow($0, into: &$1) }))
         default: copied = 0
         }
         try copyIndexes(indexes, of: table, to: shadow, schema: plainSchema, on: conn)
         return copied
-    }
-
-    /// Recreates `indexes` (name, definition, primary) of `table` on its shadow table.
-    static func copyIndexes(_ indexes: QueryResult, of table: String, to shadow: String, schema plainSchema: String,
-                            on conn: isolated PostgresConnection) throws {
-        let schema = quoteIdentifier(plainSchema)
-        for i in 0..<indexes.count {
-            guard let name = indexes.string(i, 0), let def = indexes.string(i, 1) else { continue }
-            let shadowIndex = name.hasPrefix(table) ? shadow + name.dropFirst(table.count) : shadow + "_" + name
-            let sql = def
-                .replacingOccurrences(of: "INDEX \(quoteIdentifier(name)) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
-                .replacingOccurrences(of: "INDEX \(name) ON", with: "INDEX \(quoteIdentifier(shadowIndex)) ON")
-                .replacingOccurrences(of: " ON \(schema).\(table) ", with: " ON \(schema).\(shadow) ")
-                .replacingOccurrences(of: " ON \(plainSchema).\(table) ", with: " ON \(schema).\(shadow) ")
-            guard sql.contains(" ON \(schema).\(shadow) ") else {
-                throw LedgerError.migration("cannot rebuild index \(name) of \(table) on the shadow table (\(def)); nothing was swapped and the live tables are untouched: if this index was added by hand, drop it or name it after its table")
-            }
-            try conn.execute(sql)
-            if indexes.bool(i, 2) == true {
-                try conn.execute("ALTER TABLE \(schema).\(shadow) ADD CONSTRAINT \(quoteIdentifier(shadowIndex)) PRIMARY KEY USING INDEX \(quoteIdentifier(shadowIndex))")
-            }
-        }
-    }
-
-    /// Replaces the live tables by the shadow ones and sets the checkpoints, in one transaction:
-    /// readers see the old tables or the new ones, never a half-built one.
-    private func swap(_ tables: [String], models: [ReadModel], position: Int64, schema: String, _ conn: PostgresConnection) async throws {
-        let plainSchema = configuration.schema
-        try await conn.withIsolation { conn in
-            try conn.transaction { conn in
-                try conn.execute("SET LOCAL lock_timeout = '30s'")
-                for t in tables {
-                    try conn.execute("DROP TABLE \(schema).\(t)")
-                    try conn.execute("ALTER TABLE \(schema).\(t)_rebuild RENAME TO \(t)")
-                    let idx = try conn.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2",
-                                             [.text(plainSchema), .text(t)])
-                    for i in 0..<idx.count {
-                        guard let name = idx.string(i, 0), name.hasPrefix(t + "_rebuild") else { continue }
-                        let newName = t + name.dropFirst(t.count + "_rebuild".count)
-                        try conn.execute("ALTER INDEX \(schema).\(quoteIdentifier(name)) RENAME TO \(quoteIdentifier(newName))")
-                    }
-                    try conn.execute("GRANT SELECT ON \(schema).\(t) TO ledger_reader, ledger_auditor")
-                    try conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(schema).\(t) TO ledger_projector")
-                }
-                for m in models {
-                    _ = try conn.query("""
-                        INSERT INTO \(schema).projection_checkpoints (projection, position) VALUES ($1, $2)
-                        ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = clock_timestamp()
-                        """, [.text(m.rawValue), .int8(position)])
-                }
-            }
-        }
-    }
-
-    static func checksum(_ schema: String, _ table: String, _ conn: PostgresConnection) async throws -> (rows: Int64, checksum: String) {
-        let r = try await conn.query("""
-            SELECT count(*), left(md5(coalesce(sum(('x' || left(md5(t::text), 16))::bit(64)::bigint::numeric), 0)::text), 16)
-            FROM \(schema).\(table) t
-            """)
-        let rows = r.int64(0, 0) ?? 0
-        return (rows, "\(rows):\(r.string(0, 1) ?? "")")
-    }
-
-    /// Rows that differ between two tables, by key, each described column by column.
-    static func differences(_ schema: String, live: String, rebuilt: String, key: [String], _ conn: PostgresConnection) async throws -> (Int64, [String]) {
-        let keyList = key.joined(separator: ", ")
-        let diff = """
-            (SELECT * FROM \(schema).\(rebuilt) EXCEPT SELECT * FROM \(schema).\(live))
-            UNION ALL (SELECT * FROM \(schema).\(live) EXCEPT SELECT * FROM \(schema).\(rebuilt))
-            """
-        let count = try await conn.query("SELECT count(DISTINCT (\(keyList))) FROM (\(diff)) d").int64(0, 0) ?? 0
-        guard count > 0 else { return (0, []) }
-        let keyText = key.count == 1 ? "d.\(key[0])::text" : "concat_ws('/', " + key.map { "d.\($0)" }.joined(separator: ", ") + ")"
-        let join = key.map { "x.\($0) = k.\($0)" }.joined(separator: " AND ")
-        let r = try await conn.query("""
-            WITH k AS (SELECT DISTINCT \(key.map { "d.\($0)" }.joined(separator: ", ")), \(keyText) AS label FROM (\(diff)) d ORDER BY label LIMIT 10)
-            SELECT k.label,
-                   (SELECT row_to_json(x)::text FROM \(schema).\(live) x WHERE \(join)),
-                   (SELECT row_to_json(x)::text FROM \(schema).\(rebuilt) x WHERE \(join))
-            FROM k ORDER BY k.label
-            """)
-        var lines: [String] = []
-        for i in 0..<r.count {
-            let label = r.string(i, 0) ?? "?"
-            let l = r.string(i, 1).flatMap { try? JSONValue.parse($0) }
-            let b = r.string(i, 2).flatMap { try? JSONValue.parse($0) }
-            switch (l, b) {
-            case (nil, _): lines.append("\(label): only in the rebuilt table")
-            case (_, nil): lines.append("\(label): only in the live table")
-            case (.object(let lm)?, .object(let bm)?):
-                var cols: [String] = []
-                for m in bm {
-                    let lv = lm.first { $0.key == m.key }?.value
-                    if lv != m.value { cols.append("\(m.key) live=\(lv?.compactText ?? "null") rebuilt=\(m.value.compactText)") }
-                }
-                lines.append("\(label): " + cols.joined(separator: "; "))
-            default: lines.append("\(label): differs")
-            }
-        }
-        return (count, lines)
     }
 }

@@ -30,7 +30,7 @@ extension Projector {
                 try await p.follow(pollInterval: pollInterval, onBatch: onBatch)
                 await p.close()
                 return
-            } catch where isServerUnavailable(error) {
+            } catch  where isServerUnavailable(error) {
                 if let projector { await projector.close() }
                 try Task.checkCancellation()
                 let wait = backoff.delay(attempt: attempt)

@@ -29,19 +29,27 @@ enum SnapshotStore {
     /// there is none. `skipped` is told about each snapshot passed over, and why. Each part is
     /// decoded as it arrives, so only a few parts' bytes are held at a time.
     /// With a `memory` limit, the views are put into tables that spill as the parts come.
-    static func latest(atOrBefore position: Int64, schema: String, memory: FoldMemory = .unlimited, skipped: (Int64, String) -> Void,
-                       on conn: isolated PostgresConnection) throws -> (state: Projections, info: SnapshotInfo)? {
+    static func latest(
+        atOrBefore position: Int64, schema: String, memory: FoldMemory = .unlimited, skipped: (Int64, String) -> Void,
+        on conn: isolated PostgresConnection
+    ) throws -> (state: Projections, info: SnapshotInfo)? {
         let s = quoteIdentifier(schema)
-        let candidates = try conn.query("""
+        let candidates = try conn.query(
+            """
             SELECT p.position, p.parts, p.version, p.log_hash = e.hash
             FROM \(s).projector_snapshots p LEFT JOIN \(s).events e ON e.position = p.position
             WHERE p.part = 0 AND p.position <= $1
             ORDER BY p.position DESC
             """, [.int8(position)])
         for row in 0..<candidates.count {
-            guard let at = candidates.int64(row, 0), let parts = candidates.int64(row, 1), let version = candidates.int64(row, 2) else { continue }
+            guard let at = candidates.int64(row, 0), let parts = candidates.int64(row, 1),
+                let version = candidates.int64(row, 2)
+            else { continue }
             guard version == Int64(Projections.snapshotVersion) else {
-                skipped(at, "written by another version of the fold (\(version), this build reads \(Projections.snapshotVersion))")
+                skipped(
+                    at,
+                    "written by another version of the fold (\(version), this build reads \(Projections.snapshotVersion))"
+                )
                 continue
             }
             guard candidates.string(row, 3) == "t" else {
@@ -52,16 +60,20 @@ enum SnapshotStore {
                 // Part by part, in binary (a part as hex text would be twice its size, then
                 // decoded). Parts are checked and decoded on both cores while the connection
                 // fetches the next, at most four handed over and not yet put together.
-                let digests = try conn.query("SELECT digest FROM \(s).projector_snapshots WHERE position = $1 ORDER BY part", [.int8(at)])
+                let digests = try conn.query(
+                    "SELECT digest FROM \(s).projector_snapshots WHERE position = $1 ORDER BY part", [.int8(at)])
                 guard digests.count == parts else { throw SnapshotDamaged() }
                 let decoding = PartDecoder(try memory.snapshotReader())
                 var total = 0
                 for part in 0..<parts {
                     decoding.room.wait()
                     var bytes: [UInt8] = []
-                    guard try conn.appendBinaryValue("SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
-                                                     [.int8(at), .int4(Int32(part))], to: &bytes),
-                          let digest = digests.bytea(Int(part), 0) else {
+                    guard
+                        try conn.appendBinaryValue(
+                            "SELECT bytes FROM \(s).projector_snapshots WHERE position = $1 AND part = $2",
+                            [.int8(at), .int4(Int32(part))], to: &bytes),
+                        let digest = digests.bytea(Int(part), 0)
+                    else {
                         decoding.room.signal()
                         _ = try? decoding.finish()
                         throw SnapshotDamaged()
@@ -117,7 +129,10 @@ enum SnapshotStore {
             merging.async { [self] in
                 defer { room.signal() }
                 slot.done.wait()
-                let result = slot.result.withLock { r in defer { r = nil }; return r! }
+                let result = slot.result.withLock { r in
+                    defer { r = nil }
+                    return r!
+                }
                 state.withLock { s in
                     guard s.error == nil else { return }
                     do { try s.reader.add(result.get()) } catch { s.error = error }
@@ -141,26 +156,39 @@ enum SnapshotStore {
     /// Writes a snapshot of `state` (through its position), part by part as the state is encoded,
     /// and removes every older one, in one transaction.
     @discardableResult
-    static func write(_ state: Projections, schema: String, partBytes: Int = partBytes, on conn: isolated PostgresConnection) throws -> SnapshotInfo? {
+    static func write(
+        _ state: Projections, schema: String, partBytes: Int = partBytes, on conn: isolated PostgresConnection
+    ) throws -> SnapshotInfo? {
         guard state.position > 0 else { return nil }
         let s = quoteIdentifier(schema)
         return try conn.transaction { conn in
-            guard let hash = try conn.query("SELECT hash FROM \(s).events WHERE position = $1", [.int8(state.position)]).bytea(0, 0) else {
-                throw LedgerError.migration("no event at position \(state.position), where the fold is: the log was cut back after the fold read it; no snapshot written (rebuild the read models)")
+            guard
+                let hash = try conn.query("SELECT hash FROM \(s).events WHERE position = $1", [.int8(state.position)])
+                    .bytea(0, 0)
+            else {
+                throw LedgerError.migration(
+                    "no event at position \(state.position), where the fold is: the log was cut back after the fold read it; no snapshot written (rebuild the read models)"
+                )
             }
             _ = try conn.query("DELETE FROM \(s).projector_snapshots")
             var parts: Int32 = 0
             var total = 0
             try state.writeSnapshot(partBytes: partBytes) { bytes in
-                _ = try conn.query("""
+                _ = try conn.query(
+                    """
                     INSERT INTO \(s).projector_snapshots (position, part, parts, version, log_hash, digest, bytes)
                     VALUES ($1, $2, 0, $3, $4, $5, $6)
-                    """, [.int8(state.position), .int4(parts), .int4(Int32(Projections.snapshotVersion)),
-                          .bytea(hash), .bytea(SHA256.hash(bytes)), .bytea(bytes)])
+                    """,
+                    [
+                        .int8(state.position), .int4(parts), .int4(Int32(Projections.snapshotVersion)),
+                        .bytea(hash), .bytea(SHA256.hash(bytes)), .bytea(bytes),
+                    ])
                 parts += 1
                 total += bytes.count
             }
-            _ = try conn.query("UPDATE \(s).projector_snapshots SET parts = $1 WHERE position = $2", [.int4(parts), .int8(state.position)])
+            _ = try conn.query(
+                "UPDATE \(s).projector_snapshots SET parts = $1 WHERE position = $2",
+                [.int4(parts), .int8(state.position)])
             return SnapshotInfo(position: state.position, bytes: total)
         }
     }

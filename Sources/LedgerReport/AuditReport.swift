@@ -12,7 +12,11 @@ public struct AuditReport: Sendable {
         public var refunds: Int64
         public var revocations: Int64
         public init(day: String, payments: Int64, grants: Int64, refunds: Int64, revocations: Int64) {
-            self.day = day; self.payments = payments; self.grants = grants; self.refunds = refunds; self.revocations = revocations
+            self.day = day
+            self.payments = payments
+            self.grants = grants
+            self.refunds = refunds
+            self.revocations = revocations
         }
     }
 
@@ -29,10 +33,20 @@ public struct AuditReport: Sendable {
         public var user: String?
         public var kinds: [FindingKind]
         public var options: AuditOptions
-        public init(position: Int64, headHash: String? = nil, logTime: Timestamp?, events: Int64, asOf: String? = nil, from: String? = nil, user: String? = nil,
-                    kinds: [FindingKind] = [], options: AuditOptions = AuditOptions()) {
-            self.position = position; self.headHash = headHash; self.logTime = logTime; self.events = events; self.asOf = asOf; self.from = from
-            self.user = user; self.kinds = kinds; self.options = options
+        public init(
+            position: Int64, headHash: String? = nil, logTime: Timestamp?, events: Int64, asOf: String? = nil,
+            from: String? = nil, user: String? = nil,
+            kinds: [FindingKind] = [], options: AuditOptions = AuditOptions()
+        ) {
+            self.position = position
+            self.headHash = headHash
+            self.logTime = logTime
+            self.events = events
+            self.asOf = asOf
+            self.from = from
+            self.user = user
+            self.kinds = kinds
+            self.options = options
         }
     }
 
@@ -53,10 +67,18 @@ public struct AuditReport: Sendable {
     /// summary, not findings; left out when empty.
     public var subscriptionStates: [String: Int64] = [:]
 
-    public init(scope: Scope, findings: [Finding], daily: [Day], verifiedByChannel: [Channel: Int64] = [:], diff: ReportDiff? = nil,
-                sandbox: [SandboxPurchase] = [], policyGrants: [PolicyGrant] = []) {
-        self.scope = scope; self.findings = findings.sorted(); self.daily = daily; self.verifiedByChannel = verifiedByChannel; self.diff = diff
-        self.sandbox = sandbox; self.policyGrants = policyGrants
+    public init(
+        scope: Scope, findings: [Finding], daily: [Day], verifiedByChannel: [Channel: Int64] = [:],
+        diff: ReportDiff? = nil,
+        sandbox: [SandboxPurchase] = [], policyGrants: [PolicyGrant] = []
+    ) {
+        self.scope = scope
+        self.findings = findings.sorted()
+        self.daily = daily
+        self.verifiedByChannel = verifiedByChannel
+        self.diff = diff
+        self.sandbox = sandbox
+        self.policyGrants = policyGrants
     }
 
     // MARK: summary
@@ -110,9 +132,13 @@ public struct ReportDiff: Sendable, Hashable {
 
     public static func == (a: ReportDiff, b: ReportDiff) -> Bool {
         a.previousPosition == b.previousPosition && a.appeared == b.appeared && a.disappeared == b.disappeared
-            && a.changed.map { "\($0.key)\u{1}\($0.before)\u{1}\($0.after)" } == b.changed.map { "\($0.key)\u{1}\($0.before)\u{1}\($0.after)" }
+            && a.changed.map { "\($0.key)\u{1}\($0.before)\u{1}\($0.after)" }
+                == b.changed.map { "\($0.key)\u{1}\($0.before)\u{1}\($0.after)" }
     }
-    public func hash(into h: inout Hasher) { h.combine(appeared); h.combine(disappeared) }
+    public func hash(into h: inout Hasher) {
+        h.combine(appeared)
+        h.combine(disappeared)
+    }
 
     public var isEmpty: Bool { appeared.isEmpty && disappeared.isEmpty && changed.isEmpty }
 
@@ -127,7 +153,10 @@ public struct ReportDiff: Sendable, Hashable {
             throw ReadError(description: "the earlier report is not JSON: \(error)")
         }
         guard case .array(let items)? = old["findings"] else {
-            throw ReadError(description: "the earlier report has no \"findings\" array; pass a report written by `ledger audit --format json`")
+            throw ReadError(
+                description:
+                    "the earlier report has no \"findings\" array; pass a report written by `ledger audit --format json`"
+            )
         }
         var before: [String: JSONValue] = [:]
         for (i, item) in items.enumerated() {
@@ -144,6 +173,8 @@ public struct ReportDiff: Sendable, Hashable {
             guard let b = before[k], let a = after[k], b != a else { return nil }
             return (k, b.compactText, a.compactText)
         }
-        return ReportDiff(previousPosition: old["scope"]?["position"]?.intValue, appeared: appeared, disappeared: disappeared, changed: changed)
+        return ReportDiff(
+            previousPosition: old["scope"]?["position"]?.intValue, appeared: appeared, disappeared: disappeared,
+            changed: changed)
     }
 }

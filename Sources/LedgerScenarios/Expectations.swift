@@ -9,8 +9,13 @@ public struct OrderExpectation: Hashable, Sendable {
     /// The store transaction the order is bound to, when checked.
     public var transactionId: String?
 
-    public init(_ status: OrderStatus, method: BindingMethod? = nil, productMismatch: Bool = false, transactionId: String? = nil) {
-        self.status = status; self.bindingMethod = method; self.productMismatch = productMismatch; self.transactionId = transactionId
+    public init(
+        _ status: OrderStatus, method: BindingMethod? = nil, productMismatch: Bool = false, transactionId: String? = nil
+    ) {
+        self.status = status
+        self.bindingMethod = method
+        self.productMismatch = productMismatch
+        self.transactionId = transactionId
     }
 }
 
@@ -29,10 +34,20 @@ public struct TransactionExpectation: Hashable, Sendable {
     /// The distinct users whose app reported it, sorted; nil: not checked.
     public var reportedBy: [String]?
 
-    public init(owed: Int64, granted: Int64, revoked: Int64 = 0, status: OwedGranted.Status = .ok, user: String?, order: String? = nil,
-                verified: Bool = true, grants: Int = 1, reportedBy: [String]? = nil) {
-        self.verified = verified; self.userId = user; self.orderId = order; self.owedUnits = owed; self.grantedUnits = granted
-        self.revokedUnits = revoked; self.status = status; self.grants = grants; self.reportedBy = reportedBy
+    public init(
+        owed: Int64, granted: Int64, revoked: Int64 = 0, status: OwedGranted.Status = .ok, user: String?,
+        order: String? = nil,
+        verified: Bool = true, grants: Int = 1, reportedBy: [String]? = nil
+    ) {
+        self.verified = verified
+        self.userId = user
+        self.orderId = order
+        self.owedUnits = owed
+        self.grantedUnits = granted
+        self.revokedUnits = revoked
+        self.status = status
+        self.grants = grants
+        self.reportedBy = reportedBy
     }
 }
 
@@ -41,7 +56,11 @@ public struct RemainingDays: Hashable, Sendable {
     public var entitlement: String
     public var at: Timestamp
     public var days: Int64
-    public init(_ entitlement: String, at: Timestamp, days: Int64) { self.entitlement = entitlement; self.at = at; self.days = days }
+    public init(_ entitlement: String, at: Timestamp, days: Int64) {
+        self.entitlement = entitlement
+        self.at = at
+        self.days = days
+    }
 }
 
 public struct UserExpectation: Hashable, Sendable {
@@ -52,7 +71,10 @@ public struct UserExpectation: Hashable, Sendable {
     public var remaining: [RemainingDays]
 
     public init(coins: Int64 = 0, negative: Bool = false, features: [String] = [], remaining: [RemainingDays] = []) {
-        self.coinBalance = coins; self.negativeFlagged = negative; self.ownedFeatures = features; self.remaining = remaining
+        self.coinBalance = coins
+        self.negativeFlagged = negative
+        self.ownedFeatures = features
+        self.remaining = remaining
     }
 }
 
@@ -63,7 +85,9 @@ public struct SubscriptionExpectation: Hashable, Sendable {
     public var productId: String?
 
     public init(_ status: SubscriptionStatus, expiresAt: Timestamp?, productId: String? = nil) {
-        self.status = status; self.expiresAt = expiresAt; self.productId = productId
+        self.status = status
+        self.expiresAt = expiresAt
+        self.productId = productId
     }
 }
 
@@ -80,11 +104,17 @@ public struct Expectation: Hashable, Sendable {
     /// Not checked by the fold; documented here for the audit and end-to-end tests.
     public var auditFindings: [String] = []
 
-    public init(orders: [String: OrderExpectation] = [:], transactions: [String: TransactionExpectation] = [:],
-                users: [String: UserExpectation] = [:], subscriptions: [String: SubscriptionExpectation] = [:],
-                anomalies: [String] = [], auditFindings: [String] = []) {
-        self.orders = orders; self.transactions = transactions; self.users = users; self.subscriptions = subscriptions
-        self.anomalyKinds = anomalies; self.auditFindings = auditFindings
+    public init(
+        orders: [String: OrderExpectation] = [:], transactions: [String: TransactionExpectation] = [:],
+        users: [String: UserExpectation] = [:], subscriptions: [String: SubscriptionExpectation] = [:],
+        anomalies: [String] = [], auditFindings: [String] = []
+    ) {
+        self.orders = orders
+        self.transactions = transactions
+        self.users = users
+        self.subscriptions = subscriptions
+        self.anomalyKinds = anomalies
+        self.auditFindings = auditFindings
     }
 
     /// Every way `p` differs from this expectation, one line each; empty when it meets it.
@@ -94,14 +124,20 @@ public struct Expectation: Hashable, Sendable {
             if actual != expected { out.append("\(what): \(actual), expected \(expected)") }
         }
         for (id, e) in orders.sorted(by: { $0.key < $1.key }) {
-            guard let o = p.orders[id] else { out.append("order \(id): absent"); continue }
+            guard let o = p.orders[id] else {
+                out.append("order \(id): absent")
+                continue
+            }
             check("order \(id) status", o.status, e.status)
             check("order \(id) bindingMethod", o.bindingMethod, e.bindingMethod)
             check("order \(id) productMismatch", o.productMismatch, e.productMismatch)
             if let tx = e.transactionId { check("order \(id) transactionId", o.transactionId, tx) }
         }
         for (id, e) in transactions.sorted(by: { $0.key < $1.key }) {
-            guard let t = p.transactions[id] else { out.append("transaction \(id): absent"); continue }
+            guard let t = p.transactions[id] else {
+                out.append("transaction \(id): absent")
+                continue
+            }
             let og = p.owedGranted(t)
             check("transaction \(id) verified", t.verified, e.verified)
             check("transaction \(id) userId", og.userId, e.userId)
@@ -111,19 +147,29 @@ public struct Expectation: Hashable, Sendable {
             check("transaction \(id) revokedUnits", og.revokedUnits, e.revokedUnits)
             check("transaction \(id) status", og.status, e.status)
             check("transaction \(id) grants", t.grants.count, e.grants)
-            if let r = e.reportedBy { check("transaction \(id) reportedBy", Set(t.reports.compactMap(\.userId)).sorted(), r) }
+            if let r = e.reportedBy {
+                check("transaction \(id) reportedBy", Set(t.reports.compactMap(\.userId)).sorted(), r)
+            }
         }
         for (id, e) in users.sorted(by: { $0.key < $1.key }) {
-            guard let u = p.users[id] else { out.append("user \(id): absent"); continue }
+            guard let u = p.users[id] else {
+                out.append("user \(id): absent")
+                continue
+            }
             check("user \(id) coinBalance", u.coinBalance, e.coinBalance)
             check("user \(id) negativeFlagged", u.negativeSince != nil, e.negativeFlagged)
             check("user \(id) ownedFeatures", u.ownedFeatures, e.ownedFeatures)
             for r in e.remaining {
-                check("user \(id) \(r.entitlement) days left at \(r.at)", u.remainingDays(r.entitlement, at: r.at), r.days)
+                check(
+                    "user \(id) \(r.entitlement) days left at \(r.at)", u.remainingDays(r.entitlement, at: r.at), r.days
+                )
             }
         }
         for (key, e) in subscriptions.sorted(by: { $0.key < $1.key }) {
-            guard let s = p.subscriptions[key] else { out.append("subscription \(key): absent"); continue }
+            guard let s = p.subscriptions[key] else {
+                out.append("subscription \(key): absent")
+                continue
+            }
             check("subscription \(key) status", s.status, e.status)
             check("subscription \(key) expiresAt", s.expiresAt, e.expiresAt)
             if let product = e.productId { check("subscription \(key) productId", s.productId, product) }

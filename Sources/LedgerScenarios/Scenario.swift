@@ -23,8 +23,12 @@ public struct Scenario: Sendable, CustomStringConvertible {
     public let expected: Expectation
 
     init(_ number: Int, _ name: String, _ summary: String, _ script: Script, expected: Expectation) {
-        self.number = number; self.name = name; self.summary = summary
-        self.facts = script.facts; self.redeliveries = script.redeliveries; self.checkpoints = script.checkpoints
+        self.number = number
+        self.name = name
+        self.summary = summary
+        self.facts = script.facts
+        self.redeliveries = script.redeliveries
+        self.checkpoints = script.checkpoints
         self.expected = expected
     }
 
@@ -41,14 +45,18 @@ public struct Scenario: Sendable, CustomStringConvertible {
 
     /// `5ce00000-00NN-4000-8000-IIIIIIIIIIII`: scenario NN, fact index I. Redeliveries use `9000`.
     public static func eventId(scenario: Int, index: Int, redelivery: Bool = false) -> UUID {
-        UUID(uuidString: "5ce00000-00\(Script.pad(scenario % 100, 2))-4000-\(redelivery ? "9000" : "8000")-\(Script.pad(index, 12))")!
+        UUID(
+            uuidString:
+                "5ce00000-00\(Script.pad(scenario % 100, 2))-4000-\(redelivery ? "9000" : "8000")-\(Script.pad(index, 12))"
+        )!
     }
 
     /// The log as events to append, with deterministic event ids, the source service as metadata
     /// and the scenario as correlation id.
     public func events() -> [NewEvent] {
         facts.enumerated().map { i, f in
-            f.fact.newEvent(occurredAt: f.at, eventId: Self.eventId(scenario: number, index: i), metadata: metadata(f.fact))
+            f.fact.newEvent(
+                occurredAt: f.at, eventId: Self.eventId(scenario: number, index: i), metadata: metadata(f.fact))
         }
     }
 
@@ -56,7 +64,9 @@ public struct Scenario: Sendable, CustomStringConvertible {
     public func redeliveryEvents() -> [NewEvent] {
         redeliveries.enumerated().map { k, r in
             let f = facts[r.index]
-            return f.fact.newEvent(occurredAt: f.at, eventId: Self.eventId(scenario: number, index: k, redelivery: true), metadata: metadata(f.fact))
+            return f.fact.newEvent(
+                occurredAt: f.at, eventId: Self.eventId(scenario: number, index: k, redelivery: true),
+                metadata: metadata(f.fact))
         }
     }
 
@@ -88,14 +98,17 @@ public enum Scenarios {
         callbackLost, usernameNil, interruptedPurchase, receiptReused, swappedReceipts, orphanFromSettings,
         refundAfterSpend, vipStacking, renewalFoundByPoll, wechatDuplicates, verificationRetry, refundReversed,
         // The rules of real store traffic.
-        refundAfterItsReversal, wechatPartialRefund, overGrant, googleVoidedPurchase, grantsByPolicy, revocationWithoutRefund,
+        refundAfterItsReversal, wechatPartialRefund, overGrant, googleVoidedPurchase, grantsByPolicy,
+        revocationWithoutRefund,
         upgradeKeepsOldPeriod, googleLinkedToken, introOfferPaidUpFront, sandboxAndFamilySharing, restoreToNewAccount,
         signedOutCallback, unacknowledgedPurchase, sameIdAcrossChannelsAndApps,
         // The stores' signed word: lifecycle states, exact money, notifications kept untranslated.
-        graceThenRecovery, accessKeptPastGrace, googleHoldAndPause, familyRevokeNotRevoked, reversalNotRegranted, exactStoreMoney,
+        graceThenRecovery, accessKeptPastGrace, googleHoldAndPause, familyRevokeNotRevoked, reversalNotRegranted,
+        exactStoreMoney,
         untranslatedNotifications, priceIncreaseDeclined,
         // Real histories: apps, moves, what the product is, the acknowledgement's own time, statements as published.
-        revocationInTheSecondApp, moveWithRemainingDays, googleOneTimeByToken, acknowledgementByItsOwnTime, unrecordedSaleNamesItsOrder,
+        revocationInTheSecondApp, moveWithRemainingDays, googleOneTimeByToken, acknowledgementByItsOwnTime,
+        unrecordedSaleNamesItsOrder,
         statementUnderAnotherName, unconfirmedOnItsOwnDay,
     ]
 

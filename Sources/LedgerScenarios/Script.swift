@@ -76,10 +76,14 @@ struct Script {
         checkpoints.append(Checkpoint(label: label, factCount: facts.count, expected: expected))
     }
 
-    mutating func createOrder(_ id: String, user: String, product: String, channel: Channel = .appstore, token: String? = nil,
-                              app: String? = nil) {
+    mutating func createOrder(
+        _ id: String, user: String, product: String, channel: Channel = .appstore, token: String? = nil,
+        app: String? = nil
+    ) {
         let price = Catalogue.definition(product, channel)?.price ?? Money(minorUnits: 0, currency: Catalogue.cny)
-        let f = OrderCreated(orderId: id, userId: user, channel: channel, productId: product, price: price, accountToken: token, app: app)
+        let f = OrderCreated(
+            orderId: id, userId: user, channel: channel, productId: product, price: price, accountToken: token, app: app
+        )
         orderList.append(f)
         add(.orderCreated(f))
     }
@@ -94,38 +98,56 @@ struct Script {
     }
 
     @discardableResult
-    mutating func callback(user: String, tx: String?, product: String, state: CallbackState = .purchased, channel: Channel = .appstore,
-                           order: String? = nil, username: String? = nil, device: String? = nil, report: String? = nil) -> Int {
-        let f = ClientCallbackReceived(channel: channel, userId: user, orderId: order, transactionId: tx, productId: product, state: state,
-                                       applicationUsername: username, deviceId: device, reportId: report)
+    mutating func callback(
+        user: String, tx: String?, product: String, state: CallbackState = .purchased, channel: Channel = .appstore,
+        order: String? = nil, username: String? = nil, device: String? = nil, report: String? = nil
+    ) -> Int {
+        let f = ClientCallbackReceived(
+            channel: channel, userId: user, orderId: order, transactionId: tx, productId: product, state: state,
+            applicationUsername: username, deviceId: device, reportId: report)
         if let tx { reports[tx, default: []].append(f) }
         return add(.clientCallbackReceived(f))
     }
 
     @discardableResult
-    mutating func notify(_ id: String, _ type: String, _ subtype: String? = nil, channel: Channel = .appstore, tx: String? = nil,
-                         original: String? = nil, tradeState: String? = nil, outTradeNo: String? = nil) -> Int {
-        add(.storeNotificationReceived(StoreNotificationReceived(
-            channel: channel, notificationId: id, type: NotificationType(raw: type), subtype: subtype.map { NotificationType(raw: $0) },
-            signedAt: now, transactionId: tx, originalTransactionId: original, tradeState: tradeState, outTradeNo: outTradeNo,
-            rawDigest: SHA256.digest(Array("\(channel.rawValue):\(id)".utf8)))))
+    mutating func notify(
+        _ id: String, _ type: String, _ subtype: String? = nil, channel: Channel = .appstore, tx: String? = nil,
+        original: String? = nil, tradeState: String? = nil, outTradeNo: String? = nil
+    ) -> Int {
+        add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: channel, notificationId: id, type: NotificationType(raw: type),
+                    subtype: subtype.map { NotificationType(raw: $0) },
+                    signedAt: now, transactionId: tx, originalTransactionId: original, tradeState: tradeState,
+                    outTradeNo: outTradeNo,
+                    rawDigest: SHA256.digest(Array("\(channel.rawValue):\(id)".utf8)))))
     }
 
     @discardableResult
-    mutating func verify(_ tx: String, product: String, channel: Channel = .appstore, original: String? = nil, purchased: Timestamp? = nil,
-                         expires: Timestamp? = nil, token: UUID? = nil, with details: (inout PaymentVerified) -> Void = { _ in }) -> Int {
+    mutating func verify(
+        _ tx: String, product: String, channel: Channel = .appstore, original: String? = nil,
+        purchased: Timestamp? = nil,
+        expires: Timestamp? = nil, token: UUID? = nil, with details: (inout PaymentVerified) -> Void = { _ in }
+    ) -> Int {
         let price = Catalogue.definition(product, channel)?.price ?? Money(minorUnits: 0, currency: Catalogue.cny)
-        var f = PaymentVerified(channel: channel, transactionId: tx, originalTransactionId: original, productId: product,
-                                purchaseDate: purchased ?? now, expiresDate: expires, price: price, appAccountToken: token,
-                                rawDigest: SHA256.digest(Array("\(channel.rawValue):tx:\(tx)".utf8)))
+        var f = PaymentVerified(
+            channel: channel, transactionId: tx, originalTransactionId: original, productId: product,
+            purchaseDate: purchased ?? now, expiresDate: expires, price: price, appAccountToken: token,
+            rawDigest: SHA256.digest(Array("\(channel.rawValue):tx:\(tx)".utf8)))
         details(&f)
         verified[tx] = f
         if let original, original != tx, let u = subscriptionUser[original] { subscriptionUser[tx] = u }
         return add(.paymentVerified(f))
     }
 
-    mutating func verificationFailed(_ tx: String, code: Int64, retryable: Bool, attempt: Int64, channel: Channel = .appstore) {
-        add(.verificationFailed(VerificationFailed(channel: channel, transactionId: tx, code: code, retryable: retryable, attempt: attempt)))
+    mutating func verificationFailed(
+        _ tx: String, code: Int64, retryable: Bool, attempt: Int64, channel: Channel = .appstore
+    ) {
+        add(
+            .verificationFailed(
+                VerificationFailed(
+                    channel: channel, transactionId: tx, code: code, retryable: retryable, attempt: attempt)))
     }
 
     /// What fulfilment does with a verified transaction: ask `Binding.decide`, append the decision
@@ -134,11 +156,14 @@ struct Script {
     mutating func bind(_ tx: String, outTradeNo: String? = nil) -> BindingDecision {
         guard let t = verified[tx] else { preconditionFailure("scenario \(number): bind \(tx) before it is verified") }
         let candidates = orderList.map {
-            OrderCandidate(orderId: $0.orderId, userId: $0.userId, channel: $0.channel, productId: $0.productId,
-                           accountToken: $0.accountToken, app: $0.app, isOpen: !paidOrders.contains($0.orderId) && !closedOrders.contains($0.orderId))
+            OrderCandidate(
+                orderId: $0.orderId, userId: $0.userId, channel: $0.channel, productId: $0.productId,
+                accountToken: $0.accountToken, app: $0.app,
+                isOpen: !paidOrders.contains($0.orderId) && !closedOrders.contains($0.orderId))
         }
-        let decision = Binding.decide(transaction: t, callbacks: reports[tx] ?? [], outTradeNo: outTradeNo, orders: candidates,
-                                      newOrderId: { _ in "o\(nn)-after-\(tx)" })
+        let decision = Binding.decide(
+            transaction: t, callbacks: reports[tx] ?? [], outTradeNo: outTradeNo, orders: candidates,
+            newOrderId: { _ in "o\(nn)-after-\(tx)" })
         switch decision {
         case .bound(let b):
             record(b)
@@ -166,18 +191,28 @@ struct Script {
             preconditionFailure("scenario \(number): grant \(tx) before it is verified")
         }
         let b = bindings[tx]
-        guard let userId = user ?? b?.userId ?? subscriptionUser[tx] else { preconditionFailure("scenario \(number): grant \(tx) to nobody") }
+        guard let userId = user ?? b?.userId ?? subscriptionUser[tx] else {
+            preconditionFailure("scenario \(number): grant \(tx) to nobody")
+        }
         grantCount += 1
-        add(.entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(grantCount)", userId: userId, channel: t.channel, transactionId: tx,
-                                                   orderId: b?.orderId, entitlement: entitlement ?? def.entitlement, quantity: quantity ?? t.quantity,
-                                                   app: t.app)))
+        add(
+            .entitlementGranted(
+                EntitlementGranted(
+                    grantId: "g\(nn)-\(grantCount)", userId: userId, channel: t.channel, transactionId: tx,
+                    orderId: b?.orderId, entitlement: entitlement ?? def.entitlement, quantity: quantity ?? t.quantity,
+                    app: t.app)))
     }
 
     /// Fulfilment takes back the grants of `tx` (`units` of them: part), naming the transaction's app.
-    mutating func revoke(_ tx: String, user: String, reason: RevocationReason, channel: Channel = .appstore, units: Int64? = nil,
-                         id: String? = nil) {
-        add(.entitlementRevoked(EntitlementRevoked(userId: user, channel: channel, transactionId: tx, reason: reason, units: units,
-                                                   revocationId: id, app: verified[tx]?.app)))
+    mutating func revoke(
+        _ tx: String, user: String, reason: RevocationReason, channel: Channel = .appstore, units: Int64? = nil,
+        id: String? = nil
+    ) {
+        add(
+            .entitlementRevoked(
+                EntitlementRevoked(
+                    userId: user, channel: channel, transactionId: tx, reason: reason, units: units,
+                    revocationId: id, app: verified[tx]?.app)))
     }
 
     mutating func spend(_ id: String, user: String, amount: Int64, item: String) {
@@ -186,19 +221,27 @@ struct Script {
 
     mutating func refund(_ tx: String, id: String, reason: String, channel: Channel = .appstore) {
         guard let t = verified[tx] else { preconditionFailure("scenario \(number): refund of unverified \(tx)") }
-        add(.refunded(Refunded(channel: channel, transactionId: tx, refundId: id, amount: t.price, refundedAt: now, reason: reason)))
+        add(
+            .refunded(
+                Refunded(
+                    channel: channel, transactionId: tx, refundId: id, amount: t.price, refundedAt: now, reason: reason)
+            ))
     }
 
     mutating func renewed(_ tx: String, original: String, product: String, purchased: Timestamp, expires: Timestamp) {
-        add(.subscriptionRenewed(SubscriptionRenewed(channel: .appstore, originalTransactionId: original, transactionId: tx, productId: product,
-                                                     purchaseDate: purchased, expiresDate: expires,
-                                                     price: Catalogue.definition(product)?.price)))
+        add(
+            .subscriptionRenewed(
+                SubscriptionRenewed(
+                    channel: .appstore, originalTransactionId: original, transactionId: tx, productId: product,
+                    purchaseDate: purchased, expiresDate: expires,
+                    price: Catalogue.definition(product)?.price)))
     }
 }
 
 extension Timestamp {
     func adding(days: Int64 = 0, hours: Int64 = 0, minutes: Int64 = 0, seconds: Int64 = 0) -> Timestamp {
-        Timestamp(microsecondsSince1970: microseconds + (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1_000_000)
+        Timestamp(
+            microsecondsSince1970: microseconds + (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1_000_000)
     }
 }
 
@@ -209,30 +252,42 @@ public enum Catalogue {
     public static let validFrom = Timestamp("2026-01-01T00:00:00Z")!
 
     public static let definitions: [ProductDefinition] = [
-        ProductDefinition(channel: .appstore, storeProductId: "coins_60", entitlement: .coins(60), version: 1, validFrom: validFrom,
-                          price: Money(minorUnits: 600, currency: cny)),
-        ProductDefinition(channel: .appstore, storeProductId: "coins_300", entitlement: .coins(300), version: 1, validFrom: validFrom,
-                          price: Money(minorUnits: 3000, currency: cny)),
-        ProductDefinition(channel: .appstore, storeProductId: "no_ads", entitlement: .feature("no_ads"), version: 1, validFrom: validFrom,
-                          price: Money(minorUnits: 1200, currency: cny)),
-        ProductDefinition(channel: .appstore, storeProductId: "vip.month",
-                          entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 1), version: 1,
-                          validFrom: validFrom, price: Money(minorUnits: 2500, currency: cny)),
-        ProductDefinition(channel: .appstore, storeProductId: "vip.month.premium",
-                          entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 2), version: 1,
-                          validFrom: validFrom, price: Money(minorUnits: 4000, currency: cny)),
-        ProductDefinition(channel: .appstore, storeProductId: "vip.quarter", entitlement: .period(entitlement: "vip", days: 90), version: 1,
-                          validFrom: validFrom, price: Money(minorUnits: 6800, currency: cny)),
-        ProductDefinition(channel: .wechat, storeProductId: "coins_300", entitlement: .coins(300), version: 1, validFrom: validFrom,
-                          price: Money(minorUnits: 3000, currency: cny)),
-        ProductDefinition(channel: .googleplay, storeProductId: "coins_60", entitlement: .coins(60), version: 1, validFrom: validFrom,
-                          price: Money(minorUnits: 600, currency: cny)),
-        ProductDefinition(channel: .googleplay, storeProductId: "vip_weekly",
-                          entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 1), version: 1,
-                          validFrom: validFrom, price: Money(minorUnits: 800, currency: cny)),
-        ProductDefinition(channel: .googleplay, storeProductId: "vip_weekly_plus",
-                          entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 2), version: 1,
-                          validFrom: validFrom, price: Money(minorUnits: 1500, currency: cny)),
+        ProductDefinition(
+            channel: .appstore, storeProductId: "coins_60", entitlement: .coins(60), version: 1, validFrom: validFrom,
+            price: Money(minorUnits: 600, currency: cny)),
+        ProductDefinition(
+            channel: .appstore, storeProductId: "coins_300", entitlement: .coins(300), version: 1, validFrom: validFrom,
+            price: Money(minorUnits: 3000, currency: cny)),
+        ProductDefinition(
+            channel: .appstore, storeProductId: "no_ads", entitlement: .feature("no_ads"), version: 1,
+            validFrom: validFrom,
+            price: Money(minorUnits: 1200, currency: cny)),
+        ProductDefinition(
+            channel: .appstore, storeProductId: "vip.month",
+            entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 1), version: 1,
+            validFrom: validFrom, price: Money(minorUnits: 2500, currency: cny)),
+        ProductDefinition(
+            channel: .appstore, storeProductId: "vip.month.premium",
+            entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 2), version: 1,
+            validFrom: validFrom, price: Money(minorUnits: 4000, currency: cny)),
+        ProductDefinition(
+            channel: .appstore, storeProductId: "vip.quarter", entitlement: .period(entitlement: "vip", days: 90),
+            version: 1,
+            validFrom: validFrom, price: Money(minorUnits: 6800, currency: cny)),
+        ProductDefinition(
+            channel: .wechat, storeProductId: "coins_300", entitlement: .coins(300), version: 1, validFrom: validFrom,
+            price: Money(minorUnits: 3000, currency: cny)),
+        ProductDefinition(
+            channel: .googleplay, storeProductId: "coins_60", entitlement: .coins(60), version: 1, validFrom: validFrom,
+            price: Money(minorUnits: 600, currency: cny)),
+        ProductDefinition(
+            channel: .googleplay, storeProductId: "vip_weekly",
+            entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 1), version: 1,
+            validFrom: validFrom, price: Money(minorUnits: 800, currency: cny)),
+        ProductDefinition(
+            channel: .googleplay, storeProductId: "vip_weekly_plus",
+            entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 2), version: 1,
+            validFrom: validFrom, price: Money(minorUnits: 1500, currency: cny)),
     ]
 
     public static func definition(_ id: String, _ channel: Channel = .appstore) -> ProductDefinition? {

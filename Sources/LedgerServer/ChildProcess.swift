@@ -25,8 +25,10 @@ public enum ChildProcess {
     /// Runs the program on a thread of its own and returns when it has exited.
     /// `environment` nil inherits this process's environment. Cancelling the calling task kills
     /// the program (SIGKILL), so a program that never exits cannot hang its caller past a time limit.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                           stdin: String? = nil) async throws -> Output {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: String? = nil
+    ) async throws -> Output {
         let child = RunningChild()
         return try await withTaskCancellationHandler {
             try await onOwnThread {
@@ -68,16 +70,24 @@ public enum ChildProcess {
     }
 
     /// Runs the program on the calling thread, which it blocks until the program exits.
-    public static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                                   stdin: String? = nil) throws -> Output {
+    public static func runBlocking(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: String? = nil
+    ) throws -> Output {
         try runBlocking(executable, arguments, environment: environment, stdin: stdin, child: nil)
     }
 
-    static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]?,
-                            stdin: String?, child: RunningChild?) throws -> Output {
+    static func runBlocking(
+        _ executable: String, _ arguments: [String], environment: [String: String]?,
+        stdin: String?, child: RunningChild?
+    ) throws -> Output {
         let base = "/tmp/ledger-child-\(getpid())-\(UUID().uuidString)"
         let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
-        defer { unlink(inPath); unlink(outPath); unlink(errPath) }
+        defer {
+            unlink(inPath)
+            unlink(outPath)
+            unlink(errPath)
+        }
         guard FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8)) else {
             throw SpawnError(description: "cannot write \(inPath)")
         }
@@ -98,7 +108,9 @@ public enum ChildProcess {
         } else {
             rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         }
-        guard rc == 0 else { throw SpawnError(description: "cannot run \(executable): \(String(cString: strerror(rc)))") }
+        guard rc == 0 else {
+            throw SpawnError(description: "cannot run \(executable): \(String(cString: strerror(rc)))")
+        }
         child?.started(pid)
         defer { child?.reaped() }
         var status: Int32 = 0
@@ -113,8 +125,9 @@ public enum ChildProcess {
             if errno != EINTR { throw SpawnError(description: "wait4 failed for \(executable) (errno \(errno))") }
         }
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return Output(status: code,
-                      stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        return Output(
+            status: code,
+            stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
 }

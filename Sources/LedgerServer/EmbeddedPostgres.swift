@@ -19,9 +19,11 @@ public struct EmbeddedPostgres: Sendable {
         public var description: String {
             switch self {
             case .noServerBinaries(let searched):
-                return "no PostgreSQL server binaries found (looked in \(searched.joined(separator: ", ")) and PATH); install them with `apt-get install -y postgresql`, or set LEDGER_DATABASE_URL to an existing database"
+                return
+                    "no PostgreSQL server binaries found (looked in \(searched.joined(separator: ", ")) and PATH); install them with `apt-get install -y postgresql`, or set LEDGER_DATABASE_URL to an existing database"
             case .command(let cmd, let status, let output):
-                return "`\(cmd)` failed with status \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))"
+                return
+                    "`\(cmd)` failed with status \(status): \(output.trimmingCharacters(in: .whitespacesAndNewlines))"
             case .setup(let message):
                 return message
             }
@@ -67,7 +69,8 @@ public struct EmbeddedPostgres: Sendable {
         var path = url.standardizedFileURL
         while true {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path.path),
-                  let mode = attributes[.posixPermissions] as? Int else { return false }
+                let mode = attributes[.posixPermissions] as? Int
+            else { return false }
             if mode & 0o001 == 0 { return false }
             if path.path == "/" { return true }
             path = path.deletingLastPathComponent()
@@ -87,7 +90,10 @@ public struct EmbeddedPostgres: Sendable {
 
     /// The libpq URL of the embedded database.
     public var url: String {
-        let host = socketDirectory.path.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+"))) ?? socketDirectory.path
+        let host =
+            socketDirectory.path.addingPercentEncoding(
+                withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+")))
+            ?? socketDirectory.path
         return "postgresql:///\(database)?host=\(host)&port=\(port)&user=\(user)"
     }
 
@@ -96,9 +102,12 @@ public struct EmbeddedPostgres: Sendable {
     // MARK: Commands
 
     public func status() throws -> Status {
-        guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) else { return .notInitialized }
+        guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) else {
+            return .notInitialized
+        }
         let bin = try Self.binDirectory()
-        let result = try run([bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "status"], asServerUser: true)
+        let result = try run(
+            [bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "status"], asServerUser: true)
         return result.status == 0 ? .running : .stopped
     }
 
@@ -116,8 +125,10 @@ public struct EmbeddedPostgres: Sendable {
     /// WAL and a standby configuration) and starts it; returns its URL. Readers (audit,
     /// verify-chain, read) can run on it; it accepts no writes.
     @discardableResult
-    public func startStandby(of primary: EmbeddedPostgres, synchronous: Bool = false,
-                             log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
+    public func startStandby(
+        of primary: EmbeddedPostgres, synchronous: Bool = false,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws -> String {
         try await startStandby(ofURL: primary.url, synchronous: synchronous, log: log)
     }
 
@@ -128,43 +139,64 @@ public struct EmbeddedPostgres: Sendable {
     /// is on two machines. The copy does not keep that setting, so a standby promoted after its
     /// primary died takes commits alone until a standby of its own is made (with this call).
     @discardableResult
-    public func startStandby(ofURL primaryURL: String, synchronous: Bool, log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> String {
+    public func startStandby(
+        ofURL primaryURL: String, synchronous: Bool, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws -> String {
         let db = self
         try await ChildProcess.onOwnThread {
             try FileManager.default.createDirectory(at: db.root, withIntermediateDirectories: true)
             try db.withLock {
                 guard try db.status() == .notInitialized else { return }
                 try db.prepareFolders()
-                log("copying \(ConnectionString.redacted(primaryURL)) into \(db.dataDirectory.path) (pg_basebackup, hot standby)")
+                log(
+                    "copying \(ConnectionString.redacted(primaryURL)) into \(db.dataDirectory.path) (pg_basebackup, hot standby)"
+                )
                 let bin = try Self.binDirectory()
-                let r = try db.run([bin.appendingPathComponent("pg_basebackup").path, "-d", primaryURL, "-D", db.dataDirectory.path,
-                                    "-R", "-X", "stream", "-c", "fast"], asServerUser: true)
-                guard r.status == 0 else { throw Failure.command("pg_basebackup", status: r.status, output: ConnectionString.redacted(r.output)) }
+                let r = try db.run(
+                    [
+                        bin.appendingPathComponent("pg_basebackup").path, "-d", primaryURL, "-D", db.dataDirectory.path,
+                        "-R", "-X", "stream", "-c", "fast",
+                    ], asServerUser: true)
+                guard r.status == 0 else {
+                    throw Failure.command(
+                        "pg_basebackup", status: r.status, output: ConnectionString.redacted(r.output))
+                }
                 // The primary's own synchronous setting stays with the primary.
                 let auto = db.dataDirectory.appendingPathComponent("postgresql.auto.conf")
                 if let text = try? String(contentsOf: auto, encoding: .utf8) {
-                    let kept = text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("synchronous_standby_names") }
+                    let kept = text.split(separator: "\n", omittingEmptySubsequences: false).filter {
+                        !$0.hasPrefix("synchronous_standby_names")
+                    }
                     try kept.joined(separator: "\n").write(to: auto, atomically: true, encoding: .utf8)
                 }
             }
             try db.startBlocking(log: log)
         }
         if synchronous {
-            let primary = try await Self.connectWhenReady(log: log) { try await PostgresConnection.connect(primaryURL, applicationName: "ledger-db") }
+            let primary = try await Self.connectWhenReady(log: log) {
+                try await PostgresConnection.connect(primaryURL, applicationName: "ledger-db")
+            }
             defer { Task { await primary.close() } }
             try await primary.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
             try await primary.execute("SELECT pg_reload_conf()")
             // What the primary committed before it waited for a standby: received here before this
             // returns, so from now on every acknowledged commit is on both.
             let lsn = try await primary.query("SELECT pg_current_wal_lsn()::text").string(0, 0) ?? "0/0"
-            let standby = try await Self.connectWhenReady(log: log) { try await PostgresConnection.connect(url, applicationName: "ledger-db") }
+            let standby = try await Self.connectWhenReady(log: log) {
+                try await PostgresConnection.connect(url, applicationName: "ledger-db")
+            }
             defer { Task { await standby.close() } }
             var caughtUp = false
             for _ in 0..<600 where !caughtUp {
-                caughtUp = try await standby.query("SELECT coalesce(pg_last_wal_receive_lsn() >= $1::pg_lsn, false)", [.text(lsn)]).string(0, 0) == "t"
+                caughtUp =
+                    try await standby.query(
+                        "SELECT coalesce(pg_last_wal_receive_lsn() >= $1::pg_lsn, false)", [.text(lsn)]
+                    ).string(0, 0) == "t"
                 if !caughtUp { try await Task.sleep(for: .milliseconds(100)) }
             }
-            guard caughtUp else { throw Failure.setup("the standby did not receive the primary's WAL up to \(lsn) within a minute") }
+            guard caughtUp else {
+                throw Failure.setup("the standby did not receive the primary's WAL up to \(lsn) within a minute")
+            }
             log("the primary now waits for this standby before a commit returns (synchronous_standby_names = '*')")
         }
         return url
@@ -177,7 +209,11 @@ public struct EmbeddedPostgres: Sendable {
             try db.withLock {
                 let bin = try Self.binDirectory()
                 log("promoting \(db.dataDirectory.path) to primary")
-                let r = try db.run([bin.appendingPathComponent("pg_ctl").path, "-D", db.dataDirectory.path, "-w", "-t", "60", "promote"], asServerUser: true)
+                let r = try db.run(
+                    [
+                        bin.appendingPathComponent("pg_ctl").path, "-D", db.dataDirectory.path, "-w", "-t", "60",
+                        "promote",
+                    ], asServerUser: true)
                 guard r.status == 0 else { throw Failure.command("pg_ctl promote", status: r.status, output: r.output) }
             }
         }
@@ -196,8 +232,11 @@ public struct EmbeddedPostgres: Sendable {
             try prepareFolders()
             if try status() == .notInitialized {
                 log("initializing a private PostgreSQL cluster in \(dataDirectory.path)")
-                let r = try run([bin.appendingPathComponent("initdb").path, "-D", dataDirectory.path, "-U", user, "-A", "trust",
-                                 "-E", "UTF8", "--no-locale"], asServerUser: true)
+                let r = try run(
+                    [
+                        bin.appendingPathComponent("initdb").path, "-D", dataDirectory.path, "-U", user, "-A", "trust",
+                        "-E", "UTF8", "--no-locale",
+                    ], asServerUser: true)
                 guard r.status == 0 else { throw Failure.command("initdb", status: r.status, output: r.output) }
                 let settings = """
 
@@ -216,10 +255,16 @@ public struct EmbeddedPostgres: Sendable {
                 try conf.close()
             }
             log("starting PostgreSQL (\(bin.path)) on \(socketDirectory.path)")
-            let r = try run([bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60",
-                             "-o", "-c unix_socket_directories='\(socketDirectory.path)'", "start"], asServerUser: true)
+            let r = try run(
+                [
+                    bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t",
+                    "60",
+                    "-o", "-c unix_socket_directories='\(socketDirectory.path)'", "start",
+                ], asServerUser: true)
             guard r.status == 0 else {
-                let tail = (try? String(contentsOf: logFile, encoding: .utf8))?.split(separator: "\n").suffix(5).joined(separator: "\n") ?? ""
+                let tail =
+                    (try? String(contentsOf: logFile, encoding: .utf8))?.split(separator: "\n").suffix(5).joined(
+                        separator: "\n") ?? ""
                 throw Failure.command("pg_ctl start", status: r.status, output: r.output + "\n" + tail)
             }
         }
@@ -229,7 +274,9 @@ public struct EmbeddedPostgres: Sendable {
         try withLock {
             guard try status() == .running else { return }
             let bin = try Self.binDirectory()
-            let r = try run([bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "-m", "fast", "-w", "stop"], asServerUser: true)
+            let r = try run(
+                [bin.appendingPathComponent("pg_ctl").path, "-D", dataDirectory.path, "-m", "fast", "-w", "stop"],
+                asServerUser: true)
             guard r.status == 0 else { throw Failure.command("pg_ctl stop", status: r.status, output: r.output) }
         }
     }
@@ -239,18 +286,26 @@ public struct EmbeddedPostgres: Sendable {
     static func isStartingUp(_ error: any Error) -> Bool {
         guard let e = error as? PostgresError else { return false }
         if e.sqlState == .cannotConnectNow { return true }
-        return e.kind == .connection && ["not yet accepting connections", "database system is starting up", "database system is in recovery mode"]
+        return e.kind == .connection
+            && [
+                "not yet accepting connections", "database system is starting up",
+                "database system is in recovery mode",
+            ]
             .contains { e.message.contains($0) }
     }
 
     /// Connects with `connect`, waiting while the server is starting or recovering after a crash:
     /// up to `attempts` tries, `pause` apart (the default, a minute, as `pg_ctl start` waits).
-    static func connectWhenReady(attempts: Int = 600, pause: Duration = .milliseconds(100), log: (String) -> Void = { _ in },
-                                 _ connect: () async throws -> PostgresConnection) async throws -> PostgresConnection {
+    static func connectWhenReady(
+        attempts: Int = 600, pause: Duration = .milliseconds(100), log: (String) -> Void = { _ in },
+        _ connect: () async throws -> PostgresConnection
+    ) async throws -> PostgresConnection {
         var attempt = 1
         while true {
-            do { return try await connect() } catch where attempt < attempts && isStartingUp(error) {
-                if attempt == 1 { log("PostgreSQL is starting or recovering after a crash; waiting for it to accept connections") }
+            do { return try await connect() } catch  where attempt < attempts && isStartingUp(error) {
+                if attempt == 1 {
+                    log("PostgreSQL is starting or recovering after a crash; waiting for it to accept connections")
+                }
                 attempt += 1
                 try await Task.sleep(for: pause)
             }
@@ -259,7 +314,9 @@ public struct EmbeddedPostgres: Sendable {
 
     private func createDatabaseIfMissing(log: (String) -> Void) async throws {
         let adminURL = url.replacingOccurrences(of: "postgresql:///\(database)?", with: "postgresql:///postgres?")
-        let conn = try await Self.connectWhenReady(log: log) { try await PostgresConnection.connect(adminURL, applicationName: "ledger-db") }
+        let conn = try await Self.connectWhenReady(log: log) {
+            try await PostgresConnection.connect(adminURL, applicationName: "ledger-db")
+        }
         defer { Task { await conn.close() } }
         let exists = try await conn.query("SELECT 1 FROM pg_database WHERE datname = $1", [.text(database)]).count > 0
         if !exists {
@@ -269,84 +326,6 @@ public struct EmbeddedPostgres: Sendable {
                 // Created concurrently by another process.
             }
         }
-    }
-
-    // MARK: Helpers
-
-    /// Newest `/usr/lib/postgresql/N/bin`, else the folder of `pg_ctl` on PATH, else `LEDGER_PG_BIN`.
-    public static func binDirectory() throws -> URL {
-        let env = ProcessInfo.processInfo.environment
-        if let explicit = env["LEDGER_PG_BIN"], !explicit.isEmpty {
-            let dir = URL(fileURLWithPath: explicit)
-            guard FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("pg_ctl").path) else {
-                throw Failure.noServerBinaries(searched: ["LEDGER_PG_BIN=\(explicit)"])
-            }
-            return dir
-        }
-        let base = "/usr/lib/postgresql"
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).compactMap(Int.init).sorted(by: >)
-        for v in versions {
-            let dir = URL(fileURLWithPath: "\(base)/\(v)/bin")
-            if FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("pg_ctl").path),
-               FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("initdb").path) { return dir }
-        }
-        for dir in (env["PATH"] ?? "").split(separator: ":") {
-            let candidate = URL(fileURLWithPath: String(dir))
-            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("initdb").path) {
-                let resolved = candidate.appendingPathComponent("initdb").resolvingSymlinksInPath().deletingLastPathComponent()
-                return resolved
-            }
-        }
-        throw Failure.noServerBinaries(searched: ["\(base)/*/bin"])
-    }
-
-    fileprivate func prepareFolders() throws {
-        let fm = FileManager.default
-        try fm.createDirectory(at: socketDirectory, withIntermediateDirectories: true)
-        guard Self.isRoot else { return }
-        guard getpwnam("postgres") != nil else {
-            throw Failure.setup("running as root, but there is no `postgres` user to run the server as (PostgreSQL refuses root); install Debian's postgresql package or run as a normal user")
-        }
-        // The server user must reach the folder; if it cannot (e.g. under /root), say so.
-        let probe = try run(["/bin/sh", "-c", "test -x '\(root.path)'"], asServerUser: true)
-        guard probe.status == 0 else {
-            throw Failure.setup("the postgres user cannot reach \(root.path); set LEDGER_HOME to a folder it can reach (e.g. /var/tmp/ledger)")
-        }
-        for dir in [root, socketDirectory] {
-            let r = try run(["/bin/chown", "postgres:postgres", dir.path], asServerUser: false)
-            guard r.status == 0 else { throw Failure.command("chown", status: r.status, output: r.output) }
-        }
-        if fm.fileExists(atPath: dataDirectory.path) {
-            _ = try run(["/bin/chown", "-R", "postgres:postgres", dataDirectory.path], asServerUser: false)
-        }
-    }
-
-    /// Runs a command (as `postgres` when we are root and `asServerUser`), blocking this thread;
-    /// output is stdout followed by stderr.
-    func run(_ arguments: [String], asServerUser: Bool) throws -> (status: Int32, output: String) {
-        var args = arguments
-        if asServerUser, Self.isRoot {
-            if FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") {
-                args = ["/usr/sbin/runuser", "-u", "postgres", "--"] + args
-            } else {
-                args = ["/bin/su", "-s", "/bin/sh", "postgres", "-c", args.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")]
-            }
-        }
-        let result = try ChildProcess.runBlocking(args[0], Array(args.dropFirst()))
-        return (result.status, result.stdout + result.stderr)
-    }
-
-    /// Holds an exclusive lock on `<root>/lock` while `body` runs (start/stop from several processes).
-    fileprivate func withLock<T>(_ body: () throws -> T) throws -> T {
-        let path = root.appendingPathComponent("lock").path
-        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o666) // not inherited by the server pg_ctl starts
-        guard fd >= 0 else { throw Failure.setup("cannot open lock file \(path) (errno \(errno))") }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR { throw Failure.setup("cannot lock \(path) (errno \(errno))") }
-        }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
     }
 }
 

@@ -15,18 +15,26 @@ public actor AppendGate {
 
     /// Runs `body` as an append in flight; with `caller`, as one of that caller's, of which at most
     /// `limit` may be in flight at once.
-    func run<T: Sendable>(caller: String? = nil, limit: Int = .max, _ body: @Sendable () async throws -> T) async throws -> T {
+    func run<T: Sendable>(
+        caller: String? = nil, limit: Int = .max, _ body: @Sendable () async throws -> T
+    ) async throws -> T {
         guard !closed else {
-            var p = Problem(.serviceUnavailable, "shutting-down", "The service is shutting down",
-                            detail: "the service is shutting down and takes no new appends; nothing was written; retry on another instance")
+            var p = Problem(
+                .serviceUnavailable, "shutting-down", "The service is shutting down",
+                detail:
+                    "the service is shutting down and takes no new appends; nothing was written; retry on another instance"
+            )
             p.headers[.retryAfter] = "1"
             throw p
         }
         if let caller {
             let mine = byCaller[caller, default: 0]
             guard mine < limit else {
-                var p = Problem(.tooManyRequests, "too-many-appends", "Too many appends in flight",
-                                detail: "\(Echo.quoted(caller)) has \(mine) appends in flight, the most one caller may have (--max-appends-per-caller); nothing was written; retry after Retry-After seconds")
+                var p = Problem(
+                    .tooManyRequests, "too-many-appends", "Too many appends in flight",
+                    detail:
+                        "\(Echo.quoted(caller)) has \(mine) appends in flight, the most one caller may have (--max-appends-per-caller); nothing was written; retry after Retry-After seconds"
+                )
                 p.headers[.retryAfter] = "1"
                 throw p
             }
@@ -39,7 +47,10 @@ public actor AppendGate {
                 let left = byCaller[caller, default: 1] - 1
                 byCaller[caller] = left == 0 ? nil : left
             }
-            if inFlight == 0 { waiters.forEach { $0.resume() }; waiters.removeAll() }
+            if inFlight == 0 {
+                waiters.forEach { $0.resume() }
+                waiters.removeAll()
+            }
         }
         return try await body()
     }

@@ -41,7 +41,9 @@ public struct ServiceLimits: Sendable {
 struct LimitMiddleware: RouterMiddleware {
     typealias Context = LedgerRequestContext
     let bytes: Int
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var context = context
         context.maxUploadSize = bytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > bytes {

@@ -49,7 +49,13 @@ actor HeadWatch {
             let now = ContinuousClock.now
             var still: [(after: Int64, until: ContinuousClock.Instant, resume: CheckedContinuation<Bool, Never>)] = []
             for w in waiters {
-                if let head, head > w.after { w.resume.resume(returning: true) } else if now >= w.until { w.resume.resume(returning: false) } else { still.append(w) }
+                if let head, head > w.after {
+                    w.resume.resume(returning: true)
+                } else if now >= w.until {
+                    w.resume.resume(returning: false)
+                } else {
+                    still.append(w)
+                }
             }
             waiters = still
             if waiters.isEmpty { break }
@@ -80,7 +86,7 @@ struct EventTail {
                 let page: [RecordedEvent]
                 do {
                     page = try await store.readAll(after: after, limit: 500)
-                } catch where isServerUnavailable(error) {
+                } catch  where isServerUnavailable(error) {
                     // The database is away: wait and read again from the same position (a shutdown
                     // meanwhile ends the stream instead).
                     _ = await watch.wait(beyond: Int64.max, timeout: .seconds(1))
@@ -95,7 +101,11 @@ struct EventTail {
                 var buffer = ByteBuffer()
                 for e in page {
                     guard e.position == after + 1 else {
-                        throw LedgerError.database(.init(kind: .protocolViolation, message: "tail expected position \(after + 1) but read \(e.position); refusing to skip"))
+                        throw LedgerError.database(
+                            .init(
+                                kind: .protocolViolation,
+                                message: "tail expected position \(after + 1) but read \(e.position); refusing to skip")
+                        )
                     }
                     buffer.writeString("id: \(e.position)\nevent: fact\ndata: \(e.jsonLine)\n\n")
                     after = e.position
@@ -104,7 +114,8 @@ struct EventTail {
             }
             try await writer.finish(nil)
         }
-        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
     }
 }
 

@@ -26,11 +26,16 @@ struct EventsRoutes {
         }
         // One key per request: two headers (or one joined from two) would each name another request.
         if request.headers[values: .idempotencyKey].count > 1 {
-            throw Problem.badParameter("Idempotency-Key", "give one Idempotency-Key header (the request has several); nothing was written")
+            throw Problem.badParameter(
+                "Idempotency-Key", "give one Idempotency-Key header (the request has several); nothing was written")
         }
         let key = request.headers[.idempotencyKey]
-        if let key, key.isEmpty || key.utf8.count > 200 || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            throw Problem.badParameter("Idempotency-Key", "the Idempotency-Key header must be 1-200 characters with no control characters")
+        if let key,
+            key.isEmpty || key.utf8.count > 200
+                || key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        {
+            throw Problem.badParameter(
+                "Idempotency-Key", "the Idempotency-Key header must be 1-200 characters with no control characters")
         }
         let decoder = EventLineDecoder(validation: stores.writer.configuration.validation)
         let decoded: (events: [NewEvent], lines: [Int])
@@ -38,17 +43,25 @@ struct EventsRoutes {
             // JSON lines (application/x-ndjson, text/plain, or no type), or with application/json one
             // fact object or an array of them (a `line` then names the array's element, from 1).
             let lines = try Self.lines(body, contentType: request.headers[.contentType])
-            decoded = try EventLines.decode(lines, decoder: decoder,
-                                            eventId: key.map { k in { (_: Int, index: Int) -> UUID in Self.eventId(key: k, caller: context.caller ?? "", index: index) } })
+            decoded = try EventLines.decode(
+                lines, decoder: decoder,
+                eventId: key.map { k in
+                    { (_: Int, index: Int) -> UUID in Self.eventId(key: k, caller: context.caller ?? "", index: index) }
+                })
         } catch {
             throw Problem.input(error)
         }
         if decoded.events.isEmpty {
-            throw Problem(.unprocessableContent, "empty-batch", "The batch is empty", detail: "the body holds no fact lines; nothing was written")
+            throw Problem(
+                .unprocessableContent, "empty-batch", "The batch is empty",
+                detail: "the body holds no fact lines; nothing was written")
         }
         if decoded.events.count > limits.maximumBatchEvents {
-            throw Problem(.contentTooLarge, "batch-too-large", "The batch has too many facts",
-                          detail: "\(decoded.events.count) facts, over the limit of \(limits.maximumBatchEvents) per request; nothing was written")
+            throw Problem(
+                .contentTooLarge, "batch-too-large", "The batch has too many facts",
+                detail:
+                    "\(decoded.events.count) facts, over the limit of \(limits.maximumBatchEvents) per request; nothing was written"
+            )
         }
         let started = ContinuousClock.now
         let appended: [AppendedEvent]
@@ -56,11 +69,16 @@ struct EventsRoutes {
             appended = try await gate.run(caller: context.caller ?? "", limit: limits.maximumAppendsPerCaller) {
                 // The key covers the whole request: another body under it is a conflict, whatever
                 // its lines carry (their own event ids included).
-                if let key, try await stores.writer.claimRequestKey(caller: context.caller ?? "", key: key,
-                                                                      digest: Self.requestDigest(decoded.events)) == .otherBody {
-                    throw Problem(.conflict, "idempotency-conflict", "The Idempotency-Key was used with another body",
-                                  detail: "the Idempotency-Key \(Echo.quoted(key, limit: 80)) was sent before with another body; a key names one request for good: use a new key for a new request; nothing was written",
-                                  field: "Idempotency-Key", key: key)
+                if let key,
+                    try await stores.writer.claimRequestKey(
+                        caller: context.caller ?? "", key: key,
+                        digest: Self.requestDigest(decoded.events)) == .otherBody
+                {
+                    throw Problem(
+                        .conflict, "idempotency-conflict", "The Idempotency-Key was used with another body",
+                        detail:
+                            "the Idempotency-Key \(Echo.quoted(key, limit: 80)) was sent before with another body; a key names one request for good: use a new key for a new request; nothing was written",
+                        field: "Idempotency-Key", key: key)
                 }
                 return try await stores.writer.append(decoded.events)
             }
@@ -79,11 +97,13 @@ struct EventsRoutes {
         var out = "{\"events\":["
         for (i, (line, a)) in zip(decoded.lines, appended).enumerated() {
             if i > 0 { out += "," }
-            out += "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position),\"alreadyStored\":\(a.alreadyStored)}"
+            out +=
+                "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position),\"alreadyStored\":\(a.alreadyStored)}"
         }
         out += "],\"appended\":\(stored),\"alreadyStored\":\(appended.count - stored)}\n"
-        return Response(status: stored == 0 ? .ok : .created, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(string: out)))
+        return Response(
+            status: stored == 0 ? .ok : .created, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: out)))
     }
 
     /// The body as JSON lines: as sent, or, for `application/json`, each fact of the one object or
@@ -92,7 +112,9 @@ struct EventsRoutes {
         let bytes = Array(body.readableBytesView)
         let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard type == "application/json" else { return bytes }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw EventInputError(message: "not valid UTF-8") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw EventInputError(message: "not valid UTF-8")
+        }
         let value: JSONValue
         do { value = try JSONValue.parse(text) } catch {
             throw EventInputError(line: error.line, column: error.column, message: "malformed JSON: \(error.message)")
@@ -102,7 +124,9 @@ struct EventsRoutes {
         case .array(let facts):
             var out: [UInt8] = []
             for (i, fact) in facts.enumerated() {
-                guard case .object = fact else { throw EventInputError(line: i + 1, message: "element \(i + 1) of the array is not a fact object") }
+                guard case .object = fact else {
+                    throw EventInputError(line: i + 1, message: "element \(i + 1) of the array is not a fact object")
+                }
                 out += Array(fact.compactText.utf8) + [UInt8(ascii: "\n")]
             }
             return out
@@ -118,9 +142,11 @@ struct EventsRoutes {
         for e in events {
             let m = e.metadata
             let fields: [JSONValue] = [
-                .string(e.eventId.lowercased), .string(e.stream), .string(e.type), .int(Int64(e.schemaVersion)), e.payload,
+                .string(e.eventId.lowercased), .string(e.stream), .string(e.type), .int(Int64(e.schemaVersion)),
+                e.payload,
                 .array([m.correlationId, m.causationId, m.source, m.actor].map { $0.map(JSONValue.string) ?? .null }),
-                .string(e.occurredAt.iso8601), e.idempotencyKey.map(JSONValue.string) ?? .null, .string(e.expectedVersion.description),
+                .string(e.occurredAt.iso8601), e.idempotencyKey.map(JSONValue.string) ?? .null,
+                .string(e.expectedVersion.description),
             ]
             text += JSONValue.array(fields).canonicalText + "\n"
         }
@@ -131,7 +157,8 @@ struct EventsRoutes {
     /// `caller`: the same request sent again names the same events, so the log returns the original
     /// positions; other content under the same key is an idempotency conflict.
     static func eventId(key: String, caller: String, index: Int) -> UUID {
-        UUID(bytes: SHA256.hash(Array("ledger-http-idempotency\u{0}\(caller)\u{0}\(key)\u{0}\(index)".utf8)), version: 5)
+        UUID(
+            bytes: SHA256.hash(Array("ledger-http-idempotency\u{0}\(caller)\u{0}\(key)\u{0}\(index)".utf8)), version: 5)
     }
 
     /// The log from a position as NDJSON, streamed page by page up to the head as it stood when the
@@ -140,11 +167,15 @@ struct EventsRoutes {
     func read(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         var after: Int64 = 0
         if let from = request.uri.queryParameters["from"] {
-            guard let p = Int64(String(from)), p >= 0 else { throw Problem.badParameter("from", "from must be a position >= 0") }
+            guard let p = Int64(String(from)), p >= 0 else {
+                throw Problem.badParameter("from", "from must be a position >= 0")
+            }
             after = max(p, 1) - 1
         }
         if let last = request.headers[.lastEventID] {
-            guard let p = Int64(last), p >= 0 else { throw Problem.badParameter("Last-Event-ID", "Last-Event-ID must be a position >= 0") }
+            guard let p = Int64(last), p >= 0 else {
+                throw Problem.badParameter("Last-Event-ID", "Last-Event-ID must be a position >= 0")
+            }
             after = p
         }
         // A live tail, for any language with an EventSource: Server-Sent Events, forever.
@@ -181,7 +212,9 @@ struct EventsRoutes {
             }
             try await writer.finish(nil)
         }
-        return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .init("Ledger-Head")!: String(head)], body: body)
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson", .init("Ledger-Head")!: String(head)],
+            body: body)
     }
 
     /// One stream's events in version order (`from` = first version), as NDJSON.
@@ -189,7 +222,9 @@ struct EventsRoutes {
         let id = try context.pathParameter("id")
         var from: Int64 = 0
         if let f = request.uri.queryParameters["from"] {
-            guard let v = Int64(String(f)), v >= 0 else { throw Problem.badParameter("from", "from must be a stream version >= 0") }
+            guard let v = Int64(String(f)), v >= 0 else {
+                throw Problem.badParameter("from", "from must be a stream version >= 0")
+            }
             from = v
         }
         guard EventValidation.isValidStream(id) else {
@@ -205,7 +240,9 @@ struct EventsRoutes {
         }
         if events.isEmpty && from == 0 { throw Problem.notFound("no stream \(Echo.quoted(id)) in the log") }
         let text = events.map { $0.jsonLine + "\n" }.joined()
-        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }
 

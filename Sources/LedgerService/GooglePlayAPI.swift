@@ -23,19 +23,29 @@ public final class GooglePlayAPI: Sendable {
         public var timeout: TimeInterval = 10
 
         public init(clientEmail: String, privateKeyPEM: String, tokenURI: URL, baseURL: URL) {
-            self.clientEmail = clientEmail; self.privateKeyPEM = privateKeyPEM; self.tokenURI = tokenURI; self.baseURL = baseURL
+            self.clientEmail = clientEmail
+            self.privateKeyPEM = privateKeyPEM
+            self.tokenURI = tokenURI
+            self.baseURL = baseURL
         }
 
         /// From a service account key file (the JSON Google issues); `baseURL` defaults to Google's.
         public init(serviceAccountJSON bytes: [UInt8], baseURL: URL? = nil) throws(APIError) {
-            guard let j = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)), let email = j["client_email"]?.stringValue,
-                  let key = j["private_key"]?.stringValue else {
+            guard let j = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)),
+                let email = j["client_email"]?.stringValue,
+                let key = j["private_key"]?.stringValue
+            else {
                 throw APIError("the service account file is not JSON with client_email and private_key")
             }
-            guard (try? _RSA.Signing.PrivateKey(pemRepresentation: key)) != nil else { throw APIError("the service account's private_key is not a PEM RSA key") }
-            let tokenURI = j["token_uri"]?.stringValue.flatMap(URL.init(string:)) ?? URL(string: "https://oauth2.googleapis.com/token")!
-            self.init(clientEmail: email, privateKeyPEM: key, tokenURI: tokenURI,
-                      baseURL: baseURL ?? URL(string: "https://androidpublisher.googleapis.com")!)
+            guard (try? _RSA.Signing.PrivateKey(pemRepresentation: key)) != nil else {
+                throw APIError("the service account's private_key is not a PEM RSA key")
+            }
+            let tokenURI =
+                j["token_uri"]?.stringValue.flatMap(URL.init(string:)) ?? URL(
+                    string: "https://oauth2.googleapis.com/token")!
+            self.init(
+                clientEmail: email, privateKeyPEM: key, tokenURI: tokenURI,
+                baseURL: baseURL ?? URL(string: "https://androidpublisher.googleapis.com")!)
         }
     }
 
@@ -57,16 +67,22 @@ public final class GooglePlayAPI: Sendable {
     }
 
     /// The subscription purchase `token` of `subscriptionId` in `package`, as the API answers it.
-    public func subscription(package: String, subscriptionId: String, token purchaseToken: String) async throws(APIError) -> GooglePlaySubscriptionRead {
-        let json = try await get(package, "purchases/subscriptions/\(Self.segment(subscriptionId))/tokens/\(Self.segment(purchaseToken))",
-                                 "purchases.subscriptions.get")
-        do { return try GooglePlaySubscriptionRead(json: json) } catch { throw APIError("purchases.subscriptions.get: \(error.message)") }
+    public func subscription(
+        package: String, subscriptionId: String, token purchaseToken: String
+    ) async throws(APIError) -> GooglePlaySubscriptionRead {
+        let json = try await get(
+            package, "purchases/subscriptions/\(Self.segment(subscriptionId))/tokens/\(Self.segment(purchaseToken))",
+            "purchases.subscriptions.get")
+        do { return try GooglePlaySubscriptionRead(json: json) } catch {
+            throw APIError("purchases.subscriptions.get: \(error.message)")
+        }
     }
 
     /// The product of the subscription's first line item, as `purchases.subscriptionsv2.get` says:
     /// the plan in force after its items changed.
     public func subscriptionProduct(package: String, token purchaseToken: String) async throws(APIError) -> String {
-        let json = try await get(package, "purchases/subscriptionsv2/tokens/\(Self.segment(purchaseToken))", "purchases.subscriptionsv2.get")
+        let json = try await get(
+            package, "purchases/subscriptionsv2/tokens/\(Self.segment(purchaseToken))", "purchases.subscriptionsv2.get")
         guard case .array(let items)? = json["lineItems"], let product = items.first?["productId"]?.stringValue else {
             throw APIError("purchases.subscriptionsv2.get: the purchase has no line item with a productId")
         }
@@ -74,16 +90,28 @@ public final class GooglePlayAPI: Sendable {
     }
 
     /// The one-time purchase `token` of `productId`, with what its order says was paid.
-    public func product(package: String, productId: String, token purchaseToken: String) async throws(APIError) -> GooglePlayProductRead {
-        let product = try await get(package, "purchases/products/\(Self.segment(productId))/tokens/\(Self.segment(purchaseToken))", "purchases.products.get")
-        guard let orderId = product["orderId"]?.stringValue else { throw APIError("purchases.products.get: the purchase has no orderId") }
+    public func product(
+        package: String, productId: String, token purchaseToken: String
+    ) async throws(APIError) -> GooglePlayProductRead {
+        let product = try await get(
+            package, "purchases/products/\(Self.segment(productId))/tokens/\(Self.segment(purchaseToken))",
+            "purchases.products.get")
+        guard let orderId = product["orderId"]?.stringValue else {
+            throw APIError("purchases.products.get: the purchase has no orderId")
+        }
         let order = try await get(package, "orders/\(Self.segment(orderId))", "orders.get")
-        do { return try GooglePlayProductRead(product: product, order: order) } catch { throw APIError("\(error.message)") }
+        do { return try GooglePlayProductRead(product: product, order: order) } catch {
+            throw APIError("\(error.message)")
+        }
     }
 
     /// GET `androidpublisher/v3/applications/<package>/<path>` with the access token.
     private func get(_ package: String, _ path: String, _ what: String) async throws(APIError) -> JSONValue {
-        guard let url = URL(string: "androidpublisher/v3/applications/\(Self.segment(package))/" + path, relativeTo: configuration.baseURL) else {
+        guard
+            let url = URL(
+                string: "androidpublisher/v3/applications/\(Self.segment(package))/" + path,
+                relativeTo: configuration.baseURL)
+        else {
             throw APIError("cannot build the URL of \(what)")
         }
         var request = URLRequest(url: url)
@@ -101,9 +129,13 @@ public final class GooglePlayAPI: Sendable {
         var request = URLRequest(url: configuration.tokenURI)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(try assertion(now: now))".utf8)
+        request.httpBody = Data(
+            "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(try assertion(now: now))".utf8
+        )
         let json = try await exchange(request, "the token endpoint")
-        guard let value = json["access_token"]?.stringValue else { throw APIError("the token endpoint's answer has no access_token") }
+        guard let value = json["access_token"]?.stringValue else {
+            throw APIError("the token endpoint's answer has no access_token")
+        }
         let seconds = json["expires_in"]?.intValue ?? 3600
         token.withLock { $0 = (value, now.addingTimeInterval(TimeInterval(max(0, seconds - 60)))) }
         return value
@@ -113,9 +145,13 @@ public final class GooglePlayAPI: Sendable {
     func assertion(now: Date) throws(APIError) -> String {
         let iat = Int64(now.timeIntervalSince1970)
         let header = JSONValue.makeObject([("alg", .string("RS256")), ("typ", .string("JWT"))])
-        let claims = JSONValue.makeObject([("iss", .string(configuration.clientEmail)), ("scope", .string("https://www.googleapis.com/auth/androidpublisher")),
-                                           ("aud", .string(configuration.tokenURI.absoluteString)), ("iat", .int(iat)), ("exp", .int(iat + 3600))])
-        let input = Base64.urlEncoded(Array(header.compactText.utf8)) + "." + Base64.urlEncoded(Array(claims.compactText.utf8))
+        let claims = JSONValue.makeObject([
+            ("iss", .string(configuration.clientEmail)),
+            ("scope", .string("https://www.googleapis.com/auth/androidpublisher")),
+            ("aud", .string(configuration.tokenURI.absoluteString)), ("iat", .int(iat)), ("exp", .int(iat + 3600)),
+        ])
+        let input =
+            Base64.urlEncoded(Array(header.compactText.utf8)) + "." + Base64.urlEncoded(Array(claims.compactText.utf8))
         do {
             let key = try _RSA.Signing.PrivateKey(pemRepresentation: configuration.privateKeyPEM)
             let signature = try key.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
@@ -125,7 +161,6 @@ public final class GooglePlayAPI: Sendable {
         }
     }
 
-
     private func exchange(_ request: URLRequest, _ what: String) async throws(APIError) -> JSONValue {
         let data: Data, response: URLResponse
         do { (data, response) = try await session.data(for: request) } catch {
@@ -133,7 +168,9 @@ public final class GooglePlayAPI: Sendable {
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else { throw APIError("\(what) answered HTTP \(status)") }
-        guard let json = try? JSONValue.parse(String(decoding: data, as: UTF8.self)) else { throw APIError("\(what) answered something that is not JSON") }
+        guard let json = try? JSONValue.parse(String(decoding: data, as: UTF8.self)) else {
+            throw APIError("\(what) answered something that is not JSON")
+        }
         return json
     }
 }

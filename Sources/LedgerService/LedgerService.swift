@@ -50,12 +50,15 @@ public struct LedgerService: Sendable {
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
         router.add(middleware: ProblemMiddleware(known: known))
         let tokens = configuration.tokens
-        let events = EventsRoutes(stores: stores, limits: configuration.limits, metrics: metrics, gate: gate, watch: watch)
+        let events = EventsRoutes(
+            stores: stores, limits: configuration.limits, metrics: metrics, gate: gate, watch: watch)
         let reads = ReadRoutes(stores: stores, metrics: metrics, foldMemory: configuration.foldMemory)
-        let health = HealthRoutes(stores: stores, metrics: metrics, maximumProjectorLag: configuration.maximumProjectorLag)
-        let notifications = NotificationRoutes(stores: stores, configuration: configuration.notifications,
-                                               limit: configuration.limits.maximumNotificationBytes, metrics: metrics, gate: gate,
-                                               logger: logger)
+        let health = HealthRoutes(
+            stores: stores, metrics: metrics, maximumProjectorLag: configuration.maximumProjectorLag)
+        let notifications = NotificationRoutes(
+            stores: stores, configuration: configuration.notifications,
+            limit: configuration.limits.maximumNotificationBytes, metrics: metrics, gate: gate,
+            logger: logger)
         router.get("/healthz", use: health.healthz)
         router.get("/readyz", use: health.readyz)
         router.get("/metrics", use: health.metricsText)
@@ -67,7 +70,8 @@ public struct LedgerService: Sendable {
         read.get("orders/{id}", use: reads.entity(.order))
         read.get("users/{id}", use: reads.entity(.user))
         router.group("/v1/audit").add(middleware: TokenMiddleware(table: tokens, scope: .audit)).get(use: reads.audit)
-        let notify = router.group("/v1/notifications").add(middleware: LimitMiddleware(bytes: configuration.limits.maximumNotificationBytes))
+        let notify = router.group("/v1/notifications").add(
+            middleware: LimitMiddleware(bytes: configuration.limits.maximumNotificationBytes))
         notify.post("appstore", use: notifications.appStore)
         notify.post("googleplay", use: notifications.googlePlay)
         notify.post("wechatpay", use: notifications.weChatPay)
@@ -77,7 +81,8 @@ public struct LedgerService: Sendable {
 
     /// The Hummingbird application, with a service that closes the stores after the server has
     /// drained (the server stops accepting, finishes the requests in flight, then the stores close).
-    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol
+    {
         let metrics = metrics, logger = logger
         var app = Application(
             router: router(),
@@ -85,13 +90,18 @@ public struct LedgerService: Sendable {
                 metrics.timedOut(which)
                 logger.info("connection closed: the client took too long", metadata: ["deadline": "\(which)"])
             },
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ledger",
-                                 availableConnectionsDelegate: .maximum(configuration.limits.maximumConnections, logger: logger)),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "ledger",
+                availableConnectionsDelegate: .maximum(configuration.limits.maximumConnections, logger: logger)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(StoresService(stores: stores, gate: gate))
-        if let interval = configuration.sealInterval { app.addServices(SealerService(store: stores.writer, interval: interval, logger: logger)) }
-        if let projector = configuration.projector { app.addServices(ProjectorService(store: projector, memory: configuration.foldMemory, logger: logger)) }
+        if let interval = configuration.sealInterval {
+            app.addServices(SealerService(store: stores.writer, interval: interval, logger: logger))
+        }
+        if let projector = configuration.projector {
+            app.addServices(ProjectorService(store: projector, memory: configuration.foldMemory, logger: logger))
+        }
         return app
     }
 
@@ -104,8 +114,10 @@ public struct LedgerService: Sendable {
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully: no new connections, the live tails
     /// end, the requests in flight (appends included) finish, then the database connections close.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let group = ServiceGroup(configuration: .init(services: services(onListening: onListening),
-                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services(onListening: onListening),
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

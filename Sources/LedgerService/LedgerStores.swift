@@ -18,7 +18,9 @@ public final class LedgerStores: Sendable {
 
     /// Opens the three stores from the owner's configuration (each role as `connecting(as:)` or its
     /// own `LEDGER_<ROLE>_DATABASE_URL`, as `roleConfiguration` resolves it).
-    public static func open(_ roleConfiguration: (LedgerRole) -> LedgerConfiguration, logger: Logger) async throws -> LedgerStores {
+    public static func open(
+        _ roleConfiguration: (LedgerRole) -> LedgerConfiguration, logger: Logger
+    ) async throws -> LedgerStores {
         let writer = try await EventStore.open(roleConfiguration(.writer), logger: logger)
         do {
             let reader = try await EventStore.open(roleConfiguration(.reader), logger: logger)
@@ -54,9 +56,11 @@ struct ProjectorService: Service {
     func run() async throws {
         do {
             try await cancelWhenGracefulShutdown {
-                try await Projector.followSurvivingRestarts(store, logger: logger, memory: memory, onRestart: { [logger] error, wait in
-                    logger.warning("projector: database unavailable; restarting", metadata: ["wait": "\(wait)"])
-                })
+                try await Projector.followSurvivingRestarts(
+                    store, logger: logger, memory: memory,
+                    onRestart: { [logger] error, wait in
+                        logger.warning("projector: database unavailable; restarting", metadata: ["wait": "\(wait)"])
+                    })
             }
         } catch is CancellationError {
         } catch {
@@ -81,8 +85,10 @@ struct SealerService: Service {
             while !Task.isCancelled {
                 do {
                     let sealed = try await store.sealPending()
-                    if sealed > 0 { logger.notice("sealed events a writer left pending", metadata: ["events": "\(sealed)"]) }
-                } catch where !Task.isCancelled {
+                    if sealed > 0 {
+                        logger.notice("sealed events a writer left pending", metadata: ["events": "\(sealed)"])
+                    }
+                } catch  where !Task.isCancelled {
                     logger.warning("sealing pending events failed; trying again", metadata: ["error": "\(error)"])
                 } catch {}
                 try? await Task.sleep(for: interval)

@@ -14,18 +14,26 @@ extension NotificationConfiguration {
     /// The App Store verifier the environment configures (`LEDGER_APPSTORE_ROOT_CERT`,
     /// `LEDGER_APPSTORE_BUNDLE_ID`, `LEDGER_APPSTORE_ENVIRONMENT`), or nil when no root is set:
     /// what the service verifies notifications with, and the statement import signed histories.
-    public static func appStore(environment env: [String: String], readFile: (String) throws -> [UInt8]) throws -> AppleVerifier? {
+    public static func appStore(
+        environment env: [String: String], readFile: (String) throws -> [UInt8]
+    ) throws -> AppleVerifier? {
         func value(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
         guard let path = value("LEDGER_APPSTORE_ROOT_CERT") else { return nil }
         let root: [UInt8]
-        do { root = try readFile(path) } catch { throw Problem("LEDGER_APPSTORE_ROOT_CERT: cannot read \(Echo.quoted(path))") }
-        guard let bundle = value("LEDGER_APPSTORE_BUNDLE_ID") else { throw Problem("LEDGER_APPSTORE_ROOT_CERT is set: set LEDGER_APPSTORE_BUNDLE_ID too") }
+        do { root = try readFile(path) } catch {
+            throw Problem("LEDGER_APPSTORE_ROOT_CERT: cannot read \(Echo.quoted(path))")
+        }
+        guard let bundle = value("LEDGER_APPSTORE_BUNDLE_ID") else {
+            throw Problem("LEDGER_APPSTORE_ROOT_CERT is set: set LEDGER_APPSTORE_BUNDLE_ID too")
+        }
         let roots: [Certificate]
         do { roots = try AppleVerifier.Configuration.roots(fromFile: root) } catch {
             throw Problem("LEDGER_APPSTORE_ROOT_CERT is not a PEM or DER certificate")
         }
         let environment = value("LEDGER_APPSTORE_ENVIRONMENT") ?? "Production"
-        guard ["Production", "Sandbox"].contains(environment) else { throw Problem("LEDGER_APPSTORE_ENVIRONMENT must be Production or Sandbox") }
+        guard ["Production", "Sandbox"].contains(environment) else {
+            throw Problem("LEDGER_APPSTORE_ENVIRONMENT must be Production or Sandbox")
+        }
         return AppleVerifier(.init(roots: roots, bundleId: bundle, environment: environment))
     }
 
@@ -40,15 +48,24 @@ extension NotificationConfiguration {
         self.init()
         appStore = try Self.appStore(environment: env, readFile: readFile)
         if let jwks = try file("LEDGER_GOOGLE_JWKS") {
-            guard let audience = value("LEDGER_GOOGLE_AUDIENCE"), let package = value("LEDGER_GOOGLE_PACKAGE_NAME") else {
-                throw Problem("LEDGER_GOOGLE_JWKS is set: set LEDGER_GOOGLE_AUDIENCE and LEDGER_GOOGLE_PACKAGE_NAME too")
+            guard let audience = value("LEDGER_GOOGLE_AUDIENCE"), let package = value("LEDGER_GOOGLE_PACKAGE_NAME")
+            else {
+                throw Problem(
+                    "LEDGER_GOOGLE_JWKS is set: set LEDGER_GOOGLE_AUDIENCE and LEDGER_GOOGLE_PACKAGE_NAME too")
             }
             let keys: [String: _RSA.Signing.PublicKey]
             do { keys = try JWKS.rsaKeys(jwks) } catch { throw Problem("LEDGER_GOOGLE_JWKS: \(error)") }
-            googlePlay = GooglePlayVerifier(.init(keys: keys, audience: audience, serviceAccount: value("LEDGER_GOOGLE_SERVICE_ACCOUNT"), packageName: package))
+            googlePlay = GooglePlayVerifier(
+                .init(
+                    keys: keys, audience: audience, serviceAccount: value("LEDGER_GOOGLE_SERVICE_ACCOUNT"),
+                    packageName: package))
         }
         if let credentials = try file("LEDGER_GOOGLE_API_CREDENTIALS") {
-            guard googlePlay != nil else { throw Problem("LEDGER_GOOGLE_API_CREDENTIALS is set: set LEDGER_GOOGLE_JWKS (and the rest of Google's verification) too") }
+            guard googlePlay != nil else {
+                throw Problem(
+                    "LEDGER_GOOGLE_API_CREDENTIALS is set: set LEDGER_GOOGLE_JWKS (and the rest of Google's verification) too"
+                )
+            }
             var base: URL?
             if let text = value("LEDGER_GOOGLE_API_URL") {
                 guard let url = URL(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil else {
@@ -56,7 +73,10 @@ extension NotificationConfiguration {
                 }
                 base = url
             }
-            do { googlePlayAPI = GooglePlayAPI(try GooglePlayAPI.Configuration(serviceAccountJSON: credentials, baseURL: base)) } catch {
+            do {
+                googlePlayAPI = GooglePlayAPI(
+                    try GooglePlayAPI.Configuration(serviceAccountJSON: credentials, baseURL: base))
+            } catch {
                 throw Problem("LEDGER_GOOGLE_API_CREDENTIALS: \(error)")
             }
         }
@@ -65,11 +85,18 @@ extension NotificationConfiguration {
         let publicKey = try file("LEDGER_WECHAT_PUBLIC_KEY")
         if certs != nil || publicKey != nil {
             let first = certs != nil ? "LEDGER_WECHAT_PLATFORM_CERTS" : "LEDGER_WECHAT_PUBLIC_KEY"
-            guard let keyFile = try file("LEDGER_WECHAT_APIV3_KEY_FILE"), let appid = value("LEDGER_WECHAT_APPID"), let mchid = value("LEDGER_WECHAT_MCHID") else {
-                throw Problem("\(first) is set: set LEDGER_WECHAT_APIV3_KEY_FILE, LEDGER_WECHAT_APPID and LEDGER_WECHAT_MCHID too")
+            guard let keyFile = try file("LEDGER_WECHAT_APIV3_KEY_FILE"), let appid = value("LEDGER_WECHAT_APPID"),
+                let mchid = value("LEDGER_WECHAT_MCHID")
+            else {
+                throw Problem(
+                    "\(first) is set: set LEDGER_WECHAT_APIV3_KEY_FILE, LEDGER_WECHAT_APPID and LEDGER_WECHAT_MCHID too"
+                )
             }
-            let key = Array(String(decoding: keyFile, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
-            guard key.count == 32 else { throw Problem("LEDGER_WECHAT_APIV3_KEY_FILE must hold the 32-byte APIv3 key (its content is not shown)") }
+            let key = Array(
+                String(decoding: keyFile, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+            guard key.count == 32 else {
+                throw Problem("LEDGER_WECHAT_APIV3_KEY_FILE must hold the 32-byte APIv3 key (its content is not shown)")
+            }
             var keys: [String: _RSA.Signing.PublicKey] = [:]
             if let certs {
                 let parsed: [Certificate]
@@ -77,17 +104,23 @@ extension NotificationConfiguration {
                     throw Problem("LEDGER_WECHAT_PLATFORM_CERTS is not PEM certificates")
                 }
                 for cert in parsed {
-                    guard let k = _RSA.Signing.PublicKey(cert.publicKey) else { throw Problem("a WeChat platform certificate has no RSA key") }
+                    guard let k = _RSA.Signing.PublicKey(cert.publicKey) else {
+                        throw Problem("a WeChat platform certificate has no RSA key")
+                    }
                     keys[WeChatPayVerifier.serial(cert.serialNumber.bytes)] = k
                 }
             }
-            var configuration = WeChatPayVerifier.Configuration(platformKeys: keys, apiV3Key: key, appId: appid, merchantId: mchid)
+            var configuration = WeChatPayVerifier.Configuration(
+                platformKeys: keys, apiV3Key: key, appId: appid, merchantId: mchid)
             if let publicKey {
-                guard let id = value("LEDGER_WECHAT_PUBLIC_KEY_ID"), id.hasPrefix(WeChatPayVerifier.publicKeyPrefix) else {
-                    throw Problem("LEDGER_WECHAT_PUBLIC_KEY is set: set LEDGER_WECHAT_PUBLIC_KEY_ID to its id (PUB_KEY_ID_…) too")
+                guard let id = value("LEDGER_WECHAT_PUBLIC_KEY_ID"), id.hasPrefix(WeChatPayVerifier.publicKeyPrefix)
+                else {
+                    throw Problem(
+                        "LEDGER_WECHAT_PUBLIC_KEY is set: set LEDGER_WECHAT_PUBLIC_KEY_ID to its id (PUB_KEY_ID_…) too")
                 }
                 do {
-                    configuration.publicKeys[id] = try _RSA.Signing.PublicKey(pemRepresentation: String(decoding: publicKey, as: UTF8.self))
+                    configuration.publicKeys[id] = try _RSA.Signing.PublicKey(
+                        pemRepresentation: String(decoding: publicKey, as: UTF8.self))
                 } catch {
                     throw Problem("LEDGER_WECHAT_PUBLIC_KEY is not a PEM RSA public key")
                 }

@@ -16,8 +16,10 @@ public struct NotificationConfiguration: Sendable {
     /// notifications await the verification the backend appends.
     public var googlePlayAPI: GooglePlayAPI?
     public var weChatPay: WeChatPayVerifier?
-    public init(appStore: AppleVerifier? = nil, googlePlay: GooglePlayVerifier? = nil, googlePlayAPI: GooglePlayAPI? = nil,
-                weChatPay: WeChatPayVerifier? = nil) {
+    public init(
+        appStore: AppleVerifier? = nil, googlePlay: GooglePlayVerifier? = nil, googlePlayAPI: GooglePlayAPI? = nil,
+        weChatPay: WeChatPayVerifier? = nil
+    ) {
         self.appStore = appStore
         self.googlePlay = googlePlay
         self.googlePlayAPI = googlePlayAPI
@@ -58,37 +60,53 @@ struct NotificationRoutes {
         guard let verifier = configuration.googlePlay else { throw notConfigured("googleplay") }
         let body = try await collect(request)
         let authorization = request.headers[.authorization]
-        let verified = try await refusing("googleplay") { try verifier.verify(authorization: authorization, body: body) }
+        let verified = try await refusing("googleplay") {
+            try verifier.verify(authorization: authorization, body: body)
+        }
         let routes = logging(context)
         let (read, failure) = await routes.googleRead(verified)
         let (product, productFailure) = await routes.googleProductRead(verified)
         let (items, itemsFailure) = await routes.googleItemsRead(verified)
-        return try await routes.store(NotificationTranslator.googlePlay(verified, raw: body, subscription: read, product: product, itemsProduct: items,
-                                                                 readFailure: failure ?? productFailure ?? itemsFailure), route: "googleplay")
+        return try await routes.store(
+            NotificationTranslator.googlePlay(
+                verified, raw: body, subscription: read, product: product, itemsProduct: items,
+                readFailure: failure ?? productFailure ?? itemsFailure), route: "googleplay")
     }
 
     /// The plan in force after a SUBSCRIPTION_ITEMS_CHANGED, from the v2 read.
     private func googleItemsRead(_ v: GooglePlayVerifier.Verified) async -> (String?, String?) {
-        guard let api = configuration.googlePlayAPI, let s = v.notification["subscriptionNotification"], s["notificationType"]?.intValue == 17,
-              let token = s["purchaseToken"]?.stringValue, let package = v.notification["packageName"]?.stringValue else { return (nil, nil) }
-        return await reading(v) { () async throws(GooglePlayAPI.APIError) in try await api.subscriptionProduct(package: package, token: token) }
+        guard let api = configuration.googlePlayAPI, let s = v.notification["subscriptionNotification"],
+            s["notificationType"]?.intValue == 17,
+            let token = s["purchaseToken"]?.stringValue, let package = v.notification["packageName"]?.stringValue
+        else { return (nil, nil) }
+        return await reading(v) { () async throws(GooglePlayAPI.APIError) in
+            try await api.subscriptionProduct(package: package, token: token)
+        }
     }
 
     /// The Play Developer API's read of the one-time purchase a ONE_TIME_PRODUCT_PURCHASED names.
     private func googleProductRead(_ v: GooglePlayVerifier.Verified) async -> (GooglePlayProductRead?, String?) {
-        guard let api = configuration.googlePlayAPI, let o = v.notification["oneTimeProductNotification"], o["notificationType"]?.intValue == 1,
-              let token = o["purchaseToken"]?.stringValue, let sku = o["sku"]?.stringValue,
-              let package = v.notification["packageName"]?.stringValue else { return (nil, nil) }
-        return await reading(v) { () async throws(GooglePlayAPI.APIError) in try await api.product(package: package, productId: sku, token: token) }
+        guard let api = configuration.googlePlayAPI, let o = v.notification["oneTimeProductNotification"],
+            o["notificationType"]?.intValue == 1,
+            let token = o["purchaseToken"]?.stringValue, let sku = o["sku"]?.stringValue,
+            let package = v.notification["packageName"]?.stringValue
+        else { return (nil, nil) }
+        return await reading(v) { () async throws(GooglePlayAPI.APIError) in
+            try await api.product(package: package, productId: sku, token: token)
+        }
     }
 
     /// A read, or why it failed (logged and counted).
-    private func reading<T>(_ v: GooglePlayVerifier.Verified, _ read: () async throws(GooglePlayAPI.APIError) -> T) async -> (T?, String?) {
+    private func reading<T>(
+        _ v: GooglePlayVerifier.Verified, _ read: () async throws(GooglePlayAPI.APIError) -> T
+    ) async -> (T?, String?) {
         do {
             return (try await read(), nil)
         } catch {
             metrics.notification("googleplay", outcome: "read-failed")
-            logger.warning("the Play Developer API read failed", metadata: ["messageId": "\(Echo.shown(v.messageId, limit: 80))", "error": "\(error)"])
+            logger.warning(
+                "the Play Developer API read failed",
+                metadata: ["messageId": "\(Echo.shown(v.messageId, limit: 80))", "error": "\(error)"])
             return (nil, error.description)
         }
     }
@@ -99,28 +117,37 @@ struct NotificationRoutes {
     /// does not redeliver what is kept.
     private func googleRead(_ v: GooglePlayVerifier.Verified) async -> (GooglePlaySubscriptionRead?, String?) {
         guard let api = configuration.googlePlayAPI, let s = v.notification["subscriptionNotification"],
-              let code = s["notificationType"]?.intValue, [1, 2, 4, 6, 9].contains(code), let token = s["purchaseToken"]?.stringValue,
-              let product = s["subscriptionId"]?.stringValue, let package = v.notification["packageName"]?.stringValue else { return (nil, nil) }
-        return await reading(v) { () async throws(GooglePlayAPI.APIError) in try await api.subscription(package: package, subscriptionId: product, token: token) }
+            let code = s["notificationType"]?.intValue, [1, 2, 4, 6, 9].contains(code),
+            let token = s["purchaseToken"]?.stringValue,
+            let product = s["subscriptionId"]?.stringValue, let package = v.notification["packageName"]?.stringValue
+        else { return (nil, nil) }
+        return await reading(v) { () async throws(GooglePlayAPI.APIError) in
+            try await api.subscription(package: package, subscriptionId: product, token: token)
+        }
     }
 
     func weChatPay(_ request: Request, context: LedgerRequestContext) async throws -> Response {
         guard let verifier = configuration.weChatPay else { throw notConfigured("wechatpay") }
         let body = try await collect(request)
         let h = request.headers
-        let headers = WeChatPayVerifier.Headers(timestamp: h[.init("Wechatpay-Timestamp")!], nonce: h[.init("Wechatpay-Nonce")!],
-                                                signature: h[.init("Wechatpay-Signature")!], serial: h[.init("Wechatpay-Serial")!])
+        let headers = WeChatPayVerifier.Headers(
+            timestamp: h[.init("Wechatpay-Timestamp")!], nonce: h[.init("Wechatpay-Nonce")!],
+            signature: h[.init("Wechatpay-Signature")!], serial: h[.init("Wechatpay-Serial")!])
         let verified = try await refusing("wechatpay") { try verifier.verify(headers: headers, body: body) }
         let order = try await weChatOrder(verified)
-        return try await logging(context).store(NotificationTranslator.weChatPay(verified, raw: body, headers: headers, order: order), route: "wechatpay")
+        return try await logging(context).store(
+            NotificationTranslator.weChatPay(verified, raw: body, headers: headers, order: order), route: "wechatpay")
     }
 
     /// The order a WeChat payment's `out_trade_no` names, as its OrderCreated in the log says
     /// (read from the log, not the read models, which may lag); nil when the log has none.
     private func weChatOrder(_ v: WeChatPayVerifier.Verified) async throws -> NotificationTranslator.WeChatOrder? {
-        guard v.envelope["event_type"]?.stringValue == "TRANSACTION.SUCCESS", let id = v.resource["out_trade_no"]?.stringValue,
-              !id.isEmpty, id.utf8.count <= 200 else { return nil }
-        for event in try await stores.reader.readStream("order:\(id)", limit: 20) where event.type == FactTypes.orderCreated.name {
+        guard v.envelope["event_type"]?.stringValue == "TRANSACTION.SUCCESS",
+            let id = v.resource["out_trade_no"]?.stringValue,
+            !id.isEmpty, id.utf8.count <= 200
+        else { return nil }
+        for event in try await stores.reader.readStream("order:\(id)", limit: 20)
+        where event.type == FactTypes.orderCreated.name {
             if case .orderCreated(let o)? = try? FactCatalogue.decode(event), o.channel == .wechat {
                 return .init(productId: o.productId, userId: o.userId)
             }
@@ -138,8 +165,11 @@ struct NotificationRoutes {
     }
 
     private func notConfigured(_ store: String) -> Problem {
-        Problem(.notFound, "not-configured", "This store's notifications are not configured",
-                detail: "the service has no \(store) verification configured, so it takes no \(store) notifications; nothing was written")
+        Problem(
+            .notFound, "not-configured", "This store's notifications are not configured",
+            detail:
+                "the service has no \(store) verification configured, so it takes no \(store) notifications; nothing was written"
+        )
     }
 
     /// Runs verification; a refusal becomes a problem naming why (never the payload's secrets).
@@ -157,7 +187,8 @@ struct NotificationRoutes {
             default: status = .forbidden
             }
             metrics.notification(store, outcome: r.kind.rawValue)
-            throw Problem(status, r.kind.rawValue, "The notification was refused", detail: r.message + "; nothing was written")
+            throw Problem(
+                status, r.kind.rawValue, "The notification was refused", detail: r.message + "; nothing was written")
         }
     }
 
@@ -165,12 +196,18 @@ struct NotificationRoutes {
     /// content under its natural key (a payment verified earlier by another path, with its own
     /// evidence) is left out and named; the notification itself is always part of the batch.
     private func store(_ n: NotificationFacts, route: String) async throws -> Response {
-        try await stores.writer.keep(RawPayload(channel: n.channel.rawValue, id: n.notificationId, digest: n.rawDigest, raw: n.raw,
-                                                headersJSON: n.rawHeaders.compactText))
-        let metadata = EventMetadata(correlationId: "\(n.channel.rawValue):notification:\(n.notificationId)", source: "ledger-serve:\(route)")
+        try await stores.writer.keep(
+            RawPayload(
+                channel: n.channel.rawValue, id: n.notificationId, digest: n.rawDigest, raw: n.raw,
+                headersJSON: n.rawHeaders.compactText))
+        let metadata = EventMetadata(
+            correlationId: "\(n.channel.rawValue):notification:\(n.notificationId)", source: "ledger-serve:\(route)")
         var events = n.facts.enumerated().map { i, f in
-            f.newEvent(occurredAt: n.occurredAt, eventId: EventsRoutes.eventId(key: "\(n.channel.rawValue):\(n.notificationId)", caller: "notification", index: i),
-                       metadata: metadata)
+            f.newEvent(
+                occurredAt: n.occurredAt,
+                eventId: EventsRoutes.eventId(
+                    key: "\(n.channel.rawValue):\(n.notificationId)", caller: "notification", index: i),
+                metadata: metadata)
         }
         var leftOut: [String] = []
         while true {
@@ -182,21 +219,36 @@ struct NotificationRoutes {
                 if stored > 0, let why = n.untranslated {
                     // Kept, and answered 200 so the store does not redeliver it; listed by the audit until completed.
                     metrics.notification(route, outcome: "untranslated")
-                    logger.warning("notification kept untranslated", metadata: [
-                        "store": "\(route)", "notificationId": "\(Echo.shown(n.notificationId, limit: 80))", "reason": "\(why)"])
+                    logger.warning(
+                        "notification kept untranslated",
+                        metadata: [
+                            "store": "\(route)", "notificationId": "\(Echo.shown(n.notificationId, limit: 80))",
+                            "reason": "\(why)",
+                        ])
                 }
                 metrics.appendedEvents.increment(by: stored)
                 let body = JSONValue.makeObject([
                     ("notificationId", .string(n.notificationId)), ("rawDigest", .string(n.rawDigest)),
                     ("appended", .int(Int64(stored))), ("alreadyStored", .int(Int64(appended.count - stored))),
-                    ("events", .array(zip(events, appended).map { e, a in
-                        .makeObject([("type", .string(e.type)), ("stream", .string(a.stream)), ("position", .int(a.position)), ("alreadyStored", .bool(a.alreadyStored))])
-                    })),
+                    (
+                        "events",
+                        .array(
+                            zip(events, appended).map { e, a in
+                                .makeObject([
+                                    ("type", .string(e.type)), ("stream", .string(a.stream)),
+                                    ("position", .int(a.position)), ("alreadyStored", .bool(a.alreadyStored)),
+                                ])
+                            })
+                    ),
                     ("leftOut", .array(leftOut.map(JSONValue.string))),
                     ("untranslated", n.untranslated.map(JSONValue.string) ?? .null),
                 ])
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body.compactText + "\n")))
-            } catch LedgerError.idempotencyConflict(let key?, _, _, _) where events.count > 1 && key != events[0].idempotencyKey {
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: body.compactText + "\n")))
+            } catch LedgerError.idempotencyConflict(let key?, _, _, _)
+                where events.count > 1 && key != events[0].idempotencyKey
+            {
                 leftOut.append(key)
                 events.removeAll { $0.idempotencyKey == key }
             }

@@ -22,8 +22,10 @@ public struct Problem: Error, HTTPResponseError, Sendable {
     public var extra: [(String, JSONValue)] = []
     public var headers: HTTPFields = [:]
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ title: String, detail: String,
-                line: Int? = nil, field: String? = nil, key: String? = nil) {
+    public init(
+        _ status: HTTPResponse.Status, _ code: String, _ title: String, detail: String,
+        line: Int? = nil, field: String? = nil, key: String? = nil
+    ) {
         self.status = status
         self.code = code
         self.title = title
@@ -36,7 +38,8 @@ public struct Problem: Error, HTTPResponseError, Sendable {
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("type", .string("urn:ledger:problem:" + code)), ("title", .string(title)),
-            ("status", .int(Int64(status.code))), ("detail", .string(Echo.shown(ConnectionString.redacted(detail), limit: 2000))),
+            ("status", .int(Int64(status.code))),
+            ("detail", .string(Echo.shown(ConnectionString.redacted(detail), limit: 2000))),
         ]
         if let line { members.append(("line", .int(Int64(line)))) }
         if let field { members.append(("field", .string(field))) }
@@ -49,7 +52,8 @@ public struct Problem: Error, HTTPResponseError, Sendable {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         headers[.contentType] = "application/problem+json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json.compactText + "\n")))
+        return Response(
+            status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json.compactText + "\n")))
     }
 }
 
@@ -57,9 +61,10 @@ extension Problem {
     /// A fact line refused before anything was sent: 400 when it is not JSON, 422 when it is not a valid fact.
     public static func input(_ e: EventInputError) -> Problem {
         let malformed = e.message.hasPrefix("malformed JSON") || e.message == "not valid UTF-8"
-        var p = Problem(malformed ? .badRequest : .unprocessableContent, malformed ? "malformed-json" : "invalid-fact",
-                        malformed ? "The body is not JSON lines" : "A fact is invalid",
-                        detail: e.description + "; nothing was written", line: e.line, field: e.field)
+        var p = Problem(
+            malformed ? .badRequest : .unprocessableContent, malformed ? "malformed-json" : "invalid-fact",
+            malformed ? "The body is not JSON lines" : "A fact is invalid",
+            detail: e.description + "; nothing was written", line: e.line, field: e.field)
         if let id = e.eventId { p.extra.append(("eventId", .string(id))) }
         if let c = e.column { p.extra.append(("column", .int(Int64(c)))) }
         return p
@@ -69,12 +74,15 @@ extension Problem {
     public static func ledger(_ error: LedgerError) -> Problem {
         switch error {
         case .versionConflict(let stream, _, _, let eventId):
-            var p = Problem(.conflict, "version-conflict", "A stream is not at the expected version", detail: error.description, field: "expectedVersion")
+            var p = Problem(
+                .conflict, "version-conflict", "A stream is not at the expected version", detail: error.description,
+                field: "expectedVersion")
             p.extra = [("stream", .string(stream)), ("eventId", .string(eventId.lowercased))]
             return p
         case .idempotencyConflict(let key, let eventId, _, _):
-            var p = Problem(.conflict, "idempotency-conflict", "An idempotency key or event id is stored with other content",
-                            detail: error.description, field: key == nil ? "eventId" : "idempotencyKey", key: key)
+            var p = Problem(
+                .conflict, "idempotency-conflict", "An idempotency key or event id is stored with other content",
+                detail: error.description, field: key == nil ? "eventId" : "idempotencyKey", key: key)
             p.extra = [("eventId", .string(eventId.lowercased))]
             return p
         case .invalidEvent(let e):
@@ -87,16 +95,22 @@ extension Problem {
     public static func unavailable(_ error: any Error) -> Problem {
         let code = (error as? any LedgerCodedError)?.code ?? (error as? PostgresError).map(LedgerError.Code.init)
         if code == .databaseUnavailable {
-            var p = Problem(.serviceUnavailable, "database-unavailable", "The database cannot be reached",
-                            detail: "the database cannot be reached; retry the same request later: sent again with the same Idempotency-Key or event ids, it is never written twice, and answers with its positions if it was")
+            var p = Problem(
+                .serviceUnavailable, "database-unavailable", "The database cannot be reached",
+                detail:
+                    "the database cannot be reached; retry the same request later: sent again with the same Idempotency-Key or event ids, it is never written twice, and answers with its positions if it was"
+            )
             p.headers[.retryAfter] = "1"
             return p
         }
         if code == .schemaNotMigrated || code == .migration {
-            return Problem(.serviceUnavailable, "not-migrated", "The ledger's schema is not migrated",
-                           detail: "the ledger's schema is missing or not migrated (run `ledger migrate`); nothing was written")
+            return Problem(
+                .serviceUnavailable, "not-migrated", "The ledger's schema is not migrated",
+                detail: "the ledger's schema is missing or not migrated (run `ledger migrate`); nothing was written")
         }
-        return Problem(.internalServerError, "internal", "Internal error", detail: "the request failed inside the service; nothing was written")
+        return Problem(
+            .internalServerError, "internal", "Internal error",
+            detail: "the request failed inside the service; nothing was written")
     }
 
     public static func notFound(_ what: String) -> Problem {
@@ -108,8 +122,9 @@ extension Problem {
     }
 
     public static func tooLarge(limit: Int) -> Problem {
-        Problem(.contentTooLarge, "body-too-large", "The body is too large",
-                detail: "the body is over the limit of \(limit) bytes; split the batch; nothing was written")
+        Problem(
+            .contentTooLarge, "body-too-large", "The body is too large",
+            detail: "the body is over the limit of \(limit) bytes; split the batch; nothing was written")
     }
 }
 
@@ -120,7 +135,9 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
 
     public init(known: KnownRoutes = KnownRoutes()) { self.known = known }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let p as Problem {
@@ -142,18 +159,26 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             if e.status == .contentTooLarge { throw Problem.tooLarge(limit: context.maxUploadSize) }
             // No route for this method, but one for another: 405 with the methods there are.
             if e.status == .notFound, case let allowed = known.methods(for: request.uri.path), !allowed.isEmpty {
-                var p = Problem(.methodNotAllowed, "method-not-allowed", "Method not allowed",
-                                detail: "\(request.method) is not a method of \(request.uri.path): use \(allowed.joined(separator: " or "))")
+                var p = Problem(
+                    .methodNotAllowed, "method-not-allowed", "Method not allowed",
+                    detail:
+                        "\(request.method) is not a method of \(request.uri.path): use \(allowed.joined(separator: " or "))"
+                )
                 p.headers[.allow] = allowed.joined(separator: ", ")
                 throw p
             }
-            throw Problem(e.status, "http-\(e.status.code)", e.status.reasonPhrase,
-                          detail: e.body.map { Echo.shown($0, limit: 300) } ?? "\(request.method) \(request.uri.path): \(e.status.reasonPhrase)")
+            throw Problem(
+                e.status, "http-\(e.status.code)", e.status.reasonPhrase,
+                detail: e.body.map { Echo.shown($0, limit: 300) }
+                    ?? "\(request.method) \(request.uri.path): \(e.status.reasonPhrase)")
         } catch let e as PostgresError {
-            context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(ConnectionString.redacted(e.description))"])
+            context.logger.error(
+                "request failed",
+                metadata: ["path": "\(request.uri.path)", "error": "\(ConnectionString.redacted(e.description))"])
             throw Problem.unavailable(e)
         } catch {
-            context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(type(of: error))"])
+            context.logger.error(
+                "request failed", metadata: ["path": "\(request.uri.path)", "error": "\(type(of: error))"])
             throw Problem.unavailable(error)
         }
     }
@@ -174,9 +199,15 @@ public final class KnownRoutes: Sendable {
     func methods(for path: String) -> [String] {
         let asked = Self.segments(path)
         return routes.withLock { routes in
-            Array(Set(routes.filter { r in
-                r.segments.count == asked.count && zip(r.segments, asked).allSatisfy { p, s in p.hasPrefix("{") || p.hasPrefix(":") || p == s }
-            }.map(\.method))).sorted()
+            Array(
+                Set(
+                    routes.filter { r in
+                        r.segments.count == asked.count
+                            && zip(r.segments, asked).allSatisfy { p, s in
+                                p.hasPrefix("{") || p.hasPrefix(":") || p == s
+                            }
+                    }.map(\.method))
+            ).sorted()
         }
     }
 

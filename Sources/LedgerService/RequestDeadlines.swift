@@ -43,7 +43,9 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch unwrapInboundIn(data) {
         case .head: arm(context, timeouts.body, "body")
         case .body: break
-        case .end: timer?.cancel(); timer = nil
+        case .end:
+            timer?.cancel()
+            timer = nil
         }
         context.fireChannelRead(data)
     }
@@ -74,9 +76,12 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let timeouts = timeouts, onExpiry = onExpiry
         // An autoclosure: evaluated for each connection, so each has a handler of its own.
-        return HTTP1Channel(responder: responder, configuration: .init(
-            additionalChannelHandlers: [RequestDeadlineHandler(timeouts: timeouts, onExpiry: onExpiry)]
-        )).setup(channel: channel, logger: logger)
+        return HTTP1Channel(
+            responder: responder,
+            configuration: .init(
+                additionalChannelHandlers: [RequestDeadlineHandler(timeouts: timeouts, onExpiry: onExpiry)]
+            )
+        ).setup(channel: channel, logger: logger)
     }
 
     func handle(value: Value, logger: Logger) async {
@@ -86,7 +91,11 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 with request deadlines.
-    static func guardedHTTP1(_ timeouts: RequestTimeouts, onExpiry: @escaping @Sendable (String) -> Void) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, timeouts: timeouts, onExpiry: onExpiry) }
+    static func guardedHTTP1(
+        _ timeouts: RequestTimeouts, onExpiry: @escaping @Sendable (String) -> Void
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(responder: responder, timeouts: timeouts, onExpiry: onExpiry)
+        }
     }
 }

@@ -35,7 +35,8 @@ public struct TokenTable: Sendable {
     public init(parsing text: String) throws {
         var entries: [Entry] = []
         for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let line =
+                raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             if parts.isEmpty { continue }
             guard parts.count == 3 else {
@@ -44,11 +45,15 @@ public struct TokenTable: Sendable {
             var scopes: Set<Scope> = []
             for s in parts[1].split(separator: ",") {
                 guard let scope = Scope(rawValue: String(s)) else {
-                    throw TokenTableError(line: i + 1, message: "unknown scope \(Echo.quoted(String(s), limit: 20)); scopes: append, read, audit")
+                    throw TokenTableError(
+                        line: i + 1,
+                        message: "unknown scope \(Echo.quoted(String(s), limit: 20)); scopes: append, read, audit")
                 }
                 scopes.insert(scope)
             }
-            guard parts[2].hasPrefix("sha256:"), let digest = Hex.bytes(String(parts[2].dropFirst(7))), digest.count == 32 else {
+            guard parts[2].hasPrefix("sha256:"), let digest = Hex.bytes(String(parts[2].dropFirst(7))),
+                digest.count == 32
+            else {
                 throw TokenTableError(line: i + 1, message: "the digest must be sha256: and 64 hex digits")
             }
             entries.append(Entry(name: parts[0], scopes: scopes, digest: digest))
@@ -61,7 +66,9 @@ public struct TokenTable: Sendable {
         var bytes = [UInt8](repeating: 0, count: 32)
         var rng = SystemRandomNumberGenerator()
         for i in bytes.indices { bytes[i] = UInt8.random(in: .min ... .max, using: &rng) }
-        let token = "lgr_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        let token =
+            "lgr_"
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let line = "\(name) \(scopes.map(\.rawValue).sorted().joined(separator: ",")) sha256:\(digest(token).hexString)"
         return (token, line)
@@ -95,22 +102,30 @@ struct TokenMiddleware: RouterMiddleware {
     let table: TokenTable
     let scope: Scope
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            var p = Problem(.unauthorized, "unauthorized", "An API token is required",
-                            detail: "send Authorization: Bearer <token> with a token that has the \(scope.rawValue) scope")
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer "
+        else {
+            var p = Problem(
+                .unauthorized, "unauthorized", "An API token is required",
+                detail: "send Authorization: Bearer <token> with a token that has the \(scope.rawValue) scope")
             p.headers[.wwwAuthenticate] = "Bearer realm=\"ledger\""
             throw p
         }
         guard let entry = table.authenticate(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)) else {
-            var p = Problem(.unauthorized, "unauthorized", "The API token is not known",
-                            detail: "the bearer token is not one of this service's tokens (it is not shown here)")
+            var p = Problem(
+                .unauthorized, "unauthorized", "The API token is not known",
+                detail: "the bearer token is not one of this service's tokens (it is not shown here)")
             p.headers[.wwwAuthenticate] = "Bearer realm=\"ledger\", error=\"invalid_token\""
             throw p
         }
         guard entry.scopes.contains(scope) else {
-            throw Problem(.forbidden, "forbidden", "The API token lacks a scope",
-                          detail: "the token of \(Echo.quoted(entry.name)) does not have the \(scope.rawValue) scope this route needs")
+            throw Problem(
+                .forbidden, "forbidden", "The API token lacks a scope",
+                detail:
+                    "the token of \(Echo.quoted(entry.name)) does not have the \(scope.rawValue) scope this route needs"
+            )
         }
         var context = context
         context.caller = entry.name

@@ -5,7 +5,9 @@ import LedgerDomain
 enum Amounts {
     /// `"12.30"`, `"-0.06"`, `"600"` in `currency`: more decimals than the currency has are refused
     /// unless they are zeros (`"6.000"` CNY is 600).
-    static func minorUnits(_ text: String, _ currency: Currency) -> Int64? { scaled(text, decimals: currency.exponent, whole: 15) }
+    static func minorUnits(_ text: String, _ currency: Currency) -> Int64? {
+        scaled(text, decimals: currency.exponent, whole: 15)
+    }
 
     /// `"0.32000"`, `"-0.06"` in millionths of the major unit (at most six decimals), exactly.
     static func micros(_ text: String) -> Int64? { scaled(text, decimals: 6, whole: 12) }
@@ -15,9 +17,16 @@ enum Amounts {
     static func scaled(_ text: String, decimals: Int, whole maxWhole: Int) -> Int64? {
         var s = Substring(text.trimmingCharacters(in: .whitespaces))
         var negative = false
-        if s.first == "-" { negative = true; s = s.dropFirst() } else if s.first == "+" { s = s.dropFirst() }
+        if s.first == "-" {
+            negative = true
+            s = s.dropFirst()
+        } else if s.first == "+" {
+            s = s.dropFirst()
+        }
         let parts = s.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit), whole.count <= maxWhole else { return nil }
+        guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit), whole.count <= maxWhole else {
+            return nil
+        }
         var frac = parts.count > 1 ? String(parts[1]) : ""
         guard frac.allSatisfy(\.isASCIIDigit), parts.count == 1 || !frac.isEmpty else { return nil }
         while frac.count > decimals {

@@ -17,30 +17,48 @@ enum Gzip {
         while at < bytes.count {
             guard bytes.count - at >= 18, bytes[at] == 0x1F, bytes[at + 1] == 0x8B else {
                 if out.isEmpty { throw Failure("not a gzip stream") }
-                break   // trailing bytes after the last member (padding) are ignored
+                break  // trailing bytes after the last member (padding) are ignored
             }
             guard bytes[at + 2] == 8 else { throw Failure("compression method \(bytes[at + 2]) is not deflate") }
             let flags = bytes[at + 3]
             var p = at + 10
-            func need(_ n: Int) throws(Failure) { guard p + n <= bytes.count else { throw Failure("the gzip header is cut short") } }
+            func need(_ n: Int) throws(Failure) {
+                guard p + n <= bytes.count else { throw Failure("the gzip header is cut short") }
+            }
             if flags & 4 != 0 {
                 try need(2)
                 let extra = Int(bytes[p]) | Int(bytes[p + 1]) << 8
-                p += 2; try need(extra); p += extra
+                p += 2
+                try need(extra)
+                p += extra
             }
             for bit in [UInt8(8), 16] where flags & bit != 0 {
-                while true { try need(1); p += 1; if bytes[p - 1] == 0 { break } }
+                while true {
+                    try need(1)
+                    p += 1
+                    if bytes[p - 1] == 0 { break }
+                }
             }
-            if flags & 2 != 0 { try need(2); p += 2 }
+            if flags & 2 != 0 {
+                try need(2)
+                p += 2
+            }
             var inflater = Inflater(bytes, from: p)
             let start = out.count
             try inflater.run(into: &out)
             p = inflater.bytePosition
             guard p + 8 <= bytes.count else { throw Failure("the gzip trailer is missing") }
-            let crc = UInt32(bytes[p]) | UInt32(bytes[p + 1]) << 8 | UInt32(bytes[p + 2]) << 16 | UInt32(bytes[p + 3]) << 24
-            let size = UInt32(bytes[p + 4]) | UInt32(bytes[p + 5]) << 8 | UInt32(bytes[p + 6]) << 16 | UInt32(bytes[p + 7]) << 24
-            guard crc == CRC32.checksum(out[start...]) else { throw Failure("the CRC-32 does not match: the download is corrupt") }
-            guard size == UInt32(truncatingIfNeeded: out.count - start) else { throw Failure("the length does not match: the download is corrupt") }
+            let crc =
+                UInt32(bytes[p]) | UInt32(bytes[p + 1]) << 8 | UInt32(bytes[p + 2]) << 16 | UInt32(bytes[p + 3]) << 24
+            let size =
+                UInt32(bytes[p + 4]) | UInt32(bytes[p + 5]) << 8 | UInt32(bytes[p + 6]) << 16 | UInt32(bytes[p + 7])
+                << 24
+            guard crc == CRC32.checksum(out[start...]) else {
+                throw Failure("the CRC-32 does not match: the download is corrupt")
+            }
+            guard size == UInt32(truncatingIfNeeded: out.count - start) else {
+                throw Failure("the length does not match: the download is corrupt")
+            }
             at = p + 8
         }
         return out
@@ -94,7 +112,10 @@ struct Inflater {
     var bitBuffer = 0
     var bitCount = 0
 
-    init(_ input: [UInt8], from position: Int) { self.input = input; self.position = position }
+    init(_ input: [UInt8], from position: Int) {
+        self.input = input
+        self.position = position
+    }
 
     /// The byte after the stream's last (partly) used byte.
     var bytePosition: Int { position }
@@ -125,11 +146,18 @@ struct Inflater {
         throw Failure("an invalid Huffman code")
     }
 
-    static let lengthBase = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258]
+    static let lengthBase = [
+        3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227,
+        258,
+    ]
     static let lengthExtra = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0]
-    static let distanceBase = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073,
-                               4097, 6145, 8193, 12289, 16385, 24577]
-    static let distanceExtra = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13]
+    static let distanceBase = [
+        1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073,
+        4097, 6145, 8193, 12289, 16385, 24577,
+    ]
+    static let distanceExtra = [
+        0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13,
+    ]
 
     mutating func run(into out: inout [UInt8]) throws(Failure) {
         let start = out.count
@@ -139,19 +167,24 @@ struct Inflater {
             switch try bits(2) {
             case 0: try stored(into: &out)
             case 1:
-                let lengths = [Int](repeating: 8, count: 144) + [Int](repeating: 9, count: 112) + [Int](repeating: 7, count: 24)
+                let lengths =
+                    [Int](repeating: 8, count: 144) + [Int](repeating: 9, count: 112) + [Int](repeating: 7, count: 24)
                     + [Int](repeating: 8, count: 8)
-                try codes(try Code(lengths: lengths), try Code(lengths: [Int](repeating: 5, count: 30)), into: &out, start: start)
+                try codes(
+                    try Code(lengths: lengths), try Code(lengths: [Int](repeating: 5, count: 30)), into: &out,
+                    start: start)
             case 2: try dynamic(into: &out, start: start)
             default: throw Failure("an invalid block type")
             }
         } while last == 0
         // The stream ends within its last byte: drop the unused bits.
-        bitBuffer = 0; bitCount = 0
+        bitBuffer = 0
+        bitCount = 0
     }
 
     mutating func stored(into out: inout [UInt8]) throws(Failure) {
-        bitBuffer = 0; bitCount = 0
+        bitBuffer = 0
+        bitCount = 0
         guard position + 4 <= input.count else { throw Failure("the compressed data is cut short") }
         let len = Int(input[position]) | Int(input[position + 1]) << 8
         let nlen = Int(input[position + 2]) | Int(input[position + 3]) << 8
@@ -183,13 +216,18 @@ struct Inflater {
         }
         guard lengths.count == nlen + ndist else { throw Failure("the code lengths run past their count") }
         guard lengths[256] != 0 else { throw Failure("no end-of-block code") }
-        try codes(try Code(lengths: Array(lengths[..<nlen])), try Code(lengths: Array(lengths[nlen...])), into: &out, start: start)
+        try codes(
+            try Code(lengths: Array(lengths[..<nlen])), try Code(lengths: Array(lengths[nlen...])), into: &out,
+            start: start)
     }
 
     mutating func codes(_ literals: Code, _ distances: Code, into out: inout [UInt8], start: Int) throws(Failure) {
         while true {
             let symbol = try decode(literals)
-            if symbol < 256 { out.append(UInt8(symbol)); continue }
+            if symbol < 256 {
+                out.append(UInt8(symbol))
+                continue
+            }
             if symbol == 256 { return }
             let s = symbol - 257
             guard s < 29 else { throw Failure("an invalid length code") }
@@ -197,7 +235,9 @@ struct Inflater {
             let d = try decode(distances)
             guard d < 30 else { throw Failure("an invalid distance code") }
             let distance = Self.distanceBase[d] + (try bits(Self.distanceExtra[d]))
-            guard distance <= out.count - start else { throw Failure("a distance reaches before the start of the data") }
+            guard distance <= out.count - start else {
+                throw Failure("a distance reaches before the start of the data")
+            }
             let from = out.count - distance
             for i in 0..<length { out.append(out[from + i]) }
         }

@@ -50,35 +50,48 @@ enum AppStoreHistory {
             let doc = try JSONEntries.page(text, where_, "a transaction history")
             let last = k == pages.count - 1
             if (doc["hasMore"]?.boolValue ?? false) == last {
-                throw StatementError(field: "hasMore", where_ + (last
-                    ? "the history has more pages (hasMore true): import its pages together, in order (ledger import statement FILE...)"
-                    : "hasMore is false, but another page follows it: give the pages in the order Apple returned them"))
+                throw StatementError(
+                    field: "hasMore",
+                    where_
+                        + (last
+                            ? "the history has more pages (hasMore true): import its pages together, in order (ledger import statement FILE...)"
+                            : "hasMore is false, but another page follows it: give the pages in the order Apple returned them")
+                )
             }
             let b = doc["bundleId"]?.stringValue, e = doc["environment"]?.stringValue
             if k > 0, b != bundle || e != environment {
-                throw StatementError(field: "bundleId", where_ + "is of \(b ?? "?") (\(e ?? "?")), the first page of \(bundle ?? "?") (\(environment ?? "?"))")
+                throw StatementError(
+                    field: "bundleId",
+                    where_
+                        + "is of \(b ?? "?") (\(e ?? "?")), the first page of \(bundle ?? "?") (\(environment ?? "?"))")
             }
-            bundle = b; environment = e
+            bundle = b
+            environment = e
             var items: [JSONValue] = []
             let list: String
             if case .array(let signed)? = doc["signedTransactions"] {
                 list = "signedTransactions"
                 for (i, jws) in signed.enumerated() {
                     guard let s = jws.stringValue, let payload = decodeJWSPayload(s) else {
-                        throw JSONEntries.fail(list, i, "", where_ + "is not a JWS (three base64url parts with a JSON payload)")
+                        throw JSONEntries.fail(
+                            list, i, "", where_ + "is not a JWS (three base64url parts with a JSON payload)")
                     }
                     items.append(payload)
                     entries.append(SignedEntry(place: where_ + "\(list)[\(i)]", jws: s))
                 }
             } else if case .array(let decoded)? = doc["transactions"] {
-                list = "transactions"; items = decoded
+                list = "transactions"
+                items = decoded
             } else {
-                throw StatementError(field: "signedTransactions", where_ + "missing: a transaction history lists signedTransactions (or decoded transactions)")
+                throw StatementError(
+                    field: "signedTransactions",
+                    where_ + "missing: a transaction history lists signedTransactions (or decoded transactions)")
             }
             for (i, t) in items.enumerated() {
                 ctx.read(i + 1, of: items.count)
                 do throws(StatementError) {
-                    lines.append(contentsOf: try transaction(t, index: i, line: index + 1, list: list, bundle: bundle, ctx))
+                    lines.append(
+                        contentsOf: try transaction(t, index: i, line: index + 1, list: list, bundle: bundle, ctx))
                 } catch { throw error.prefixed(where_) }
                 index += 1
             }
@@ -89,9 +102,13 @@ enum AppStoreHistory {
         return try ctx.statement(lines, fallback: period, app: bundle, signed: entries)
     }
 
-    static func transaction(_ t: JSONValue, index i: Int, line: Int, list: String, bundle: String?, _ ctx: ParseContext) throws(StatementError) -> [StatementLine] {
+    static func transaction(
+        _ t: JSONValue, index i: Int, line: Int, list: String, bundle: String?, _ ctx: ParseContext
+    ) throws(StatementError) -> [StatementLine] {
         func text(_ k: String) throws(StatementError) -> String {
-            guard let v = t[k]?.stringValue, !v.isEmpty else { throw JSONEntries.fail(list, i, k, "missing or not a string") }
+            guard let v = t[k]?.stringValue, !v.isEmpty else {
+                throw JSONEntries.fail(list, i, k, "missing or not a string")
+            }
             return v
         }
         func int(_ k: String) throws(StatementError) -> Int64 {
@@ -102,12 +119,17 @@ enum AppStoreHistory {
         if let b = t["bundleId"]?.stringValue, let bundle, b != bundle {
             throw JSONEntries.fail(list, i, "bundleId", "\(b) is not the history's bundleId \(bundle)")
         }
-        guard let purchased = Times.millis(t["purchaseDate"]) else { throw JSONEntries.fail(list, i, "purchaseDate", "missing or not milliseconds") }
-        guard let currency = Currency(try text("currency")) else { throw JSONEntries.fail(list, i, "currency", "not an ISO 4217 currency") }
+        guard let purchased = Times.millis(t["purchaseDate"]) else {
+            throw JSONEntries.fail(list, i, "purchaseDate", "missing or not milliseconds")
+        }
+        guard let currency = Currency(try text("currency")) else {
+            throw JSONEntries.fail(list, i, "currency", "not an ISO 4217 currency")
+        }
         let milli = try int("price")
         // Kept exactly, even below a minor unit (USD 1995 milliunits is 1.995 USD).
         guard milli >= 0, let price = Money(storeAmount: milli, unit: .milliunits, currency: currency) else {
-            throw JSONEntries.fail(list, i, "price", "\(milli) milliunits of \(currency.code) is negative or does not fit")
+            throw JSONEntries.fail(
+                list, i, "price", "\(milli) milliunits of \(currency.code) is negative or does not fit")
         }
         var sale = ctx.line(line, kind: .sale, tx: tx, amount: price, at: purchased)
         sale.productId = t["productId"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
@@ -118,7 +140,9 @@ enum AppStoreHistory {
         // The appAccountToken minted for our order: the audit names the order it was minted for.
         sale.orderId = t["appAccountToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         guard let revokedValue = t["revocationDate"], !revokedValue.isNull else { return [sale] }
-        guard let revoked = Times.millis(revokedValue) else { throw JSONEntries.fail(list, i, "revocationDate", "not milliseconds") }
+        guard let revoked = Times.millis(revokedValue) else {
+            throw JSONEntries.fail(list, i, "revocationDate", "not milliseconds")
+        }
         var refund = sale
         refund.kind = .refund
         refund.at = revoked
@@ -126,7 +150,9 @@ enum AppStoreHistory {
         case "REFUND_PRORATED"?:
             // A percentage in milliunits (50000 is 50 %) of the price, exactly.
             guard let pct = t["revocationPercentage"]?.intValue, pct > 0, pct <= 100_000 else {
-                throw JSONEntries.fail(list, i, "revocationPercentage", "a REFUND_PRORATED revocation needs a percentage in milliunits, 1 to 100000")
+                throw JSONEntries.fail(
+                    list, i, "revocationPercentage",
+                    "a REFUND_PRORATED revocation needs a percentage in milliunits, 1 to 100000")
             }
             refund.amount = price.share(pct, 100_000)
         case "FAMILY_REVOKE"?:
@@ -134,7 +160,9 @@ enum AppStoreHistory {
         case "REFUND_FULL"?, nil:
             break
         case let other?:
-            throw JSONEntries.fail(list, i, "revocationType", "\(other) is not a revocation type Apple sends (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE)")
+            throw JSONEntries.fail(
+                list, i, "revocationType",
+                "\(other) is not a revocation type Apple sends (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE)")
         }
         return [sale, refund]
     }
@@ -158,8 +186,10 @@ enum AppStoreHistory {
 /// for (`--from`, `--to`). `pageInfo.totalResults`, when present, must equal the page's entries.
 enum GooglePlayVoided {
     /// Google's `voidedReason` and `voidedSource` codes, by name.
-    static let reasons = ["0": "other", "1": "remorse", "2": "not-received", "3": "defective", "4": "accidental-purchase", "5": "fraud",
-                          "6": "friendly-fraud", "7": "chargeback", "8": "unacknowledged-purchase"]
+    static let reasons = [
+        "0": "other", "1": "remorse", "2": "not-received", "3": "defective", "4": "accidental-purchase", "5": "fraud",
+        "6": "friendly-fraud", "7": "chargeback", "8": "unacknowledged-purchase",
+    ]
     static let sources = ["0": "user", "1": "developer", "2": "google"]
 
     static func parse(_ pages: [String], _ ctx: ParseContext) throws(StatementError) -> StatementFile {
@@ -170,9 +200,13 @@ enum GooglePlayVoided {
             let doc = try JSONEntries.page(text, where_, "a voided purchases list")
             let next = doc["tokenPagination"]?["nextPageToken"]?.stringValue
             if (next == nil) != (k == pages.count - 1) {
-                throw StatementError(field: "tokenPagination.nextPageToken", where_ + (next != nil
-                    ? "the list has more pages: import its pages together, in order (ledger import statement FILE...)"
-                    : "no nextPageToken, but another page follows it: give the pages in the order Google returned them"))
+                throw StatementError(
+                    field: "tokenPagination.nextPageToken",
+                    where_
+                        + (next != nil
+                            ? "the list has more pages: import its pages together, in order (ledger import statement FILE...)"
+                            : "no nextPageToken, but another page follows it: give the pages in the order Google returned them")
+                )
             }
             let items: [JSONValue]
             switch doc["voidedPurchases"] {
@@ -181,7 +215,9 @@ enum GooglePlayVoided {
             default: throw StatementError(field: "voidedPurchases", where_ + "not a list")
             }
             if let total = doc["pageInfo"]?["totalResults"]?.intValue, total != Int64(items.count) {
-                throw StatementError(field: "pageInfo.totalResults", where_ + "says \(total) voided purchases, but the list has \(items.count)")
+                throw StatementError(
+                    field: "pageInfo.totalResults",
+                    where_ + "says \(total) voided purchases, but the list has \(items.count)")
             }
             for (i, v) in items.enumerated() {
                 index += 1
@@ -189,7 +225,8 @@ enum GooglePlayVoided {
                     throw JSONEntries.fail("voidedPurchases", i, "orderId", where_ + "missing or not a string")
                 }
                 guard let at = Times.millis(v["voidedTimeMillis"]) else {
-                    throw JSONEntries.fail("voidedPurchases", i, "voidedTimeMillis", where_ + "missing or not milliseconds")
+                    throw JSONEntries.fail(
+                        "voidedPurchases", i, "voidedTimeMillis", where_ + "missing or not milliseconds")
                 }
                 var line = ctx.line(index, kind: .refund, tx: order, amount: nil, at: at)
                 if let q = v["voidedQuantity"]?.intValue { line.quantity = q }
@@ -201,7 +238,9 @@ enum GooglePlayVoided {
             }
         }
         if lines.isEmpty && (ctx.options.periodStart == nil || ctx.options.periodEnd == nil) {
-            throw StatementError("no voided purchases: give the period the query asked for (--from and --to) to record that none were voided in it")
+            throw StatementError(
+                "no voided purchases: give the period the query asked for (--from and --to) to record that none were voided in it"
+            )
         }
         return try ctx.statement(lines)
     }

@@ -13,7 +13,10 @@ public struct StatementError: Error, Hashable, Sendable, CustomStringConvertible
     public var message: String
 
     public init(line: Int? = nil, column: Int? = nil, field: String? = nil, _ message: String) {
-        self.line = line; self.column = column; self.field = field; self.message = message
+        self.line = line
+        self.column = column
+        self.field = field
+        self.message = message
     }
 
     /// The same error with `prefix` (`"page 2: "`) before its message.
@@ -44,7 +47,9 @@ public struct StatementOptions: Sendable, Hashable {
     /// No file name: a statement is its bytes, and the same bytes under another name are the same
     /// statement (the fact's `fileName` is read from statements imported before, never written).
     public init(periodStart: Timestamp? = nil, periodEnd: Timestamp? = nil, expectedDigest: String? = nil) {
-        self.periodStart = periodStart; self.periodEnd = periodEnd; self.expectedDigest = expectedDigest
+        self.periodStart = periodStart
+        self.periodEnd = periodEnd
+        self.expectedDigest = expectedDigest
     }
 }
 
@@ -71,10 +76,13 @@ public struct StatementFile: Sendable, Hashable {
     public var signatures: StatementSignatures?
 
     public init(imported: StatementImported, lines: [StatementLine], signed: [SignedEntry] = []) {
-        self.imported = imported; self.lines = lines; self.signed = signed
+        self.imported = imported
+        self.lines = lines
+        self.signed = signed
         if !signed.isEmpty {
-            signatures = StatementSignatures(source: imported.source, digest: imported.digest, signed: Int64(signed.count), root: nil,
-                                             app: imported.app, merchant: imported.merchant)
+            signatures = StatementSignatures(
+                source: imported.source, digest: imported.digest, signed: Int64(signed.count), root: nil,
+                app: imported.app, merchant: imported.merchant)
         }
     }
 
@@ -87,7 +95,8 @@ public struct StatementFile: Sendable, Hashable {
 
     /// The facts to append, the statement first, its signatures' record last.
     public var facts: [Fact] {
-        [.statementImported(imported)] + lines.map(Fact.statementLine) + (signatures.map { [.statementSignatures($0)] } ?? [])
+        [.statementImported(imported)] + lines.map(Fact.statementLine)
+            + (signatures.map { [.statementSignatures($0)] } ?? [])
     }
 
     /// The facts as events: deterministic ids (from the digest and the line, and for the
@@ -98,7 +107,8 @@ public struct StatementFile: Sendable, Hashable {
         return facts.enumerated().map { i, fact in
             var name = String(i)
             if case .statementSignatures(let s) = fact { name = "signatures:" + (s.root ?? "unverified") }
-            return fact.newEvent(occurredAt: at, eventId: Self.eventId(imported.digest, name), metadata: EventMetadata(source: source))
+            return fact.newEvent(
+                occurredAt: at, eventId: Self.eventId(imported.digest, name), metadata: EventMetadata(source: source))
         }
     }
 
@@ -111,7 +121,9 @@ public struct StatementFile: Sendable, Hashable {
 public enum StatementParser {
     /// Parses and validates a store file. Every error names its line and column (or field), and the
     /// whole file is refused.
-    public static func parse(_ bytes: [UInt8], source: StatementSource, options: StatementOptions = StatementOptions()) throws(StatementError) -> StatementFile {
+    public static func parse(
+        _ bytes: [UInt8], source: StatementSource, options: StatementOptions = StatementOptions()
+    ) throws(StatementError) -> StatementFile {
         try parse(pages: [bytes], source: source, options: options)
     }
 
@@ -122,18 +134,24 @@ public enum StatementParser {
     /// Parses one statement from its file, or from the pages of a paged source in the order the
     /// store returned them. The statement's digest is that of the file (of one page), or of the
     /// pages' bytes one after another.
-    public static func parse(pages: [[UInt8]], source: StatementSource, options: StatementOptions = StatementOptions(),
-                             progress: StatementProgress? = nil) throws(StatementError) -> StatementFile {
+    public static func parse(
+        pages: [[UInt8]], source: StatementSource, options: StatementOptions = StatementOptions(),
+        progress: StatementProgress? = nil
+    ) throws(StatementError) -> StatementFile {
         guard !pages.isEmpty else { throw StatementError("no file given") }
         guard pages.count == 1 || paged.contains(source) else {
-            throw StatementError("a \(source.rawValue) statement is one file (only \(paged.map(\.rawValue).sorted().joined(separator: " and ")) come in pages)")
+            throw StatementError(
+                "a \(source.rawValue) statement is one file (only \(paged.map(\.rawValue).sorted().joined(separator: " and ")) come in pages)"
+            )
         }
         // A gzipped download (WeChat's tar_type=GZIP) is read as the bill it holds: its digest is the
         // bill's (as WeChat's hash_value is), so the same bill gzipped or not is the same statement.
         var pages = pages
         for (k, page) in pages.enumerated() where Gzip.isGzip(page) {
             do throws(Gzip.Failure) { pages[k] = try Gzip.decompress(page) } catch {
-                throw StatementError((pages.count > 1 ? "page \(k + 1): " : "") + "a gzip file that does not decompress: \(error.message)")
+                throw StatementError(
+                    (pages.count > 1 ? "page \(k + 1): " : "")
+                        + "a gzip file that does not decompress: \(error.message)")
             }
         }
         let bytes = pages.count == 1 ? pages[0] : pages.flatMap { $0 }
@@ -142,7 +160,9 @@ public enum StatementParser {
         var texts: [String] = []
         for (k, page) in pages.enumerated() {
             guard var text = String(validating: page, as: UTF8.self) else {
-                throw StatementError(line: firstInvalidUTF8Line(page), (pages.count > 1 ? "page \(k + 1): " : "") + "the file is not UTF-8 text")
+                throw StatementError(
+                    line: firstInvalidUTF8Line(page),
+                    (pages.count > 1 ? "page \(k + 1): " : "") + "the file is not UTF-8 text")
             }
             if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
             texts.append(text)
@@ -162,7 +182,9 @@ public enum StatementParser {
         for (i, fact) in facts.enumerated() {
             if i % 1024 == 0 || i == facts.count - 1 { progress?("check", i + 1, facts.count) }
             do throws(FactError) {
-                _ = try FactCatalogue.decode(type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1, payload: fact.payload)
+                _ = try FactCatalogue.decode(
+                    type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1,
+                    payload: fact.payload)
             } catch {
                 let line = i == 0 || i > file.lines.count ? nil : Int(file.lines[i - 1].line)
                 throw StatementError(line: line, field: error.field, "not a valid \(fact.typeName): \(error.message)")
@@ -179,7 +201,9 @@ public enum StatementParser {
             throw StatementError("--digest \(algorithm): only sha256 digests can be checked (give sha256:<hex>)")
         }
         guard "sha256:" + hex == digest else {
-            throw StatementError("the file's digest is \(digest), not the \(expected) the store published: the file is not the one the store sent")
+            throw StatementError(
+                "the file's digest is \(digest), not the \(expected) the store published: the file is not the one the store sent"
+            )
         }
     }
 
@@ -187,7 +211,8 @@ public enum StatementParser {
         var line = 1, start = 0
         for (i, b) in bytes.enumerated() where b == 0x0A {
             if String(validating: bytes[start..<i], as: UTF8.self) == nil { return line }
-            line += 1; start = i + 1
+            line += 1
+            start = i + 1
         }
         return line
     }
@@ -206,13 +231,16 @@ struct ParseContext: Sendable {
     }
 
     func line(_ n: Int, kind: StatementLineKind, tx: String?, amount: Money?, at: Timestamp) -> StatementLine {
-        StatementLine(digest: digest, line: Int64(n), source: source, kind: kind, transactionId: tx, amount: amount, at: at)
+        StatementLine(
+            digest: digest, line: Int64(n), source: source, kind: kind, transactionId: tx, amount: amount, at: at)
     }
 
     /// The statement, its period from the options, else `fallback` (from the file), else the whole
     /// days (UTC, or `offsetSeconds` east) of the lines' times.
-    func statement(_ lines: [StatementLine], fallback: (Timestamp, Timestamp)? = nil, offsetSeconds: Int64 = 0,
-                   app: String? = nil, merchant: String? = nil, signed: [SignedEntry] = []) throws(StatementError) -> StatementFile {
+    func statement(
+        _ lines: [StatementLine], fallback: (Timestamp, Timestamp)? = nil, offsetSeconds: Int64 = 0,
+        app: String? = nil, merchant: String? = nil, signed: [SignedEntry] = []
+    ) throws(StatementError) -> StatementFile {
         var start = options.periodStart ?? fallback?.0
         var end = options.periodEnd ?? fallback?.1
         if start == nil || end == nil {
@@ -220,11 +248,15 @@ struct ParseContext: Sendable {
                 throw StatementError("the file has no lines to date it by: give the period it covers (--from and --to)")
             }
             start = start ?? Times.dayStart(first, offsetSeconds: offsetSeconds)
-            end = end ?? Timestamp(microsecondsSince1970: Times.dayStart(last, offsetSeconds: offsetSeconds).microseconds + Times.day)
+            end =
+                end
+                ?? Timestamp(
+                    microsecondsSince1970: Times.dayStart(last, offsetSeconds: offsetSeconds).microseconds + Times.day)
         }
         guard let start, let end, end > start else { throw StatementError("the period's end is not after its start") }
-        let s = StatementImported(source: source, digest: digest, periodStart: start, periodEnd: end, lines: Int64(lines.count),
-                                  app: app, merchant: merchant)
+        let s = StatementImported(
+            source: source, digest: digest, periodStart: start, periodEnd: end, lines: Int64(lines.count),
+            app: app, merchant: merchant)
         return StatementFile(imported: s, lines: lines, signed: signed)
     }
 }

@@ -58,8 +58,11 @@ public enum TestDatabase {
         _ body: (LedgerConfiguration) async throws -> T
     ) async throws -> T {
         let url = try await url()
-        let name = "t_" + label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20) + "_" + UUID().uuidString.prefix(8).lowercased()
-        let config = LedgerConfiguration(connectionString: url, schema: String(name), validation: EventValidation(allowUnknownTypes: true))
+        let name =
+            "t_" + label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20) + "_"
+            + UUID().uuidString.prefix(8).lowercased()
+        let config = LedgerConfiguration(
+            connectionString: url, schema: String(name), validation: EventValidation(allowUnknownTypes: true))
         if migrate { _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels()) }
         do {
             let value = try await body(config)
@@ -72,7 +75,8 @@ public enum TestDatabase {
     }
 
     static func drop(_ config: LedgerConfiguration) async throws {
-        let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-cleanup")
+        let admin = try await PostgresConnection.connect(
+            config.connectionString, applicationName: "ledger-test-cleanup")
         try await admin.execute("DROP SCHEMA IF EXISTS \(quoteIdentifier(config.schema)) CASCADE")
         await admin.close()
     }
@@ -97,7 +101,9 @@ public enum TestDatabase {
     /// still verifies, only an anchor can tell.
     public static func cutTail(_ config: LedgerConfiguration, keeping position: Int64) async throws {
         let s = quoteIdentifier(config.schema)
-        try await tamper(config, """
+        try await tamper(
+            config,
+            """
             DELETE FROM \(s).events WHERE position > \(position);
             UPDATE \(s).log_head SET last_position = \(position), last_hash = (SELECT hash FROM \(s).events WHERE position = \(position))
             """)
@@ -107,12 +113,16 @@ public enum TestDatabase {
     /// between its commit and its `seal_events` leaves it: claimed, in `pending_events`, not in the
     /// log. Returns its id (lowercased).
     @discardableResult
-    public static func leavePending(_ config: LedgerConfiguration, stream: String, version: Int64) async throws -> String {
-        let writer = try await PostgresConnection.connect(config.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+    public static func leavePending(
+        _ config: LedgerConfiguration, stream: String, version: Int64
+    ) async throws -> String {
+        let writer = try await PostgresConnection.connect(
+            config.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
         defer { Task { await writer.close() } }
         let s = quoteIdentifier(config.schema)
         let id = UUID().uuidString.lowercased()
-        _ = try await writer.query("""
+        _ = try await writer.query(
+            """
             WITH c AS (INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, $2, $3) RETURNING event_id)
             INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
             SELECT event_id, $2, $3, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z' FROM c
@@ -131,15 +141,18 @@ public func testEvent(
     stream: String, type: String = "PaymentVerified", payload: JSONValue = .makeObject([("n", .int(1))]),
     key: String? = nil, expected: ExpectedVersion = .any, id: UUID = UUID()
 ) -> NewEvent {
-    NewEvent(eventId: id, stream: stream, type: type, payload: payload,
-             metadata: EventMetadata(source: "test"), occurredAt: Timestamp("2026-03-31T08:15:00Z")!,
-             idempotencyKey: key, expectedVersion: expected)
+    NewEvent(
+        eventId: id, stream: stream, type: type, payload: payload,
+        metadata: EventMetadata(source: "test"), occurredAt: Timestamp("2026-03-31T08:15:00Z")!,
+        idempotencyKey: key, expectedVersion: expected)
 }
 
 extension EmbeddedPostgres {
     /// Runs `body` with a private PostgreSQL of its own under /tmp (for tests that stop and start
     /// their server), stopped and removed afterwards, whether `body` succeeds or throws.
-    public static func withPrivateCluster<T>(_ label: String, _ body: (EmbeddedPostgres) async throws -> T) async throws -> T {
+    public static func withPrivateCluster<T>(
+        _ label: String, _ body: (EmbeddedPostgres) async throws -> T
+    ) async throws -> T {
         let root = URL(fileURLWithPath: "/tmp/ledger-\(label)-\(UUID().uuidString.prefix(8))")
         let db = EmbeddedPostgres(root: root)
         defer { try? FileManager.default.removeItem(at: root) }

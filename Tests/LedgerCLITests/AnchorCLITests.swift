@@ -10,7 +10,8 @@ struct AnchorCLITests {
         try await TestDatabase.withSchema("clianchor") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("anchor-\(UUID().uuidString).json").path
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("anchor-\(UUID().uuidString).json")
+                .path
             defer { try? FileManager.default.removeItem(atPath: file) }
             let anchored = try await cli.run(["anchor", "--output", file])
             #expect(anchored.status == 0, "\(anchored.stderr)")
@@ -58,7 +59,8 @@ struct SealCLITests {
             #expect(before["pending"] == .int(1) && before["lastPosition"] == .int(10))
             let sealed = try await cli.run(["seal"])
             #expect(sealed.status == 0, "\(sealed.stderr)")
-            #expect(try JSONValue.parse(sealed.stdout) == JSONValue.makeObject([("sealed", .int(1)), ("head", .int(11))]))
+            #expect(
+                try JSONValue.parse(sealed.stdout) == JSONValue.makeObject([("sealed", .int(1)), ("head", .int(11))]))
             let after = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
             #expect(after["pending"] == .int(0) && after["lastPosition"] == .int(11) && after["intact"] == .bool(true))
             #expect(try JSONValue.parse(try await cli.run(["seal"]).stdout)["sealed"] == .int(0))

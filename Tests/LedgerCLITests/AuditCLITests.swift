@@ -31,8 +31,10 @@ struct ProjectionCLITests {
             #expect(user.status == 0, "\(user.stderr)")
             let json = try JSONValue.parse(user.stdout)
             #expect(json["user"]?["user_id"] == .string("u08-ivan"))
-            guard case .array(let periods)? = json["entitlementPeriods"], case .array(let timeline)? = json["timeline"] else {
-                Issue.record("no periods or timeline in \(user.stdout.prefix(300))"); return
+            guard case .array(let periods)? = json["entitlementPeriods"], case .array(let timeline)? = json["timeline"]
+            else {
+                Issue.record("no periods or timeline in \(user.stdout.prefix(300))")
+                return
             }
             #expect(periods.first?["total_days"] == .int(150))
             #expect(timeline.count > 5)
@@ -53,7 +55,8 @@ struct ProjectionCLITests {
             let sub = try await cli.run(["show", "subscription", "appstore:20000800001", "--json"])
             #expect(sub.status == 0, "\(sub.stderr)")
             guard case .array(let subTransactions)? = try JSONValue.parse(sub.stdout)["transactions"] else {
-                Issue.record("no transactions in \(sub.stdout.prefix(300))"); return
+                Issue.record("no transactions in \(sub.stdout.prefix(300))")
+                return
             }
             #expect(subTransactions.map { $0["transaction_id"]?.stringValue } == ["20000800001", "20000800003"])
 
@@ -66,7 +69,8 @@ struct ProjectionCLITests {
     @Test func aFactWithABadFieldIsRefusedByTheCLI() async throws {
         try await TestDatabase.withSchema("clibad") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let line = #"{"stream":"order:x","type":"OrderCreated","occurredAt":"2026-03-31T08:15:00Z","payload":{"orderId":"x","userId":"u","channel":"appstore","productId":"p","amount":600,"currency":"XYZ"}}"#
+            let line =
+                #"{"stream":"order:x","type":"OrderCreated","occurredAt":"2026-03-31T08:15:00Z","payload":{"orderId":"x","userId":"u","channel":"appstore","productId":"p","amount":600,"currency":"XYZ"}}"#
             let r = try await cli.run(["append"], stdin: line + "\n")
             #expect(r.status == 65)
             #expect(r.stderr.contains("field payload.currency"))
@@ -98,19 +102,31 @@ struct AuditCLITests {
             #expect(rows.count == Int(count) + 1)
             // Money beside its minor units in the currency's own decimals, as a spreadsheet shows it.
             #expect(rows[0].contains(",amount_minor_units,amount,currency,"))
-            #expect(rows.dropFirst().contains { $0.range(of: #",[0-9]+,[0-9]+\.[0-9]{2},CNY,"#, options: .regularExpression) != nil }, "\(rows.prefix(5))")
-            let bomFile = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-bom-\(UUID().uuidString).csv")
+            #expect(
+                rows.dropFirst().contains {
+                    $0.range(of: #",[0-9]+,[0-9]+\.[0-9]{2},CNY,"#, options: .regularExpression) != nil
+                }, "\(rows.prefix(5))")
+            let bomFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ledger-bom-\(UUID().uuidString).csv")
             defer { try? FileManager.default.removeItem(at: bomFile) }
             #expect(try await cli.run(["audit", "--format", "csv", "--bom", "-o", bomFile.path]).status == 0)
             let bytes = try Data(contentsOf: bomFile)
             #expect(Array(bytes.prefix(3)) == [0xEF, 0xBB, 0xBF] && bytes.dropFirst(3) == Data(csv.stdout.utf8))
 
             // Filters.
-            let receipt = try JSONValue.parse(try await cli.run(["audit", "--format", "json", "--kind", "receipt-reused"]).stdout)
-            guard case .array(let items)? = receipt["findings"] else { Issue.record("no findings array"); return }
+            let receipt = try JSONValue.parse(
+                try await cli.run(["audit", "--format", "json", "--kind", "receipt-reused"]).stdout)
+            guard case .array(let items)? = receipt["findings"] else {
+                Issue.record("no findings array")
+                return
+            }
             #expect(!items.isEmpty && items.allSatisfy { $0["kind"] == .string("receipt-reused") })
-            let henry = try JSONValue.parse(try await cli.run(["audit", "--format", "json", "--user", "u07-henry"]).stdout)
-            guard case .array(let hs)? = henry["findings"] else { Issue.record("no findings array"); return }
+            let henry = try JSONValue.parse(
+                try await cli.run(["audit", "--format", "json", "--user", "u07-henry"]).stdout)
+            guard case .array(let hs)? = henry["findings"] else {
+                Issue.record("no findings array")
+                return
+            }
             #expect(hs.map { $0["kind"]?.stringValue } == ["negative-balance"])
 
             // --fail-on: a nightly job's exit code.
@@ -140,7 +156,8 @@ struct AuditCLITests {
             #expect(future.status == 64)
             #expect(future.stderr.contains("future"))
             #expect(try await cli.run(["audit", "--diff", "/nonexistent/old.json"]).status == 64)
-            let notAReport = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-report-\(UUID().uuidString).json")
+            let notAReport = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "not-a-report-\(UUID().uuidString).json")
             try Data("{\"hello\": 1}".utf8).write(to: notAReport)
             defer { try? FileManager.default.removeItem(at: notAReport) }
             let bad = try await cli.run(["audit", "--diff", notAReport.path])
@@ -153,7 +170,9 @@ struct AuditCLITests {
             for command in [["audit"], ["rebuild", "orders"]] {
                 let beyond = try await cli.run(command + ["--to-position", "999999"])
                 #expect(beyond.status == 75, "\(command): \(beyond.stderr)")
-                #expect(beyond.stderr.contains("the log ends at position") && beyond.stderr.contains("position 999999 is not in it yet"))
+                #expect(
+                    beyond.stderr.contains("the log ends at position")
+                        && beyond.stderr.contains("position 999999 is not in it yet"))
             }
         }
     }
@@ -176,18 +195,28 @@ struct AuditCLITests {
                 let past = try await a.run(["audit", "--format", "json", "--to-position", String(head)])
                 #expect(past.status == 0 && short.status == 0)
                 // The two logs were recorded at different times, so their head hashes differ; the rest is equal.
-                let unhashed = { (s: String) in s.replacingOccurrences(of: #""headHash": "[0-9a-f]{64}""#, with: "", options: .regularExpression) }
+                let unhashed = { (s: String) in
+                    s.replacingOccurrences(of: #""headHash": "[0-9a-f]{64}""#, with: "", options: .regularExpression)
+                }
                 #expect(past.stdout.contains(#""headHash": ""#))
-                #expect(unhashed(past.stdout) == unhashed(short.stdout), "the report as of position \(head) differs from the report of the log truncated there")
+                #expect(
+                    unhashed(past.stdout) == unhashed(short.stdout),
+                    "the report as of position \(head) differs from the report of the log truncated there")
 
-                let old = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).json")
+                let old = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "audit-\(UUID().uuidString).json")
                 try Data(past.stdout.utf8).write(to: old)
                 defer { try? FileManager.default.removeItem(at: old) }
-                let diff = try JSONValue.parse(try await a.run(["audit", "--format", "json", "--diff", old.path]).stdout)
-                guard case .array(let appeared)? = diff["diff"]?["appeared"] else { Issue.record("no diff"); return }
+                let diff = try JSONValue.parse(
+                    try await a.run(["audit", "--format", "json", "--diff", old.path]).stdout)
+                guard case .array(let appeared)? = diff["diff"]?["appeared"] else {
+                    Issue.record("no diff")
+                    return
+                }
                 #expect(!appeared.isEmpty)
                 #expect(diff["diff"]?["previousPosition"] == .int(head))
-                let same = try JSONValue.parse(try await b.run(["audit", "--format", "json", "--diff", old.path]).stdout)
+                let same = try JSONValue.parse(
+                    try await b.run(["audit", "--format", "json", "--diff", old.path]).stdout)
                 #expect(same["diff"]?["appeared"] == .array([]))
                 #expect(same["diff"]?["disappeared"] == .array([]))
                 #expect(same["diff"]?["changed"] == .array([]))
@@ -202,7 +231,8 @@ struct AuditCLITests {
             try await appendSampleAndScenarios(cli)
             let json = try JSONValue.parse(try await cli.run(["audit", "--format", "json"]).stdout)
             guard case .array(let sandbox)? = json["sandbox"], case .array(let grants)? = json["policyGrants"] else {
-                Issue.record("no sandbox or policyGrants section"); return
+                Issue.record("no sandbox or policyGrants section")
+                return
             }
             #expect(sandbox.map { $0["transactionId"] } == [.string("20002200001")])
             #expect(sandbox.first?["environment"] == .string("Sandbox"))
@@ -211,7 +241,9 @@ struct AuditCLITests {
             let table = try await cli.run(["audit"]).stdout
             #expect(table.contains("sandbox purchases (no revenue, no finding)") && table.contains("grants by policy"))
             let html = try await cli.run(["audit", "--format", "html"]).stdout
-            #expect(html.contains("id=\"sandbox\"") && html.contains("id=\"policy-grants\"") && html.contains("g17-goodwill"))
+            #expect(
+                html.contains("id=\"sandbox\"") && html.contains("id=\"policy-grants\"")
+                    && html.contains("g17-goodwill"))
         }
     }
 
@@ -222,12 +254,17 @@ struct AuditCLITests {
             let before = try JSONValue.parse(try await cli.run(["audit", "--format", "json"]).stdout)
             let admin = try await TestDatabase.admin(config)
             try await admin.execute("SET session_replication_role = replica")
-            try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{orderId}', '\"ord_tampered\"') WHERE position = 6")
+            try await admin.execute(
+                "UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{orderId}', '\"ord_tampered\"') WHERE position = 6"
+            )
             await admin.close()
             let r = try await cli.run(["audit", "--format", "json", "--fail-on", "critical"])
             #expect(r.status == 1)
             let after = try JSONValue.parse(r.stdout)
-            guard case .array(let findings)? = after["findings"], case .array(let old)? = before["findings"] else { Issue.record("no findings"); return }
+            guard case .array(let findings)? = after["findings"], case .array(let old)? = before["findings"] else {
+                Issue.record("no findings")
+                return
+            }
             let chain = findings.filter { $0["kind"] == .string("chain-broken") }
             #expect(chain.count == 1)
             #expect(chain.first?["positions"] == .array([.int(6)]))
@@ -235,16 +272,23 @@ struct AuditCLITests {
         }
     }
 
-    @Test("simulated history: the audit equals the ground truth", arguments: [
-        (seed: UInt64(11), faults: "all=0.03,chain-broken=1"), (seed: UInt64(12), faults: "double-grant=0.05,missing-grant=0.05,receipt-reused=0.05"),
-        (seed: UInt64(13), faults: "none"),
-    ])
+    @Test(
+        "simulated history: the audit equals the ground truth",
+        arguments: [
+            (seed: UInt64(11), faults: "all=0.03,chain-broken=1"),
+            (seed: UInt64(12), faults: "double-grant=0.05,missing-grant=0.05,receipt-reused=0.05"),
+            (seed: UInt64(13), faults: "none"),
+        ])
     func simulatedGroundTruth(_ run: (seed: UInt64, faults: String)) async throws {
         try await TestDatabase.withSchema("sim\(run.seed)") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let truth = FileManager.default.temporaryDirectory.appendingPathComponent("truth-\(UUID().uuidString).json").path
+            let truth = FileManager.default.temporaryDirectory.appendingPathComponent("truth-\(UUID().uuidString).json")
+                .path
             defer { try? FileManager.default.removeItem(atPath: truth) }
-            let sim = try await cli.run(["simulate", "--users", "150", "--days", "20", "--seed", String(run.seed), "--faults", run.faults, "--truth", truth])
+            let sim = try await cli.run([
+                "simulate", "--users", "150", "--days", "20", "--seed", String(run.seed), "--faults", run.faults,
+                "--truth", truth,
+            ])
             #expect(sim.status == 0, "\(sim.stderr)")
             let audit = try await cli.run(["audit", "--format", "json", "--expect", truth])
             #expect(audit.status == 0, "\(audit.stderr)")
@@ -252,22 +296,31 @@ struct AuditCLITests {
             let count = try JSONValue.parse(audit.stdout)["summary"]?["findings"]?.intValue ?? -1
             if run.faults == "none" { #expect(count == 0) } else { #expect(count > 5) }
             // Simulating again appends nothing: every fact is recognized as already stored.
-            let again = try await cli.run(["simulate", "--users", "150", "--days", "20", "--seed", String(run.seed), "--faults", run.faults, "--truth", truth])
+            let again = try await cli.run([
+                "simulate", "--users", "150", "--days", "20", "--seed", String(run.seed), "--faults", run.faults,
+                "--truth", truth,
+            ])
             #expect(again.stderr.contains("appended 0 facts"), "\(again.stderr)")
         }
     }
 
     @Test func simulateRefusesBadFaults() async throws {
-        let r = try await CLI(url: "", schema: "").run(["simulate", "--faults", "double-grnat=0.1"], withConnection: false)
+        let r = try await CLI(url: "", schema: "").run(
+            ["simulate", "--faults", "double-grnat=0.1"], withConnection: false)
         #expect(r.status == 64)
         #expect(r.stderr.contains("double-grnat"))
     }
 
-    @Test(.enabled(if: Chromium.path != nil || Chromium.required,
-                   "chromium is not installed: the HTML report is not checked in a browser (tools/ensure-deps.sh chromium installs it; CI=true or LEDGER_REQUIRE_CHROMIUM=1 make this a failure)"))
+    @Test(
+        .enabled(
+            if: Chromium.path != nil || Chromium.required,
+            "chromium is not installed: the HTML report is not checked in a browser (tools/ensure-deps.sh chromium installs it; CI=true or LEDGER_REQUIRE_CHROMIUM=1 make this a failure)"
+        ))
     func theHTMLReportRendersInChromiumAndMatchesTheJSON() async throws {
         guard Chromium.path != nil else {
-            Issue.record("chromium is required here (CI=true or LEDGER_REQUIRE_CHROMIUM=1) but not installed; set LEDGER_SKIP_CHROMIUM=1 to opt out explicitly")
+            Issue.record(
+                "chromium is required here (CI=true or LEDGER_REQUIRE_CHROMIUM=1) but not installed; set LEDGER_SKIP_CHROMIUM=1 to opt out explicitly"
+            )
             return
         }
         try await TestDatabase.withSchema("clihtml") { config in
@@ -276,11 +329,13 @@ struct AuditCLITests {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-html-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
-            let html = dir.appendingPathComponent("audit.html").path, json = dir.appendingPathComponent("audit.json").path
+            let html = dir.appendingPathComponent("audit.html").path,
+                json = dir.appendingPathComponent("audit.json").path
             #expect(try await cli.run(["audit", "--format", "html", "--output", html]).status == 0)
             #expect(try await cli.run(["audit", "--format", "json", "--output", json]).status == 0)
             let script = TestDatabase.packageRoot.appendingPathComponent("tools/check-report.sh").path
-            let check = try await ChildProcess.run("/bin/bash", [script, html, json, dir.appendingPathComponent("audit.png").path])
+            let check = try await ChildProcess.run(
+                "/bin/bash", [script, html, json, dir.appendingPathComponent("audit.png").path])
             #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
             #expect(check.stdout.contains("agree") && check.stdout.contains("screenshots"))
 
@@ -289,25 +344,69 @@ struct AuditCLITests {
             let page = try String(contentsOfFile: html, encoding: .utf8)
             let report = try JSONValue.parse(try String(contentsOfFile: json, encoding: .utf8))
             guard case .array(let findings)? = report["findings"], let first = findings.first,
-                  let detail = first["detail"]?.stringValue, let total = report["summary"]?["findings"]?.intValue else {
-                Issue.record("the sample report has no findings"); return
+                let detail = first["detail"]?.stringValue, let total = report["summary"]?["findings"]?.intValue
+            else {
+                Issue.record("the sample report has no findings")
+                return
             }
-            let escapedDetail = detail.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
+            let escapedDetail = detail.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(
+                of: "<", with: "&lt;"
+            )
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "'", with: "&#39;")
             let tampered: [(String, String)] = [
-                ("a finding's detail", page.replacingFirst("<td class=\"detail\">\(escapedDetail)</td>", with: "<td class=\"detail\">nothing to see</td>")),
-                ("the visible total", page.replacingFirst("data-value=\"\(total)\">\(total)</div>", with: "data-value=\"\(total)\">\(total + 1)</div>")),
-                ("a finding's amount", page.replacingFirst(#"<td class="num money">"#, with: #"<td class="num money">1"#, after: #"<tr class="finding""#)),
+                (
+                    "a finding's detail",
+                    page.replacingFirst(
+                        "<td class=\"detail\">\(escapedDetail)</td>", with: "<td class=\"detail\">nothing to see</td>")
+                ),
+                (
+                    "the visible total",
+                    page.replacingFirst(
+                        "data-value=\"\(total)\">\(total)</div>", with: "data-value=\"\(total)\">\(total + 1)</div>")
+                ),
+                (
+                    "a finding's amount",
+                    page.replacingFirst(
+                        #"<td class="num money">"#, with: #"<td class="num money">1"#, after: #"<tr class="finding""#)
+                ),
                 ("the findings' order", Self.swappingFirstTwoFindings(page)),
-                ("a day's place on the time axis", page.replacingFirst(#"<polyline class="payments" points=""#, with: #"<polyline class="payments" points="60,0 "#)),
-                ("a clipped evidence table", page.replacingFirst("td{overflow-wrap:anywhere}", with: "td{white-space:nowrap}")),
-                ("an amount that wraps", page.replacingFirst("td.num,td.period{white-space:nowrap}", with: "td.num{width:1px;white-space:normal}")),
-                ("a chart value", page.replacingFirst(#"<text class="value""#, with: #"<text class="value" data-x="1""#)
-                    .replacingFirst(#"</text><text class="label""#, with: #"0</text><text class="label""#, after: #"<text class="value""#)),
-                ("a point of the daily chart", page.replacingFirst(#"class="payments" points="48,"#, with: #"class="payments" points="48,1"#)),
+                (
+                    "a day's place on the time axis",
+                    page.replacingFirst(
+                        #"<polyline class="payments" points=""#, with: #"<polyline class="payments" points="60,0 "#)
+                ),
+                (
+                    "a clipped evidence table",
+                    page.replacingFirst("td{overflow-wrap:anywhere}", with: "td{white-space:nowrap}")
+                ),
+                (
+                    "an amount that wraps",
+                    page.replacingFirst(
+                        "td.num,td.period{white-space:nowrap}", with: "td.num{width:1px;white-space:normal}")
+                ),
+                (
+                    "a chart value",
+                    page.replacingFirst(#"<text class="value""#, with: #"<text class="value" data-x="1""#)
+                        .replacingFirst(
+                            #"</text><text class="label""#, with: #"0</text><text class="label""#,
+                            after: #"<text class="value""#)
+                ),
+                (
+                    "a point of the daily chart",
+                    page.replacingFirst(#"class="payments" points="48,"#, with: #"class="payments" points="48,1"#)
+                ),
                 ("a blank page", page.replacingFirst("<main>", with: "<main style=\"visibility:hidden\">")),
-                ("a sandbox purchase's transaction", page.replacingFirst(#"<td class="mono">"#, with: #"<td class="mono">9"#, after: #"<tr class="sandbox""#)),
-                ("a grant by policy's user", page.replacingFirst(#"<td class="mono">"#, with: #"<td class="mono">x"#, after: #"<tr class="policy-grant""#)),
+                (
+                    "a sandbox purchase's transaction",
+                    page.replacingFirst(
+                        #"<td class="mono">"#, with: #"<td class="mono">9"#, after: #"<tr class="sandbox""#)
+                ),
+                (
+                    "a grant by policy's user",
+                    page.replacingFirst(
+                        #"<td class="mono">"#, with: #"<td class="mono">x"#, after: #"<tr class="policy-grant""#)
+                ),
             ]
             for (what, text) in tampered {
                 #expect(text != page, "the tampering of \(what) changed nothing: fix the test")
@@ -333,7 +432,9 @@ struct AuditCLITests {
 /// Debian's chromium, for the HTML report check: required in CI (CI=true) and when
 /// LEDGER_REQUIRE_CHROMIUM=1, unless LEDGER_SKIP_CHROMIUM=1 opts out; otherwise a visible skip.
 enum Chromium {
-    static let path = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let path = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
     static var required: Bool {
         let env = ProcessInfo.processInfo.environment
         if env["LEDGER_SKIP_CHROMIUM"] == "1" { return false }

@@ -14,9 +14,11 @@ struct CLI {
 
     static var binary: URL {
         // The test bundle sits beside the products (.build/<triple>/debug).
-        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+        let candidates =
+            [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
             + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-        for dir in candidates where FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("ledger").path) {
+        for dir in candidates
+        where FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("ledger").path) {
             return dir.appendingPathComponent("ledger")
         }
         return TestDatabase.packageRoot.appendingPathComponent(".build/debug/ledger")
@@ -24,18 +26,23 @@ struct CLI {
 
     typealias Output = ChildProcess.Output
 
-    func run(_ arguments: [String], stdin: String? = nil, withConnection: Bool = true, environment: [String: String] = [:]) async throws -> Output {
+    func run(
+        _ arguments: [String], stdin: String? = nil, withConnection: Bool = true, environment: [String: String] = [:]
+    ) async throws -> Output {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "LEDGER_DATABASE_URL")
         env.merge(environment) { $1 }
-        return try await ChildProcess.run(Self.binary.path, arguments + (withConnection ? ["--database-url", url, "--schema", schema] : []),
-                                          environment: env, stdin: stdin)
+        return try await ChildProcess.run(
+            Self.binary.path, arguments + (withConnection ? ["--database-url", url, "--schema", schema] : []),
+            environment: env, stdin: stdin)
     }
 }
 
 func lines(_ s: String) -> [String] { s.split(separator: "\n").map(String.init) }
 
-let sample = try! String(contentsOf: TestDatabase.packageRoot.appendingPathComponent("schema/examples/purchase-facts.jsonl"), encoding: .utf8)
+let sample = try! String(
+    contentsOf: TestDatabase.packageRoot.appendingPathComponent("schema/examples/purchase-facts.jsonl"), encoding: .utf8
+)
 
 @Suite("ledger CLI", .timeLimit(.minutes(2)))
 struct CLITests {
@@ -45,19 +52,24 @@ struct CLITests {
         try await TestDatabase.withSchema("clirolefile") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-secret-\(UUID().uuidString)")
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ledger-secret-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
             let secret = dir.appendingPathComponent("reader-url").path
-            try (config.connecting(as: .reader).connectionString + "\n").write(toFile: secret, atomically: true, encoding: .utf8)
+            try (config.connecting(as: .reader).connectionString + "\n").write(
+                toFile: secret, atomically: true, encoding: .utf8)
             let home = dir.appendingPathComponent("no-cluster-here").path
             let env = ["LEDGER_READER_DATABASE_URL_FILE": secret, "LEDGER_HOME": home]
             let read = try await cli.run(["read", "--schema", config.schema], withConnection: false, environment: env)
             #expect(read.status == 0 && lines(read.stdout).count == 10, "\(read.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: home), "a private cluster was started for a command that had its role's URL")
+            #expect(
+                !FileManager.default.fileExists(atPath: home),
+                "a private cluster was started for a command that had its role's URL")
             var both = env
             both["LEDGER_READER_DATABASE_URL"] = config.connectionString
-            let refused = try await cli.run(["read", "--schema", config.schema], withConnection: false, environment: both)
+            let refused = try await cli.run(
+                ["read", "--schema", config.schema], withConnection: false, environment: both)
             #expect(refused.status == 78 && refused.stderr.contains("are both set"), "\(refused.stderr)")
         }
     }
@@ -69,7 +81,10 @@ struct CLITests {
             #expect(appended.status == 0, "\(appended.stderr)")
             let out = lines(appended.stdout)
             #expect(out.count == 10)
-            #expect(out[0].hasPrefix(#"{"line":1,"eventId":"0b7e3f1a-2c4d-4e5f-8a9b-000000000001","stream":"product:appstore:com.example.coins100","version":0,"position":1,"alreadyStored":false}"#))
+            #expect(
+                out[0].hasPrefix(
+                    #"{"line":1,"eventId":"0b7e3f1a-2c4d-4e5f-8a9b-000000000001","stream":"product:appstore:com.example.coins100","version":0,"position":1,"alreadyStored":false}"#
+                ))
             #expect(appended.stderr.contains("appended 10 events"))
 
             let again = try await cli.run(["append"], stdin: sample)
@@ -95,7 +110,8 @@ struct CLITests {
     @Test func malformedLineWritesNothingAndNamesTheLine() async throws {
         try await TestDatabase.withSchema("climalformed") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let input = lines(sample)[0] + "\n" + #"{"stream": "s", "type": "OrderCreated", "payload": {"a": 1,}}"# + "\n"
+            let input =
+                lines(sample)[0] + "\n" + #"{"stream": "s", "type": "OrderCreated", "payload": {"a": 1,}}"# + "\n"
             let r = try await cli.run(["append"], stdin: input)
             #expect(r.status == 65)
             #expect(r.stderr.contains("line 2, column 60"), "\(r.stderr)")
@@ -109,9 +125,18 @@ struct CLITests {
         (#"{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31"}"#, "field occurredAt"),
         (#"{"stream":"s","type":"OrderCreated","payload":[],"occurredAt":"2026-03-31T00:00:00Z"}"#, "field payload"),
         (#"{"type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T00:00:00Z"}"#, "field stream: is required"),
-        (#"{"stream":"s","type":"OrderCreatd","payload":{},"occurredAt":"2026-03-31T00:00:00Z"}"#, "unknown fact type \"OrderCreatd\""),
-        (#"{"stream":"s","type":"OrderCreated","payload":{"price":9.99},"occurredAt":"2026-03-31T00:00:00Z"}"#, "only integer numbers"),
-        (#"{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T00:00:00Z","expectedVersion":"latest"}"#, "field expectedVersion"),
+        (
+            #"{"stream":"s","type":"OrderCreatd","payload":{},"occurredAt":"2026-03-31T00:00:00Z"}"#,
+            "unknown fact type \"OrderCreatd\""
+        ),
+        (
+            #"{"stream":"s","type":"OrderCreated","payload":{"price":9.99},"occurredAt":"2026-03-31T00:00:00Z"}"#,
+            "only integer numbers"
+        ),
+        (
+            #"{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T00:00:00Z","expectedVersion":"latest"}"#,
+            "field expectedVersion"
+        ),
     ])
     func invalidLinesAreRefused(line: String, message: String) async throws {
         try await TestDatabase.withSchema("clibad") { config in
@@ -139,7 +164,8 @@ struct CLITests {
     func identicalLinesInOneBatch() async throws {
         try await TestDatabase.withSchema("clidup") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let line = #"{"eventId":"6f1c2a9e-4b7d-4c1e-9a2b-3c4d5e6f7a8b","stream":"order:o1","type":"OrderClosed","payload":{"orderId":"o1","reason":"timeout"},"occurredAt":"2026-03-31T00:00:00Z","idempotencyKey":"order:o1:closed"}"#
+            let line =
+                #"{"eventId":"6f1c2a9e-4b7d-4c1e-9a2b-3c4d5e6f7a8b","stream":"order:o1","type":"OrderClosed","payload":{"orderId":"o1","reason":"timeout"},"occurredAt":"2026-03-31T00:00:00Z","idempotencyKey":"order:o1:closed"}"#
             let r = try await cli.run(["append"], stdin: line + "\n" + line + "\n")
             #expect(r.status == 0, "\(r.stderr)")
             let out = r.stdout.split(separator: "\n").map { try? JSONValue.parse(String($0)) }
@@ -153,7 +179,8 @@ struct CLITests {
         try await TestDatabase.withSchema("clilimit") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             let big = String(repeating: "x", count: 70_000)
-            let line = #"{"stream":"s","type":"OrderCreated","payload":{"blob":"\#(big)"},"occurredAt":"2026-03-31T00:00:00Z"}"#
+            let line =
+                #"{"stream":"s","type":"OrderCreated","payload":{"blob":"\#(big)"},"occurredAt":"2026-03-31T00:00:00Z"}"#
             let r = try await cli.run(["append"], stdin: line)
             #expect(r.status == 65)
             #expect(r.stderr.contains("over the limit of 65536 bytes"))
@@ -164,16 +191,22 @@ struct CLITests {
         try await TestDatabase.withSchema("cliconflict") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
-            let wrongVersion = #"{"stream":"order:ord_20260331_0001","type":"OrderClosed","payload":{"orderId":"ord_20260331_0001","reason":"timeout"},"occurredAt":"2026-04-01T00:00:00Z","expectedVersion":0}"#
+            let wrongVersion =
+                #"{"stream":"order:ord_20260331_0001","type":"OrderClosed","payload":{"orderId":"ord_20260331_0001","reason":"timeout"},"occurredAt":"2026-04-01T00:00:00Z","expectedVersion":0}"#
             let r = try await cli.run(["append"], stdin: wrongVersion)
             #expect(r.status == 2)
-            #expect(r.stderr.contains(#"stream "order:ord_20260331_0001": expected 0, but the stream is at version 1"#), "\(r.stderr)")
+            #expect(
+                r.stderr.contains(#"stream "order:ord_20260331_0001": expected 0, but the stream is at version 1"#),
+                "\(r.stderr)")
             // Same idempotency key, different amount.
             var changed = lines(sample)[1].replacingOccurrences(of: #""amount":600"#, with: #""amount":6"#)
             changed = changed.replacingOccurrences(of: "000000000002", with: "0000000000ff")
             let k = try await cli.run(["append"], stdin: changed)
             #expect(k.status == 2)
-            #expect(k.stderr.contains(#"idempotency key "order:ord_20260331_0001:created" is already stored at position 2"#), "\(k.stderr)")
+            #expect(
+                k.stderr.contains(
+                    #"idempotency key "order:ord_20260331_0001:created" is already stored at position 2"#),
+                "\(k.stderr)")
         }
     }
 
@@ -190,7 +223,8 @@ struct CLITests {
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
             let admin = try await TestDatabase.admin(config)
-            try await admin.execute("""
+            try await admin.execute(
+                """
                 SET session_replication_role = replica;
                 UPDATE \(quoteIdentifier(config.schema)).events SET payload = jsonb_set(payload, '{amount}', '6') WHERE position = 2;
                 """)
@@ -206,7 +240,9 @@ struct CLITests {
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["migrate"]).status == 0)
             let admin = try await TestDatabase.admin(config)
-            try await admin.execute("UPDATE \(quoteIdentifier(config.schema)).schema_migrations SET checksum = 'feedface' WHERE version = 1")
+            try await admin.execute(
+                "UPDATE \(quoteIdentifier(config.schema)).schema_migrations SET checksum = 'feedface' WHERE version = 1"
+            )
             await admin.close()
             let r = try await cli.run(["migrate"])
             #expect(r.status == 78)
@@ -218,7 +254,9 @@ struct CLITests {
         let home = "/tmp/ledger-nobin-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: home) }
         let cli = CLI(url: "", schema: "ledger")
-        let r = try await cli.run(["db", "start"], withConnection: false, environment: ["LEDGER_PG_BIN": "/nonexistent/bin", "LEDGER_HOME": home])
+        let r = try await cli.run(
+            ["db", "start"], withConnection: false,
+            environment: ["LEDGER_PG_BIN": "/nonexistent/bin", "LEDGER_HOME": home])
         #expect(r.status == 78)
         #expect(r.stderr.contains("apt-get install -y postgresql"), "\(r.stderr)")
         #expect(r.stderr.contains("LEDGER_DATABASE_URL"))
@@ -239,9 +277,13 @@ struct CLITests {
         try await TestDatabase.withSchema("clifoldmemory") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["migrate"]).status == 0)
-            let r = try await cli.run(["audit", "--fold-memory", "1MiB", "--spill-directory", "/nonexistent-spill-dir", "-o", "/dev/null"])
+            let r = try await cli.run([
+                "audit", "--fold-memory", "1MiB", "--spill-directory", "/nonexistent-spill-dir", "-o", "/dev/null",
+            ])
             #expect(r.status == 78)
-            #expect(r.stderr.contains("cannot make a spill file in /nonexistent-spill-dir") && r.stderr.contains("--spill-directory"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains("cannot make a spill file in /nonexistent-spill-dir")
+                    && r.stderr.contains("--spill-directory"), "\(r.stderr)")
             let bad = try await cli.run(["audit"], environment: ["LEDGER_FOLD_MEMORY": "lots"])
             #expect(bad.status == 64)
             #expect(bad.stderr.contains("LEDGER_FOLD_MEMORY 'lots' is not a size"), "\(bad.stderr)")
@@ -273,10 +315,12 @@ struct FollowTests {
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
             let appender = Task { () throws -> Int32 in
-                while try await admin.query("""
+                while try await admin.query(
+                    """
                     SELECT count(*) FROM pg_stat_activity
                     WHERE application_name = $1 AND state = 'idle' AND query LIKE '%FROM %events%position > $1%'
-                    """, [.text(name)]).int64(0, 0) == 0 {
+                    """, [.text(name)]
+                ).int64(0, 0) == 0 {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 return try await cli.run(["append"], stdin: rest).status
@@ -297,9 +341,11 @@ struct PeakMemoryTests {
     /// (wait4's ru_maxrss would include this process's own peak, inherited across fork and exec).
     @Test func aChildReportsItsOwnPeakNotItsParents() async throws {
         let ballast = [UInt8](repeating: 1, count: 384 << 20)  // written, so resident here
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-peak-\(UUID().uuidString)").path
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-peak-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let r = try await CLI(url: "", schema: "").run(["--help"], withConnection: false, environment: ["LEDGER_PEAK_RSS_FILE": file])
+        let r = try await CLI(url: "", schema: "").run(
+            ["--help"], withConnection: false, environment: ["LEDGER_PEAK_RSS_FILE": file])
         #expect(r.status == 0)
         let peak = try #require(Int64(try String(contentsOfFile: file, encoding: .utf8)))
         #expect(peak > 1 << 20 && peak < 256 << 20, "the child reported \(peak) bytes")
@@ -316,9 +362,13 @@ struct BenchSchemaTests {
         try await TestDatabase.withSchema("clibenchsafe") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
-            let bench = try await cli.run(["bench", "rebuild", "--events", "300", "--users", "5", "--fold-events", "100"])
+            let bench = try await cli.run([
+                "bench", "rebuild", "--events", "300", "--users", "5", "--fold-events", "100",
+            ])
             #expect(bench.status != 0)
-            #expect(bench.stderr.contains("was not made by `ledger bench`") && bench.stderr.contains("name another --schema"), "\(bench.stderr)")
+            #expect(
+                bench.stderr.contains("was not made by `ledger bench`")
+                    && bench.stderr.contains("name another --schema"), "\(bench.stderr)")
             let read = try await cli.run(["read", "--limit", "100"])
             #expect(read.status == 0 && lines(read.stdout).count == 10)
         }
@@ -328,9 +378,13 @@ struct BenchSchemaTests {
     @Test func aBenchmarkRegeneratesItsOwnLog() async throws {
         try await TestDatabase.withSchema("clibenchown", migrate: false) { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let first = try await cli.run(["bench", "rebuild", "--events", "300", "--users", "5", "--fold-events", "100"])
+            let first = try await cli.run([
+                "bench", "rebuild", "--events", "300", "--users", "5", "--fold-events", "100",
+            ])
             #expect(first.status == 0, "\(first.stderr)")
-            let second = try await cli.run(["bench", "rebuild", "--events", "400", "--users", "5", "--fold-events", "100"])
+            let second = try await cli.run([
+                "bench", "rebuild", "--events", "400", "--users", "5", "--fold-events", "100",
+            ])
             #expect(second.status == 0, "\(second.stderr)")
             #expect(second.stderr.contains("generating and loading 400 facts"), "\(second.stderr)")
         }
@@ -339,26 +393,37 @@ struct BenchSchemaTests {
 
 @Suite("ledger serve token", .timeLimit(.minutes(1)))
 struct ServeTokenCLITests {
-    @Test("--append-to writes the token's line into the token file, once per name, and refuses a file that is not a token table")
+    @Test(
+        "--append-to writes the token's line into the token file, once per name, and refuses a file that is not a token table"
+    )
     func appendsTheLineToTheTokenFile() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-tokens-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("tokens").path
         let cli = CLI(url: "", schema: "")
-        let first = try await cli.run(["serve", "token", "--name", "billing", "--scopes", "append,read,audit", "--append-to", file], withConnection: false)
+        let first = try await cli.run(
+            ["serve", "token", "--name", "billing", "--scopes", "append,read,audit", "--append-to", file],
+            withConnection: false)
         #expect(first.status == 0, "\(first.stderr)")
         let token = first.stdout.split(separator: "\n").first.map { String($0.dropFirst("token: ".count)) } ?? ""
-        let second = try await cli.run(["serve", "token", "--name", "reports", "--scopes", "audit", "--append-to", file], withConnection: false)
+        let second = try await cli.run(
+            ["serve", "token", "--name", "reports", "--scopes", "audit", "--append-to", file], withConnection: false)
         #expect(second.status == 0 && !second.stdout.contains("line:"), "\(second.stderr)")
         let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
-        #expect(lines.count == 2 && lines[0].hasPrefix("billing ") && lines[1].hasPrefix("reports audit sha256:"), "\(lines)")
-        #expect(lines[0].hasSuffix("sha256:" + SHA256.hash(Array(token.utf8)).hexString), "the line holds the digest of the token printed")
-        let again = try await cli.run(["serve", "token", "--name", "billing", "--scopes", "read", "--append-to", file], withConnection: false)
+        #expect(
+            lines.count == 2 && lines[0].hasPrefix("billing ") && lines[1].hasPrefix("reports audit sha256:"),
+            "\(lines)")
+        #expect(
+            lines[0].hasSuffix("sha256:" + SHA256.hash(Array(token.utf8)).hexString),
+            "the line holds the digest of the token printed")
+        let again = try await cli.run(
+            ["serve", "token", "--name", "billing", "--scopes", "read", "--append-to", file], withConnection: false)
         #expect(again.status == 65 && again.stderr.contains("already has a token named billing"), "\(again.stderr)")
         let junk = dir.appendingPathComponent("junk").path
         try "not a token table\n".write(toFile: junk, atomically: true, encoding: .utf8)
-        let refused = try await cli.run(["serve", "token", "--name", "x", "--scopes", "read", "--append-to", junk], withConnection: false)
+        let refused = try await cli.run(
+            ["serve", "token", "--name", "x", "--scopes", "read", "--append-to", junk], withConnection: false)
         let junkAfter = try String(contentsOfFile: junk, encoding: .utf8)
         #expect(refused.status == 65 && junkAfter == "not a token table\n", "\(refused.stderr)")
     }
@@ -368,7 +433,9 @@ struct ServeTokenCLITests {
 struct HelpTextTests {
     /// Paragraphs are wrapped by ArgumentParser at the terminal's width (80 columns when it is not
     /// a terminal), not broken in the source mid-sentence; `serve --help` shows the service's options.
-    @Test(arguments: [["--help"], ["audit", "--help"], ["serve", "--help"], ["simulate", "--help"], ["db", "start", "--help"]])
+    @Test(arguments: [
+        ["--help"], ["audit", "--help"], ["serve", "--help"], ["simulate", "--help"], ["db", "start", "--help"],
+    ])
     func helpIsWrappedAtTheTerminal(_ arguments: [String]) async throws {
         let r = try await CLI(url: "", schema: "").run(arguments, withConnection: false, environment: ["COLUMNS": "80"])
         #expect(r.status == 0)
@@ -395,8 +462,10 @@ struct HelpTextTests {
 struct ProgressCLITests {
     /// Runs `ledger arguments` with a terminal for stderr (util-linux `script`), returning what it showed.
     static func onATerminal(_ arguments: [String]) async throws -> String {
-        let quoted = ([CLI.binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let r = try await ChildProcess.run("/usr/bin/script", ["-qec", quoted, "/dev/null"], environment: ProcessInfo.processInfo.environment)
+        let quoted = ([CLI.binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            .joined(separator: " ")
+        let r = try await ChildProcess.run(
+            "/usr/bin/script", ["-qec", quoted, "/dev/null"], environment: ProcessInfo.processInfo.environment)
         #expect(r.status == 0, "\(r.stdout.suffix(2000))")
         return r.stdout.replacingOccurrences(of: "\r", with: "\n")
     }
@@ -405,18 +474,28 @@ struct ProgressCLITests {
     func longCommandsShowProgress() async throws {
         try await TestDatabase.withSchema("cliprogress") { config in
             let connection = ["--database-url", config.connectionString, "--schema", config.schema]
-            let truth = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-progress-\(UUID().uuidString).json").path
+            let truth = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ledger-progress-\(UUID().uuidString).json"
+            ).path
             defer { try? FileManager.default.removeItem(atPath: truth) }
-            let simulate = try await Self.onATerminal(["simulate", "--users", "40", "--days", "5", "--seed", "5", "--truth", truth] + connection)
-            #expect(simulate.contains("simulate [##############################] 100% 40/40 users"), "\(simulate.suffix(1500))")
+            let simulate = try await Self.onATerminal(
+                ["simulate", "--users", "40", "--days", "5", "--seed", "5", "--truth", truth] + connection)
+            #expect(
+                simulate.contains("simulate [##############################] 100% 40/40 users"),
+                "\(simulate.suffix(1500))")
             #expect(simulate.contains("append [##############################] 100%"), "\(simulate.suffix(1500))")
             let revenue = try await Self.onATerminal(["revenue"] + connection)
             #expect(revenue.contains("revenue [##############################] 100%"), "\(revenue.suffix(1500))")
             // An import: its rows read, its facts checked, its one batch appended.
-            let bill = TestDatabase.packageRoot.appendingPathComponent("schema/examples/statements/wechat-tradebill-2026-03-02.csv").path
-            let imported = try await Self.onATerminal(["import", "statement", "--source", "wechat-tradebill", bill] + connection)
-            for stage in ["read [##############################] 100%", "check [##############################] 100%",
-                          "append (one batch) [##############################] 100%"] {
+            let bill = TestDatabase.packageRoot.appendingPathComponent(
+                "schema/examples/statements/wechat-tradebill-2026-03-02.csv"
+            ).path
+            let imported = try await Self.onATerminal(
+                ["import", "statement", "--source", "wechat-tradebill", bill] + connection)
+            for stage in [
+                "read [##############################] 100%", "check [##############################] 100%",
+                "append (one batch) [##############################] 100%",
+            ] {
                 #expect(imported.contains(stage), "\(stage): \(imported.suffix(1500))")
             }
         }

@@ -17,7 +17,9 @@ struct CampaignTests {
         let r = try await ChildProcess.run("/bin/bash", [script] + arguments, environment: env)
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr.suffix(3000))")
         #expect(r.stdout.contains("self-check: an injected loss, double and skip are each reported"))
-        #expect(r.stdout.contains("campaign: lost 0, doubled 0, skipped 0") && r.stdout.contains("chain intact"), "\(r.stdout)")
+        #expect(
+            r.stdout.contains("campaign: lost 0, doubled 0, skipped 0") && r.stdout.contains("chain intact"),
+            "\(r.stdout)")
         return r
     }
 

@@ -9,13 +9,15 @@ import Testing
 struct MessagesCLITests {
     static func line(type: String = "Refunded", id: Int = 1, key: String? = nil, extra: String = "") -> String {
         let k = key.map { #","idempotencyKey":\#(JSONValue.string($0).compactText)"# } ?? ""
-        return #"{"eventId":"0b7e3f1a-2c4d-4e5f-8a9b-\#(String(format: "%012d", id))","stream":"s","type":\#(JSONValue.string(type).compactText),"payload":{},"occurredAt":"2026-03-31T08:15:00Z"\#(k)\#(extra)}"#
+        return
+            #"{"eventId":"0b7e3f1a-2c4d-4e5f-8a9b-\#(String(format: "%012d", id))","stream":"s","type":\#(JSONValue.string(type).compactText),"payload":{},"occurredAt":"2026-03-31T08:15:00Z"\#(k)\#(extra)}"#
     }
 
     @Test func anEscapeSequenceAndAForgedLineInInputAreEscaped() async throws {
         try await TestDatabase.withSchema("climsgesc") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let r = try await cli.run(["append"], stdin: Self.line(type: "Refunded\u{1B}[31m\nledger: appended 999 events") + "\n")
+            let r = try await cli.run(
+                ["append"], stdin: Self.line(type: "Refunded\u{1B}[31m\nledger: appended 999 events") + "\n")
             #expect(r.status == 65)
             #expect(!r.stderr.contains("\u{1B}"))
             #expect(!lines(r.stderr).contains { $0.hasPrefix("ledger: appended") }, "\(r.stderr)")
@@ -54,7 +56,8 @@ struct MessagesCLITests {
     @Test func aBadPayloadLimitIsRefusedNotIgnored() async throws {
         try await TestDatabase.withSchema("climsgenv") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let r = try await cli.run(["append"], stdin: Self.line() + "\n", environment: ["LEDGER_MAX_PAYLOAD_BYTES": "abc"])
+            let r = try await cli.run(
+                ["append"], stdin: Self.line() + "\n", environment: ["LEDGER_MAX_PAYLOAD_BYTES": "abc"])
             #expect(r.status == 78)
             #expect(r.stderr.contains("LEDGER_MAX_PAYLOAD_BYTES"))
             #expect(try await TestDatabase.storedEventRows(config) == 0, "nothing was written")
@@ -62,7 +65,8 @@ struct MessagesCLITests {
     }
 
     @Test func aMissingFileSaysWhyAndExits65() async throws {
-        let r = try await CLI(url: "", schema: "").run(["append", "--file", "/nonexistent/facts.jsonl"], withConnection: false)
+        let r = try await CLI(url: "", schema: "").run(
+            ["append", "--file", "/nonexistent/facts.jsonl"], withConnection: false)
         #expect(r.status == 65)
         #expect(r.stderr.contains("No such file"), "\(r.stderr)")
     }
@@ -84,7 +88,8 @@ struct MessagesCLITests {
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
-            try await admin.execute("""
+            try await admin.execute(
+                """
                 SET session_replication_role = replica;
                 UPDATE \(quoteIdentifier(config.schema)).events SET recorded_at = '294000-01-01 00:00:00+00' WHERE position = 3;
                 SET session_replication_role = origin;

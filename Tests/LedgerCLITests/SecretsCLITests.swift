@@ -25,7 +25,8 @@ struct SecretsCLITests {
     func noCommandPrintsThePassword(_ url: String) async throws {
         let cli = CLI(url: "", schema: "ledger")
         for command in [["read"], ["verify-chain"], ["migrate"]] {
-            let out = try await cli.run(command, withConnection: false, environment: ["LEDGER_DATABASE_URL": url, "PGCONNECT_TIMEOUT": "3"])
+            let out = try await cli.run(
+                command, withConnection: false, environment: ["LEDGER_DATABASE_URL": url, "PGCONNECT_TIMEOUT": "3"])
             #expect(out.status != 0)
             #expect(!out.stderr.isEmpty)
             #expect(!(out.stderr + out.stdout).contains("S3cr3t"), "\(command): \(out.stderr)")

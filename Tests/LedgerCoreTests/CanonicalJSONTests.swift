@@ -9,8 +9,10 @@ struct CanonicalJSONTests {
         (#"{"b":1,"aa":[true,null],"a":"x"}"#, #"{"a": "x", "b": 1, "aa": [true, null]}"#),
         (#"{"bb":1,"a":2,"ab":3,"c":4}"#, #"{"a": 2, "c": 4, "ab": 3, "bb": 1}"#),
         (#"{"é":1,"ab":2,"z":3,"B":4,"a":5}"#, #"{"B": 4, "a": 5, "z": 3, "ab": 2, "é": 1}"#),
-        (#"{"a": {}, "b": [], "c": [[], {}], "d": -9223372036854775808, "e": -0, "f": 9223372036854775807}"#,
-         #"{"a": {}, "b": [], "c": [[], {}], "d": -9223372036854775808, "e": 0, "f": 9223372036854775807}"#),
+        (
+            #"{"a": {}, "b": [], "c": [[], {}], "d": -9223372036854775808, "e": -0, "f": 9223372036854775807}"#,
+            #"{"a": {}, "b": [], "c": [[], {}], "d": -9223372036854775808, "e": 0, "f": 9223372036854775807}"#
+        ),
         (#"{"k\n":"v\u000b"}"#, #"{"k\n": "v\u000b"}"#),
         (#"[1,[2,[3,{"z":{"y":null,"x":false}}]]]"#, #"[1, [2, [3, {"z": {"x": false, "y": null}}]]]"#),
         (#"{"": 1, "a/b": "x\/y"}"#, #"{"": 1, "a/b": "x/y"}"#),
@@ -22,8 +24,10 @@ struct CanonicalJSONTests {
         ("true", "true"),
         ("false", "false"),
         ("-42", "-42"),
-        (#""\" \\ \/ \b \f \n \r \t \u0001 \u001f \u007f é 😀 \ud83d\ude00""#,
-         "\"\\\" \\\\ / \\b \\f \\n \\r \\t \\u0001 \\u001f \u{7F} é 😀 😀\""),
+        (
+            #""\" \\ \/ \b \f \n \r \t \u0001 \u001f \u007f é 😀 \ud83d\ude00""#,
+            "\"\\\" \\\\ / \\b \\f \\n \\r \\t \\u0001 \\u001f \u{7F} é 😀 😀\""
+        ),
         (#""\u00E9\u20AC""#, "\"é€\""),
     ]
 
@@ -75,7 +79,8 @@ struct CanonicalJSONTests {
     @Test("makeObject sorts keys by byte length then bytewise; later duplicates win")
     func makeObject() {
         let v = JSONValue.makeObject([
-            ("b", .int(1)), ("aa", .array([.bool(true), .null])), ("a", .string("x")), ("b", .int(2)), ("é", .null), ("Z", .bool(false)),
+            ("b", .int(1)), ("aa", .array([.bool(true), .null])), ("a", .string("x")), ("b", .int(2)), ("é", .null),
+            ("Z", .bool(false)),
         ])
         #expect(v.canonicalText == #"{"Z": false, "a": "x", "b": 2, "aa": [true, null], "é": null}"#)
         #expect(v["b"] == .int(2))
@@ -84,11 +89,17 @@ struct CanonicalJSONTests {
 
     @Test("makeObject and parse agree")
     func makeObjectMatchesParse() throws {
-        let built = JSONValue.makeObject([("orderId", .string("o-1")), ("amountMinor", .int(499)), ("currency", .string("EUR")),
-                                          ("items", .array([.makeObject([("sku", .string("coins_100")), ("qty", .int(2))])]))])
-        let parsed = try JSONValue.parse(#"{"items":[{"qty":2,"sku":"coins_100"}],"currency":"EUR","orderId":"o-1","amountMinor":499}"#)
+        let built = JSONValue.makeObject([
+            ("orderId", .string("o-1")), ("amountMinor", .int(499)), ("currency", .string("EUR")),
+            ("items", .array([.makeObject([("sku", .string("coins_100")), ("qty", .int(2))])])),
+        ])
+        let parsed = try JSONValue.parse(
+            #"{"items":[{"qty":2,"sku":"coins_100"}],"currency":"EUR","orderId":"o-1","amountMinor":499}"#)
         #expect(built == parsed)
-        #expect(built.canonicalText == #"{"items": [{"qty": 2, "sku": "coins_100"}], "orderId": "o-1", "currency": "EUR", "amountMinor": 499}"#)
+        #expect(
+            built.canonicalText
+                == #"{"items": [{"qty": 2, "sku": "coins_100"}], "orderId": "o-1", "currency": "EUR", "amountMinor": 499}"#
+        )
     }
 
     @Test("writeCanonical appends to the buffer")
@@ -103,7 +114,10 @@ struct CanonicalJSONTests {
 
     static let compactCases: [(String, String)] = [
         (#"{"b":1,"aa":[true,null],"a":"x"}"#, #"{"a":"x","b":1,"aa":[true,null]}"#),
-        (#"{ "o" : { "k" : [ 1 , 2 , { } , [ ] ] } , "s" : "a\nb\u0001/" }"#, #"{"o":{"k":[1,2,{},[]]},"s":"a\nb\u0001/"}"#),
+        (
+            #"{ "o" : { "k" : [ 1 , 2 , { } , [ ] ] } , "s" : "a\nb\u0001/" }"#,
+            #"{"o":{"k":[1,2,{},[]]},"s":"a\nb\u0001/"}"#
+        ),
         ("[ ]", "[]"),
         ("{ }", "{}"),
         ("  -5 ", "-5"),

@@ -94,7 +94,8 @@ struct EventChainTests {
             occurredAt: Timestamp(microsecondsSince1970: -5), recordedAt: Timestamp(microsecondsSince1970: 1_000),
             idempotencyKey: "k", payloadText: "{}", metadataText: #"{"a": 1}"#)
         var expected: [UInt8] = []
-        expected += field("ledger-event-v1") + field("12") + field("id") + field("s-é") + field("0") + field("T") + field("2")
+        expected +=
+            field("ledger-event-v1") + field("12") + field("id") + field("s-é") + field("0") + field("T") + field("2")
         expected += field("-5") + field("1000") + [1] + field("k") + field("{}") + field(#"{"a": 1}"#)
         #expect(bytes == expected)
 
@@ -103,7 +104,8 @@ struct EventChainTests {
             occurredAt: Timestamp(microsecondsSince1970: -5), recordedAt: Timestamp(microsecondsSince1970: 1_000),
             idempotencyKey: nil, payloadText: "{}", metadataText: #"{"a": 1}"#)
         var expectedWithoutKey: [UInt8] = []
-        expectedWithoutKey += field("ledger-event-v1") + field("12") + field("id") + field("s-é") + field("0") + field("T") + field("2")
+        expectedWithoutKey +=
+            field("ledger-event-v1") + field("12") + field("id") + field("s-é") + field("0") + field("T") + field("2")
         expectedWithoutKey += field("-5") + field("1000") + [0] + field("{}") + field(#"{"a": 1}"#)
         #expect(withoutKey == expectedWithoutKey)
     }
@@ -111,8 +113,9 @@ struct EventChainTests {
     @Test("no two different events share canonical bytes")
     func fieldBoundaries() {
         func bytes(stream: String, type: String, key: String?) -> [UInt8] {
-            EventChain.canonicalBytes(position: 1, eventId: "e", stream: stream, version: 0, type: type, schemaVersion: 1,
-                                      occurredAt: t0, recordedAt: t0, idempotencyKey: key, payloadText: "{}", metadataText: "{}")
+            EventChain.canonicalBytes(
+                position: 1, eventId: "e", stream: stream, version: 0, type: type, schemaVersion: 1,
+                occurredAt: t0, recordedAt: t0, idempotencyKey: key, payloadText: "{}", metadataText: "{}")
         }
         #expect(bytes(stream: "ab", type: "C", key: nil) != bytes(stream: "a", type: "bC", key: nil))
         #expect(bytes(stream: "a", type: "B", key: nil) != bytes(stream: "a", type: "B", key: ""))
@@ -125,10 +128,17 @@ struct EventChainTests {
         chain[position - 1].payloadText = #"{"n": 999999, "note": "tampered"}"#
         let v = verify(chain)
         let problem = try #require(v.firstProblem)
-        let expected = EventChain.expectedHash(of: chain[position - 1], previous: position == 1 ? EventChain.genesis : chain[position - 2].hash)
-        #expect(problem == .hashMismatch(position: Int64(position), stored: original.hash.hexString, expected: expected.hexString))
+        let expected = EventChain.expectedHash(
+            of: chain[position - 1], previous: position == 1 ? EventChain.genesis : chain[position - 2].hash)
+        #expect(
+            problem
+                == .hashMismatch(
+                    position: Int64(position), stored: original.hash.hexString, expected: expected.hexString))
         #expect(problem.position == Int64(position))
-        #expect(problem.description == "position \(position): stored hash \(original.hash.hexString) but the event's content hashes to \(expected.hexString)")
+        #expect(
+            problem.description
+                == "position \(position): stored hash \(original.hash.hexString) but the event's content hashes to \(expected.hexString)"
+        )
         // Verification continues from the stored hash, so every event is still consumed.
         #expect(v.verified == Int64(Self.chainLength))
         #expect(v.lastPosition == Int64(Self.chainLength))
@@ -160,7 +170,8 @@ struct EventChainTests {
     func changedField(index: Int) throws {
         var chain = makeChain(Self.chainLength)
         Self.tamperings[index].1(&chain[4])
-        let problem = try #require(verify(chain).firstProblem, "tampering with \(Self.tamperings[index].0) went unnoticed")
+        let problem = try #require(
+            verify(chain).firstProblem, "tampering with \(Self.tamperings[index].0) went unnoticed")
         guard case .hashMismatch(let position, _, _) = problem else {
             Issue.record("expected a hash mismatch, got \(problem)")
             return
@@ -247,8 +258,9 @@ struct EventChainTests {
     func metadataJSON() {
         #expect(EventMetadata().json.canonicalText == "{}")
         #expect(EventMetadata(source: "s").json.canonicalText == #"{"source": "s"}"#)
-        #expect(EventMetadata(correlationId: "c", causationId: "k", source: "s", actor: "a").json.canonicalText
-            == #"{"actor": "a", "source": "s", "causationId": "k", "correlationId": "c"}"#)
+        #expect(
+            EventMetadata(correlationId: "c", causationId: "k", source: "s", actor: "a").json.canonicalText
+                == #"{"actor": "a", "source": "s", "causationId": "k", "correlationId": "c"}"#)
     }
 
     @Test("ExpectedVersion descriptions")

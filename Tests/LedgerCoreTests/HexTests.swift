@@ -26,8 +26,12 @@ struct HexTests {
                 ids.append(bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) })
             }
         }
-        for id in ids { #expect(id.lowercased == id.uuidString.lowercased() && id.uppercased == id.uuidString, "\(id)") }
-        #expect(UUID(uuidString: "A03BBB47-0000-4000-8000-00000000FFFF")!.lowercased == "a03bbb47-0000-4000-8000-00000000ffff")
+        for id in ids {
+            #expect(id.lowercased == id.uuidString.lowercased() && id.uppercased == id.uuidString, "\(id)")
+        }
+        #expect(
+            UUID(uuidString: "A03BBB47-0000-4000-8000-00000000FFFF")!.lowercased
+                == "a03bbb47-0000-4000-8000-00000000ffff")
     }
 
     @Test func everyByteRoundTrips() {

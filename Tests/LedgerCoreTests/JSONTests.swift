@@ -54,8 +54,10 @@ struct JSONParseValidTests {
         ("[]", .array([])),
         ("{}", .object([])),
         (" \t\r\n [ 1 , \"a\" , null ] \n", .array([.int(1), .string("a"), .null])),
-        ("{\"a\":{\"b\":[1,{\"c\":true}]}}",
-         object([("a", object([("b", .array([.int(1), object([("c", .bool(true))])]))]))])),
+        (
+            "{\"a\":{\"b\":[1,{\"c\":true}]}}",
+            object([("a", object([("b", .array([.int(1), object([("c", .bool(true))])]))]))])
+        ),
         ("{\"\": 1}", object([("", .int(1))])),
     ]
 
@@ -78,15 +80,22 @@ struct JSONParseValidTests {
 
     @Test("64 levels of nesting are accepted", arguments: ["array", "object"])
     func maximumDepth(kind: String) throws {
-        let text = kind == "array"
+        let text =
+            kind == "array"
             ? String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
             : String(repeating: "{\"a\":", count: 64) + "1" + String(repeating: "}", count: 64)
         var v = try JSONValue.parse(text)
         var depth = 0
         while true {
-            if case .array(let items) = v { depth += 1; if let first = items.first { v = first } else { break } }
-            else if case .object(let members) = v { depth += 1; v = members[0].value }
-            else { break }
+            if case .array(let items) = v {
+                depth += 1
+                if let first = items.first { v = first } else { break }
+            } else if case .object(let members) = v {
+                depth += 1
+                v = members[0].value
+            } else {
+                break
+            }
         }
         #expect(depth == 64)
     }
@@ -129,7 +138,10 @@ struct JSONParseErrorTests {
         var column: Int
         var fragment: String
         init(_ text: String, _ line: Int, _ column: Int, _ fragment: String) {
-            self.text = text; self.line = line; self.column = column; self.fragment = fragment
+            self.text = text
+            self.line = line
+            self.column = column
+            self.fragment = fragment
         }
         var testDescription: String { String(reflecting: text) }
     }
@@ -221,8 +233,12 @@ struct JSONParseErrorTests {
     ]
 
     static let depth: [Case] = [
-        Case(String(repeating: "[", count: 65) + String(repeating: "]", count: 65), 1, 65, "nesting deeper than 64 levels"),
-        Case(String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65), 1, 321, "nesting deeper than 64 levels"),
+        Case(
+            String(repeating: "[", count: 65) + String(repeating: "]", count: 65), 1, 65,
+            "nesting deeper than 64 levels"),
+        Case(
+            String(repeating: "{\"a\":", count: 65) + "1" + String(repeating: "}", count: 65), 1, 321,
+            "nesting deeper than 64 levels"),
         Case(String(repeating: "[", count: 200), 1, 65, "nesting deeper than 64 levels"),
     ]
 
@@ -267,7 +283,10 @@ struct JSONParseErrorTests {
         var column: Int
         var fragment: String
         init(_ bytes: [UInt8], _ line: Int, _ column: Int, _ fragment: String) {
-            self.bytes = bytes; self.line = line; self.column = column; self.fragment = fragment
+            self.bytes = bytes
+            self.line = line
+            self.column = column
+            self.fragment = fragment
         }
         var testDescription: String { bytes.hexString }
     }
@@ -275,18 +294,18 @@ struct JSONParseErrorTests {
     static let q: UInt8 = 0x22
     static let invalidUTF8: [ByteCase] = [
         ByteCase([q, 0xFF, q], 1, 1, "invalid UTF-8"),
-        ByteCase([q, 0xC3, q], 1, 1, "invalid UTF-8"), // truncated two-byte sequence
-        ByteCase([q, 0x80, q], 1, 1, "invalid UTF-8"), // lone continuation byte
-        ByteCase([q, 0xC0, 0xAF, q], 1, 1, "invalid UTF-8"), // overlong '/'
-        ByteCase([q, 0xED, 0xA0, 0x80, q], 1, 1, "invalid UTF-8"), // encoded surrogate U+D800
-        ByteCase([q, 0xF4, 0x90, 0x80, 0x80, q], 1, 1, "invalid UTF-8"), // above U+10FFFF
-        ByteCase([q, 0x61, 0x5C, 0x6E, 0xFF, q], 1, 1, "invalid UTF-8"), // after an escape
-        ByteCase([q, 0xC3, 0x5C, 0x6E, q], 1, 1, "invalid UTF-8"), // split by an escape
-        ByteCase([0x7B, q, 0xFF, q, 0x3A, 0x31, 0x7D], 1, 2, "invalid UTF-8"), // in a key
-        ByteCase([0x5B, 0x31, 0x2C, 0x0A, q, 0xE9, q, 0x5D], 2, 1, "invalid UTF-8"), // Latin-1 é, line 2
+        ByteCase([q, 0xC3, q], 1, 1, "invalid UTF-8"),  // truncated two-byte sequence
+        ByteCase([q, 0x80, q], 1, 1, "invalid UTF-8"),  // lone continuation byte
+        ByteCase([q, 0xC0, 0xAF, q], 1, 1, "invalid UTF-8"),  // overlong '/'
+        ByteCase([q, 0xED, 0xA0, 0x80, q], 1, 1, "invalid UTF-8"),  // encoded surrogate U+D800
+        ByteCase([q, 0xF4, 0x90, 0x80, 0x80, q], 1, 1, "invalid UTF-8"),  // above U+10FFFF
+        ByteCase([q, 0x61, 0x5C, 0x6E, 0xFF, q], 1, 1, "invalid UTF-8"),  // after an escape
+        ByteCase([q, 0xC3, 0x5C, 0x6E, q], 1, 1, "invalid UTF-8"),  // split by an escape
+        ByteCase([0x7B, q, 0xFF, q, 0x3A, 0x31, 0x7D], 1, 2, "invalid UTF-8"),  // in a key
+        ByteCase([0x5B, 0x31, 0x2C, 0x0A, q, 0xE9, q, 0x5D], 2, 1, "invalid UTF-8"),  // Latin-1 é, line 2
         ByteCase([0xFF], 1, 1, "unexpected character"),
         ByteCase([0x5B, 0xFF, 0x5D], 1, 2, "unexpected character"),
-        ByteCase([0xEF, 0xBB, 0xBF, 0x31], 1, 1, "unexpected character"), // a BOM is not whitespace
+        ByteCase([0xEF, 0xBB, 0xBF, 0x31], 1, 1, "unexpected character"),  // a BOM is not whitespace
     ]
 
     @Test("invalid UTF-8 is rejected (parse(utf8:))", arguments: invalidUTF8)
@@ -317,7 +336,9 @@ struct JSONParseErrorTests {
         for bytes in cases {
             let parsed = (try? bytes.withUnsafeBufferPointer { try JSONValue.parse(utf8: $0) }) != nil
             let taped = bytes.withUnsafeBufferPointer { JSONTape($0) } != nil
-            if parsed != taped, disagreements.count < 10 { disagreements.append("\(bytes.hexString): parser \(parsed), tape \(taped)") }
+            if parsed != taped, disagreements.count < 10 {
+                disagreements.append("\(bytes.hexString): parser \(parsed), tape \(taped)")
+            }
         }
         #expect(disagreements.isEmpty, "\(disagreements)")
     }

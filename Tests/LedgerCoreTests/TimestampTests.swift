@@ -4,7 +4,7 @@ import Testing
 /// Expected microsecond values were computed with Python's `datetime`.
 @Suite("Timestamp")
 struct TimestampTests {
-    static let base: Int64 = 1_774_944_900_000_000 // 2026-03-31T08:15:00Z
+    static let base: Int64 = 1_774_944_900_000_000  // 2026-03-31T08:15:00Z
 
     static let valid: [(String, Int64)] = [
         ("2026-03-31T08:15:00Z", base),
@@ -26,7 +26,7 @@ struct TimestampTests {
         ("2026-03-31T08:15:00.000001Z", base + 1),
         ("2026-03-31T08:15:00.000000Z", base),
         ("2026-03-31T16:15:00.5+08:00", base + 500_000),
-        ("2026-01-01T00:30:00+01:00", 1_767_223_800_000_000), // 2025-12-31T23:30:00Z
+        ("2026-01-01T00:30:00+01:00", 1_767_223_800_000_000),  // 2025-12-31T23:30:00Z
         ("1970-01-01T00:00:00Z", 0),
         ("1969-12-31T23:59:59.999999Z", -1),
         ("1969-07-20T20:17:40Z", -14_182_940_000_000),
@@ -47,24 +47,24 @@ struct TimestampTests {
     }
 
     static let invalid: [String] = [
-        "2026-03-31T08:15:00.1234567Z", // 7 fractional digits: refused, not rounded
+        "2026-03-31T08:15:00.1234567Z",  // 7 fractional digits: refused, not rounded
         "2026-03-31 08:15:00.1234560+00",
-        "2026-02-30T00:00:00Z", // Feb 30
-        "2026-02-29T00:00:00Z", // 2026 is not a leap year
-        "1900-02-29T00:00:00Z", // divisible by 100, not by 400
+        "2026-02-30T00:00:00Z",  // Feb 30
+        "2026-02-29T00:00:00Z",  // 2026 is not a leap year
+        "1900-02-29T00:00:00Z",  // divisible by 100, not by 400
         "2100-02-29T00:00:00Z",
         "2026-04-31T00:00:00Z",
         "2026-13-01T00:00:00Z",
         "2026-00-10T00:00:00Z",
         "2026-03-00T00:00:00Z",
         "2026-03-32T00:00:00Z",
-        "2026-03-31T24:00:00Z", // hour 24
+        "2026-03-31T24:00:00Z",  // hour 24
         "2026-03-31T08:60:00Z",
-        "2026-03-31T08:15:60Z", // leap seconds are not accepted
-        "2026-03-31T08:15:00", // missing zone
-        "2026-03-31T08:15:00.123", // missing zone after a fraction
+        "2026-03-31T08:15:60Z",  // leap seconds are not accepted
+        "2026-03-31T08:15:00",  // missing zone
+        "2026-03-31T08:15:00.123",  // missing zone after a fraction
         "2026-03-31 08:15:00",
-        "2026-03-31T08:15:00.Z", // empty fraction
+        "2026-03-31T08:15:00.Z",  // empty fraction
         "2026-03-31T08:15:00+24:00",
         "2026-03-31T08:15:00+08:60",
         "2026-03-31T08:15:00+0800",
@@ -92,10 +92,10 @@ struct TimestampTests {
     static let formatted: [(Int64, String)] = [
         (0, "1970-01-01T00:00:00Z"),
         (base, "2026-03-31T08:15:00Z"),
-        (base + 123_000, "2026-03-31T08:15:00.123Z"), // whole milliseconds: 3 digits
+        (base + 123_000, "2026-03-31T08:15:00.123Z"),  // whole milliseconds: 3 digits
         (base + 100_000, "2026-03-31T08:15:00.100Z"),
         (base + 1_000, "2026-03-31T08:15:00.001Z"),
-        (base + 123_456, "2026-03-31T08:15:00.123456Z"), // otherwise 6 digits
+        (base + 123_456, "2026-03-31T08:15:00.123456Z"),  // otherwise 6 digits
         (base + 123_450, "2026-03-31T08:15:00.123450Z"),
         (base + 1, "2026-03-31T08:15:00.000001Z"),
         (base + 999_999, "2026-03-31T08:15:00.999999Z"),
@@ -121,10 +121,13 @@ struct TimestampTests {
         #expect(try #require(Timestamp(text)) == t)
     }
 
-    @Test("iso8601 round-trips through the parser", arguments: [
-        Int64(0), 1, -1, 999, -999, 1_000, 123_456_789, -123_456_789, 1_774_944_900_123_456, 1_774_944_900_120_000,
-        -2_208_988_799_999_999, 4_102_444_799_999_999, 946_684_799_999_000, 253_402_300_799_999_999, -62_135_596_800_000_000,
-    ])
+    @Test(
+        "iso8601 round-trips through the parser",
+        arguments: [
+            Int64(0), 1, -1, 999, -999, 1_000, 123_456_789, -123_456_789, 1_774_944_900_123_456, 1_774_944_900_120_000,
+            -2_208_988_799_999_999, 4_102_444_799_999_999, 946_684_799_999_000, 253_402_300_799_999_999,
+            -62_135_596_800_000_000,
+        ])
     func roundTrip(microseconds: Int64) throws {
         let t = Timestamp(microsecondsSince1970: microseconds)
         #expect(try #require(Timestamp(t.iso8601)) == t)
@@ -157,10 +160,14 @@ struct TimestampTests {
         #expect(daysInYear[2026] == 365)
     }
 
-    @Test("leap days", arguments: [
-        ("2000-02-29", true), ("2024-02-29", true), ("1600-02-29", true), ("2400-02-29", true), ("1996-02-29", true),
-        ("1900-02-29", false), ("2100-02-29", false), ("2023-02-29", false), ("2026-02-29", false), ("1800-02-29", false),
-    ])
+    @Test(
+        "leap days",
+        arguments: [
+            ("2000-02-29", true), ("2024-02-29", true), ("1600-02-29", true), ("2400-02-29", true),
+            ("1996-02-29", true),
+            ("1900-02-29", false), ("2100-02-29", false), ("2023-02-29", false), ("2026-02-29", false),
+            ("1800-02-29", false),
+        ])
     func leapDays(date: String, exists: Bool) {
         #expect((Timestamp(date + "T00:00:00Z") != nil) == exists)
     }
@@ -184,15 +191,20 @@ struct TimestampTests {
         #expect(t.wallClock(offsetSeconds: 8 * 3600) == "2026-03-31 00:00 UTC+08:00")
         #expect(t.wallClock(offsetSeconds: 0) == "2026-03-30 16:00 UTC")
         #expect(t.wallClock(offsetSeconds: -7 * 3600) == "2026-03-30 09:00 UTC-07:00")
-        #expect(Timestamp("2026-01-01T02:00:00Z")!.wallClock(offsetSeconds: -(5 * 3600 + 30 * 60)) == "2025-12-31 20:30 UTC-05:30")
+        #expect(
+            Timestamp("2026-01-01T02:00:00Z")!.wallClock(offsetSeconds: -(5 * 3600 + 30 * 60))
+                == "2025-12-31 20:30 UTC-05:30")
     }
 
     /// Pacific time changes at 2:00 local on the second Sunday of March and the first of November
     /// (2026: March 8 and November 1; 2025: March 9 and November 2).
     @Test(arguments: [
-        ("2026-03-08T09:59:59Z", -8), ("2026-03-08T10:00:00Z", -7), ("2026-11-01T08:59:59Z", -7), ("2026-11-01T09:00:00Z", -8),
-        ("2025-03-09T09:59:59Z", -8), ("2025-03-09T10:00:00Z", -7), ("2025-11-02T08:59:59Z", -7), ("2025-11-02T09:00:00Z", -8),
-        ("2026-01-15T12:00:00Z", -8), ("2026-07-04T12:00:00Z", -7), ("2026-03-01T08:00:00Z", -8), ("2026-04-01T07:00:00Z", -7),
+        ("2026-03-08T09:59:59Z", -8), ("2026-03-08T10:00:00Z", -7), ("2026-11-01T08:59:59Z", -7),
+        ("2026-11-01T09:00:00Z", -8),
+        ("2025-03-09T09:59:59Z", -8), ("2025-03-09T10:00:00Z", -7), ("2025-11-02T08:59:59Z", -7),
+        ("2025-11-02T09:00:00Z", -8),
+        ("2026-01-15T12:00:00Z", -8), ("2026-07-04T12:00:00Z", -7), ("2026-03-01T08:00:00Z", -8),
+        ("2026-04-01T07:00:00Z", -7),
     ])
     func pacificOffset(_ instant: String, _ hours: Int64) {
         #expect(Timestamp(instant)!.pacificOffsetSeconds == hours * 3600, "\(instant)")

@@ -57,10 +57,18 @@ struct BinaryCodingTests {
     /// Dictionaries and sets are written sorted: equal values, equal bytes, whatever their order.
     @Test func equalValuesWriteEqualBytes() throws {
         var a = Self.sample, b = Self.sample
-        a.byName = [:]; b.byName = [:]
-        a.names = []; b.names = []
-        for i in 0..<200 { a.byName["k\(i)"] = Inner(name: "\(i)", when: Int64(i)); a.names.insert("n\(i)") }
-        for i in (0..<200).reversed() { b.byName["k\(i)"] = Inner(name: "\(i)", when: Int64(i)); b.names.insert("n\(i)") }
+        a.byName = [:]
+        b.byName = [:]
+        a.names = []
+        b.names = []
+        for i in 0..<200 {
+            a.byName["k\(i)"] = Inner(name: "\(i)", when: Int64(i))
+            a.names.insert("n\(i)")
+        }
+        for i in (0..<200).reversed() {
+            b.byName["k\(i)"] = Inner(name: "\(i)", when: Int64(i))
+            b.names.insert("n\(i)")
+        }
         #expect(try BinaryCoding.encode(a) == BinaryCoding.encode(b))
     }
 
@@ -75,7 +83,10 @@ struct BinaryCodingTests {
     /// holds (or that runs past the bytes) is refused.
     @Test func sizedValuesReadBackOrArePassedOver() throws {
         let w = BinaryWriter()
-        w.sized { w.string("first"); w.int(-7) }
+        w.sized {
+            w.string("first")
+            w.int(-7)
+        }
         w.sized { w.string(String(repeating: "x", count: 300)) }
         w.string("after")
         let bytes = w.take()
@@ -100,6 +111,7 @@ struct BinaryCodingTests {
         #expect(throws: DecodingError.self, "fewer than four bytes of size") {
             try BinaryCoding.read([1, 0]) { r in try r.skipSized() }
         }
-        #expect(try BinaryCoding.read(bytes[bytes.index(bytes.endIndex, offsetBy: -6)...]) { try $0.string() } == "after")
+        #expect(
+            try BinaryCoding.read(bytes[bytes.index(bytes.endIndex, offsetBy: -6)...]) { try $0.string() } == "after")
     }
 }

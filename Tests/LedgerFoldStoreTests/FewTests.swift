@@ -42,7 +42,11 @@ struct FewTests {
 
     /// One element takes no room beyond its own (and no allocation).
     @Test func oneElementLiesInline() {
-        struct Record { var key: String; var at: Int64; var note: String? }
+        struct Record {
+            var key: String
+            var at: Int64
+            var note: String?
+        }
         #expect(MemoryLayout<Few<Record>>.size <= MemoryLayout<Record>.size + 1)
         #expect(MemoryLayout<Few<Int64>>.size <= MemoryLayout<Int64>.size + 1)
     }

@@ -59,6 +59,8 @@ struct PositionListTests {
         let data = try JSONEncoder().encode(PositionList(positions))
         #expect(data == (try JSONEncoder().encode(positions)))
         #expect(try JSONDecoder().decode(PositionList.self, from: data) == PositionList(positions))
-        #expect(PositionList(positions) == [3, 4, 900, 1 << 40] && PositionList(positions).description == "[3, 4, 900, 1099511627776]")
+        #expect(
+            PositionList(positions) == [3, 4, 900, 1 << 40]
+                && PositionList(positions).description == "[3, 4, 900, 1099511627776]")
     }
 }

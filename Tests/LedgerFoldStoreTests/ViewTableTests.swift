@@ -22,7 +22,8 @@ struct ViewTableTests {
         #expect(table.count == n && table.values.count == n && table.values.last == reference["k\(n - 1)"])
         #expect(table.with("k\(n - 1)") { $0.count } == 1 && table.with("k0") { $0 } == [0, 0])
         var inPlace: [String] = []
-        table.forEachInPlace { key, value in if value.first == ViewTable<[Int]>.defaultPageSize { inPlace.append(key) } }
+        table.forEachInPlace { key, value in if value.first == ViewTable<[Int]>.defaultPageSize { inPlace.append(key) }
+        }
         #expect(inPlace == ["k\(ViewTable<[Int]>.defaultPageSize)"])
         #expect(table.keys == (0..<n).map { "k\($0)" })
         #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) }) == reference)
@@ -71,7 +72,8 @@ struct ViewTableTests {
     /// place see the views where they lie.
     @Test func tablesAssembledFromRunsOfViews() throws {
         var table = try ViewTable<Int>.assemble([(["a", "b"], [1, 2]), ([], []), (["c"], [3])]).get()
-        #expect(table.keys == ["a", "b", "c"] && Array(table.values) == [1, 2, 3] && table["b"] == 2 && table.count == 3)
+        #expect(
+            table.keys == ["a", "b", "c"] && Array(table.values) == [1, 2, 3] && table["b"] == 2 && table.count == 3)
         // Runs that end inside a page and runs longer than one.
         let size = ViewTable<Int>.defaultPageSize
         let cuts = [0, 3, size - 1, size + 2, 3 * size + 5, 3 * size + 6]
@@ -80,7 +82,10 @@ struct ViewTableTests {
         #expect(big.count == cuts.last! && Array(big.values) == Array(0..<cuts.last!))
         #expect((0..<cuts.last!).allSatisfy { big["k\($0)"] == $0 })
         for runs in [[(["a", "b"], [1, 2]), (["c", "a"], [3, 4])], [(["d", "e", "d"], [4, 5, 6])]] {
-            guard case .failure(let duplicate) = ViewTable<Int>.assemble(runs) else { Issue.record("\(runs) assembled"); continue }
+            guard case .failure(let duplicate) = ViewTable<Int>.assemble(runs) else {
+                Issue.record("\(runs) assembled")
+                continue
+            }
             #expect(duplicate.key == runs.flatMap(\.0).first { k in runs.flatMap(\.0).filter { $0 == k }.count > 1 })
         }
         #expect(table.with("b") { $0 * 10 } == 20 && table.with("z") { $0 } == nil)
@@ -116,9 +121,18 @@ struct ViewTableTests {
     struct Counter: BinaryFields, Equatable {
         var total: Int64
         var note: String
-        init(total: Int64, note: String) { self.total = total; self.note = note }
-        init(binary r: BinaryReader) throws { total = try r.int(); note = try r.string() }
-        func write(binary w: BinaryWriter) { w.int(total); w.string(note) }
+        init(total: Int64, note: String) {
+            self.total = total
+            self.note = note
+        }
+        init(binary r: BinaryReader) throws {
+            total = try r.int()
+            note = try r.string()
+        }
+        func write(binary w: BinaryWriter) {
+            w.int(total)
+            w.string(note)
+        }
     }
 
     /// A table that keeps two pages of eight views in memory and four recalled views: after
@@ -137,8 +151,12 @@ struct ViewTableTests {
             #expect(Dictionary(uniqueKeysWithValues: Array(table)) == reference, "\(label): iterated")
             #expect(table.keys.count == reference.count && Set(table.keys) == Set(reference.keys), "\(label): keys")
             #expect(Array(table.values) == table.keys.map { reference[$0]! }, "\(label): values in key order")
-            #expect(table.values.indices.allSatisfy { i in table.values.with(at: i) { $0 } == table.values[i] }, "\(label): by offset")
-            #expect(reference.allSatisfy { table[$0.key] == $0.value && table.with($0.key, \.total) == $0.value.total }, "\(label): by key")
+            #expect(
+                table.values.indices.allSatisfy { i in table.values.with(at: i) { $0 } == table.values[i] },
+                "\(label): by offset")
+            #expect(
+                reference.allSatisfy { table[$0.key] == $0.value && table.with($0.key, \.total) == $0.value.total },
+                "\(label): by key")
             var inPlace: [String: Counter] = [:]
             table.forEachInPlace { inPlace[$0] = $1 }
             #expect(inPlace == reference, "\(label): in place")
@@ -147,7 +165,9 @@ struct ViewTableTests {
         for step in 0..<6_000 {
             // Mostly recent keys, sometimes any key ever added.
             let n = Int64(reference.count)
-            let k = n == 0 || rng.next() % 4 == 0 ? Int64(rng.next() % UInt64(n + 1)) : max(0, n - 1 - Int64(rng.next() % 12))
+            let k =
+                n == 0 || rng.next() % 4 == 0
+                ? Int64(rng.next() % UInt64(n + 1)) : max(0, n - 1 - Int64(rng.next() % 12))
             let key = "key-\(k)-\(String(repeating: "x", count: Int(k % 20)))"
             switch rng.next() % 3 {
             case 0:
@@ -171,7 +191,8 @@ struct ViewTableTests {
     /// table reads, changes and iterates them as if each had been added and spilled one by one,
     /// and a key it already has, spilled or in memory, is refused.
     @Test func pagesAddedAsTheirBytesReadBackAsViews() throws {
-        let views = (0..<40).map { i in ("k\(i)", Counter(total: Int64(i), note: String(repeating: "n", count: i % 5))) }
+        let views = (0..<40).map { i in ("k\(i)", Counter(total: Int64(i), note: String(repeating: "n", count: i % 5)))
+        }
         let store = MemorySpillStore()
         var table = ViewTable<Counter>()
         table.spill(to: store, pageSize: 8, residentPages: 2, recallCapacity: 3)
@@ -199,7 +220,8 @@ struct ViewTableTests {
             reference[key]?.note += "!"
         }
         #expect(Dictionary(uniqueKeysWithValues: Array(table)) == reference)
-        let spilledTwice = table.add("k3", Counter(total: 0, note: "")), keptTwice = table.add("k30", Counter(total: 0, note: ""))
+        let spilledTwice = table.add("k3", Counter(total: 0, note: "")),
+            keptTwice = table.add("k30", Counter(total: 0, note: ""))
         #expect(!spilledTwice && !keptTwice)
 
         var again = ViewTable<Counter>()

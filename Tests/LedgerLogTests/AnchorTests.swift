@@ -11,7 +11,8 @@ struct AnchorTests {
     /// As the owner, triggers off: recompute every hash from `position` on with the database's
     /// own chain function and move the head to the end: the chain verifies again.
     static func rechain(from position: Int64, _ admin: PostgresConnection, _ schema: String) async throws {
-        try await admin.execute("""
+        try await admin.execute(
+            """
             SET search_path TO \(quoteIdentifier(schema));
             SET session_replication_role = replica;
             DO $$
@@ -30,7 +31,8 @@ struct AnchorTests {
     }
 
     static func tenEvents(_ store: EventStore) async throws {
-        _ = try await store.append((0..<10).map { testEvent(stream: "s\($0 % 3)", payload: .makeObject([("amount", .int(Int64($0) * 100))])) })
+        _ = try await store.append(
+            (0..<10).map { testEvent(stream: "s\($0 % 3)", payload: .makeObject([("amount", .int(Int64($0) * 100))])) })
     }
 
     @Test func anAnchorHoldsWhileTheLogGrows() async throws {
@@ -72,11 +74,15 @@ struct AnchorTests {
             try await Self.tenEvents(store)
             _ = try await store.append([testEvent(stream: "s0")])
             let before = try #require(try await store.readAll(after: 2, limit: 1).first)
-            let early = Anchor(schema: owner.schema, position: 3, hash: before.hash.hexString, recordedAt: before.recordedAt)
+            let early = Anchor(
+                schema: owner.schema, position: 3, hash: before.hash.hexString, recordedAt: before.recordedAt)
             let anchor = try await store.anchor()
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
-            try await TestDatabase.tamper(owner, "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = jsonb_set(payload, '{amount}', '1') WHERE position = 4")
+            try await TestDatabase.tamper(
+                owner,
+                "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = jsonb_set(payload, '{amount}', '1') WHERE position = 4"
+            )
             #expect(!(try await store.verifyChain().isIntact))
             try await Self.rechain(from: 4, admin, owner.schema)
             #expect(try await store.verifyChain().isIntact, "re-chained: the chain alone cannot see it")
@@ -97,7 +103,9 @@ struct AnchorTests {
             defer { Task { await admin.close() } }
             // Shift positions 5... up by one, insert a row at 5, re-chain from there.
             let s = quoteIdentifier(owner.schema)
-            try await TestDatabase.tamper(owner, """
+            try await TestDatabase.tamper(
+                owner,
+                """
                 UPDATE \(s).events SET position = position + 1000000 WHERE position >= 5;
                 UPDATE \(s).events SET position = position - 1000000 + 1 WHERE position > 1000000;
                 INSERT INTO \(s).events (position, event_id, stream_id, stream_version, event_type, schema_version, payload,
@@ -114,9 +122,11 @@ struct AnchorTests {
     }
 
     @Test func malformedAnchorsAreRefusedWithTheReason() {
-        for (text, reason) in [("nope", "not JSON"), ("{}", "not a ledger anchor"),
-                               (#"{"anchor":"ledger-anchor/1","schema":"s","position":3,"hash":"abc"}"#, "hex hash"),
-                               (#"{"anchor":"ledger-anchor/1","schema":"s","hash":"abc"}"#, "position")] {
+        for (text, reason) in [
+            ("nope", "not JSON"), ("{}", "not a ledger anchor"),
+            (#"{"anchor":"ledger-anchor/1","schema":"s","position":3,"hash":"abc"}"#, "hex hash"),
+            (#"{"anchor":"ledger-anchor/1","schema":"s","hash":"abc"}"#, "position"),
+        ] {
             #expect { try Anchor.parse(text) } throws: { ($0 as? AnchorError)?.description.contains(reason) == true }
         }
     }

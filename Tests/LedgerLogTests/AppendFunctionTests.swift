@@ -9,15 +9,21 @@ import Testing
 /// log's guarantees, and its rows interleave with the Swift library's on one verified chain.
 @Suite("append_events", .timeLimit(.minutes(2)))
 struct AppendFunctionTests {
-    static func line(_ stream: String, key: String? = nil, expected: String = "\"any\"", amount: Int = 1, id: UUID? = nil) -> String {
+    static func line(
+        _ stream: String, key: String? = nil, expected: String = "\"any\"", amount: Int = 1, id: UUID? = nil
+    ) -> String {
         let idText = id.map { "\"eventId\":\"\($0.lowercased)\"," } ?? ""
         let keyText = key.map { ",\"idempotencyKey\":\"\($0)\"" } ?? ""
-        return "{\(idText)\"stream\":\"\(stream)\",\"type\":\"PaymentVerified\",\"payload\":{\"n\":\(amount),\"note\":\"é ü\"},\"metadata\":{\"source\":\"psql\"},\"occurredAt\":\"2026-03-31T08:15:00.123456Z\",\"expectedVersion\":\(expected)\(keyText)}"
+        return
+            "{\(idText)\"stream\":\"\(stream)\",\"type\":\"PaymentVerified\",\"payload\":{\"n\":\(amount),\"note\":\"é ü\"},\"metadata\":{\"source\":\"psql\"},\"occurredAt\":\"2026-03-31T08:15:00.123456Z\",\"expectedVersion\":\(expected)\(keyText)}"
     }
 
-    static func append(_ conn: PostgresConnection, _ schema: String, _ lines: [String]) async throws -> [(position: Int64, version: Int64, stored: Bool)] {
-        let r = try await conn.query("SELECT position, stream_version, already_stored FROM \(quoteIdentifier(schema)).append_events($1::jsonb)",
-                                     [.jsonb("[" + lines.joined(separator: ",") + "]")])
+    static func append(
+        _ conn: PostgresConnection, _ schema: String, _ lines: [String]
+    ) async throws -> [(position: Int64, version: Int64, stored: Bool)] {
+        let r = try await conn.query(
+            "SELECT position, stream_version, already_stored FROM \(quoteIdentifier(schema)).append_events($1::jsonb)",
+            [.jsonb("[" + lines.joined(separator: ",") + "]")])
         return (0..<r.count).map { (r.int64($0, 0)!, r.int64($0, 1)!, r.string($0, 2) == "t") }
     }
 
@@ -36,7 +42,8 @@ struct AppendFunctionTests {
             let s = quoteIdentifier(owner.schema)
             // As the trigger and append_events call it: with the schema as the search path.
             try await conn.execute("SET search_path TO \(s)")
-            let plan = try await conn.query("EXPLAIN (VERBOSE, COSTS OFF) SELECT chain_hash('\\x00'::bytea, e) FROM events e")
+            let plan = try await conn.query(
+                "EXPLAIN (VERBOSE, COSTS OFF) SELECT chain_hash('\\x00'::bytea, e) FROM events e")
             let text = (0..<plan.count).compactMap { plan.string($0, 0) }.joined(separator: "\n")
             #expect(text.contains("sha256(") && text.contains("convert_to("), "\(text)")
             #expect(!text.contains("chain_"), "\(text)")
@@ -52,7 +59,10 @@ struct AppendFunctionTests {
             defer { Task { await conn.close() } }
             _ = try await store.append([testEvent(stream: "a"), testEvent(stream: "b")])
             let id = UUID()
-            let batch = [Self.line("a", expected: "0"), Self.line("c", key: "k-1", expected: "\"no-stream\""), Self.line("c", id: id)]
+            let batch = [
+                Self.line("a", expected: "0"), Self.line("c", key: "k-1", expected: "\"no-stream\""),
+                Self.line("c", id: id),
+            ]
             let first = try await Self.append(conn, owner.schema, batch)
             #expect(first.map(\.position) == [3, 4, 5])
             #expect(first.map(\.version) == [1, 0, 1])
@@ -76,20 +86,31 @@ struct AppendFunctionTests {
             let conn = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-writer")
             defer { Task { await conn.close() } }
             _ = try await Self.append(conn, owner.schema, [Self.line("a", key: "k-1")])
-            let version = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("b"), Self.line("a", expected: "\"no-stream\"")]) }
+            let version = await Self.sqlState {
+                _ = try await Self.append(
+                    conn, owner.schema, [Self.line("b"), Self.line("a", expected: "\"no-stream\"")])
+            }
             #expect(version == "LV409")
-            let wrongVersion = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("a", expected: "5")]) }
+            let wrongVersion = await Self.sqlState {
+                _ = try await Self.append(conn, owner.schema, [Self.line("a", expected: "5")])
+            }
             #expect(wrongVersion == "LV409")
-            let key = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("b"), Self.line("a", key: "k-1", amount: 2)]) }
+            let key = await Self.sqlState {
+                _ = try await Self.append(conn, owner.schema, [Self.line("b"), Self.line("a", key: "k-1", amount: 2)])
+            }
             #expect(key == "LK409")
-            let malformed = await Self.sqlState { _ = try await Self.append(conn, owner.schema, ["{\"stream\":\"a\"}"]) }
+            let malformed = await Self.sqlState {
+                _ = try await Self.append(conn, owner.schema, ["{\"stream\":\"a\"}"])
+            }
             #expect(malformed == "23502")
             #expect(try await TestDatabase.storedEventRows(owner) == 1)
             // The id of one stored event and the key of another (the earlier one, same content): a
             // conflict, as the library says, not a retry of either.
             let other = UUID()
             _ = try await Self.append(conn, owner.schema, [Self.line("z", id: other)])
-            let twoEvents = await Self.sqlState { _ = try await Self.append(conn, owner.schema, [Self.line("a", key: "k-1", id: other)]) }
+            let twoEvents = await Self.sqlState {
+                _ = try await Self.append(conn, owner.schema, [Self.line("a", key: "k-1", id: other)])
+            }
             #expect(twoEvents == "LK409")
             #expect(try await TestDatabase.storedEventRows(owner) == 2)
         }
@@ -107,7 +128,8 @@ struct AppendFunctionTests {
             defer { Task { await conn.close() } }
             // The other writer claims version 0 of "s" and keeps its transaction open.
             try await other.execute("BEGIN")
-            _ = try await other.query("""
+            _ = try await other.query(
+                """
                 WITH c AS (INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES (gen_random_uuid(), 's', 0) RETURNING event_id)
                 INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
                 SELECT event_id, 's', 0, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z' FROM c
@@ -117,9 +139,11 @@ struct AppendFunctionTests {
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
             var polls = 0
-            while try await admin.query("""
+            while try await admin.query(
+                """
                 SELECT count(*) FROM pg_stat_activity WHERE application_name = 'test-sql-writer' AND wait_event_type = 'Lock'
-                """).int64(0, 0) != 1 && polls < 6000 {
+                """
+            ).int64(0, 0) != 1 && polls < 6000 {
                 try await Task.sleep(for: .milliseconds(10))
                 polls += 1
             }
@@ -142,11 +166,13 @@ struct AppendFunctionTests {
     /// 64 subtransactions overflows the session's cache and slows every other session's snapshots.)
     @Test func eventsAreClaimedWithoutSubtransactions() async throws {
         try await TestDatabase.withSchema("sqlnosubxact") { owner in
-            let conn = try await PostgresConnection.connect(owner.connecting(as: .writer).connectionString, applicationName: "test-sql-writer")
+            let conn = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "test-sql-writer")
             defer { Task { await conn.close() } }
             try await conn.execute("BEGIN")
             let appended = try await Self.append(conn, owner.schema, (0..<70).map { Self.line("s-\($0)") })
-            let rows = try await conn.query("""
+            let rows = try await conn.query(
+                """
                 SELECT count(*) FILTER (WHERE c.xmin = pg_current_xact_id()::xid), count(*) FROM \(quoteIdentifier(owner.schema)).event_claims c
                 """)
             try await conn.execute("COMMIT")
@@ -164,13 +190,22 @@ struct AppendFunctionTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for w in 0..<3 {
                     group.addTask {
-                        let conn = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-\(w)")
-                        for i in 0..<20 { _ = try await Self.append(conn, owner.schema, [Self.line("sql-\(w)", amount: i), Self.line("shared", amount: i)]) }
+                        let conn = try await PostgresConnection.connect(
+                            writer.connectionString, applicationName: "test-sql-\(w)")
+                        for i in 0..<20 {
+                            _ = try await Self.append(
+                                conn, owner.schema, [Self.line("sql-\(w)", amount: i), Self.line("shared", amount: i)])
+                        }
                         await conn.close()
                     }
                 }
                 group.addTask {
-                    for i in 0..<20 { _ = try await store.append([testEvent(stream: "lib", payload: .makeObject([("i", .int(Int64(i)))])), testEvent(stream: "shared")]) }
+                    for i in 0..<20 {
+                        _ = try await store.append([
+                            testEvent(stream: "lib", payload: .makeObject([("i", .int(Int64(i)))])),
+                            testEvent(stream: "shared"),
+                        ])
+                    }
                 }
                 try await group.waitForAll()
             }

@@ -63,12 +63,15 @@ struct AppendTests {
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
             _ = try await store.append([testEvent(stream: "appstore:tx:1", key: "appstore:tx:1:verified")])
-            let changed = testEvent(stream: "appstore:tx:1", payload: .makeObject([("n", .int(2))]), key: "appstore:tx:1:verified")
+            let changed = testEvent(
+                stream: "appstore:tx:1", payload: .makeObject([("n", .int(2))]), key: "appstore:tx:1:verified")
             let innocent = testEvent(stream: "other", key: "other:1")
             await #expect {
                 _ = try await store.append([innocent, changed])
             } throws: { error in
-                guard case .idempotencyConflict(let key, _, let position, let reason)? = error as? LedgerError else { return false }
+                guard case .idempotencyConflict(let key, _, let position, let reason)? = error as? LedgerError else {
+                    return false
+                }
                 return key == "appstore:tx:1:verified" && position == 1 && reason.contains("payload")
             }
             // Nothing from the batch was written, not even the valid event before the conflict.
@@ -93,9 +96,13 @@ struct AppendTests {
             defer { Task { await store.close() } }
             _ = try await store.append([testEvent(stream: "order:7"), testEvent(stream: "order:7")])
             await #expect {
-                _ = try await store.append([testEvent(stream: "fine"), testEvent(stream: "order:7", expected: .exact(5))])
+                _ = try await store.append([
+                    testEvent(stream: "fine"), testEvent(stream: "order:7", expected: .exact(5)),
+                ])
             } throws: { error in
-                guard case .versionConflict(let stream, let expected, let actual, _)? = error as? LedgerError else { return false }
+                guard case .versionConflict(let stream, let expected, let actual, _)? = error as? LedgerError else {
+                    return false
+                }
                 return stream == "order:7" && expected == .exact(5) && actual == 1
             }
             await #expect {
@@ -107,11 +114,15 @@ struct AppendTests {
             await #expect {
                 _ = try await store.append([testEvent(stream: "order:new", expected: .exact(0))])
             } throws: { error in
-                guard case .versionConflict("order:new", .exact(0), nil, _)? = error as? LedgerError else { return false }
+                guard case .versionConflict("order:new", .exact(0), nil, _)? = error as? LedgerError else {
+                    return false
+                }
                 return true
             }
             #expect(try await store.headPosition() == 2)
-            let ok = try await store.append([testEvent(stream: "order:7", expected: .exact(1)), testEvent(stream: "order:7", expected: .exact(2))])
+            let ok = try await store.append([
+                testEvent(stream: "order:7", expected: .exact(1)), testEvent(stream: "order:7", expected: .exact(2)),
+            ])
             #expect(ok.map(\.version) == [2, 3])
         }
     }
@@ -119,10 +130,12 @@ struct AppendTests {
     @Test func invalidEventIsRefusedBeforeAnythingIsWritten() async throws {
         try await TestDatabase.withSchema("invalid") { config in
             var config = config
-            config.validation = EventValidation(maximumPayloadBytes: 100, knownTypes: ["PaymentVerified"], allowUnknownTypes: false)
+            config.validation = EventValidation(
+                maximumPayloadBytes: 100, knownTypes: ["PaymentVerified"], allowUnknownTypes: false)
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
-            let big = testEvent(stream: "s", payload: .makeObject([("blob", .string(String(repeating: "x", count: 200)))]))
+            let big = testEvent(
+                stream: "s", payload: .makeObject([("blob", .string(String(repeating: "x", count: 200)))]))
             await #expect {
                 _ = try await store.append([testEvent(stream: "s"), big])
             } throws: { error in
@@ -144,9 +157,11 @@ struct AppendTests {
         try await TestDatabase.withSchema("large") { config in
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
-            let count = 70_000 // 12 columns each: far over PostgreSQL's 65,535 parameters
+            let count = 70_000  // 12 columns each: far over PostgreSQL's 65,535 parameters
             let batch = (0..<count).map { i in
-                testEvent(stream: "bulk:\(i % 100)", payload: .makeObject([("i", .int(Int64(i))), ("note", .string("tab\there\nnewline \\ back"))]))
+                testEvent(
+                    stream: "bulk:\(i % 100)",
+                    payload: .makeObject([("i", .int(Int64(i))), ("note", .string("tab\there\nnewline \\ back"))]))
             }
             let result = try await store.append(batch)
             #expect(result.count == count)
@@ -156,7 +171,12 @@ struct AppendTests {
             #expect(report.isIntact, "\(report.problem ?? "")")
             #expect(report.verified == Int64(count))
             // A failing large batch writes nothing.
-            var bad = Array(batch.prefix(100)).map { e -> NewEvent in var e = e; e.eventId = UUID(); e.idempotencyKey = nil; return e }
+            var bad = Array(batch.prefix(100)).map { e -> NewEvent in
+                var e = e
+                e.eventId = UUID()
+                e.idempotencyKey = nil
+                return e
+            }
             bad.append(testEvent(stream: "bulk:1", expected: .noStream))
             await #expect(throws: LedgerError.self) { _ = try await store.append(bad) }
             #expect(try await store.headPosition() == Int64(count))

@@ -23,13 +23,18 @@ final class CommitDroppingProxy: Sendable {
         let commitSent = Atomic<Bool>(false)
         /// The directions still copying; the last to stop closes both sockets.
         private let running = Atomic<Int>(2)
-        init(client: Int32, server: Int32) { self.client = client; self.server = server }
+        init(client: Int32, server: Int32) {
+            self.client = client
+            self.server = server
+        }
         /// Ends both directions: the other one's `recv` returns, and the last closes the sockets.
         func cut() {
-            shutdown(client, Int32(SHUT_RDWR)); shutdown(server, Int32(SHUT_RDWR))
+            shutdown(client, Int32(SHUT_RDWR))
+            shutdown(server, Int32(SHUT_RDWR))
             if running.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 {
                 open.withLock { open in
-                    Glibc.close(client); Glibc.close(server)
+                    Glibc.close(client)
+                    Glibc.close(server)
                     open = false
                 }
             }
@@ -41,7 +46,11 @@ final class CommitDroppingProxy: Sendable {
         var closed: Bool { !open.withLock { $0 } }
     }
 
-    private struct State { var armed = false; var dropped = 0; var pairs: [Pair] = [] }
+    private struct State {
+        var armed = false
+        var dropped = 0
+        var pairs: [Pair] = []
+    }
 
     let port: UInt16
     private let listener: Int32
@@ -50,7 +59,8 @@ final class CommitDroppingProxy: Sendable {
 
     /// A proxy in front of the server `admin` is connected to (over TCP or its Unix socket).
     static func inFront(of admin: PostgresConnection) async throws -> CommitDroppingProxy {
-        let r = try await admin.query("""
+        let r = try await admin.query(
+            """
             SELECT host(inet_server_addr()), current_setting('port'), split_part(current_setting('unix_socket_directories'), ',', 1)
             """)
         let port = UInt16(r.string(0, 1) ?? "") ?? 5432
@@ -68,9 +78,14 @@ final class CommitDroppingProxy: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
-        guard bound == 0, listen(fd, 16) == 0 else { Glibc.close(fd); throw ProxyError("bind/listen: errno \(errno)") }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            Glibc.close(fd)
+            throw ProxyError("bind/listen: errno \(errno)")
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
@@ -88,7 +103,8 @@ final class CommitDroppingProxy: Sendable {
             return connectionString + (connectionString.contains("?") ? "&" : "?")
                 + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
         }
-        return connectionString + " " + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        return connectionString + " "
+            + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 
     /// The next COMMIT the server confirms is not passed on.
@@ -103,20 +119,27 @@ final class CommitDroppingProxy: Sendable {
     /// process that left data unread), and this returns once it is: the client's next write then
     /// fails ("server closed the connection unexpectedly" from the write, before libpq has read the end).
     func cutAll(crashNotice: Bool = false, reset: Bool = false) async throws {
-        let pairs = state.withLock { s in defer { s.pairs = [] }; return s.pairs }
+        let pairs = state.withLock { s in
+            defer { s.pairs = [] }
+            return s.pairs
+        }
         for pair in pairs {
             pair.open.withLock { open in
                 guard open else { return }
                 if reset {
                     var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                    _ = setsockopt(pair.client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                    _ = setsockopt(
+                        pair.client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
                 }
                 if crashNotice {
-                    let message = Self.notice(["S": "WARNING", "V": "WARNING", "C": "57P02",
-                                               "M": "terminating connection because of crash of another server process"])
+                    let message = Self.notice([
+                        "S": "WARNING", "V": "WARNING", "C": "57P02",
+                        "M": "terminating connection because of crash of another server process",
+                    ])
                     _ = message.withUnsafeBytes { send(pair.client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 }
-                shutdown(pair.client, Int32(SHUT_RDWR)); shutdown(pair.server, Int32(SHUT_RDWR))
+                shutdown(pair.client, Int32(SHUT_RDWR))
+                shutdown(pair.server, Int32(SHUT_RDWR))
             }
         }
         guard reset else { return }
@@ -125,13 +148,15 @@ final class CommitDroppingProxy: Sendable {
             polls += 1
             try await Task.sleep(for: .milliseconds(5))
         }
-        try await Task.sleep(for: .milliseconds(20))   // the reset reaches the client's socket (loopback)
+        try await Task.sleep(for: .milliseconds(20))  // the reset reaches the client's socket (loopback)
     }
 
     /// A NoticeResponse message with these fields.
     private static func notice(_ fields: [String: String]) -> [UInt8] {
         var body: [UInt8] = []
-        for (code, value) in fields.sorted(by: { $0.key < $1.key }) { body += Array(code.utf8) + Array(value.utf8) + [0] }
+        for (code, value) in fields.sorted(by: { $0.key < $1.key }) {
+            body += Array(code.utf8) + Array(value.utf8) + [0]
+        }
         body.append(0)
         let length = UInt32(body.count + 4)
         return [UInt8(ascii: "N")] + withUnsafeBytes(of: length.bigEndian) { Array($0) } + body
@@ -154,7 +179,10 @@ final class CommitDroppingProxy: Sendable {
                 return
             }
             let server = connectUpstream()
-            guard server >= 0 else { Glibc.close(client); continue }
+            guard server >= 0 else {
+                Glibc.close(client)
+                continue
+            }
             let pair = Pair(client: client, server: server)
             state.withLock { s in
                 s.pairs.removeAll { $0.closed }
@@ -172,37 +200,61 @@ final class CommitDroppingProxy: Sendable {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { Glibc.close(fd); return -1 }
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+                Glibc.close(fd)
+                return -1
             }
-            if connected != 0 { Glibc.close(fd); return -1 }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+            if connected != 0 {
+                Glibc.close(fd)
+                return -1
+            }
             return fd
         case .tcp(let host, let port):
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { Glibc.close(fd); return -1 }
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+                Glibc.close(fd)
+                return -1
+            }
             address.sin_port = port.bigEndian
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
-            if connected != 0 { Glibc.close(fd); return -1 }
+            if connected != 0 {
+                Glibc.close(fd)
+                return -1
+            }
             return fd
         case .unix(let path):
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             let bytes = Array(path.utf8)
-            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { Glibc.close(fd); return -1 }
+            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+                Glibc.close(fd)
+                return -1
+            }
             withUnsafeMutableBytes(of: &address.sun_path) { raw in
                 raw.copyBytes(from: bytes)
                 raw[bytes.count] = 0
             }
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
-            if connected != 0 { Glibc.close(fd); return -1 }
+            if connected != 0 {
+                Glibc.close(fd)
+                return -1
+            }
             return fd
         }
     }
@@ -227,7 +279,9 @@ final class CommitDroppingProxy: Sendable {
             let found = Self.contains(window, Self.commit)
             carry = Array(window.suffix(Self.commit.count - 1))
             if fromClient {
-                if found && state.withLock({ $0.armed }) { pair.commitSent.store(true, ordering: .sequentiallyConsistent) }
+                if found && state.withLock({ $0.armed }) {
+                    pair.commitSent.store(true, ordering: .sequentiallyConsistent)
+                }
             } else if found && pair.commitSent.load(ordering: .sequentiallyConsistent) {
                 let drop = state.withLock { s in
                     guard s.armed else { return false }

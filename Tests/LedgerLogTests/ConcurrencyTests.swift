@@ -38,13 +38,18 @@ struct ConcurrencyTests {
             // is cancelled (time limit), or a failure would leave it tailing forever.
             defer { tail.cancel() }
 
-            let written = try await Self.runWriters(stores: stores, streams: streams, batches: batchesPerWriter, acknowledged: acknowledged)
+            let written = try await Self.runWriters(
+                stores: stores, streams: streams, batches: batchesPerWriter, acknowledged: acknowledged)
             // A last event tells the tail where to stop.
             let last = try await stores[0].append([sentinel])
             acknowledged.withLock { $0[last[0].eventId] = last[0] }
             let acks = acknowledged.withLock { $0 }
             let head = try await reader.headPosition()
-            let seen = try await withTaskCancellationHandler { try await tail.value } onCancel: { tail.cancel() }
+            let seen = try await withTaskCancellationHandler {
+                try await tail.value
+            } onCancel: {
+                tail.cancel()
+            }
 
             #expect(written >= 8 * batchesPerWriter)
             #expect(acks.count == written + 1, "every event written was acknowledged once (and the sentinel)")
@@ -52,7 +57,8 @@ struct ConcurrencyTests {
             #expect(head == Int64(acks.count))
             let admin = try await TestDatabase.admin(owner)
             let s = quoteIdentifier(owner.schema)
-            let stored = try await admin.query("SELECT event_id, position, stream_id, stream_version FROM \(s).events ORDER BY position")
+            let stored = try await admin.query(
+                "SELECT event_id, position, stream_id, stream_version FROM \(s).events ORDER BY position")
             #expect(stored.count == acks.count)
             var versions: [String: [Int64]] = [:]
             for r in 0..<stored.count {
@@ -78,8 +84,10 @@ struct ConcurrencyTests {
 
     /// 8 writers on `stores` append `batches` batches each, of 1-3 events, to `streams`, now and
     /// then retrying a batch, and record what was acknowledged. Returns the number of distinct events.
-    static func runWriters(stores: [EventStore], streams: [String], batches: Int,
-                           acknowledged: Locked<[UUID: AppendedEvent]>) async throws -> Int {
+    static func runWriters(
+        stores: [EventStore], streams: [String], batches: Int,
+        acknowledged: Locked<[UUID: AppendedEvent]>
+    ) async throws -> Int {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for writer in 0..<8 {
                 let store = stores[writer % stores.count]
@@ -89,7 +97,9 @@ struct ConcurrencyTests {
                     for n in 1...batches {
                         let size = 1 + rng.below(3)
                         let batch = (0..<size).map { _ in
-                            testEvent(stream: streams[rng.below(streams.count)], payload: .makeObject([("writer", .int(Int64(writer))), ("n", .int(Int64(n)))]))
+                            testEvent(
+                                stream: streams[rng.below(streams.count)],
+                                payload: .makeObject([("writer", .int(Int64(writer))), ("n", .int(Int64(n)))]))
                         }
                         let result = try await store.append(batch)
                         events += batch.count
@@ -117,7 +127,8 @@ struct ConcurrencyTests {
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
             let before = await store.writerBackendPID()
-            let killed = try await admin.query("""
+            let killed = try await admin.query(
+                """
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                 WHERE application_name = 'ledger-writer' AND pid <> pg_backend_pid()
                   AND pid = $1
@@ -136,7 +147,8 @@ struct ConcurrencyTests {
     /// A store whose connections go through a ``CommitDroppingProxy`` (not armed yet), with one
     /// event appended, and an admin connection.
     static func behindACommitDroppingProxy(
-        _ label: String, _ body: (LedgerConfiguration, EventStore, CommitDroppingProxy, PostgresConnection) async throws -> Void
+        _ label: String,
+        _ body: (LedgerConfiguration, EventStore, CommitDroppingProxy, PostgresConnection) async throws -> Void
     ) async throws {
         try await TestDatabase.withSchema(label) { config in
             let admin = try await TestDatabase.admin(config)
@@ -184,7 +196,9 @@ struct ConcurrencyTests {
             let append = Task { try await store.append(events) }
             // Committed as pending; the answer waits behind seal_events, which waits for the lock.
             var polls = 0
-            while try await admin.query("SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events").int64(0, 0) != 3 && polls < 6000 {
+            while try await admin.query("SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events").int64(
+                0, 0) != 3 && polls < 6000
+            {
                 try await Task.sleep(for: .milliseconds(10))
                 polls += 1
             }

@@ -13,8 +13,10 @@ struct ConnectionLossTests {
     /// Waits (by count, not time) until the admin sees a statement holding `marker` running.
     static func waitRunning(_ admin: PostgresConnection, _ marker: String) async throws {
         var polls = 0
-        while try await admin.query("SELECT count(*) FROM pg_stat_activity WHERE query LIKE $1 AND state = 'active' AND pid <> pg_backend_pid()",
-                                    [.text("%\(marker)%")]).int64(0, 0) == 0 && polls < 6000 {
+        while try await admin.query(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE $1 AND state = 'active' AND pid <> pg_backend_pid()",
+            [.text("%\(marker)%")]
+        ).int64(0, 0) == 0 && polls < 6000 {
             polls += 1
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -38,15 +40,17 @@ struct ConnectionLossTests {
                 #expect(error.sqlState == nil, "the server sent no error: \(error)")
                 #expect(error.isConnectionFailure, "a lost connection read as a server error: \(error)")
             }
-            _ = try await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
-                                      [.text("%\(marker)%")])
+            _ = try await admin.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
+                [.text("%\(marker)%")])
             await connection.close()
             await admin.close()
         }
     }
 
-    @Test("an idle connection the server ends (a crash's warning, then nothing; or a reset) fails its next statement as a lost connection",
-          arguments: [(false, false), (true, false), (false, true), (true, true)])
+    @Test(
+        "an idle connection the server ends (a crash's warning, then nothing; or a reset) fails its next statement as a lost connection",
+        arguments: [(false, false), (true, false), (false, true), (true, true)])
     func anIdleConnectionEndedByTheServerIsLost(crashNotice: Bool, reset: Bool) async throws {
         try await TestDatabase.withSchema("cutidle") { config in
             let admin = try await TestDatabase.admin(config)
@@ -66,7 +70,9 @@ struct ConnectionLossTests {
         }
     }
 
-    @Test("did my commit land: a transaction id the server has not handed out (after crash recovery) is not committed, not an error")
+    @Test(
+        "did my commit land: a transaction id the server has not handed out (after crash recovery) is not committed, not an error"
+    )
     func aTransactionIdInTheFutureDidNotCommit() async throws {
         try await TestDatabase.withSchema("xidfuture") { config in
             let admin = try await TestDatabase.admin(config)
@@ -102,7 +108,9 @@ struct ConnectionLossTests {
         }
     }
 
-    @Test("a tail whose connections the server closes without a word reconnects and goes on, skipping and repeating nothing")
+    @Test(
+        "a tail whose connections the server closes without a word reconnects and goes on, skipping and repeating nothing"
+    )
     func aTailSurvivesConnectionsClosedWithoutAWord() async throws {
         try await TestDatabase.withSchema("cuttail") { config in
             let admin = try await TestDatabase.admin(config)
@@ -113,8 +121,10 @@ struct ConnectionLossTests {
             let writer = try await EventStore.open(config)
             let tailing = try await EventStore.open(through)
             _ = try await writer.append([testEvent(stream: "a")])
-            var tail = tailing.subscribe(after: 0, pollInterval: .milliseconds(50),
-                                         backoff: Backoff(first: .milliseconds(10), maximum: .milliseconds(50))).makeAsyncIterator()
+            var tail = tailing.subscribe(
+                after: 0, pollInterval: .milliseconds(50),
+                backoff: Backoff(first: .milliseconds(10), maximum: .milliseconds(50))
+            ).makeAsyncIterator()
             #expect(try await tail.next()?.position == 1)
             for round in 0..<3 {
                 try await proxy.cutAll(crashNotice: round > 0, reset: round > 0)

@@ -15,8 +15,10 @@ struct LogIntegrityTests {
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
             let s = quoteIdentifier(config.schema)
-            for sql in ["UPDATE \(s).events SET event_type = 'Refunded'", "DELETE FROM \(s).events", "TRUNCATE \(s).events",
-                        "DELETE FROM \(s).log_head", "UPDATE \(s).log_head SET last_position = 0"] {
+            for sql in [
+                "UPDATE \(s).events SET event_type = 'Refunded'", "DELETE FROM \(s).events", "TRUNCATE \(s).events",
+                "DELETE FROM \(s).log_head", "UPDATE \(s).log_head SET last_position = 0",
+            ] {
                 await #expect {
                     try await admin.execute(sql)
                 } throws: { error in
@@ -61,8 +63,9 @@ struct LogIntegrityTests {
             let event = testEvent(stream: "order:jam", key: "order:jam:created")
             try await admin.execute("SET ROLE ledger_writer")
             await #expect {
-                try await admin.query("INSERT INTO \(s).event_claims (event_id, idempotency_key, stream_id, stream_version) VALUES ($1::uuid, $2, $3, 0)",
-                                      [.text(event.eventId.lowercased), .text("order:jam:created"), .text("order:jam")])
+                try await admin.query(
+                    "INSERT INTO \(s).event_claims (event_id, idempotency_key, stream_id, stream_version) VALUES ($1::uuid, $2, $3, 0)",
+                    [.text(event.eventId.lowercased), .text("order:jam:created"), .text("order:jam")])
             } throws: { ($0 as? PostgresError)?.constraint == "event_claims_have_events" }
             try await admin.execute("RESET ROLE")
             let appended = try await store.append([event])
@@ -89,7 +92,10 @@ struct LogIntegrityTests {
                 """
             }
             // A position gap (3 without 2), a version hole (2 without 1), a duplicate version.
-            for (sql, state) in [(insert(3, 1), SQLState.foreignKeyViolation), (insert(2, 2), .foreignKeyViolation), (insert(2, 0), .uniqueViolation)] {
+            for (sql, state) in [
+                (insert(3, 1), SQLState.foreignKeyViolation), (insert(2, 2), .foreignKeyViolation),
+                (insert(2, 0), .uniqueViolation),
+            ] {
                 await #expect {
                     try await admin.execute(sql)
                 } throws: { ($0 as? PostgresError)?.sqlState == state }
@@ -101,13 +107,17 @@ struct LogIntegrityTests {
         try await TestDatabase.withSchema("tamper") { config in
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
-            _ = try await store.append((0..<10).map { testEvent(stream: "s\($0 % 3)", payload: .makeObject([("amount", .int(Int64($0) * 100))])) })
+            _ = try await store.append(
+                (0..<10).map {
+                    testEvent(stream: "s\($0 % 3)", payload: .makeObject([("amount", .int(Int64($0) * 100))]))
+                })
             #expect(try await store.verifyChain().isIntact)
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
             let s = quoteIdentifier(config.schema)
             // A superuser bypasses the triggers and rewrites an amount.
-            try await admin.execute("""
+            try await admin.execute(
+                """
                 SET session_replication_role = replica;
                 UPDATE \(s).events SET payload = jsonb_set(payload, '{amount}', '1') WHERE position = 7;
                 SET session_replication_role = origin;
@@ -127,7 +137,8 @@ struct LogIntegrityTests {
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
             let s = quoteIdentifier(config.schema)
-            try await admin.execute("""
+            try await admin.execute(
+                """
                 SET session_replication_role = replica;
                 DELETE FROM \(s).events WHERE position = 5;
                 SET session_replication_role = origin;
@@ -155,18 +166,24 @@ struct LogIntegrityTests {
 
     @Test func unreachableDatabaseErrorRedactsThePassword() async throws {
         await #expect {
-            _ = try await PostgresConnection.connect("postgresql://ledger:s3cret-pw@127.0.0.1:1/ledger?connect_timeout=2")
+            _ = try await PostgresConnection.connect(
+                "postgresql://ledger:s3cret-pw@127.0.0.1:1/ledger?connect_timeout=2")
         } throws: { error in
             guard let e = error as? PostgresError else { return false }
             return e.kind == .connection && !e.description.contains("s3cret-pw") && e.description.contains("***")
         }
         #expect(ConnectionString.redacted("host=db password='a b' user=x") == "host=db password=*** user=x")
-        #expect(ConnectionString.redacted("postgresql://u:p%40ss@h:5/db?password=zz&sslmode=require") == "postgresql://u:***@h:5/db?password=***&sslmode=require")
+        #expect(
+            ConnectionString.redacted("postgresql://u:p%40ss@h:5/db?password=zz&sslmode=require")
+                == "postgresql://u:***@h:5/db?password=***&sslmode=require")
     }
 }
 
 func randomString(_ rng: inout SplitMix64) -> String {
-    let alphabet: [String] = ["a", "b", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1f}", "é", "中", "😀", "\u{7f}", "key", "amount"]
+    let alphabet: [String] = [
+        "a", "b", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1f}", "é", "中", "😀", "\u{7f}", "key",
+        "amount",
+    ]
     return (0..<rng.below(6)).map { _ in alphabet[rng.below(alphabet.count)] }.joined()
 }
 
@@ -177,6 +194,7 @@ func randomJSON(_ rng: inout SplitMix64, depth: Int) -> JSONValue {
     case 2: return .int([Int64.min, Int64.max, 0, -1, 600, Int64(rng.below(1_000_000))][rng.below(6)])
     case 3: return .string(randomString(&rng))
     case 4: return .array((0..<rng.below(4)).map { _ in randomJSON(&rng, depth: depth + 1) })
-    default: return .makeObject((0..<rng.below(5)).map { _ in (randomString(&rng), randomJSON(&rng, depth: depth + 1)) })
+    default:
+        return .makeObject((0..<rng.below(5)).map { _ in (randomString(&rng), randomJSON(&rng, depth: depth + 1)) })
     }
 }

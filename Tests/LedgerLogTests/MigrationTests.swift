@@ -18,7 +18,8 @@ struct MigrationTests {
     @Test func anEditedAppliedMigrationIsRefused() async throws {
         try await TestDatabase.withSchema("edited") { config in
             var edited = try Migration.eventLogAndReadModels()
-            edited[0] = Migration(version: edited[0].version, name: edited[0].name, sql: edited[0].sql + "\n-- edited\n")
+            edited[0] = Migration(
+                version: edited[0].version, name: edited[0].name, sql: edited[0].sql + "\n-- edited\n")
             await #expect {
                 _ = try await EventStore.migrate(config, migrations: edited)
             } throws: { error in
@@ -31,7 +32,11 @@ struct MigrationTests {
     @Test func concurrentMigratorsDoNotRace() async throws {
         try await TestDatabase.withSchema("racing", migrate: false) { config in
             try await withThrowingTaskGroup(of: Migrator.Outcome.self) { group in
-                for _ in 0..<4 { group.addTask { try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels()) } }
+                for _ in 0..<4 {
+                    group.addTask {
+                        try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
+                    }
+                }
                 var applied = 0
                 for try await outcome in group { applied += outcome.applied.count }
                 #expect(applied == (try Migration.eventLogAndReadModels()).count)

@@ -23,7 +23,8 @@ struct PipelineTests {
             #expect(error.statement == "INSERT INTO t VALUES (2), (2) RETURNING x")
         }
         // The explicit transaction committed; the implicit one did not. The connection goes on.
-        #expect(try await conn.query("SELECT coalesce(string_agg(x::text, ',' ORDER BY x), '') FROM t").string(0, 0) == "1")
+        #expect(
+            try await conn.query("SELECT coalesce(string_agg(x::text, ',' ORDER BY x), '') FROM t").string(0, 0) == "1")
         let next = try await conn.pipeline([Statement("INSERT INTO t VALUES (3) RETURNING x")])
         #expect(next.first?.int64(0, 0) == 3)
         #expect(try await conn.query("SELECT count(*) FROM t").int64(0, 0) == 2)
@@ -41,13 +42,15 @@ struct SessionSettingsTests {
         try await conn.execute("CREATE TEMP TABLE IF NOT EXISTS k (id bigint PRIMARY KEY)")
         let sql = "SELECT count(*) FROM k WHERE id = ANY ($1::int8[])"
         for i in 0..<8 { _ = try await conn.query(sql, [.int8Array([Int64(i)])], prepared: true) }
-        let row = try await conn.query("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1", [.text(sql)])
+        let row = try await conn.query(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1", [.text(sql)])
         return (row.int64(0, 0) ?? -1, row.int64(0, 1) ?? -1)
     }
 
     @Test func settingsHoldForTheSessionAndAfterAReconnect() async throws {
         let url = try await TestDatabase.url()
-        let conn = try await PostgresConnection.connect(url, applicationName: "test-settings", settings: ["plan_cache_mode": "force_generic_plan"])
+        let conn = try await PostgresConnection.connect(
+            url, applicationName: "test-settings", settings: ["plan_cache_mode": "force_generic_plan"])
         defer { Task { await conn.close() } }
         #expect(try await conn.query("SHOW plan_cache_mode").string(0, 0) == "force_generic_plan")
         let forced = try await plans(on: conn)

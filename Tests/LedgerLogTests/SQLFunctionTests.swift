@@ -27,11 +27,14 @@ struct SQLFunctionTests {
             while let start = rest.range(of: "CREATE OR REPLACE FUNCTION ") {
                 let afterName = rest[start.upperBound...]
                 let name = String(afterName.prefix { $0 != "(" })
-                guard let open = afterName.range(of: "$$"), let close = afterName[open.upperBound...].range(of: "$$") else { break }
+                guard let open = afterName.range(of: "$$"), let close = afterName[open.upperBound...].range(of: "$$")
+                else { break }
                 let header = afterName[..<open.lowerBound]
                 let volatility = header.contains(" STABLE") ? "s" : header.contains(" IMMUTABLE") ? "i" : "v"
-                out.append(Declared(name: name, body: String(afterName[open.upperBound..<close.lowerBound]), volatility: volatility,
-                                    securityDefiner: header.contains("SECURITY DEFINER")))
+                out.append(
+                    Declared(
+                        name: name, body: String(afterName[open.upperBound..<close.lowerBound]), volatility: volatility,
+                        securityDefiner: header.contains("SECURITY DEFINER")))
                 rest = afterName[close.upperBound...]
             }
         }
@@ -40,29 +43,40 @@ struct SQLFunctionTests {
 
     @Test func whatTheDatabaseRunsIsTheFilesText() async throws {
         try await TestDatabase.withSchema("sqlfunctions") { owner in
-            let conn = try await PostgresConnection.connect(owner.connectionString, applicationName: "test-sql-functions")
+            let conn = try await PostgresConnection.connect(
+                owner.connectionString, applicationName: "test-sql-functions")
             defer { Task { await conn.close() } }
-            let rows = try await conn.query("""
+            let rows = try await conn.query(
+                """
                 SELECT p.proname, p.prosrc, p.provolatile::text, p.prosecdef::text FROM pg_proc p
                 JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
                 """, [.text(owner.schema)])
-            let stored = Set((0..<rows.count).map {
-                Declared(name: rows.string($0, 0)!, body: rows.string($0, 1)!, volatility: rows.string($0, 2)!, securityDefiner: rows.string($0, 3) == "true")
-            })
+            let stored = Set(
+                (0..<rows.count).map {
+                    Declared(
+                        name: rows.string($0, 0)!, body: rows.string($0, 1)!, volatility: rows.string($0, 2)!,
+                        securityDefiner: rows.string($0, 3) == "true")
+                })
             let declared = try Self.declared()
             #expect(declared.count >= 12)
-            #expect(Set(declared) == stored, "in the database, not the files: \(stored.subtracting(declared).map(\.name)); in the files, not the database: \(Set(declared).subtracting(stored).map(\.name))")
+            #expect(
+                Set(declared) == stored,
+                "in the database, not the files: \(stored.subtracting(declared).map(\.name)); in the files, not the database: \(Set(declared).subtracting(stored).map(\.name))"
+            )
         }
     }
 
     /// No migration restates a function: each is created from its file by a `-- function:` line.
     @Test func noMigrationDefinesAFunctionItself() throws {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         for module in ["Sources/LedgerLog/Migrations", "Sources/LedgerProjection/Migrations"] {
             let dir = folder.appendingPathComponent(module)
             for file in try FileManager.default.contentsOfDirectory(atPath: dir.path) where file.hasSuffix(".sql") {
                 let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8).uppercased()
-                #expect(!text.contains("CREATE FUNCTION") && !text.contains("CREATE OR REPLACE FUNCTION"), "\(module)/\(file) defines a function")
+                #expect(
+                    !text.contains("CREATE FUNCTION") && !text.contains("CREATE OR REPLACE FUNCTION"),
+                    "\(module)/\(file) defines a function")
             }
         }
     }
@@ -73,13 +87,17 @@ struct SQLFunctionTests {
             defer { Task { await conn.close() } }
             let s = quoteIdentifier(owner.schema)
             let former = try #require(Migration.formerChecksums[11]?.first)
-            _ = try await conn.query("UPDATE \(s).schema_migrations SET checksum = $1 WHERE version = 11", [.text(former)])
+            _ = try await conn.query(
+                "UPDATE \(s).schema_migrations SET checksum = $1 WHERE version = 11", [.text(former)])
             let outcome = try await EventStore.migrate(owner, migrations: try Migration.eventLogAndReadModels())
             #expect(outcome.rechecked == ["0011_append_function"])
-            let now = try await conn.query("SELECT checksum FROM \(s).schema_migrations WHERE version = 11").string(0, 0)
+            let now = try await conn.query("SELECT checksum FROM \(s).schema_migrations WHERE version = 11").string(
+                0, 0)
             #expect(now == (try Migration.eventLog()).first { $0.version == 11 }?.checksum)
             _ = try await conn.query("UPDATE \(s).schema_migrations SET checksum = 'edited' WHERE version = 11")
-            await #expect(throws: LedgerError.self) { _ = try await EventStore.migrate(owner, migrations: try Migration.eventLogAndReadModels()) }
+            await #expect(throws: LedgerError.self) {
+                _ = try await EventStore.migrate(owner, migrations: try Migration.eventLogAndReadModels())
+            }
         }
     }
 
@@ -92,19 +110,27 @@ struct SQLFunctionTests {
             #expect(again.functionsApplied.isEmpty, "nothing changed, yet \(again.functionsApplied) were applied")
             // As a schema whose append_events is an older text: the next migrate applies the file's.
             _ = try await conn.query("UPDATE \(s).schema_functions SET checksum = 'older' WHERE name = 'append_events'")
-            try await conn.execute("SET search_path TO \(s); CREATE OR REPLACE FUNCTION try_seal_pending() RETURNS boolean LANGUAGE sql AS $$ SELECT false $$")
-            _ = try await conn.query("UPDATE \(s).schema_functions SET checksum = 'older' WHERE name = 'try_seal_pending'")
+            try await conn.execute(
+                "SET search_path TO \(s); CREATE OR REPLACE FUNCTION try_seal_pending() RETURNS boolean LANGUAGE sql AS $$ SELECT false $$"
+            )
+            _ = try await conn.query(
+                "UPDATE \(s).schema_functions SET checksum = 'older' WHERE name = 'try_seal_pending'")
             let outcome = try await EventStore.migrate(owner, migrations: try Migration.eventLogAndReadModels())
             #expect(outcome.functionsApplied == ["append_events", "try_seal_pending"])
-            #expect(try await conn.query("SELECT prosrc FROM pg_proc WHERE proname = 'try_seal_pending' AND pronamespace = $1::regnamespace",
-                                         [.text(owner.schema)]).string(0, 0)?.contains("pg_try_advisory_xact_lock") == true)
+            #expect(
+                try await conn.query(
+                    "SELECT prosrc FROM pg_proc WHERE proname = 'try_seal_pending' AND pronamespace = $1::regnamespace",
+                    [.text(owner.schema)]
+                ).string(0, 0)?.contains("pg_try_advisory_xact_lock") == true)
         }
     }
 
     /// Tests/SQL/*.sql in a migrated schema, each file in a transaction rolled back.
     @Test func thePlainSQLTestsPass() async throws {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("SQL")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("SQL")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }
+            .sorted()
         #expect(!files.isEmpty)
         try await TestDatabase.withSchema("sqltests") { owner in
             let conn = try await PostgresConnection.connect(owner.connectionString, applicationName: "test-sql-plain")
@@ -131,7 +157,9 @@ struct SQLFunctionTests {
             let store = try await EventStore.open(owner.connecting(as: .writer))
             defer { Task { await store.close() } }
             _ = try await store.append([
-                testEvent(stream: "order:e-1", payload: .makeObject([("note", .string("支付成功 \u{1F600}")), ("n", .int(-7))]), key: "k:ü"),
+                testEvent(
+                    stream: "order:e-1", payload: .makeObject([("note", .string("支付成功 \u{1F600}")), ("n", .int(-7))]),
+                    key: "k:ü"),
                 testEvent(stream: "order:2"),
             ])
             let events = try await store.readAll(after: 0)
@@ -142,8 +170,10 @@ struct SQLFunctionTests {
             try await conn.execute("SET search_path TO \(s)")
             var previous = EventChain.genesis
             for e in events {
-                let sql = try await conn.query("SELECT encode(\(s).chain_hash(decode($1, 'hex'), e), 'hex') FROM \(s).events e WHERE position = $2",
-                                               [.text(previous.hexString), .int8(e.position)]).string(0, 0)
+                let sql = try await conn.query(
+                    "SELECT encode(\(s).chain_hash(decode($1, 'hex'), e), 'hex') FROM \(s).events e WHERE position = $2",
+                    [.text(previous.hexString), .int8(e.position)]
+                ).string(0, 0)
                 let swift = EventChain.expectedHash(of: e, previous: previous)
                 #expect(sql == swift.hexString, "position \(e.position)")
                 previous = swift

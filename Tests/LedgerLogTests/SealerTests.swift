@@ -15,7 +15,8 @@ struct SealerTests {
     /// its commit, or a sealer, would).
     static func holdAppendLock(_ admin: PostgresConnection, schema: String) async throws {
         try await admin.execute("BEGIN")
-        _ = try await admin.query("SELECT pg_advisory_xact_lock(4243, hashtext($1))", [.text("ledger-append:" + schema)])
+        _ = try await admin.query(
+            "SELECT pg_advisory_xact_lock(4243, hashtext($1))", [.text("ledger-append:" + schema)])
     }
 
     /// Polls (by count, each poll a query) until `sql` returns `expected`; a hang is caught by the
@@ -31,12 +32,22 @@ struct SealerTests {
             let config = owner.connecting(as: .writer)
             let store = try await EventStore.open(config)
             let other = try await EventStore.open(config)
-            defer { Task { await store.close(); await other.close() } }
+            defer {
+                Task {
+                    await store.close()
+                    await other.close()
+                }
+            }
             let s = quoteIdentifier(owner.schema)
             _ = try await store.append([testEvent(stream: "s")])
             let holder = try await TestDatabase.admin(owner)
             let watcher = try await TestDatabase.admin(owner)
-            defer { Task { await holder.close(); await watcher.close() } }
+            defer {
+                Task {
+                    await holder.close()
+                    await watcher.close()
+                }
+            }
 
             try await Self.holdAppendLock(holder, schema: owner.schema)
             let event = testEvent(stream: "s", key: "pending-1")
@@ -45,8 +56,11 @@ struct SealerTests {
             try await Self.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 1)
             let retry = Task { try await other.append([event]) }
             // Committed and claimed, but not in the log: readers do not see it, the head has not moved.
-            #expect(try await watcher.query("SELECT count(*) FROM \(s).event_claims WHERE event_id = $1::uuid",
-                                            [.text(event.eventId.lowercased)]).int64(0, 0) == 1)
+            #expect(
+                try await watcher.query(
+                    "SELECT count(*) FROM \(s).event_claims WHERE event_id = $1::uuid",
+                    [.text(event.eventId.lowercased)]
+                ).int64(0, 0) == 1)
             #expect(try await store.headPosition() == 1)
             #expect(try await store.readAll(after: 0).count == 1)
 
@@ -69,10 +83,14 @@ struct SealerTests {
             defer { Task { await store.close() } }
             let holder = try await TestDatabase.admin(owner)
             defer { Task { await holder.close() } }
-            let batch = (0..<(AppendTransaction.insertThreshold + 8)).map { i in testEvent(stream: "s\(i % 3)", key: "copy-\(i)") }
+            let batch = (0..<(AppendTransaction.insertThreshold + 8)).map { i in
+                testEvent(stream: "s\(i % 3)", key: "copy-\(i)")
+            }
             try await Self.holdAppendLock(holder, schema: owner.schema)
             let appending = Task { try await store.append(batch) }
-            try await Self.waitUntil(holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: Int64(batch.count))
+            try await Self.waitUntil(
+                holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events",
+                equals: Int64(batch.count))
             try await holder.execute("COMMIT")
             let appended = try await appending.value
             #expect(appended.map(\.position) == Array(1...Int64(batch.count)))
@@ -90,20 +108,26 @@ struct SealerTests {
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
             _ = try await store.append([testEvent(stream: "a")])
-            let writer = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-writer")
+            let writer = try await PostgresConnection.connect(
+                config.connectionString, applicationName: "ledger-test-writer")
             defer { Task { await writer.close() } }
             let s = quoteIdentifier(owner.schema)
             let id = UUID().uuidString.lowercased()
             try await writer.execute("BEGIN")
-            _ = try await writer.query("INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, 'a', 1)", [.text(id)])
-            _ = try await writer.query("""
+            _ = try await writer.query(
+                "INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, 'a', 1)",
+                [.text(id)])
+            _ = try await writer.query(
+                """
                 INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
                 VALUES ($1::uuid, 'a', 1, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z')
                 """, [.text(id)])
             try await writer.execute("COMMIT")
             // The writer may not remove or change what it committed.
-            for sql in ["DELETE FROM \(s).pending_events", "UPDATE \(s).pending_events SET stream_version = 5",
-                        "DELETE FROM \(s).event_claims"] {
+            for sql in [
+                "DELETE FROM \(s).pending_events", "UPDATE \(s).pending_events SET stream_version = 5",
+                "DELETE FROM \(s).event_claims",
+            ] {
                 await #expect(throws: PostgresError.self) { try await writer.execute(sql) }
             }
             #expect(try await store.pendingCount() == 1)
@@ -125,19 +149,27 @@ struct SealerTests {
             let config = owner.connecting(as: .writer)
             let a = try await EventStore.open(config)
             let b = try await EventStore.open(config)
-            defer { Task { await a.close(); await b.close() } }
+            defer {
+                Task {
+                    await a.close()
+                    await b.close()
+                }
+            }
             _ = try await a.append([testEvent(stream: "s")])
             let holder = try await TestDatabase.admin(owner)
             defer { Task { await holder.close() } }
             try await Self.holdAppendLock(holder, schema: owner.schema)
             let first = Task { try await a.append([testEvent(stream: "s", expected: .exact(0))]) }
             let second = Task { try await b.append([testEvent(stream: "s", expected: .exact(0))]) }
-            try await Self.waitUntil(holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: 1)
+            try await Self.waitUntil(
+                holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: 1)
             try await holder.execute("COMMIT")
             let results = [await first.result, await second.result]
             let won = results.compactMap { try? $0.get() }
             #expect(won.count == 1 && won.first?.map(\.position) == [2])
-            let lost = results.compactMap { r -> LedgerError? in if case .failure(let e) = r { return e as? LedgerError } else { return nil } }
+            let lost = results.compactMap { r -> LedgerError? in
+                if case .failure(let e) = r { return e as? LedgerError } else { return nil }
+            }
             #expect(lost.count == 1)
             if case .versionConflict(let stream, _, let actual, _)? = lost.first {
                 #expect(stream == "s" && actual == 1)
@@ -155,7 +187,8 @@ struct SealerTests {
     @Test func aSealThatRunsOutOfLockTimeoutAsksAgainAndReturnsThePosition() async throws {
         try await TestDatabase.withSchema("sealtimeout") { owner in
             var config = owner.connecting(as: .writer)
-            config.connectionString = ConnectionString.setting("options", to: "-c lock_timeout=100ms", in: config.connectionString)
+            config.connectionString = ConnectionString.setting(
+                "options", to: "-c lock_timeout=100ms", in: config.connectionString)
             let log = CapturedLog()
             let store = try await EventStore.open(config, logger: Logger(label: "test", factory: { _ in log }))
             defer { Task { await store.close() } }
@@ -173,7 +206,8 @@ struct SealerTests {
             // at least once more (or given up, which fails below). Counted from the pending
             // commit: under load, a 100 ms lock_timeout also runs out on the lock NOTIFY takes at
             // commit, so a timeout logged before it says nothing about the seal.
-            try await Self.waitUntil(holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: 1)
+            try await Self.waitUntil(
+                holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: 1)
             let timeouts = log.count("lock_timeout")
             while log.count("lock_timeout") == timeouts && !finished.withLock({ $0 }) {
                 try await Task.sleep(for: .milliseconds(20))
@@ -187,8 +221,9 @@ struct SealerTests {
             // and keeps that seal although it has nothing of its own to write).
             let stored = try await store.readAll(after: 0)
             let pending = try await store.pendingCount()
-            #expect(stored.map(\.position) == [1, 2] && stored.last?.eventId == event.eventId,
-                    "stored positions \(stored.map(\.position)), pending \(pending); the store's log:\n\(log.text)")
+            #expect(
+                stored.map(\.position) == [1, 2] && stored.last?.eventId == event.eventId,
+                "stored positions \(stored.map(\.position)), pending \(pending); the store's log:\n\(log.text)")
             #expect(pending == 0)
             #expect(try await store.verifyChain().isIntact)
         }
@@ -206,7 +241,8 @@ struct SealerTests {
             _ = try await store.append([testEvent(stream: "s")])
             let holder = try await TestDatabase.admin(owner)
             defer { Task { await holder.close() } }
-            try await holder.execute("""
+            try await holder.execute(
+                """
                 CREATE SEQUENCE \(s).commits;
                 CREATE FUNCTION \(s).refuse_first_commit() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$
                 BEGIN
@@ -244,7 +280,9 @@ struct SealerTests {
             _ = try await store.append([testEvent(stream: "a")])
             #expect(try await store.sealPending() == 0)
             var ids: [String] = []
-            for version in [1, 2] as [Int64] { ids.append(try await TestDatabase.leavePending(owner, stream: "a", version: version)) }
+            for version in [1, 2] as [Int64] {
+                ids.append(try await TestDatabase.leavePending(owner, stream: "a", version: version))
+            }
             #expect(try await store.pendingCount() == 2)
             #expect(try await store.sealPending() == 2)
             #expect(try await store.pendingCount() == 0)
@@ -259,12 +297,22 @@ struct SealerTests {
 /// Keeps every message logged (for tests that wait for a warning).
 final class CapturedLog: LogHandler, Sendable {
     private let messages = Mutex<[String]>([])
-    var logLevel: Logger.Level { get { .trace } set {} }
-    var metadata: Logger.Metadata { get { [:] } set {} }
-    subscript(metadataKey _: String) -> Logger.Metadata.Value? { get { nil } set {} }
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    subscript(metadataKey _: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
 
     func log(event: LogEvent) {
-        let metadata = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let metadata = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
+            separator: " ")
         messages.withLock { $0.append(event.message.description + (metadata.isEmpty ? "" : " [\(metadata)]")) }
     }
 

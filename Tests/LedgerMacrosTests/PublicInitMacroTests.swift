@@ -28,20 +28,20 @@ struct PublicInitMacroTests {
             }
             """,
             expands: """
-            public struct Launched {
-                public var orderId: String
-                public var attempt: Int64 = 1
-                public var prepayId: String?
-                public var token: Optional<String>
+                public struct Launched {
+                    public var orderId: String
+                    public var attempt: Int64 = 1
+                    public var prepayId: String?
+                    public var token: Optional<String>
 
-                public init(orderId: String, attempt: Int64 = 1, prepayId: String? = nil, token: Optional<String>) {
-                    self.orderId = orderId
-                    self.attempt = attempt
-                    self.prepayId = prepayId
-                    self.token = token
+                    public init(orderId: String, attempt: Int64 = 1, prepayId: String? = nil, token: Optional<String>) {
+                        self.orderId = orderId
+                        self.attempt = attempt
+                        self.prepayId = prepayId
+                        self.token = token
+                    }
                 }
-            }
-            """)
+                """)
     }
 
     /// A static, a computed property and a `let` with a value are not parameters; an observed one is.
@@ -59,20 +59,20 @@ struct PublicInitMacroTests {
             }
             """,
             expands: """
-            public struct Fact {
-                public static let fields = 1
-                public let kind = "fact"
-                public var userId: String
-                public var isEmpty: Bool { userId.isEmpty }
-                public var label: String { get { userId } set { userId = newValue } }
-                public var note: String { didSet { } }
+                public struct Fact {
+                    public static let fields = 1
+                    public let kind = "fact"
+                    public var userId: String
+                    public var isEmpty: Bool { userId.isEmpty }
+                    public var label: String { get { userId } set { userId = newValue } }
+                    public var note: String { didSet { } }
 
-                public init(userId: String, note: String) {
-                    self.userId = userId
-                    self.note = note
+                    public init(userId: String, note: String) {
+                        self.userId = userId
+                        self.note = note
+                    }
                 }
-            }
-            """)
+                """)
     }
 
     /// Where it cannot write an initializer it says why, where it is written.
@@ -84,6 +84,7 @@ struct PublicInitMacroTests {
         expect(
             "@PublicInit\npublic struct Fact {\n    public var id = \"\"\n}",
             expands: "public struct Fact {\n    public var id = \"\"\n}",
-            diagnostics: [DiagnosticSpec(message: "@PublicInit needs the type of 'id' written out", line: 1, column: 1)])
+            diagnostics: [DiagnosticSpec(message: "@PublicInit needs the type of 'id' written out", line: 1, column: 1)]
+        )
     }
 }

@@ -8,7 +8,9 @@ import Testing
 
 @Suite("WeChat Pay notifications")
 struct WeChatPayVerifierTests {
-    func refusal(_ verifier: WeChatPayVerifier, _ n: (body: [UInt8], headers: WeChatPayVerifier.Headers)) -> NotificationRefusal.Kind? {
+    func refusal(
+        _ verifier: WeChatPayVerifier, _ n: (body: [UInt8], headers: WeChatPayVerifier.Headers)
+    ) -> NotificationRefusal.Kind? {
         do {
             _ = try verifier.verify(headers: n.headers, body: n.body)
             return nil
@@ -23,7 +25,10 @@ struct WeChatPayVerifierTests {
         let v = try WeChatPayVerifier(wx.configuration).verify(headers: n.headers, body: n.body)
         #expect(v.resource["trade_state"]?.stringValue == "SUCCESS")
         let facts = NotificationTranslator.weChatPay(v, raw: n.body, headers: n.headers)
-        guard case .storeNotificationReceived(let f) = facts.facts[0] else { Issue.record("no notification fact"); return }
+        guard case .storeNotificationReceived(let f) = facts.facts[0] else {
+            Issue.record("no notification fact")
+            return
+        }
         #expect(f.channel == .wechat && f.notificationId == "EV-2018022511223320873" && f.tradeState == "SUCCESS")
         #expect(f.outTradeNo == "order-0001" && f.merchant == TestWeChat.merchantId && f.app == TestWeChat.appId)
         #expect(facts.rawHeaders["Wechatpay-Serial"]?.stringValue == wx.serial)
@@ -36,8 +41,10 @@ struct WeChatPayVerifierTests {
         let verifier = WeChatPayVerifier(wx.configuration)
         let first = try wx.notification(id: "EV-7", timestamp: Date().addingTimeInterval(-100))
         let again = try wx.notification(id: "EV-7", timestamp: Date())
-        let a = NotificationTranslator.weChatPay(try verifier.verify(headers: first.headers, body: first.body), raw: first.body, headers: first.headers)
-        let b = NotificationTranslator.weChatPay(try verifier.verify(headers: again.headers, body: again.body), raw: again.body, headers: again.headers)
+        let a = NotificationTranslator.weChatPay(
+            try verifier.verify(headers: first.headers, body: first.body), raw: first.body, headers: first.headers)
+        let b = NotificationTranslator.weChatPay(
+            try verifier.verify(headers: again.headers, body: again.body), raw: again.body, headers: again.headers)
         #expect(a.facts == b.facts)
         #expect(a.occurredAt == b.occurredAt && a.occurredAt == Timestamp("2026-03-31T08:15:05Z"))
         #expect(a.rawHeaders != b.rawHeaders)
@@ -45,13 +52,23 @@ struct WeChatPayVerifierTests {
 
     @Test func aForgedSignatureIsRefused() throws {
         let wx = try TestWeChat()
-        #expect(refusal(WeChatPayVerifier(wx.configuration), try wx.notification(id: "EV-1", signer: try _RSA.Signing.PrivateKey(keySize: .bits2048))) == .forgedSignature)
+        #expect(
+            refusal(
+                WeChatPayVerifier(wx.configuration),
+                try wx.notification(id: "EV-1", signer: try _RSA.Signing.PrivateKey(keySize: .bits2048)))
+                == .forgedSignature)
     }
 
     @Test func aStaleTimestampIsRefused() throws {
         let wx = try TestWeChat()
-        #expect(refusal(WeChatPayVerifier(wx.configuration), try wx.notification(id: "EV-2", timestamp: Date().addingTimeInterval(-300))) == .staleTimestamp)
-        #expect(refusal(WeChatPayVerifier(wx.configuration), try wx.notification(id: "EV-2", timestamp: Date().addingTimeInterval(301))) == .staleTimestamp)
+        #expect(
+            refusal(
+                WeChatPayVerifier(wx.configuration),
+                try wx.notification(id: "EV-2", timestamp: Date().addingTimeInterval(-300))) == .staleTimestamp)
+        #expect(
+            refusal(
+                WeChatPayVerifier(wx.configuration),
+                try wx.notification(id: "EV-2", timestamp: Date().addingTimeInterval(301))) == .staleTimestamp)
     }
 
     @Test func aReplayedRequestIsRefusedButANewDeliveryIsNot() throws {
@@ -66,7 +83,9 @@ struct WeChatPayVerifierTests {
 
     @Test func tamperedAssociatedDataIsRefused() throws {
         let wx = try TestWeChat()
-        #expect(refusal(WeChatPayVerifier(wx.configuration), try wx.notification(id: "EV-4", tamperAssociatedData: true)) == .undecryptable)
+        #expect(
+            refusal(WeChatPayVerifier(wx.configuration), try wx.notification(id: "EV-4", tamperAssociatedData: true))
+                == .undecryptable)
     }
 
     @Test func anUnknownSerialOrMissingHeadersAreRefused() throws {
@@ -82,8 +101,11 @@ struct WeChatPayVerifierTests {
 @Suite("Google Play notifications")
 struct GooglePlayVerifierTests {
     static func verifier(_ g: TestGoogleSigner) -> GooglePlayVerifier {
-        GooglePlayVerifier(.init(keys: g.publicKeys, audience: TestGoogleSigner.audience, serviceAccount: TestGoogleSigner.serviceAccount,
-                                 packageName: TestGoogleSigner.packageName))
+        GooglePlayVerifier(
+            .init(
+                keys: g.publicKeys, audience: TestGoogleSigner.audience,
+                serviceAccount: TestGoogleSigner.serviceAccount,
+                packageName: TestGoogleSigner.packageName))
     }
 
     func refusal(_ verifier: GooglePlayVerifier, token: String?, body: [UInt8]) -> NotificationRefusal.Kind? {
@@ -100,7 +122,10 @@ struct GooglePlayVerifierTests {
         let body = TestGoogleSigner.pushBody(messageId: "136969346945", notification: TestGoogleSigner.subscription(12))
         let v = try Self.verifier(g).verify(authorization: "Bearer " + (try g.token()), body: body)
         let facts = NotificationTranslator.googlePlay(v, raw: body)
-        guard case .storeNotificationReceived(let n) = facts.facts[0] else { Issue.record("no notification fact"); return }
+        guard case .storeNotificationReceived(let n) = facts.facts[0] else {
+            Issue.record("no notification fact")
+            return
+        }
         #expect(n.channel == .googleplay && n.notificationId == "136969346945" && n.type.raw == "12")
         #expect(n.subtype?.raw == "SUBSCRIPTION_REVOKED" && n.originalTransactionId == "purchase-token-abc")
         try FactCatalogue.validation().validate(facts.facts[0].newEvent(occurredAt: facts.occurredAt))
@@ -108,8 +133,10 @@ struct GooglePlayVerifierTests {
 
     @Test func aVoidedPurchaseBecomesPurchaseVoided() throws {
         let g = try TestGoogleSigner()
-        let body = TestGoogleSigner.pushBody(messageId: "m-void", notification: TestGoogleSigner.voided(orderId: "GPA.1234-5678-9012-34567"))
-        let facts = NotificationTranslator.googlePlay(try Self.verifier(g).verify(authorization: "Bearer " + (try g.token()), body: body), raw: body)
+        let body = TestGoogleSigner.pushBody(
+            messageId: "m-void", notification: TestGoogleSigner.voided(orderId: "GPA.1234-5678-9012-34567"))
+        let facts = NotificationTranslator.googlePlay(
+            try Self.verifier(g).verify(authorization: "Bearer " + (try g.token()), body: body), raw: body)
         #expect(facts.facts.map(\.typeName) == ["StoreNotificationReceived", "PurchaseVoided"])
         for f in facts.facts { try FactCatalogue.validation().validate(f.newEvent(occurredAt: facts.occurredAt)) }
     }
@@ -123,13 +150,16 @@ struct GooglePlayVerifierTests {
         #expect(refusal(v, token: try g.token(expiresIn: -3600), body: body) == .badToken)
         #expect(refusal(v, token: try g.token(issuer: "https://evil.example"), body: body) == .badToken)
         #expect(refusal(v, token: try g.token(email: "someone@example.com"), body: body) == .badToken)
-        #expect(refusal(v, token: try g.token(signer: try _RSA.Signing.PrivateKey(keySize: .bits2048)), body: body) == .badToken)
+        #expect(
+            refusal(v, token: try g.token(signer: try _RSA.Signing.PrivateKey(keySize: .bits2048)), body: body)
+                == .badToken)
         #expect(refusal(v, token: try g.token(), body: body) == nil)
     }
 
     @Test func anotherPackageIsRefused() throws {
         let g = try TestGoogleSigner()
-        let body = TestGoogleSigner.pushBody(messageId: "m2", notification: TestGoogleSigner.subscription(2, package: "com.example.other"))
+        let body = TestGoogleSigner.pushBody(
+            messageId: "m2", notification: TestGoogleSigner.subscription(2, package: "com.example.other"))
         #expect(refusal(Self.verifier(g), token: try g.token(), body: body) == .wrongApp)
     }
 }
@@ -141,7 +171,8 @@ struct Base64Tests {
             let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 251) }
             let standard = Data(bytes).base64EncodedString()
             #expect(Base64.decode(standard, url: false) == bytes)
-            let url = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let url = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
             #expect(Base64.decode(url, url: true) == bytes)
         }
         #expect(Base64.decode("a+b/", url: true) == nil)

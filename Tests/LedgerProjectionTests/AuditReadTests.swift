@@ -20,15 +20,17 @@ struct AuditReadTests {
         (0..<24).map { i in
             let text = awkward[i % awkward.count]
             let meta = EventMetadata(correlationId: i % 2 == 0 ? text : nil, source: "audit-read")
-            return NewEvent(stream: "s-\(i % 4)", type: i % 5 == 0 ? "Unknown\(i)" : "PaymentVerified",
-                            payload: .makeObject([("note", .string(text)), ("n", .int(Int64(i)))]), metadata: meta,
-                            occurredAt: Timestamp(microsecondsSince1970: 1_774_944_900_000_000 + Int64(i) * 1_234_567),
-                            idempotencyKey: i % 3 == 0 ? nil : "key\\\(i)-支付")
+            return NewEvent(
+                stream: "s-\(i % 4)", type: i % 5 == 0 ? "Unknown\(i)" : "PaymentVerified",
+                payload: .makeObject([("note", .string(text)), ("n", .int(Int64(i)))]), metadata: meta,
+                occurredAt: Timestamp(microsecondsSince1970: 1_774_944_900_000_000 + Int64(i) * 1_234_567),
+                idempotencyKey: i % 3 == 0 ? nil : "key\\\(i)-支付")
         }
     }
 
     static func tamper(_ admin: PostgresConnection, _ schema: String, _ set: String, at position: Int) async throws {
-        try await admin.execute("""
+        try await admin.execute(
+            """
             SET session_replication_role = replica;
             UPDATE \(quoteIdentifier(schema)).events SET \(set) WHERE position = \(position);
             SET session_replication_role = origin;
@@ -37,14 +39,16 @@ struct AuditReadTests {
 
     /// The 24 events appended, then `sql` run by the owner in the ledger's schema with triggers
     /// off (as a superuser could), then `body` with the store.
-    static func afterTheOwner(_ label: String, runs sql: String, _ body: (EventStore) async throws -> Void) async throws {
+    static func afterTheOwner(_ label: String, runs sql: String, _ body: (EventStore) async throws -> Void) async throws
+    {
         try await TestDatabase.withSchema(label) { config in
             let store = try await EventStore.open(config)
             defer { Task { await store.close() } }
             _ = try await store.append(Self.events())
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
-            try await admin.execute("""
+            try await admin.execute(
+                """
                 SET search_path TO \(quoteIdentifier(config.schema));
                 SET session_replication_role = replica;
                 \(sql)
@@ -58,7 +62,9 @@ struct AuditReadTests {
     /// An event stored past the head (added by the owner without moving it, its hash chained):
     /// verify-chain and the audit as of now both report it, at that position.
     @Test func anEventPastTheHeadBreaksTheChainForBoth() async throws {
-        try await Self.afterTheOwner("auditbeyond", runs: """
+        try await Self.afterTheOwner(
+            "auditbeyond",
+            runs: """
                 DO $$
                 DECLARE e events; prev bytea;
                 BEGIN
@@ -71,9 +77,12 @@ struct AuditReadTests {
                     SELECT * INTO e FROM events WHERE position = 25;
                     UPDATE events SET hash = chain_hash(prev, e) WHERE position = 25;
                 END $$;
-                """) { store in
+                """
+        ) { store in
             let verified = try await store.verifyChain()
-            #expect(verified.firstBrokenPosition == 25 && verified.problem?.contains("past the head") == true, "\(verified)")
+            #expect(
+                verified.firstBrokenPosition == 25 && verified.problem?.contains("past the head") == true, "\(verified)"
+            )
             let run = try await LogReplay(store).audit()
             let broken = run.findings.filter { $0.kind == .chainBroken }
             #expect(broken.map(\.positions) == [[25]], "the audit missed what verify-chain rejects: \(broken)")
@@ -84,7 +93,9 @@ struct AuditReadTests {
     /// by the owner and re-chained with the database's own chain function: both readers rebuild the
     /// same canonical bytes as PostgreSQL and find the chain intact.
     @Test func rowsRechainedByTheDatabaseVerifyWhateverTheirValues() async throws {
-        try await Self.afterTheOwner("auditvalues", runs: """
+        try await Self.afterTheOwner(
+            "auditvalues",
+            runs: """
                 UPDATE events SET occurred_at = '1969-12-30 23:59:59.999999+00' WHERE position = 7;
                 UPDATE events SET occurred_at = '1900-01-01 00:00:00.000001+00' WHERE position = 8;
                 DO $$
@@ -97,11 +108,14 @@ struct AuditReadTests {
                     UPDATE log_head SET last_hash = prev;
                 END
                 $$;
-                """) { store in
+                """
+        ) { store in
             let chain = try await store.verifyChain()
             #expect(chain.isIntact, "\(chain.problem ?? "")")
             let run = try await LogReplay(store).audit()
-            #expect(!run.findings.contains { $0.kind == .chainBroken }, "\(run.findings.filter { $0.kind == .chainBroken })")
+            #expect(
+                !run.findings.contains { $0.kind == .chainBroken }, "\(run.findings.filter { $0.kind == .chainBroken })"
+            )
         }
     }
 
@@ -127,10 +141,15 @@ struct AuditReadTests {
             // the audit names the same first broken position as verify-chain every time.
             let admin = try await TestDatabase.admin(config)
             defer { Task { await admin.close() } }
-            let changes = [(23, "metadata = '{\"source\": \"x\"}'"), (20, "idempotency_key = 'key-other'"), (17, "idempotency_key = NULL"),
-                           (14, "payload = jsonb_set(payload, '{note}', '\"tab\\there too\"')"), (11, "stream_version = stream_version + 1000"),
-                           (8, "recorded_at = recorded_at + interval '1 microsecond'"), (5, "occurred_at = occurred_at - interval '1 second'"),
-                           (3, "event_type = 'PaymentRefunded'")]
+            let changes = [
+                (23, "metadata = '{\"source\": \"x\"}'"), (20, "idempotency_key = 'key-other'"),
+                (17, "idempotency_key = NULL"),
+                (14, "payload = jsonb_set(payload, '{note}', '\"tab\\there too\"')"),
+                (11, "stream_version = stream_version + 1000"),
+                (8, "recorded_at = recorded_at + interval '1 microsecond'"),
+                (5, "occurred_at = occurred_at - interval '1 second'"),
+                (3, "event_type = 'PaymentRefunded'"),
+            ]
             for (position, set) in changes {
                 try await Self.tamper(admin, config.schema, set, at: position)
                 let report = try await store.verifyChain()

@@ -106,9 +106,14 @@ struct FoldMemoryTests {
         #expect(FoldMemory(parsing: "512MB")?.limit == 512 << 20 && FoldMemory(parsing: "1000000")?.limit == 1_000_000)
         #expect(FoldMemory(parsing: " 64 mib ")?.limit == 64 << 20)
         #expect(FoldMemory(parsing: "none")?.limit == nil && FoldMemory(parsing: "none") != nil)
-        for bad in ["", "MiB", "-5MiB", "0", "12 parsecs", "99999999999999999999GiB"] { #expect(FoldMemory(parsing: bad) == nil, "\(bad)") }
-        #expect(FoldMemory(parsing: "256MiB")?.description == "256 MiB" && FoldMemory.unlimited.description == "no limit")
-        #expect(FoldMemory(parsing: "2GiB")?.description == "2 GiB" && FoldMemory(parsing: "1500000000")?.description == "1430 MiB")
+        for bad in ["", "MiB", "-5MiB", "0", "12 parsecs", "99999999999999999999GiB"] {
+            #expect(FoldMemory(parsing: bad) == nil, "\(bad)")
+        }
+        #expect(
+            FoldMemory(parsing: "256MiB")?.description == "256 MiB" && FoldMemory.unlimited.description == "no limit")
+        #expect(
+            FoldMemory(parsing: "2GiB")?.description == "2 GiB"
+                && FoldMemory(parsing: "1500000000")?.description == "1430 MiB")
         #expect(FoldMemory(parsing: "1000")?.description == "1000 bytes")
         #expect((FoldMemory.automatic.limit ?? 0) > 0)
     }

@@ -21,7 +21,8 @@ struct FoldPipelineTests {
                 _ = try await store.append(Array(events[start..<min(start + 2_000, events.count)]))
             }
             let head = try await store.headPosition()
-            let piped = try await LogReplay(store).fold(through: head), inline = try await LogReplay(store).foldInline(through: head)
+            let piped = try await LogReplay(store).fold(through: head),
+                inline = try await LogReplay(store).foldInline(through: head)
             #expect(piped.position == head && inline.position == head)
             #expect(Self.rows(piped) == Self.rows(inline))
             #expect(piped.anomalies == inline.anomalies)
@@ -42,18 +43,23 @@ struct FoldPipelineTests {
         func payload(_ i: Int) -> [UInt8] {
             // Short and long payloads, so that either limit ends a batch.
             let length = i < 3_000 ? 20 : 2_000
-            return Array("{\"n\":\(i),\"pad\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: length) + Array("\"}".utf8)
+            return Array("{\"n\":\(i),\"pad\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: length)
+                + Array("\"}".utf8)
         }
         for i in 0..<count {
             try payload(i).withUnsafeBytes { bytes in
-                try batcher.append(position: Int64(i + 1), type: "OrderCreated", schemaVersion: 1,
-                                   occurredAt: Timestamp(microsecondsSince1970: Int64(i)), payload: bytes)
+                try batcher.append(
+                    position: Int64(i + 1), type: "OrderCreated", schemaVersion: 1,
+                    occurredAt: Timestamp(microsecondsSince1970: Int64(i)), payload: bytes)
             }
         }
         #expect(batches.all.allSatisfy { $0.isFull })
         try batcher.flush()
         try batcher.flush()  // nothing gathered: nothing handed over
-        #expect(batches.all.dropLast().allSatisfy { $0.count == ScannedRows.rowLimit || $0.bytes.count >= ScannedRows.byteLimit })
+        #expect(
+            batches.all.dropLast().allSatisfy {
+                $0.count == ScannedRows.rowLimit || $0.bytes.count >= ScannedRows.byteLimit
+            })
         #expect(batches.all.contains { $0.count < ScannedRows.rowLimit && $0.bytes.count >= ScannedRows.byteLimit })
         var next = 0
         for batch in batches.all {
@@ -72,7 +78,10 @@ struct FoldPipelineTests {
         for k in p.orders.keys.sorted() { p.orderRow(p.orders[k]!, into: &w) }
         for k in p.transactions.keys.sorted() { p.transactionRow(p.transactions[k]!, into: &w) }
         for k in p.subscriptions.keys.sorted() { p.subscriptionRow(p.subscriptions[k]!, into: &w) }
-        for k in p.users.keys.sorted() { p.userRow(p.users[k]!, into: &w); p.periodRows(p.users[k]!, into: &w) }
+        for k in p.users.keys.sorted() {
+            p.userRow(p.users[k]!, into: &w)
+            p.periodRows(p.users[k]!, into: &w)
+        }
         return w.out
     }
 }

@@ -24,7 +24,8 @@ struct ProjectorSnapshotTests {
     static func snapshotPositions(_ config: LedgerConfiguration) async throws -> [Int64] {
         let conn = try await TestDatabase.admin(config)
         defer { Task { await conn.close() } }
-        let r = try await conn.query("SELECT DISTINCT position FROM \(quoteIdentifier(config.schema)).projector_snapshots ORDER BY 1")
+        let r = try await conn.query(
+            "SELECT DISTINCT position FROM \(quoteIdentifier(config.schema)).projector_snapshots ORDER BY 1")
         return (0..<r.count).compactMap { r.int64($0, 0) }
     }
 
@@ -114,9 +115,12 @@ struct ProjectorSnapshotTests {
             let store = try await Self.open(config)
             defer { Task { await store.close() } }
             let history = try await Self.appendSpendingHistory(store)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-spill-\(UUID().uuidString)").path
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "ledger-spill-\(UUID().uuidString)"
+            ).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let projector = try await Projector.start(store, snapshotEvery: 0, memory: Self.churningMemory(directory: directory))
+            let projector = try await Projector.start(
+                store, snapshotEvery: 0, memory: Self.churningMemory(directory: directory))
             // The spill file is open (and already unlinked); new files cannot be made any more.
             try FileManager.default.removeItem(atPath: directory)
             try await projector.catchUp(batchSize: 50)
@@ -124,8 +128,9 @@ struct ProjectorSnapshotTests {
             #expect(compactions == 0 && !failed.isEmpty)
             // Each retry waits for the file to double. (Retried at every batch, it failed ten
             // times, at sizes from 173,509 to 217,441 bytes, a warning each.)
-            #expect(zip(failed, failed.dropFirst()).allSatisfy { $1 > 2 * $0 },
-                    "compactions failed at file sizes \(failed) (\(history.count) facts in batches of 50)")
+            #expect(
+                zip(failed, failed.dropFirst()).allSatisfy { $1 > 2 * $0 },
+                "compactions failed at file sizes \(failed) (\(history.count) facts in batches of 50)")
             #expect(await projector.position == Int64(history.count))
             await projector.close()
             let verify = try await LogReplay(store).rebuild(RebuildOptions(verify: true, memory: .unlimited))
@@ -137,12 +142,16 @@ struct ProjectorSnapshotTests {
     /// views, spilled, change again and again. Returns what was appended.
     static func appendSpendingHistory(_ store: EventStore) async throws -> [NewEvent] {
         var history = Simulator(users: 60, days: 30, seed: 9, faults: try FaultSpec.parse("none")).events()
-        let users = Array(Set(history.compactMap { $0.stream.hasPrefix("user:") ? String($0.stream.dropFirst(5)) : nil })).sorted()
+        let users = Array(
+            Set(history.compactMap { $0.stream.hasPrefix("user:") ? String($0.stream.dropFirst(5)) : nil })
+        ).sorted()
         let later = Timestamp("2027-06-01T00:00:00Z")!.microseconds
         for round in 0..<20 {
             for (n, user) in users.enumerated() {
                 let at = Timestamp(microsecondsSince1970: later + Int64(round * users.count + n) * 1_000_000)
-                history.append(Fact.coinsSpent(CoinsSpent(spendId: "spend-\(round)-\(user)", userId: user, amount: 1)).newEvent(occurredAt: at))
+                history.append(
+                    Fact.coinsSpent(CoinsSpent(spendId: "spend-\(round)-\(user)", userId: user, amount: 1)).newEvent(
+                        occurredAt: at))
             }
         }
         for start in stride(from: 0, to: history.count, by: 2_000) {
@@ -172,13 +181,15 @@ struct ProjectorSnapshotTests {
             try await first.catchUp()
             await first.close()
             let s = quoteIdentifier(config.schema)
-            for damage in ["UPDATE \(s).projector_snapshots SET version = version + 1",
-                           "UPDATE \(s).projector_snapshots SET log_hash = '\\x00'",
-                           "UPDATE \(s).projector_snapshots SET digest = '\\x00'",
-                           "DELETE FROM \(s).projector_snapshots WHERE part = 0"] {
+            for damage in [
+                "UPDATE \(s).projector_snapshots SET version = version + 1",
+                "UPDATE \(s).projector_snapshots SET log_hash = '\\x00'",
+                "UPDATE \(s).projector_snapshots SET digest = '\\x00'",
+                "DELETE FROM \(s).projector_snapshots WHERE part = 0",
+            ] {
                 try await TestDatabase.tamper(config, "DELETE FROM \(s).projector_snapshots")
                 let writer = try await Projector.start(store, snapshotEvery: 100)
-                #expect(writer.startedFrom == nil)   // it folded, and wrote a snapshot
+                #expect(writer.startedFrom == nil)  // it folded, and wrote a snapshot
                 await writer.close()
                 #expect(try await Self.snapshotPositions(config) == [Int64(Self.history.count)])
                 let good = try await Projector.start(store, snapshotEvery: 100)
@@ -205,19 +216,25 @@ struct ProjectorSnapshotTests {
             let conn = try await TestDatabase.admin(config.connecting(as: .projector))
             defer { Task { await conn.close() } }
             let schema = config.schema
-            let written = try await conn.withIsolation { conn in try SnapshotStore.write(state, schema: schema, partBytes: 1000, on: conn) }
-            let parts = try await conn.query("SELECT count(*) FROM \(quoteIdentifier(schema)).projector_snapshots").int64(0, 0) ?? 0
+            let written = try await conn.withIsolation { conn in
+                try SnapshotStore.write(state, schema: schema, partBytes: 1000, on: conn)
+            }
+            let parts =
+                try await conn.query("SELECT count(*) FROM \(quoteIdentifier(schema)).projector_snapshots").int64(0, 0)
+                ?? 0
             #expect(parts > 3)
             let read = try await conn.withIsolation { conn in
-                try SnapshotStore.latest(atOrBefore: Int64(Self.history.count), schema: schema, skipped: { _, _ in }, on: conn)
+                try SnapshotStore.latest(
+                    atOrBefore: Int64(Self.history.count), schema: schema, skipped: { _, _ in }, on: conn)
             }
             #expect(read?.info == written)
             #expect(try read?.state.snapshot() == state.snapshot())
             // Kept to a tiny memory: the parts go into tables that spill as they come, several
             // parts of each kind in their order.
             let limited = try await conn.withIsolation { conn in
-                try SnapshotStore.latest(atOrBefore: Int64(Self.history.count), schema: schema, memory: FoldMemoryTests.tiny,
-                                         skipped: { _, _ in }, on: conn)
+                try SnapshotStore.latest(
+                    atOrBefore: Int64(Self.history.count), schema: schema, memory: FoldMemoryTests.tiny,
+                    skipped: { _, _ in }, on: conn)
             }
             #expect(limited?.info == written)
             #expect((limited?.state.spilledViews ?? 0) > 0)
@@ -253,7 +270,12 @@ struct ProjectorSnapshotTests {
         try await TestDatabase.withSchema("snapnone") { config in
             let owner = try await Self.open(config)
             let store = try await Self.open(config.connecting(as: .projector))
-            defer { Task { await owner.close(); await store.close() } }
+            defer {
+                Task {
+                    await owner.close()
+                    await store.close()
+                }
+            }
             let s = quoteIdentifier(config.schema)
             _ = try await owner.append(Array(Self.history.prefix(300)))
             try await TestDatabase.tamper(config, "REVOKE INSERT ON \(s).projector_snapshots FROM ledger_projector")

@@ -52,8 +52,10 @@ struct EmbeddedPostgresTests {
     @Test("waiting for a server: through 'starting up' and 'in recovery mode', never through another failure")
     func connectWhenReadyWaitsOnlyForAStartingServer() async throws {
         try await TestDatabase.withSchema("whenready") { config in
-            let refusals = ["FATAL:  the database system is starting up", "FATAL:  the database system is in recovery mode",
-                            "FATAL:  the database system is not yet accepting connections"]
+            let refusals = [
+                "FATAL:  the database system is starting up", "FATAL:  the database system is in recovery mode",
+                "FATAL:  the database system is not yet accepting connections",
+            ]
             let tries = Counter()
             let conn = try await EmbeddedPostgres.connectWhenReady(pause: .milliseconds(1)) {
                 let n = tries.next()
@@ -66,7 +68,8 @@ struct EmbeddedPostgresTests {
             await #expect(throws: PostgresError.self) {
                 _ = try await EmbeddedPostgres.connectWhenReady(pause: .milliseconds(1)) {
                     _ = other.next()
-                    throw PostgresError(kind: .connection, message: "FATAL:  password authentication failed for user \"ledger\"")
+                    throw PostgresError(
+                        kind: .connection, message: "FATAL:  password authentication failed for user \"ledger\"")
                 }
             }
             #expect(other.value == 1)
@@ -85,8 +88,9 @@ struct EmbeddedPostgresTests {
         #expect(try db.status() == .notInitialized)
         let url = try await db.start()
         #expect(try db.status() == .running)
-        #expect(try await db.start() == url) // starting again reuses it
-        let config = LedgerConfiguration(connectionString: url, schema: "ledger", validation: EventValidation(allowUnknownTypes: true))
+        #expect(try await db.start() == url)  // starting again reuses it
+        let config = LedgerConfiguration(
+            connectionString: url, schema: "ledger", validation: EventValidation(allowUnknownTypes: true))
         _ = try await EventStore.migrate(config)
         let store = try await EventStore.open(config)
         let first = try await store.append([testEvent(stream: "order:1", type: "OrderCreated", key: "order:1:created")])
@@ -95,7 +99,9 @@ struct EmbeddedPostgresTests {
         #expect(try db.status() == .stopped)
         try await db.start()
 
-        let second = try await store.append([testEvent(stream: "order:1", type: "OrderClosed", key: "order:1:closed", expected: .exact(0))])
+        let second = try await store.append([
+            testEvent(stream: "order:1", type: "OrderClosed", key: "order:1:closed", expected: .exact(0))
+        ])
         #expect(first[0].position == 1)
         #expect(second[0].position == 2 && second[0].version == 1 && !second[0].alreadyStored)
         #expect(try await store.headPosition() == 2)
@@ -113,7 +119,9 @@ struct ChildProcessTests {
         let marker = "600.\(UInt32.random(in: 100_000...999_999))"
         let task = Task { try await ChildProcess.run("/bin/sleep", [marker]) }
         func running() -> Bool {
-            let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
+            let pids =
+                (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) }
+                ?? []
             return pids.contains { pid in
                 (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.contains(marker) == true
             }
@@ -130,6 +138,11 @@ struct ChildProcessTests {
 final class Counter: Sendable {
     private let count = Mutex(0)
     /// The count before this call.
-    func next() -> Int { count.withLock { c in defer { c += 1 }; return c } }
+    func next() -> Int {
+        count.withLock { c in
+            defer { c += 1 }
+            return c
+        }
+    }
     var value: Int { count.withLock { $0 } }
 }

@@ -20,7 +20,8 @@ struct StandbyTests {
         do {
             try await exercise(primary, standby)
         } catch {
-            try? await standby.stop(); try? await primary.stop()
+            try? await standby.stop()
+            try? await primary.stop()
             throw error
         }
         try await standby.stop()
@@ -29,12 +30,18 @@ struct StandbyTests {
 
     private func exercise(_ primary: EmbeddedPostgres, _ standby: EmbeddedPostgres) async throws {
         let validation = EventValidation(allowUnknownTypes: true)
-        let primaryConfig = LedgerConfiguration(connectionString: try await primary.start(), schema: "ledger", validation: validation)
+        let primaryConfig = LedgerConfiguration(
+            connectionString: try await primary.start(), schema: "ledger", validation: validation)
         _ = try await EventStore.migrate(primaryConfig, migrations: try Migration.eventLogAndReadModels())
         let writer = try await EventStore.open(primaryConfig)
-        for k in 1...5 { _ = try await writer.append([testEvent(stream: "order:\(k)", type: "OrderCreated", key: "order:\(k):created")]) }
+        for k in 1...5 {
+            _ = try await writer.append([
+                testEvent(stream: "order:\(k)", type: "OrderCreated", key: "order:\(k):created")
+            ])
+        }
 
-        let standbyConfig = LedgerConfiguration(connectionString: try await standby.startStandby(of: primary), schema: "ledger", validation: validation)
+        let standbyConfig = LedgerConfiguration(
+            connectionString: try await standby.startStandby(of: primary), schema: "ledger", validation: validation)
         let reader = try await EventStore.open(standbyConfig)
         #expect(try await reader.standbyState().isStandby)
         #expect(try await !writer.standbyState().isStandby)
@@ -54,7 +61,11 @@ struct StandbyTests {
 
         // Replay paused: the primary moves on, the standby is behind, and says so.
         _ = try await standby.superuserQuery("SELECT pg_wal_replay_pause()")
-        for k in 6...8 { _ = try await writer.append([testEvent(stream: "order:\(k)", type: "OrderCreated", key: "order:\(k):created")]) }
+        for k in 6...8 {
+            _ = try await writer.append([
+                testEvent(stream: "order:\(k)", type: "OrderCreated", key: "order:\(k):created")
+            ])
+        }
         let head = try await writer.headPosition()
         #expect(head == 8)
         do {

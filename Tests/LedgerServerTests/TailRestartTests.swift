@@ -21,7 +21,8 @@ struct TailRestartTests {
 
     private func run(_ db: EmbeddedPostgres) async throws {
         let url = try await db.start()
-        let owner = LedgerConfiguration(connectionString: url, schema: "ledger", validation: EventValidation(allowUnknownTypes: true))
+        let owner = LedgerConfiguration(
+            connectionString: url, schema: "ledger", validation: EventValidation(allowUnknownTypes: true))
         _ = try await EventStore.migrate(owner, migrations: try Migration.eventLogAndReadModels())
         let total = Self.rounds * Self.perRound
         let reader = try await EventStore.open(owner.connecting(as: .reader))
@@ -30,17 +31,21 @@ struct TailRestartTests {
 
         let tail = Task {
             var seen: [Int64] = []
-            for try await e in reader.subscribe(after: 0, pollInterval: .milliseconds(200), backoff: Backoff(first: .milliseconds(50), maximum: .milliseconds(500)),
-                                                onRetry: { _, _ in retries.withLock { $0 += 1 } }) {
+            for try await e in reader.subscribe(
+                after: 0, pollInterval: .milliseconds(200),
+                backoff: Backoff(first: .milliseconds(50), maximum: .milliseconds(500)),
+                onRetry: { _, _ in retries.withLock { $0 += 1 } })
+            {
                 seen.append(e.position)
                 if seen.count == total { break }
             }
             return seen
         }
         let projecting = Task {
-            try await Projector.followSurvivingRestarts(projectorStore, pollInterval: .milliseconds(200),
-                                                        backoff: Backoff(first: .milliseconds(50), maximum: .milliseconds(500)),
-                                                        onRestart: { _, _ in restarts.withLock { $0 += 1 } })
+            try await Projector.followSurvivingRestarts(
+                projectorStore, pollInterval: .milliseconds(200),
+                backoff: Backoff(first: .milliseconds(50), maximum: .milliseconds(500)),
+                onRestart: { _, _ in restarts.withLock { $0 += 1 } })
         }
 
         let writer = try await EventStore.open(owner.connecting(as: .writer))
@@ -60,7 +65,9 @@ struct TailRestartTests {
         var low: Int64 = 0
         while low < Int64(total) {
             try await Task.sleep(for: .milliseconds(50))
-            low = try await admin.query("SELECT coalesce(min(position), 0) FROM ledger.projection_checkpoints").int64(0, 0) ?? 0
+            low =
+                try await admin.query("SELECT coalesce(min(position), 0) FROM ledger.projection_checkpoints").int64(
+                    0, 0) ?? 0
         }
         projecting.cancel()
         _ = try? await projecting.value

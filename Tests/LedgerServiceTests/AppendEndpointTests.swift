@@ -16,13 +16,17 @@ struct AppendEndpointTests {
             try await f.test { client in
                 // No business keys and no event ids in the lines: only the header makes the retry safe,
                 // and a retry that differs in blank lines is still the same request.
-                let lines = [ServiceFixture.orderLine("o1", expected: "\"any\"", businessKey: false),
-                             ServiceFixture.orderLine("o2", expected: "\"any\"", businessKey: false)]
+                let lines = [
+                    ServiceFixture.orderLine("o1", expected: "\"any\"", businessKey: false),
+                    ServiceFixture.orderLine("o2", expected: "\"any\"", businessKey: false),
+                ]
                 let headers = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "batch-1"])
-                let first = try await client.execute(uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(lines: lines))
+                let first = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(lines: lines))
                 #expect(first.status == .created)
-                let second = try await client.execute(uri: "/v1/events", method: .post, headers: headers,
-                                                      body: ByteBuffer(lines: [lines[0], "", lines[1]]))
+                let second = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: headers,
+                    body: ByteBuffer(lines: [lines[0], "", lines[1]]))
                 #expect(second.status == .ok)
                 guard case .array(let a)? = first.json?["events"], case .array(let b)? = second.json?["events"] else {
                     Issue.record("no events in \(first.text)")
@@ -42,23 +46,35 @@ struct AppendEndpointTests {
         try await ServiceFixture.with("httpconflict") { f in
             try await f.test { client in
                 let auth = ServiceFixture.bearer(f.appendToken)
-                _ = try await client.execute(uri: "/v1/events", method: .post, headers: auth, body: ByteBuffer(lines: [ServiceFixture.orderLine("o1")]))
+                _ = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth,
+                    body: ByteBuffer(lines: [ServiceFixture.orderLine("o1")]))
                 // A version conflict: the stream exists; the batch's other fact is not written either.
-                let version = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
-                                                       body: ByteBuffer(lines: [ServiceFixture.orderLine("o9"), ServiceFixture.orderLine("o1", user: "u_2").replacingOccurrences(of: "order:o1:created", with: "order:o1:again")]))
+                let version = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth,
+                    body: ByteBuffer(lines: [
+                        ServiceFixture.orderLine("o9"),
+                        ServiceFixture.orderLine("o1", user: "u_2").replacingOccurrences(
+                            of: "order:o1:created", with: "order:o1:again"),
+                    ]))
                 #expect(version.status == .conflict)
                 #expect(version.headers[.contentType] == "application/problem+json")
                 #expect(version.json?["type"]?.stringValue == "urn:ledger:problem:version-conflict")
                 #expect(version.json?["stream"]?.stringValue == "order:o1")
                 // The same Idempotency-Key with other content.
                 let k = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "k"])
-                _ = try await client.execute(uri: "/v1/events", method: .post, headers: k, body: ByteBuffer(lines: [ServiceFixture.orderLine("o2")]))
-                let key = try await client.execute(uri: "/v1/events", method: .post, headers: k, body: ByteBuffer(lines: [ServiceFixture.orderLine("o3")]))
+                _ = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: k,
+                    body: ByteBuffer(lines: [ServiceFixture.orderLine("o2")]))
+                let key = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: k,
+                    body: ByteBuffer(lines: [ServiceFixture.orderLine("o3")]))
                 #expect(key.status == .conflict)
                 #expect(key.json?["type"]?.stringValue == "urn:ledger:problem:idempotency-conflict")
                 // A business idempotency key stored with other content.
-                let business = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
-                                                        body: ByteBuffer(lines: [ServiceFixture.orderLine("o2", user: "u_other", expected: "\"any\"")]))
+                let business = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth,
+                    body: ByteBuffer(lines: [ServiceFixture.orderLine("o2", user: "u_other", expected: "\"any\"")]))
                 #expect(business.status == .conflict)
                 #expect(business.json?["key"]?.stringValue == "order:o2:created")
             }
@@ -66,63 +82,88 @@ struct AppendEndpointTests {
         }
     }
 
-    @Test("an Idempotency-Key covers the whole request: another body under it is 409 even when its lines carry their own event ids; two key headers are 400")
+    @Test(
+        "an Idempotency-Key covers the whole request: another body under it is 409 even when its lines carry their own event ids; two key headers are 400"
+    )
     func anIdempotencyKeyCoversTheWholeRequest() async throws {
         try await ServiceFixture.with("httpkeyall") { f in
             try await f.test { client in
                 let k = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "req-1"])
-                let own = { (order: String, id: String) in ServiceFixture.orderLine(order, expected: "\"any\"", eventId: id, businessKey: false) }
-                let first = try await client.execute(uri: "/v1/events", method: .post, headers: k,
-                                                     body: ByteBuffer(lines: [own("o1", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f21")]))
+                let own = { (order: String, id: String) in
+                    ServiceFixture.orderLine(order, expected: "\"any\"", eventId: id, businessKey: false)
+                }
+                let first = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: k,
+                    body: ByteBuffer(lines: [own("o1", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f21")]))
                 #expect(first.status == .created)
                 // The same request again: its original result.
-                let again = try await client.execute(uri: "/v1/events", method: .post, headers: k,
-                                                     body: ByteBuffer(lines: ["", own("o1", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f21")]))
+                let again = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: k,
+                    body: ByteBuffer(lines: ["", own("o1", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f21")]))
                 #expect(again.status == .ok)
                 // Another body under the key, its line with an event id of its own: 409, nothing written.
-                let other = try await client.execute(uri: "/v1/events", method: .post, headers: k,
-                                                     body: ByteBuffer(lines: [own("o2", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f22")]))
+                let other = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: k,
+                    body: ByteBuffer(lines: [own("o2", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f22")]))
                 #expect(other.status == .conflict, "\(other.text)")
-                #expect(other.json?["type"]?.stringValue == "urn:ledger:problem:idempotency-conflict" && other.json?["key"]?.stringValue == "req-1")
+                #expect(
+                    other.json?["type"]?.stringValue == "urn:ledger:problem:idempotency-conflict"
+                        && other.json?["key"]?.stringValue == "req-1")
                 // Two Idempotency-Key headers: 400, and neither key alone writes again.
                 var two = ServiceFixture.bearer(f.appendToken)
                 two.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: "req-2"))
                 two.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: "req-3"))
-                let doubled = try await client.execute(uri: "/v1/events", method: .post, headers: two,
-                                                       body: ByteBuffer(lines: [own("o3", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f23")]))
-                #expect(doubled.status == .badRequest && doubled.json?["field"]?.stringValue == "Idempotency-Key", "\(doubled.text)")
+                let doubled = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: two,
+                    body: ByteBuffer(lines: [own("o3", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f23")]))
+                #expect(
+                    doubled.status == .badRequest && doubled.json?["field"]?.stringValue == "Idempotency-Key",
+                    "\(doubled.text)")
                 // The key is the caller's: another token's request under the same key is its own.
-                let byOther = try await client.execute(uri: "/v1/events", method: .post,
-                                                       headers: ServiceFixture.bearer(f.allToken, [HTTPField.Name("Idempotency-Key")!: "req-1"]),
-                                                       body: ByteBuffer(lines: [own("o4", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f24")]))
+                let byOther = try await client.execute(
+                    uri: "/v1/events", method: .post,
+                    headers: ServiceFixture.bearer(f.allToken, [HTTPField.Name("Idempotency-Key")!: "req-1"]),
+                    body: ByteBuffer(lines: [own("o4", "3f2b8c4e-0d1a-4c5e-9f6a-7b8c9d0e1f24")]))
                 #expect(byOther.status == .created, "\(byOther.text)")
             }
             #expect(try await f.rows() == 2)
         }
     }
 
-    @Test("application/json takes one fact object (pretty-printed too) or an array of them; JSON lines stay the default")
+    @Test(
+        "application/json takes one fact object (pretty-printed too) or an array of them; JSON lines stay the default")
     func aJSONBodyIsOneFactOrAnArray() async throws {
         try await ServiceFixture.with("httpjsonbody") { f in
             try await f.test { client in
                 var json = ServiceFixture.bearer(f.appendToken)
                 json[.contentType] = "application/json; charset=utf-8"
                 let pretty = ServiceFixture.orderLine("j1").replacingOccurrences(of: ",\"", with: ",\n  \"")
-                let one = try await client.execute(uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: pretty))
+                let one = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: pretty))
                 #expect(one.status == .created, "\(one.text)")
                 let array = "[\n" + ServiceFixture.orderLine("j2") + ",\n  " + ServiceFixture.orderLine("j3") + "\n]"
-                let two = try await client.execute(uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: array))
+                let two = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: array))
                 #expect(two.status == .created, "\(two.text)")
-                guard case .array(let events)? = two.json?["events"] else { Issue.record("no events: \(two.text)"); return }
-                #expect(events.map { $0["line"] } == [.int(1), .int(2)] && events.map { $0["position"] } == [.int(2), .int(3)])
-                let notAFact = try await client.execute(uri: "/v1/events", method: .post, headers: json,
-                                                        body: ByteBuffer(string: "[" + ServiceFixture.orderLine("j4") + ", 7]"))
-                #expect(notAFact.status == .unprocessableContent && notAFact.json?["line"] == .int(2), "\(notAFact.text)")
-                let malformed = try await client.execute(uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: "[{\"stream\": "))
+                guard case .array(let events)? = two.json?["events"] else {
+                    Issue.record("no events: \(two.text)")
+                    return
+                }
+                #expect(
+                    events.map { $0["line"] } == [.int(1), .int(2)]
+                        && events.map { $0["position"] } == [.int(2), .int(3)])
+                let notAFact = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: json,
+                    body: ByteBuffer(string: "[" + ServiceFixture.orderLine("j4") + ", 7]"))
+                #expect(
+                    notAFact.status == .unprocessableContent && notAFact.json?["line"] == .int(2), "\(notAFact.text)")
+                let malformed = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: json, body: ByteBuffer(string: "[{\"stream\": "))
                 #expect(malformed.status == .badRequest, "\(malformed.text)")
                 // Without application/json, the body is JSON lines: a pretty-printed object is not.
-                let lines = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
-                                                     body: ByteBuffer(string: pretty))
+                let lines = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                    body: ByteBuffer(string: pretty))
                 #expect(lines.status == .badRequest)
             }
             #expect(try await f.rows() == 3)
@@ -135,7 +176,9 @@ struct AppendEndpointTests {
             try await f.test { client in
                 let auth = ServiceFixture.bearer(f.allToken)
                 let delete = try await client.execute(uri: "/v1/events", method: .delete, headers: auth)
-                #expect(delete.status == .methodNotAllowed && delete.headers[.allow] == "GET, POST", "\(delete.status) \(delete.text)")
+                #expect(
+                    delete.status == .methodNotAllowed && delete.headers[.allow] == "GET, POST",
+                    "\(delete.status) \(delete.text)")
                 #expect(delete.headers[.contentType] == "application/problem+json")
                 let put = try await client.execute(uri: "/v1/streams/order%3Ao1", method: .put, headers: auth)
                 #expect(put.status == .methodNotAllowed && put.headers[.allow] == "GET")
@@ -151,24 +194,35 @@ struct AppendEndpointTests {
         try await ServiceFixture.with("httpbad", configure: { $0.limits.maximumBodyBytes = 4096 }) { f in
             try await f.test { client in
                 let auth = ServiceFixture.bearer(f.appendToken)
-                let malformed = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
-                                                         body: ByteBuffer(lines: [ServiceFixture.orderLine("o1"), "{\"stream\": "]))
+                let malformed = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth,
+                    body: ByteBuffer(lines: [ServiceFixture.orderLine("o1"), "{\"stream\": "]))
                 #expect(malformed.status == .badRequest)
                 #expect(malformed.json?["line"] == .int(2))
-                let invalid = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
-                                                       body: ByteBuffer(lines: [ServiceFixture.orderLine("o1"), ServiceFixture.orderLine("o2").replacingOccurrences(of: "\"amount\":600", with: "\"amount\":\"six\"")]))
+                let invalid = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth,
+                    body: ByteBuffer(lines: [
+                        ServiceFixture.orderLine("o1"),
+                        ServiceFixture.orderLine("o2").replacingOccurrences(
+                            of: "\"amount\":600", with: "\"amount\":\"six\""),
+                    ]))
                 #expect(invalid.status == .unprocessableContent)
                 #expect(invalid.json?["line"] == .int(2))
                 #expect(invalid.json?["field"]?.stringValue?.contains("amount") == true)
-                let unknownType = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
-                                                           body: ByteBuffer(lines: [ServiceFixture.orderLine("o1").replacingOccurrences(of: "OrderCreated", with: "OrderCreatd")]))
+                let unknownType = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth,
+                    body: ByteBuffer(lines: [
+                        ServiceFixture.orderLine("o1").replacingOccurrences(of: "OrderCreated", with: "OrderCreatd")
+                    ]))
                 #expect(unknownType.status == .unprocessableContent)
                 #expect(unknownType.json?["field"]?.stringValue == "type")
-                let big = try await client.execute(uri: "/v1/events", method: .post, headers: auth,
-                                                   body: ByteBuffer(lines: (0..<20).map { ServiceFixture.orderLine("big\($0)") }))
+                let big = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth,
+                    body: ByteBuffer(lines: (0..<20).map { ServiceFixture.orderLine("big\($0)") }))
                 #expect(big.status == .contentTooLarge)
                 #expect(big.headers[.contentType] == "application/problem+json")
-                let empty = try await client.execute(uri: "/v1/events", method: .post, headers: auth, body: ByteBuffer(string: "\n\n"))
+                let empty = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: auth, body: ByteBuffer(string: "\n\n"))
                 #expect(empty.status == .unprocessableContent)
             }
             #expect(try await f.rows() == 0)
@@ -184,15 +238,19 @@ struct AppendEndpointTests {
                 #expect(none.headers[.contentType] == "application/problem+json")
                 #expect(none.headers[.wwwAuthenticate] != nil)
                 let forged = f.appendToken.dropLast() + (f.appendToken.hasSuffix("A") ? "B" : "A")
-                let wrong = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(String(forged)), body: body)
+                let wrong = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(String(forged)), body: body)
                 #expect(wrong.status == .unauthorized)
                 #expect(!wrong.text.contains(String(forged)))
-                let reader = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.readToken), body: body)
+                let reader = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.readToken), body: body)
                 #expect(reader.status == .forbidden)
                 #expect(!reader.text.contains(f.readToken))
-                let audit = try await client.execute(uri: "/v1/audit", method: .get, headers: ServiceFixture.bearer(f.appendToken))
+                let audit = try await client.execute(
+                    uri: "/v1/audit", method: .get, headers: ServiceFixture.bearer(f.appendToken))
                 #expect(audit.status == .forbidden)
-                let read = try await client.execute(uri: "/v1/events?from=1", method: .get, headers: ServiceFixture.bearer(f.auditToken))
+                let read = try await client.execute(
+                    uri: "/v1/events?from=1", method: .get, headers: ServiceFixture.bearer(f.auditToken))
                 #expect(read.status == .forbidden)
             }
             #expect(try await f.rows() == 0)
@@ -219,14 +277,19 @@ struct AppendEndpointTests {
             do {
                 try await f.test { client in
                     let held = Task {
-                        try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
-                                                 body: ByteBuffer(lines: [ServiceFixture.orderLine("busy1")])).status
+                        try await client.execute(
+                            uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                            body: ByteBuffer(lines: [ServiceFixture.orderLine("busy1")])
+                        ).status
                     }
                     // Bounded by count (at most 6,000 polls) while the first append gets in flight.
-                    for _ in 0..<6000 where await f.service.gate.appendsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                    for _ in 0..<6000 where await f.service.gate.appendsInFlight == 0 {
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
                     #expect(await f.service.gate.appendsInFlight == 1)
-                    let refused = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
-                                                           body: ByteBuffer(lines: [ServiceFixture.orderLine("busy2")]))
+                    let refused = try await client.execute(
+                        uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                        body: ByteBuffer(lines: [ServiceFixture.orderLine("busy2")]))
                     #expect(refused.status == .tooManyRequests)
                     #expect(refused.headers[.retryAfter] == "1")
                     #expect(refused.json?["type"] == .string("urn:ledger:problem:too-many-appends"))
@@ -234,8 +297,9 @@ struct AppendEndpointTests {
                     _ = try await admin.query("SELECT pg_advisory_unlock(\(lock))", [.text(f.owner.schema)])
                     #expect(try await held.value == .created)
                     // Its slot is free again.
-                    let after = try await client.execute(uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
-                                                         body: ByteBuffer(lines: [ServiceFixture.orderLine("busy3")]))
+                    let after = try await client.execute(
+                        uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                        body: ByteBuffer(lines: [ServiceFixture.orderLine("busy3")]))
                     #expect(after.status == .created)
                 }
             } catch {

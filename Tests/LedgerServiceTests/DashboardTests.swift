@@ -20,7 +20,8 @@ struct DashboardTests {
         let regex = /\b((?:ledger|process)_[a-z_]+)/
         for match in expr.matches(of: regex) {
             var name = String(match.1)
-            for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) && name.hasPrefix("ledger_") && name.contains("duration") {
+            for suffix in ["_bucket", "_sum", "_count"]
+            where name.hasSuffix(suffix) && name.hasPrefix("ledger_") && name.contains("duration") {
                 name = String(name.dropLast(suffix.count))
             }
             out.insert(name)
@@ -31,11 +32,17 @@ struct DashboardTests {
     @Test func everyQueryNamesAShownFamilyAndEveryFamilyIsShown() throws {
         var queried: Set<String> = []
         for panel in try Self.panels() {
-            for t in panel["targets"] as? [[String: Any]] ?? [] { queried.formUnion(Self.families(t["expr"] as? String ?? "")) }
+            for t in panel["targets"] as? [[String: Any]] ?? [] {
+                queried.formUnion(Self.families(t["expr"] as? String ?? ""))
+            }
         }
         let shown = ServiceMetrics.familyNames
-        #expect(queried.subtracting(shown).isEmpty, "queried but not shown by /metrics: \(queried.subtracting(shown).sorted())")
-        #expect(shown.subtracting(queried).isEmpty, "shown by /metrics but on no panel: \(shown.subtracting(queried).sorted())")
+        #expect(
+            queried.subtracting(shown).isEmpty,
+            "queried but not shown by /metrics: \(queried.subtracting(shown).sorted())")
+        #expect(
+            shown.subtracting(queried).isEmpty,
+            "shown by /metrics but on no panel: \(shown.subtracting(queried).sorted())")
     }
 
     @Test func panelsHaveUniqueIdsAndDoNotOverlap() throws {
@@ -50,7 +57,9 @@ struct DashboardTests {
             let (x, y, w, h) = (g["x"] ?? -1, g["y"] ?? -1, g["w"] ?? 0, g["h"] ?? 0)
             #expect(x >= 0 && w > 0 && x + w <= 24 && y >= 0 && h > 0, "panel \(id) is off the grid")
             for cx in x..<(x + w) {
-                for cy in y..<(y + h) { #expect(cells.insert([cx, cy]).inserted, "panel \(id) overlaps another at \(cx),\(cy)") }
+                for cy in y..<(y + h) {
+                    #expect(cells.insert([cx, cy]).inserted, "panel \(id) overlaps another at \(cx),\(cy)")
+                }
             }
         }
     }

@@ -32,8 +32,9 @@ struct EventTailRestartTests {
         config.tokens = try TokenTable(parsing: line)
         let o = owner
         let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
-        let f = ServiceFixture(owner: owner, service: LedgerService(configuration: config, stores: stores),
-                               appendToken: token, readToken: token, auditToken: token, allToken: token)
+        let f = ServiceFixture(
+            owner: owner, service: LedgerService(configuration: config, stores: stores),
+            appendToken: token, readToken: token, auditToken: token, allToken: token)
         let writer = try await EventStore.open(owner.connecting(as: .writer))
         let total = Self.rounds * Self.perRound + Self.perRound
         let seen: [Int64] = try await f.serving { port, _ in

@@ -24,10 +24,13 @@ struct EventTailTests {
 
     /// A valid OrderCreated fact of its own order.
     static func order(_ id: String) -> NewEvent {
-        NewEvent(stream: "order:\(id)", type: "OrderCreated",
-                 payload: .makeObject([("orderId", .string(id)), ("userId", .string("u")), ("channel", .string("appstore")),
-                                       ("productId", .string("p")), ("amount", .int(600)), ("currency", .string("CNY"))]),
-                 occurredAt: Timestamp("2026-03-31T08:15:00Z")!, idempotencyKey: "order:\(id):created")
+        NewEvent(
+            stream: "order:\(id)", type: "OrderCreated",
+            payload: .makeObject([
+                ("orderId", .string(id)), ("userId", .string("u")), ("channel", .string("appstore")),
+                ("productId", .string("p")), ("amount", .int(600)), ("currency", .string("CNY")),
+            ]),
+            occurredAt: Timestamp("2026-03-31T08:15:00Z")!, idempotencyKey: "order:\(id):created")
     }
 
     static func request(_ token: String, from: String = "", lastEventID: Int64? = nil) -> String {
@@ -35,7 +38,9 @@ struct EventTailTests {
             + (lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "") + "\r\n"
     }
 
-    @Test("follows concurrent appends in order, each once; Last-Event-ID resumes after it; the stream ends when the service shuts down")
+    @Test(
+        "follows concurrent appends in order, each once; Last-Event-ID resumes after it; the stream ends when the service shuts down"
+    )
     func followsConcurrentAppends() async throws {
         try await ServiceFixture.with("httpsse") { f in
             let token = f.readToken
@@ -90,14 +95,22 @@ struct EventTailTests {
     func thePythonClientFollows() async throws {
         try await ServiceFixture.with("ssepython") { f in
             let script = Self.clients.appendingPathComponent("follow.py").path
-            try await Self.followed(by: { ["/usr/bin/env", "python3", script, "http://127.0.0.1:\($0)", "--after", "1", "--count", "3"] }, f)
+            try await Self.followed(
+                by: { ["/usr/bin/env", "python3", script, "http://127.0.0.1:\($0)", "--after", "1", "--count", "3"] }, f
+            )
         }
     }
 
-    @Test("the Node client (its own fetch) follows the tail",
-          .enabled(if: Node.path != nil || Node.required, "node is not installed: the Node client is not run (tools/ensure-deps.sh node installs it)"))
+    @Test(
+        "the Node client (its own fetch) follows the tail",
+        .enabled(
+            if: Node.path != nil || Node.required,
+            "node is not installed: the Node client is not run (tools/ensure-deps.sh node installs it)"))
     func theNodeClientFollows() async throws {
-        guard let node = Node.path else { Issue.record("node is required here (CI=true or LEDGER_REQUIRE_NODE=1) but not installed"); return }
+        guard let node = Node.path else {
+            Issue.record("node is required here (CI=true or LEDGER_REQUIRE_NODE=1) but not installed")
+            return
+        }
         try await ServiceFixture.with("ssenode") { f in
             let script = Self.clients.appendingPathComponent("follow.mjs").path
             try await Self.followed(by: { [node, script, "http://127.0.0.1:\($0)", "1", "3"] }, f)
@@ -114,10 +127,12 @@ struct EventTailTests {
             let args = command(port)
             let out = try await ChildProcess.run(args[0], Array(args.dropFirst()), environment: env)
             #expect(out.status == 0, "\(out.stderr)")
-            #expect(out.stdout.split(separator: "\n").map(String.init) == [
-                "appended 201 position 1", "retried 200 position 1 alreadyStored true", "read 1 events of order:rt/1@a",
-                "followed position 1 OrderCreated", "audited 0 findings as of position 1",
-            ], "\(out.stdout)\(out.stderr)")
+            #expect(
+                out.stdout.split(separator: "\n").map(String.init) == [
+                    "appended 201 position 1", "retried 200 position 1 alreadyStored true",
+                    "read 1 events of order:rt/1@a",
+                    "followed position 1 OrderCreated", "audited 0 findings as of position 1",
+                ], "\(out.stdout)\(out.stderr)")
         }
     }
 
@@ -125,14 +140,21 @@ struct EventTailTests {
     func thePythonClientRoundTrips() async throws {
         try await ServiceFixture.with("rtpython") { f in
             let script = Self.clients.appendingPathComponent("roundtrip.py").path
-            try await Self.roundTrip(by: { ["/usr/bin/env", "python3", script, "http://127.0.0.1:\($0)", "rt/1@a"] }, f)
+            try await Self.roundTrip(
+                by: { ["/usr/bin/env", "python3", script, "http://127.0.0.1:\($0)", "rt/1@a"] }, f)
         }
     }
 
-    @Test("the Node day-one client appends, retries, reads, follows and audits",
-          .enabled(if: Node.path != nil || Node.required, "node is not installed: the Node client is not run (tools/ensure-deps.sh node installs it)"))
+    @Test(
+        "the Node day-one client appends, retries, reads, follows and audits",
+        .enabled(
+            if: Node.path != nil || Node.required,
+            "node is not installed: the Node client is not run (tools/ensure-deps.sh node installs it)"))
     func theNodeClientRoundTrips() async throws {
-        guard let node = Node.path else { Issue.record("node is required here (CI=true or LEDGER_REQUIRE_NODE=1) but not installed"); return }
+        guard let node = Node.path else {
+            Issue.record("node is required here (CI=true or LEDGER_REQUIRE_NODE=1) but not installed")
+            return
+        }
         try await ServiceFixture.with("rtnode") { f in
             let script = Self.clients.appendingPathComponent("roundtrip.mjs").path
             try await Self.roundTrip(by: { [node, script, "http://127.0.0.1:\($0)", "rt/1@a"] }, f)
@@ -143,7 +165,9 @@ struct EventTailTests {
 /// Node, for the Node client's test: required in CI and when LEDGER_REQUIRE_NODE=1 (unless
 /// LEDGER_SKIP_NODE=1); otherwise a visible skip.
 enum Node {
-    static let path = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let path = ["/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
     static var required: Bool {
         let env = ProcessInfo.processInfo.environment
         if env["LEDGER_SKIP_NODE"] == "1" { return false }

@@ -32,19 +32,29 @@ struct GracefulShutdownTests {
                             }.joined(separator: "\n")
                             // A request that had not connected when the server stopped accepting fails to
                             // connect (-1): it was never taken, so it must have written nothing.
-                            guard let (_, response) = try? await URLSession.shared.upload(for: request, from: Data(body.utf8)) else { return -1 }
+                            guard
+                                let (_, response) = try? await URLSession.shared.upload(
+                                    for: request, from: Data(body.utf8))
+                            else { return -1 }
                             return (response as? HTTPURLResponse)?.statusCode ?? -2
                         }
                     }
                     // Shut down as soon as an append is in flight (bounded by count: at most 2,000 polls).
-                    for _ in 0..<2000 where await f.service.gate.appendsInFlight == 0 { try await Task.sleep(for: .milliseconds(1)) }
+                    for _ in 0..<2000 where await f.service.gate.appendsInFlight == 0 {
+                        try await Task.sleep(for: .milliseconds(1))
+                    }
                     #expect(await f.service.gate.appendsInFlight > 0)
                     await group.triggerGracefulShutdown()
                     // While the appends in flight finish, no new connection is taken (at most 200
                     // attempts, 5 ms apart, for the listener to close: a hang guard on a loaded machine).
                     var refused = false
                     for _ in 0..<2000 where !refused {
-                        if let probe = try? RawHTTP(port: port) { probe.close(); try await Task.sleep(for: .milliseconds(5)) } else { refused = true }
+                        if let probe = try? RawHTTP(port: port) {
+                            probe.close()
+                            try await Task.sleep(for: .milliseconds(5))
+                        } else {
+                            refused = true
+                        }
                     }
                     #expect(refused, "new connections were still taken after the shutdown began")
                     var out: [Int] = []
@@ -70,7 +80,8 @@ struct GracefulShutdownTests {
                 var append = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/events")!)
                 append.httpMethod = "POST"
                 append.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-                let (_, appended) = try await URLSession.shared.upload(for: append, from: Data(ServiceFixture.orderLine("p1").utf8))
+                let (_, appended) = try await URLSession.shared.upload(
+                    for: append, from: Data(ServiceFixture.orderLine("p1").utf8))
                 #expect((appended as? HTTPURLResponse)?.statusCode == 201)
                 var order = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/orders/p1")!)
                 order.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
@@ -94,7 +105,9 @@ struct GracefulShutdownTests {
             #expect(try await store.pendingCount() == 1)
             try await f.serving { _, _ in
                 // Bounded by count: at most 1,000 polls.
-                for _ in 0..<1000 where try await store.pendingCount() > 0 { try await Task.sleep(for: .milliseconds(20)) }
+                for _ in 0..<1000 where try await store.pendingCount() > 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 #expect(try await store.pendingCount() == 0)
                 #expect(try await store.headPosition() == 1)
                 #expect(try await store.verifyChain().isIntact)

@@ -13,8 +13,9 @@ struct HostileClientTests {
             try await f.serving { port, _ in
                 let client = try RawHTTP(port: port)
                 defer { client.close() }
-                client.send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                            + "Transfer-Encoding: chunked\r\n\r\n" + "ZZ\r\n{\"stream\":\"x\"}\r\n0\r\n\r\n")
+                client.send(
+                    "POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n" + "ZZ\r\n{\"stream\":\"x\"}\r\n0\r\n\r\n")
                 let answer = await client.readAll()
                 #expect(RawHTTP.status(answer.text) == 400, "\(answer.text.prefix(300))")
             }
@@ -54,7 +55,9 @@ struct HostileClientTests {
             try await f.serving { port, _ in
                 let client = try RawHTTP(port: port)
                 defer { client.close() }
-                client.send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nContent-Length: 1000\r\n\r\n{\"stream\"")
+                client.send(
+                    "POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nContent-Length: 1000\r\n\r\n{\"stream\""
+                )
                 let answer = await client.readAll()
                 #expect(answer.closed, "the server still waits for a body that stopped")
             }

@@ -47,17 +47,25 @@ struct LogTests {
         try await ServiceFixture.with("httplogs") { base in
             let lines = Lines()
             let logger = Logger(label: "ledger-serve") { JSONLogHandler(label: $0, write: lines.append) }
-            let f = ServiceFixture(owner: base.owner, service: LedgerService(configuration: base.service.configuration, stores: base.service.stores, logger: logger),
-                                   appendToken: base.appendToken, readToken: base.readToken, auditToken: base.auditToken, allToken: base.allToken)
+            let f = ServiceFixture(
+                owner: base.owner,
+                service: LedgerService(
+                    configuration: base.service.configuration, stores: base.service.stores, logger: logger),
+                appendToken: base.appendToken, readToken: base.readToken, auditToken: base.auditToken,
+                allToken: base.allToken)
             let token = f.allToken
             let ids: [String] = try await f.serving { port, _ in
                 var out: [String] = []
-                for (method, path, body) in [("GET", "/v1/orders/nope", nil), ("POST", "/v1/events", "{\"x\":1}"), ("GET", "/healthz", nil)] {
+                for (method, path, body) in [
+                    ("GET", "/v1/orders/nope", nil), ("POST", "/v1/events", "{\"x\":1}"), ("GET", "/healthz", nil),
+                ] {
                     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
                     request.httpMethod = method
                     request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
                     let response: URLResponse
-                    if let body { (_, response) = try await URLSession.shared.upload(for: request, from: Data(body.utf8)) } else {
+                    if let body {
+                        (_, response) = try await URLSession.shared.upload(for: request, from: Data(body.utf8))
+                    } else {
                         (_, response) = try await URLSession.shared.data(for: request)
                     }
                     out.append((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Request-Id") ?? "")
@@ -65,7 +73,9 @@ struct LogTests {
                 return out
             }
             #expect(ids.allSatisfy { $0.count >= 16 } && Set(ids).count == 3, "\(ids)")
-            let answered = try lines.all.map { try JSONValue.parse(String($0.dropLast())) }.filter { $0["message"] == .string("answered") }
+            let answered = try lines.all.map { try JSONValue.parse(String($0.dropLast())) }.filter {
+                $0["message"] == .string("answered")
+            }
             #expect(answered.compactMap { $0["requestId"]?.stringValue } == ids)
             #expect(answered.compactMap { $0["status"]?.stringValue } == ["404", "422", "200"])
             #expect(answered.compactMap { $0["route"]?.stringValue } == ["/v1/orders/{id}", "/v1/events", "/healthz"])

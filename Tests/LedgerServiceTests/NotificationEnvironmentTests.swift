@@ -52,11 +52,14 @@ struct NotificationEnvironmentTests {
         let config = try NotificationConfiguration(environment: env, readFile: Self.read)
         try await ServiceFixture.with("httpenv", configure: { $0.notifications = config }) { f in
             try await f.test { client in
-                let apple = try await client.execute(uri: "/v1/notifications/appstore", method: .post, body: ByteBuffer(bytes: try chain.notificationBody()))
+                let apple = try await client.execute(
+                    uri: "/v1/notifications/appstore", method: .post,
+                    body: ByteBuffer(bytes: try chain.notificationBody()))
                 #expect(apple.status == .ok, "\(apple.text)")
                 let push = TestGoogleSigner.pushBody(messageId: "env-1", notification: TestGoogleSigner.subscription(4))
-                let g = try await client.execute(uri: "/v1/notifications/googleplay", method: .post,
-                                                 headers: ServiceFixture.bearer(try google.token()), body: ByteBuffer(bytes: push))
+                let g = try await client.execute(
+                    uri: "/v1/notifications/googleplay", method: .post,
+                    headers: ServiceFixture.bearer(try google.token()), body: ByteBuffer(bytes: push))
                 #expect(g.status == .ok, "\(g.text)")
                 let n = try wx.notification(id: "EV-env")
                 var h = HTTPFields()
@@ -64,10 +67,12 @@ struct NotificationEnvironmentTests {
                 h[HTTPField.Name("Wechatpay-Nonce")!] = n.headers.nonce
                 h[HTTPField.Name("Wechatpay-Signature")!] = n.headers.signature
                 h[HTTPField.Name("Wechatpay-Serial")!] = n.headers.serial
-                let w = try await client.execute(uri: "/v1/notifications/wechatpay", method: .post, headers: h, body: ByteBuffer(bytes: n.body))
+                let w = try await client.execute(
+                    uri: "/v1/notifications/wechatpay", method: .post, headers: h, body: ByteBuffer(bytes: n.body))
                 #expect(w.status == .ok, "\(w.text)")
             }
-            #expect(try await f.rows() == 4)  // Apple: notification + payment; Google: notification; WeChat: notification
+            // Apple: notification + payment; Google: notification; WeChat: notification.
+            #expect(try await f.rows() == 4)
         }
     }
 
@@ -87,7 +92,10 @@ struct NotificationEnvironmentTests {
         #expect { try NotificationConfiguration(environment: env, readFile: Self.read) } throws: { error in
             "\(error)".contains("LEDGER_WECHAT_APIV3_KEY_FILE") && !"\(error)".contains("short-secret-key")
         }
-        #expect { try NotificationConfiguration(environment: ["LEDGER_APPSTORE_ROOT_CERT": paths["LEDGER_WECHAT_APIV3_KEY_FILE"]!], readFile: Self.read) } throws: { error in
+        #expect {
+            try NotificationConfiguration(
+                environment: ["LEDGER_APPSTORE_ROOT_CERT": paths["LEDGER_WECHAT_APIV3_KEY_FILE"]!], readFile: Self.read)
+        } throws: { error in
             "\(error)".contains("LEDGER_APPSTORE_BUNDLE_ID")
         }
         #expect(try NotificationConfiguration(environment: [:], readFile: Self.read).appStore == nil)
@@ -100,12 +108,15 @@ struct NotificationEnvironmentTests {
         let publicKey = try _RSAKey.make()
         let google = try TestGoogleSigner()
         let account = try _RSAKey.make()
-        let credentials = JSONValue.makeObject([("client_email", .string("ledger@example.iam.gserviceaccount.com")),
-                                                ("private_key", .string(account.pemRepresentation))]).compactText
+        let credentials = JSONValue.makeObject([
+            ("client_email", .string("ledger@example.iam.gserviceaccount.com")),
+            ("private_key", .string(account.pemRepresentation)),
+        ]).compactText
         let (dir, paths) = try Self.files([
             "LEDGER_WECHAT_PUBLIC_KEY": publicKey.publicKey.pemRepresentation,
             "LEDGER_WECHAT_APIV3_KEY_FILE": String(decoding: wx.apiV3Key, as: UTF8.self),
-            "LEDGER_GOOGLE_JWKS": try google.jwks(), "LEDGER_GOOGLE_API_CREDENTIALS": credentials, "BAD_CREDENTIALS": #"{"client_email":"x"}"#,
+            "LEDGER_GOOGLE_JWKS": try google.jwks(), "LEDGER_GOOGLE_API_CREDENTIALS": credentials,
+            "BAD_CREDENTIALS": #"{"client_email":"x"}"#,
         ])
         defer { try? FileManager.default.removeItem(at: dir) }
         var env = paths
@@ -113,17 +124,25 @@ struct NotificationEnvironmentTests {
         env["LEDGER_WECHAT_MCHID"] = TestWeChat.merchantId
         env["LEDGER_GOOGLE_AUDIENCE"] = TestGoogleSigner.audience
         env["LEDGER_GOOGLE_PACKAGE_NAME"] = TestGoogleSigner.packageName
-        #expect { try NotificationConfiguration(environment: env, readFile: Self.read) } throws: { "\($0)".contains("LEDGER_WECHAT_PUBLIC_KEY_ID") }
+        #expect { try NotificationConfiguration(environment: env, readFile: Self.read) } throws: {
+            "\($0)".contains("LEDGER_WECHAT_PUBLIC_KEY_ID")
+        }
         env["LEDGER_WECHAT_PUBLIC_KEY_ID"] = TestWeChat.publicKeyId
         let config = try NotificationConfiguration(environment: env, readFile: Self.read)
-        #expect(config.weChatPay?.configuration.publicKeys.keys.sorted() == [TestWeChat.publicKeyId] && config.weChatPay?.configuration.platformKeys.isEmpty == true)
+        #expect(
+            config.weChatPay?.configuration.publicKeys.keys.sorted() == [TestWeChat.publicKeyId]
+                && config.weChatPay?.configuration.platformKeys.isEmpty == true)
         #expect(config.googlePlayAPI?.configuration.tokenURI.absoluteString == "https://oauth2.googleapis.com/token")
         var bad = env
         bad["LEDGER_GOOGLE_API_CREDENTIALS"] = paths["BAD_CREDENTIALS"]
-        #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: { "\($0)".contains("LEDGER_GOOGLE_API_CREDENTIALS") }
+        #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: {
+            "\($0)".contains("LEDGER_GOOGLE_API_CREDENTIALS")
+        }
         bad = env
         bad["LEDGER_GOOGLE_API_URL"] = "ftp://example"
-        #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: { "\($0)".contains("LEDGER_GOOGLE_API_URL") }
+        #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: {
+            "\($0)".contains("LEDGER_GOOGLE_API_URL")
+        }
         bad = env
         bad["LEDGER_GOOGLE_JWKS"] = nil
         #expect { try NotificationConfiguration(environment: bad, readFile: Self.read) } throws: { error in

@@ -19,9 +19,14 @@ struct RawHTTP {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
-        guard connected == 0 else { Glibc.close(fd); throw Failure("connect: errno \(errno)") }
+        guard connected == 0 else {
+            Glibc.close(fd)
+            throw Failure("connect: errno \(errno)")
+        }
     }
 
     /// Sends `text`; false when the server has closed the connection.

@@ -26,21 +26,28 @@ struct ServiceFixture: Sendable {
     static let slots = Slots(2)
 
     /// A service over a schema of its own; with `projector`, the projector runs inside it (`ledger serve --project`).
-    static func with<T: Sendable>(_ label: String, projector: Bool = false,
-                                  configure: @Sendable (inout LedgerService.Configuration) -> Void = { _ in },
-                                  _ body: @Sendable (ServiceFixture) async throws -> T) async throws -> T {
+    static func with<T: Sendable>(
+        _ label: String, projector: Bool = false,
+        configure: @Sendable (inout LedgerService.Configuration) -> Void = { _ in },
+        _ body: @Sendable (ServiceFixture) async throws -> T
+    ) async throws -> T {
         try await slots.run { try await withSchema(label, projector: projector, configure: configure, body) }
     }
 
-    private static func withSchema<T: Sendable>(_ label: String, projector: Bool, configure: @Sendable (inout LedgerService.Configuration) -> Void,
-                                                _ body: @Sendable (ServiceFixture) async throws -> T) async throws -> T {
+    private static func withSchema<T: Sendable>(
+        _ label: String, projector: Bool, configure: @Sendable (inout LedgerService.Configuration) -> Void,
+        _ body: @Sendable (ServiceFixture) async throws -> T
+    ) async throws -> T {
         try await TestDatabase.withSchema(label) { base in
             var owner = base
             owner.validation = FactCatalogue.validation()
             owner.readConnections = 2
             var lines: [String] = []
             var tokens: [String] = []
-            for (name, scopes) in [("billing", Set([Scope.append])), ("dashboard", [.read]), ("finance", [.audit]), ("admin", Set(Scope.allCases))] {
+            for (name, scopes) in [
+                ("billing", Set([Scope.append])), ("dashboard", [.read]), ("finance", [.audit]),
+                ("admin", Set(Scope.allCases)),
+            ] {
                 let (token, line) = TokenTable.issue(name: name, scopes: scopes)
                 tokens.append(token)
                 lines.append(line)
@@ -53,8 +60,9 @@ struct ServiceFixture: Sendable {
             let o = owner
             if projector { config.projector = try await EventStore.open(o.connecting(as: .projector)) }
             let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
-            let fixture = ServiceFixture(owner: owner, service: LedgerService(configuration: config, stores: stores, logger: Self.quiet),
-                                         appendToken: tokens[0], readToken: tokens[1], auditToken: tokens[2], allToken: tokens[3])
+            let fixture = ServiceFixture(
+                owner: owner, service: LedgerService(configuration: config, stores: stores, logger: Self.quiet),
+                appendToken: tokens[0], readToken: tokens[1], auditToken: tokens[2], allToken: tokens[3])
             do {
                 let value = try await body(fixture)
                 await stores.close()
@@ -69,10 +77,14 @@ struct ServiceFixture: Sendable {
     /// Runs the service on 127.0.0.1 (an ephemeral port) under a ServiceGroup, as `ledger serve`
     /// does. `body` gets the port and the group (to shut the service down while it works); after it,
     /// the service is shut down gracefully (if it was not already) and its end awaited.
-    func serving<T: Sendable>(_ body: @Sendable (_ port: Int, _ group: ServiceGroup) async throws -> T) async throws -> T {
+    func serving<T: Sendable>(
+        _ body: @Sendable (_ port: Int, _ group: ServiceGroup) async throws -> T
+    ) async throws -> T {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let group = ServiceGroup(configuration: .init(services: service.services(onListening: { continuation.yield($0) }),
-                                                      logger: Logger(label: "test")))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: service.services(onListening: { continuation.yield($0) }),
+                logger: Logger(label: "test")))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
@@ -117,11 +129,14 @@ struct ServiceFixture: Sendable {
     }
 
     /// An OrderCreated fact line (with the business idempotency key unless `businessKey` is false).
-    static func orderLine(_ order: String, user: String = "u_1", expected: String = "\"no-stream\"", eventId: String? = nil,
-                          businessKey: Bool = true) -> String {
+    static func orderLine(
+        _ order: String, user: String = "u_1", expected: String = "\"no-stream\"", eventId: String? = nil,
+        businessKey: Bool = true
+    ) -> String {
         let id = eventId.map { "\"eventId\":\"\($0)\"," } ?? ""
         let key = businessKey ? "\"idempotencyKey\":\"order:\(order):created\"," : ""
-        return "{\(id)\"stream\":\"order:\(order)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"\(order)\",\"userId\":\"\(user)\",\"channel\":\"appstore\",\"productId\":\"com.example.coins100\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\",\(key)\"metadata\":{\"source\":\"order-service\"},\"expectedVersion\":\(expected)}"
+        return
+            "{\(id)\"stream\":\"order:\(order)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"\(order)\",\"userId\":\"\(user)\",\"channel\":\"appstore\",\"productId\":\"com.example.coins100\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\",\(key)\"metadata\":{\"source\":\"order-service\"},\"expectedVersion\":\(expected)}"
     }
 }
 

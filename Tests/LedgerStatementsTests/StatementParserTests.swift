@@ -8,38 +8,55 @@ import LedgerDomain
 /// malformed files refused with the line and column named, and the writers' files parsing back.
 @Suite("Statement files")
 struct StatementParserTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("schema/examples/statements")
 
-    static func sample(_ name: String, _ source: StatementSource, _ options: StatementOptions = StatementOptions()) throws -> StatementFile {
+    static func sample(
+        _ name: String, _ source: StatementSource, _ options: StatementOptions = StatementOptions()
+    ) throws -> StatementFile {
         let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
         return try StatementParser.parse(bytes, source: source, options: options)
     }
 
-    static func money(_ minor: Int64, _ code: String = "CNY") -> Money { Money(minorUnits: minor, currency: Currency(code)!) }
+    static func money(_ minor: Int64, _ code: String = "CNY") -> Money {
+        Money(minorUnits: minor, currency: Currency(code)!)
+    }
 
     @Test("WeChat Pay trade bill: sales with fees, a refund, the summary rows checked, the Beijing day as the period")
     func wechatTradeBill() throws {
         let f = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
         #expect(f.lines.map(\.kind) == [.sale, .sale, .refund, .sale])
         #expect(f.lines.map(\.line) == [2, 3, 4, 5])
-        #expect(f.lines[0].amount == Self.money(3000) && f.lines[0].fee == Self.money(18) && f.lines[0].orderId == "wx_20260302_0101")
+        #expect(
+            f.lines[0].amount == Self.money(3000) && f.lines[0].fee == Self.money(18)
+                && f.lines[0].orderId == "wx_20260302_0101")
         #expect(f.lines[0].at == Timestamp("2026-03-02T01:14:31Z"))
         #expect(f.lines[2].refundId == "50300001122026030200000001" && f.lines[2].amount == Self.money(1000))
-        #expect(f.imported.periodStart == Timestamp("2026-03-01T16:00:00Z") && f.imported.periodEnd == Timestamp("2026-03-02T16:00:00Z"))
+        #expect(
+            f.imported.periodStart == Timestamp("2026-03-01T16:00:00Z")
+                && f.imported.periodEnd == Timestamp("2026-03-02T16:00:00Z"))
         // Shown as the bill's Beijing day, not as two UTC afternoons.
-        #expect(f.imported.source.period(f.imported.periodStart, f.imported.periodEnd) == "2026-03-02 00:00 to 2026-03-03 00:00 UTC+08:00")
+        #expect(
+            f.imported.source.period(f.imported.periodStart, f.imported.periodEnd)
+                == "2026-03-02 00:00 to 2026-03-03 00:00 UTC+08:00")
         #expect(f.imported.app == "wx5f0e6a0b9c8d7e6f" && f.imported.merchant == "1900000109")
         // The lines add up to the bill's own totals (应结订单总金额 128.00, 退款总金额 10.00).
         #expect(f.lines.filter { $0.kind == .sale }.compactMap(\.amount?.minorUnits).reduce(0, +) == 12800)
     }
 
-    @Test("WeChat Pay bills as WeChat writes them: JSON with commas and quotes in 商户数据包, refund ids `0 on sales, fees to five decimals kept exactly")
+    @Test(
+        "WeChat Pay bills as WeChat writes them: JSON with commas and quotes in 商户数据包, refund ids `0 on sales, fees to five decimals kept exactly"
+    )
     func wechatRealShape() throws {
         let f = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
-        #expect(f.lines[1].fee?.decimalText == "0.408" && f.lines[1].fee?.minorUnits == 40 && f.lines[1].fee?.fraction == 800_000)
+        #expect(
+            f.lines[1].fee?.decimalText == "0.408" && f.lines[1].fee?.minorUnits == 40
+                && f.lines[1].fee?.fraction == 800_000)
         #expect(f.lines[1].net?.decimalText == "67.592")
-        #expect(f.lines[0].refundId == nil && f.lines[0].productId == "wx_coins_300" && f.lines[2].refundId == "50300001122026030200000001")
+        #expect(
+            f.lines[0].refundId == nil && f.lines[0].productId == "wx_coins_300"
+                && f.lines[2].refundId == "50300001122026030200000001")
         #expect(f.lines[2].fee?.decimalText == "0.06")
         // The same bill with a BOM and bare line feeds reads the same lines.
         let text = try Self.text("wechat-tradebill-2026-03-02.csv").replacingOccurrences(of: "\r\n", with: "\n")
@@ -54,21 +71,29 @@ struct StatementParserTests {
 
     static func replacing(_ text: String, _ pairs: String...) -> String {
         var t = text
-        for i in stride(from: 0, to: pairs.count - 1, by: 2) { t = t.replacingOccurrences(of: pairs[i], with: pairs[i + 1]) }
+        for i in stride(from: 0, to: pairs.count - 1, by: 2) {
+            t = t.replacingOccurrences(of: pairs[i], with: pairs[i + 1])
+        }
         return t
     }
 
-    @Test("a gzipped bill (WeChat's tar_type=GZIP) is the bill it holds: same lines, same digest; a corrupt one is refused")
+    @Test(
+        "a gzipped bill (WeChat's tar_type=GZIP) is the bill it holds: same lines, same digest; a corrupt one is refused"
+    )
     func gzipped() throws {
         let plain = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
         let zipped = try Self.sample("wechat-tradebill-2026-03-02.csv.gz", .wechatTradeBill)
         #expect(zipped.lines == plain.lines && zipped.imported.digest == plain.imported.digest)
         // Stored and fixed-Huffman blocks (gzip -0, and a short text), besides the sample's dynamic ones.
         let text = Array("hello, hello, hello WeChat bill\n".utf8)
-        for b64 in ["H4sIAAAAAAAEAwEgAN//aGVsbG8sIGhlbGxvLCBoZWxsbyBXZUNoYXQgYmlsbApe2EfmIAAAAA==", "H4sIAAAAAAACA8tIzcnJ11HIQKIUwlOdMxJLFJIyc3K4AF7YR+YgAAAA"] {
+        for b64 in [
+            "H4sIAAAAAAAEAwEgAN//aGVsbG8sIGhlbGxvLCBoZWxsbyBXZUNoYXQgYmlsbApe2EfmIAAAAA==",
+            "H4sIAAAAAAACA8tIzcnJ11HIQKIUwlOdMxJLFJIyc3K4AF7YR+YgAAAA",
+        ] {
             #expect(try Gzip.decompress([UInt8](Data(base64Encoded: b64)!)) == text)
         }
-        var corrupt = [UInt8](try Data(contentsOf: Self.folder.appendingPathComponent("wechat-tradebill-2026-03-02.csv.gz")))
+        var corrupt = [UInt8](
+            try Data(contentsOf: Self.folder.appendingPathComponent("wechat-tradebill-2026-03-02.csv.gz")))
         corrupt[corrupt.count / 2] ^= 0x55
         do throws(StatementError) {
             _ = try StatementParser.parse(corrupt, source: .wechatTradeBill)
@@ -79,21 +104,30 @@ struct StatementParserTests {
     @Test("WeChat Pay SUCCESS bill (no refund columns) and the older v2 bill (总金额, a coupon, a five-column summary)")
     func wechatVariants() throws {
         let success = try Self.sample("wechat-tradebill-success-2026-03-03.csv", .wechatTradeBill)
-        #expect(success.lines.map(\.kind) == [.sale, .sale] && success.lines.map(\.amount) == [Self.money(3000), Self.money(1234)])
+        #expect(
+            success.lines.map(\.kind) == [.sale, .sale]
+                && success.lines.map(\.amount) == [Self.money(3000), Self.money(1234)])
         #expect(success.lines[1].fee?.decimalText == "0.07404" && success.lines[0].orderId == "wx_20260303_0201")
-        #expect(success.imported.periodStart == Timestamp("2026-03-02T16:00:00Z") && success.imported.periodEnd == Timestamp("2026-03-03T16:00:00Z"))
+        #expect(
+            success.imported.periodStart == Timestamp("2026-03-02T16:00:00Z")
+                && success.imported.periodEnd == Timestamp("2026-03-03T16:00:00Z"))
         let v2 = try Self.sample("wechat-tradebill-v2-2026-03-04.csv", .wechatTradeBill)
         #expect(v2.lines.map(\.kind) == [.sale, .refund])
-        #expect(v2.lines[0].amount == Self.money(3000) && v2.lines[0].net?.decimalText == "24.85" && v2.lines[0].fee == Self.money(15))
+        #expect(
+            v2.lines[0].amount == Self.money(3000) && v2.lines[0].net?.decimalText == "24.85"
+                && v2.lines[0].fee == Self.money(15))
         #expect(v2.lines[1].amount == Self.money(3000) && v2.lines[1].refundId == "50300001122026030400000002")
         #expect(v2.lines[1].transactionId == "4200001900202603020000000101")
         // A header of no known variant says what was expected and what was found.
         let other = Self.refusal("时间,订单号,金额\r\n`2026-03-04 10:00:01,`1,`1.00\r\n", .wechatTradeBill)
-        #expect(other?.line == 1 && other?.message.contains("expected the API v3 header 交易时间,") == true
+        #expect(
+            other?.line == 1 && other?.message.contains("expected the API v3 header 交易时间,") == true
                 && other?.message.contains("found 时间,订单号,金额") == true, "\(other.map(\.description) ?? "")")
         // A SUCCESS bill lists no refunds: a REFUND row in one is refused.
-        let refundInSuccess = Self.refusal(try Self.text("wechat-tradebill-success-2026-03-03.csv").replacingOccurrences(of: "`SUCCESS,", with: "`REFUND,"),
-                                           .wechatTradeBill)
+        let refundInSuccess = Self.refusal(
+            try Self.text("wechat-tradebill-success-2026-03-03.csv").replacingOccurrences(
+                of: "`SUCCESS,", with: "`REFUND,"),
+            .wechatTradeBill)
         #expect(refundInSuccess?.field == "交易状态")
     }
 
@@ -101,7 +135,9 @@ struct StatementParserTests {
     func wechatRefundBill() throws {
         let f = try Self.sample("wechat-refundbill-2026-03-02.csv", .wechatRefundBill)
         #expect(f.lines.count == 1)
-        #expect(f.lines[0].kind == .refund && f.lines[0].amount == Self.money(1000) && f.lines[0].at == Timestamp("2026-03-02T08:02:47Z"))
+        #expect(
+            f.lines[0].kind == .refund && f.lines[0].amount == Self.money(1000)
+                && f.lines[0].at == Timestamp("2026-03-02T08:02:47Z"))
     }
 
     /// A decoded two-transaction history page (the second's price and revocation as given).
@@ -109,14 +145,19 @@ struct StatementParserTests {
         let t = { (id: String, p: Int64, extra: String) in
             #"{"transactionId":"\#(id)","originalTransactionId":"\#(id)","bundleId":"com.example.purchases","productId":"com.example.coins60","purchaseDate":1772414411000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","environment":"Production","price":\#(p),"currency":"USD"\#(extra)}"#
         }
-        return #"{"bundleId":"com.example.purchases","environment":"Production","hasMore":false,"transactions":["# + t("1", 990, "") + "," + t("2", price, revocation) + "]}"
+        return #"{"bundleId":"com.example.purchases","environment":"Production","hasMore":false,"transactions":["#
+            + t("1", 990, "") + "," + t("2", price, revocation) + "]}"
     }
 
-    @Test("App Store history as the API answers: signedTransactions read, prices from milliunits exactly, a REFUND_PRORATED refund of its share, a FAMILY_REVOKE of no money, family-shared copies with no revenue")
+    @Test(
+        "App Store history as the API answers: signedTransactions read, prices from milliunits exactly, a REFUND_PRORATED refund of its share, a FAMILY_REVOKE of no money, family-shared copies with no revenue"
+    )
     func appstoreHistory() throws {
         let f = try Self.sample("appstore-history.json", .appstoreHistory)
         #expect(f.lines.count == 7)
-        #expect(f.lines[0].amount == Self.money(600) && f.lines[0].transactionId == "2000000901234501" && f.lines[0].line == 1)
+        #expect(
+            f.lines[0].amount == Self.money(600) && f.lines[0].transactionId == "2000000901234501"
+                && f.lines[0].line == 1)
         let refunds = f.lines.filter { $0.kind == .refund }
         #expect(refunds.map(\.transactionId) == ["2000000901234503", "2000000901234504"])
         // FAMILY_REVOKE: the family member's copy taken back, no money moved; the copy carries no revenue.
@@ -126,14 +167,21 @@ struct StatementParserTests {
         #expect(refunds[1].amount == Self.money(1500) && refunds[1].orderId == "7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11")
         #expect(f.lines.last?.amount == Self.money(99, "USD"))
         // No startDate/endDate in the API's answer: the whole UTC days of its lines.
-        #expect(f.imported.periodStart == Timestamp("2026-03-02T00:00:00Z") && f.imported.app == "com.example.purchases")
+        #expect(
+            f.imported.periodStart == Timestamp("2026-03-02T00:00:00Z") && f.imported.app == "com.example.purchases")
     }
 
-    @Test("a history's signed transactions are kept for the verifier and recorded as not verified; verified, the record names the root, and is one event of its own")
+    @Test(
+        "a history's signed transactions are kept for the verifier and recorded as not verified; verified, the record names the root, and is one event of its own"
+    )
     func appstoreHistorySignatures() throws {
         let f = try Self.sample("appstore-history.json", .appstoreHistory)
         #expect(f.signed.count == 5 && f.signed[4].place == "signedTransactions[4]")
-        #expect(f.signatures == StatementSignatures(source: .appstoreHistory, digest: f.imported.digest, signed: 5, root: nil, app: "com.example.purchases"))
+        #expect(
+            f.signatures
+                == StatementSignatures(
+                    source: .appstoreHistory, digest: f.imported.digest, signed: 5, root: nil,
+                    app: "com.example.purchases"))
         #expect(f.facts.last.map { if case .statementSignatures = $0 { true } else { false } } == true)
         let root = "sha256:" + String(repeating: "ab", count: 32)
         let v = f.verified(root: root)
@@ -141,7 +189,9 @@ struct StatementParserTests {
         // The statement and its lines are the same events; the signatures' record is another event.
         let (a, b) = (f.events(), v.events())
         #expect(Array(a.dropLast()) == Array(b.dropLast()) && a.last?.eventId != b.last?.eventId)
-        #expect(b.last?.idempotencyKey == "statement:\(f.imported.digest):signatures:\(root)" && a.last?.idempotencyKey?.hasSuffix(":signatures:unverified") == true)
+        #expect(
+            b.last?.idempotencyKey == "statement:\(f.imported.digest):signatures:\(root)"
+                && a.last?.idempotencyKey?.hasSuffix(":signatures:unverified") == true)
         // Decoded transactions and other sources carry no signatures.
         let decoded = try StatementParser.parse(Array(Self.decodedHistory(price: 990).utf8), source: .appstoreHistory)
         #expect(decoded.signed.isEmpty && decoded.signatures == nil)
@@ -154,19 +204,29 @@ struct StatementParserTests {
         let verified = f.verified(root: "sha256:" + String(repeating: "cd", count: 32))
         for order in [[f.facts, [verified.facts.last!]], [verified.facts, [f.facts.last!]]] {
             var p = Projections()
-            for (i, fact) in order.joined().enumerated() { p.apply(fact, FactContext(position: Int64(i + 1), occurredAt: f.imported.periodEnd)) }
+            for (i, fact) in order.joined().enumerated() {
+                p.apply(fact, FactContext(position: Int64(i + 1), occurredAt: f.imported.periodEnd))
+            }
             #expect(p.statements.statements[f.imported.digest]?.signatures?.verified == true)
         }
     }
 
-    @Test("paged answers are one statement: the App Store history's hasMore pages and Google's nextPageToken pages, in order")
+    @Test(
+        "paged answers are one statement: the App Store history's hasMore pages and Google's nextPageToken pages, in order"
+    )
     func pages() throws {
-        func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: Self.folder.appendingPathComponent(name))) }
-        let history = try StatementParser.parse(pages: [try bytes("appstore-history-page-1.json"), try bytes("appstore-history-page-2.json")],
-                                                source: .appstoreHistory)
+        func bytes(_ name: String) throws -> [UInt8] {
+            [UInt8](try Data(contentsOf: Self.folder.appendingPathComponent(name)))
+        }
+        let history = try StatementParser.parse(
+            pages: [try bytes("appstore-history-page-1.json"), try bytes("appstore-history-page-2.json")],
+            source: .appstoreHistory)
         #expect(history.lines.map(\.transactionId) == ["2000000901234601", "2000000901234602", "2000000901234603"])
         #expect(history.lines.map(\.line) == [1, 2, 3])
-        #expect(history.imported.digest == SHA256.digest(try bytes("appstore-history-page-1.json") + (try bytes("appstore-history-page-2.json"))))
+        #expect(
+            history.imported.digest
+                == SHA256.digest(
+                    try bytes("appstore-history-page-1.json") + (try bytes("appstore-history-page-2.json"))))
         // One page alone, or the pages out of order, is refused: the history is not whole.
         let alone = Self.refusal(try Self.text("appstore-history-page-1.json"), .appstoreHistory)
         #expect(alone?.field == "hasMore" && alone?.message.contains("import its pages together") == true)
@@ -175,11 +235,16 @@ struct StatementParserTests {
             _ = try StatementParser.parse(pages: [page2, page1], source: .appstoreHistory)
             Issue.record("pages out of order were accepted")
         } catch { #expect(error.message.hasPrefix("page 1: ") && error.field == "hasMore") }
-        let voided = try StatementParser.parse(pages: [try bytes("googleplay-voided-page-1.json"), try bytes("googleplay-voided-page-2.json")],
-                                               source: .googleplayVoided)
+        let voided = try StatementParser.parse(
+            pages: [try bytes("googleplay-voided-page-1.json"), try bytes("googleplay-voided-page-2.json")],
+            source: .googleplayVoided)
         #expect(voided.lines.map(\.transactionId) == ["GPA.3361-0400-0000-00001", "GPA.3361-0400-0000-00002"])
-        #expect(voided.lines.map(\.voidedReason) == ["other", "fraud"] && voided.lines.map(\.voidedSource) == ["developer", "user"])
-        #expect(Self.refusal(try Self.text("googleplay-voided-page-1.json"), .googleplayVoided)?.field == "tokenPagination.nextPageToken")
+        #expect(
+            voided.lines.map(\.voidedReason) == ["other", "fraud"]
+                && voided.lines.map(\.voidedSource) == ["developer", "user"])
+        #expect(
+            Self.refusal(try Self.text("googleplay-voided-page-1.json"), .googleplayVoided)?.field
+                == "tokenPagination.nextPageToken")
         // A WeChat bill is one file.
         let bill = try bytes("wechat-tradebill-2026-03-02.csv")
         do throws(StatementError) {
@@ -191,10 +256,16 @@ struct StatementParserTests {
     @Test("Google voided purchases keep the token and why: a chargeback told apart; {} is no voids in the period given")
     func googleVoided() throws {
         let f = try Self.sample("googleplay-voided.json", .googleplayVoided)
-        #expect(f.lines.map(\.voidedReason) == ["remorse", "chargeback"] && f.lines.map(\.voidedSource) == ["user", "google"])
-        #expect(f.lines[1].isChargeback && f.lines[1].purchaseToken == "pmnaaoilgkcjdbjjkbnkloag.AO-J1OzQ7s1mXbq5Vw2" && f.lines[1].quantity == 1)
-        let empty = try StatementParser.parse(Array("{}".utf8), source: .googleplayVoided,
-                                              options: StatementOptions(periodStart: Timestamp("2026-03-01T00:00:00Z"), periodEnd: Timestamp("2026-04-01T00:00:00Z")))
+        #expect(
+            f.lines.map(\.voidedReason) == ["remorse", "chargeback"]
+                && f.lines.map(\.voidedSource) == ["user", "google"])
+        #expect(
+            f.lines[1].isChargeback && f.lines[1].purchaseToken == "pmnaaoilgkcjdbjjkbnkloag.AO-J1OzQ7s1mXbq5Vw2"
+                && f.lines[1].quantity == 1)
+        let empty = try StatementParser.parse(
+            Array("{}".utf8), source: .googleplayVoided,
+            options: StatementOptions(
+                periodStart: Timestamp("2026-03-01T00:00:00Z"), periodEnd: Timestamp("2026-04-01T00:00:00Z")))
         #expect(empty.lines.isEmpty && empty.imported.periodEnd == Timestamp("2026-04-01T00:00:00Z"))
         #expect(Self.refusal("{}", .googleplayVoided)?.message.contains("--from and --to") == true)
     }
@@ -209,15 +280,21 @@ struct StatementParserTests {
         #expect(f.imported.periodEnd == Timestamp("2026-03-29T00:00:00Z"))
         // Other years' header ("Sale or Return") reads the same; a header without the column says what it expected and found.
         let text = try Self.text("appstore-finance-2026-03.tsv")
-        let older = try StatementParser.parse(Array(text.replacingOccurrences(of: "Sales or Return", with: "Sale or Return").utf8), source: .appstoreFinance)
+        let older = try StatementParser.parse(
+            Array(text.replacingOccurrences(of: "Sales or Return", with: "Sale or Return").utf8),
+            source: .appstoreFinance)
         #expect(older.lines.map(\.amount) == f.lines.map(\.amount))
         // Another region's report for the month: customer prices in several currencies, the partner share in euros.
         let euro = try Self.sample("appstore-finance-2026-03-euro.tsv", .appstoreFinance)
         #expect(euro.lines.map { $0.amount?.currency.code } == ["EUR", "EUR", "EUR", "CHF"])
-        #expect(euro.lines[2].kind == .refund && euro.lines[2].amount == Self.money(198, "EUR") && euro.lines[3].net == Self.money(2220, "EUR"))
+        #expect(
+            euro.lines[2].kind == .refund && euro.lines[2].amount == Self.money(198, "EUR")
+                && euro.lines[3].net == Self.money(2220, "EUR"))
         #expect(euro.imported.periodStart == f.imported.periodStart && euro.imported.digest != f.imported.digest)
         let missing = Self.refusal(text.replacingOccurrences(of: "Sales or Return", with: "Type"), .appstoreFinance)
-        #expect(missing?.field == "Sale or Return" && missing?.message.contains("(nor Sales or Return)") == true && missing?.message.contains("found Start Date") == true)
+        #expect(
+            missing?.field == "Sale or Return" && missing?.message.contains("(nor Sales or Return)") == true
+                && missing?.message.contains("found Start Date") == true)
     }
 
     @Test("Google Play earnings: charges, fees and refunds per order; tax rows checked and left out")
@@ -226,32 +303,49 @@ struct StatementParserTests {
         #expect(f.lines.map(\.kind) == [.sale, .fee, .sale, .fee, .refund, .feeRefund, .other])
         #expect(f.lines[0].at == Timestamp("2026-03-02T09:14:09Z") && f.lines[1].amount == Self.money(180))
         // The product is the Sku Id; the Product id column is the app's package name.
-        #expect(f.lines[0].productId == "coins_120" && f.lines[0].app == "com.example.android" && f.imported.app == "com.example.android")
+        #expect(
+            f.lines[0].productId == "coins_120" && f.lines[0].app == "com.example.android"
+                && f.imported.app == "com.example.android")
         // A type this version does not know is kept as a line of its own, never a refusal of the file.
         #expect(f.lines[6].storeKind == "Promotional credit" && f.lines[6].amount == Self.money(200))
         // The report's month, in Pacific time.
-        #expect(f.imported.periodStart == Timestamp("2026-03-01T08:00:00Z") && f.imported.periodEnd == Timestamp("2026-04-01T07:00:00Z"))
+        #expect(
+            f.imported.periodStart == Timestamp("2026-03-01T08:00:00Z")
+                && f.imported.periodEnd == Timestamp("2026-04-01T07:00:00Z"))
         // Shown as the store means it: the Pacific month, its standard and daylight halves.
-        #expect(f.imported.source.period(f.imported.periodStart, f.imported.periodEnd)
+        #expect(
+            f.imported.source.period(f.imported.periodStart, f.imported.periodEnd)
                 == "2026-03-01 00:00 UTC-08:00 to 2026-04-01 00:00 UTC-07:00")
     }
 
-    @Test("Google Play earnings as this year's reports write them: base plan, offer and promotion columns after the amounts; a yen charge; the month in PDT")
+    @Test(
+        "Google Play earnings as this year's reports write them: base plan, offer and promotion columns after the amounts; a yen charge; the month in PDT"
+    )
     func googleplayEarningsWithPlans() throws {
         let f = try Self.sample("googleplay-earnings-2026-04.csv", .googleplayEarnings)
         #expect(f.lines.map(\.kind) == [.sale, .fee, .sale, .fee])
-        #expect(f.lines[0].productId == "vip" && f.lines[0].amount == Self.money(499, "USD") && f.lines[0].at == Timestamp("2026-04-01T07:30:41Z"))
+        #expect(
+            f.lines[0].productId == "vip" && f.lines[0].amount == Self.money(499, "USD")
+                && f.lines[0].at == Timestamp("2026-04-01T07:30:41Z"))
         #expect(f.lines[2].amount == Self.money(160, "JPY") && f.lines[3].amount == Self.money(24, "JPY"))
         // The last charge, at 23:59 Pacific on 30 April, is April's: the period is the Pacific month.
-        #expect(f.imported.periodStart == Timestamp("2026-04-01T07:00:00Z") && f.imported.periodEnd == Timestamp("2026-05-01T07:00:00Z"))
+        #expect(
+            f.imported.periodStart == Timestamp("2026-04-01T07:00:00Z")
+                && f.imported.periodEnd == Timestamp("2026-05-01T07:00:00Z"))
     }
 
-    @Test("App Store financial report as Apple's reference spells the header (Sale or Return, ISRC / ISBN, Country of Sale), a fiscal month across two calendar months")
+    @Test(
+        "App Store financial report as Apple's reference spells the header (Sale or Return, ISRC / ISBN, Country of Sale), a fiscal month across two calendar months"
+    )
     func appstoreFinanceReferenceHeader() throws {
         let f = try Self.sample("appstore-finance-2026-04.tsv", .appstoreFinance)
-        #expect(f.lines.map(\.kind) == [.sale, .refund] && f.lines[1].amount == Self.money(499, "USD") && f.lines[1].quantity == -1)
+        #expect(
+            f.lines.map(\.kind) == [.sale, .refund] && f.lines[1].amount == Self.money(499, "USD")
+                && f.lines[1].quantity == -1)
         #expect(f.lines[0].net == Self.money(7350, "USD") && f.lines[0].productId == "com.example.vip")
-        #expect(f.imported.periodStart == Timestamp("2026-03-29T00:00:00Z") && f.imported.periodEnd == Timestamp("2026-05-03T00:00:00Z"))
+        #expect(
+            f.imported.periodStart == Timestamp("2026-03-29T00:00:00Z")
+                && f.imported.periodEnd == Timestamp("2026-05-03T00:00:00Z"))
     }
 
     @Test("Google Play voided purchases: refunds without an amount, totalResults checked")
@@ -263,23 +357,32 @@ struct StatementParserTests {
 
     @Test("a re-parse gives the same facts and event ids; the digest names the file")
     func deterministic() throws {
-        let a = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill), b = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
+        let a = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill),
+            b = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill)
         #expect(a == b)
         #expect(a.events().map(\.eventId) == b.events().map(\.eventId))
         #expect(a.events().map(\.idempotencyKey) == b.events().map(\.idempotencyKey))
         #expect(Set(a.events().compactMap(\.idempotencyKey)).count == a.events().count)
         #expect(a.imported.digest.hasPrefix("sha256:"))
         #expect(throws: StatementError.self) {
-            try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: "sha256:" + String(repeating: "0", count: 64)))
+            try Self.sample(
+                "wechat-tradebill-2026-03-02.csv", .wechatTradeBill,
+                StatementOptions(expectedDigest: "sha256:" + String(repeating: "0", count: 64)))
         }
-        _ = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: a.imported.digest))
+        _ = try Self.sample(
+            "wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: a.imported.digest))
     }
 
     static func refusal(_ text: String, _ source: StatementSource) -> StatementError? {
-        do { _ = try StatementParser.parse(Array(text.utf8), source: source); return nil } catch { return error }
+        do {
+            _ = try StatementParser.parse(Array(text.utf8), source: source)
+            return nil
+        } catch { return error }
     }
 
-    static func text(_ name: String) throws -> String { try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8) }
+    static func text(_ name: String) throws -> String {
+        try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+    }
 
     @Test("malformed files are refused with the line and column named")
     func malformed() throws {
@@ -295,10 +398,12 @@ struct StatementParserTests {
         let badState = Self.refusal(bill.replacingOccurrences(of: "`REFUND,", with: "`NOTPAY,"), .wechatTradeBill)
         #expect(badState?.line == 4 && badState?.field == "交易状态")
         let finance = try Self.text("appstore-finance-2026-03.tsv")
-        let badUnits = Self.refusal(finance.replacingOccurrences(of: "Total_Units\t664", with: "Total_Units\t661"), .appstoreFinance)
+        let badUnits = Self.refusal(
+            finance.replacingOccurrences(of: "Total_Units\t664", with: "Total_Units\t661"), .appstoreFinance)
         #expect(badUnits?.field == "Total_Units" && badUnits?.line == 8)
         let earnings = try Self.text("googleplay-earnings-2026-03.csv")
-        let badTime = Self.refusal(earnings.replacingOccurrences(of: "6:40:55 PM PST", with: "18:40:55"), .googleplayEarnings)
+        let badTime = Self.refusal(
+            earnings.replacingOccurrences(of: "6:40:55 PM PST", with: "18:40:55"), .googleplayEarnings)
         #expect(badTime?.line == 4 && badTime?.field == "Transaction Time")
         let history = Self.decodedHistory(price: 990)
         #expect(Self.refusal(history, .appstoreHistory) == nil)
@@ -306,28 +411,45 @@ struct StatementParserTests {
         #expect(badPrice?.field == "transactions[1].price" && badPrice?.line == 2)
         // A price below a whole minor unit is kept exactly, not refused.
         #expect(Self.refusal(Self.decodedHistory(price: 995), .appstoreHistory) == nil)
-        let badProrate = Self.refusal(Self.decodedHistory(price: 990, revocation: #","revocationDate":1772708400000,"revocationType":"REFUND_PRORATED""#),
-                                      .appstoreHistory)
+        let badProrate = Self.refusal(
+            Self.decodedHistory(
+                price: 990, revocation: #","revocationDate":1772708400000,"revocationType":"REFUND_PRORATED""#),
+            .appstoreHistory)
         #expect(badProrate?.field == "transactions[1].revocationPercentage")
         let notJSON = Self.refusal("{\n  \"transactions\": [,]\n}", .appstoreHistory)
         #expect(notJSON?.line == 2 && notJSON?.column != nil)
         let voided = try Self.text("googleplay-voided.json")
-        #expect(Self.refusal(voided.replacingOccurrences(of: "\"totalResults\": 2", with: "\"totalResults\": 3"), .googleplayVoided)?.field == "pageInfo.totalResults")
+        #expect(
+            Self.refusal(
+                voided.replacingOccurrences(of: "\"totalResults\": 2", with: "\"totalResults\": 3"), .googleplayVoided)?
+                .field == "pageInfo.totalResults")
     }
 
     @Test("what the writers write parses back to the same lines")
     func roundTrip() throws {
         let lines = try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill).lines
-        let text = StatementWriter.wechatBill(lines, refundBill: false, appId: "wx5f0e6a0b9c8d7e6f", merchantId: "1900000109")
+        let text = StatementWriter.wechatBill(
+            lines, refundBill: false, appId: "wx5f0e6a0b9c8d7e6f", merchantId: "1900000109")
         let back = try StatementParser.parse(Array(text.utf8), source: .wechatTradeBill).lines
         func strip(_ l: StatementLine) -> [String] {
-            [l.kind.rawValue, l.transactionId ?? "", l.orderId ?? "", l.refundId ?? "", "\(l.amount?.minorUnits ?? -1)", "\(l.fee?.minorUnits ?? -1)", l.at.iso8601]
+            [
+                l.kind.rawValue, l.transactionId ?? "", l.orderId ?? "", l.refundId ?? "",
+                "\(l.amount?.minorUnits ?? -1)", "\(l.fee?.minorUnits ?? -1)", l.at.iso8601,
+            ]
         }
         #expect(back.map(strip) == lines.map(strip))
         let google = try Self.sample("googleplay-earnings-2026-03.csv", .googleplayEarnings).lines
         var sales = google.filter { $0.kind == .sale || $0.kind == .refund }
-        for i in sales.indices { sales[i].fee = google.first { $0.transactionId == sales[i].transactionId && ($0.kind == .fee || $0.kind == .feeRefund) }?.amount }
-        let earnings = try StatementParser.parse(Array(StatementWriter.googleplayEarnings(sales, packageName: "com.example.android").utf8), source: .googleplayEarnings).lines
+        for i in sales.indices {
+            sales[i].fee =
+                google.first {
+                    $0.transactionId == sales[i].transactionId && ($0.kind == .fee || $0.kind == .feeRefund)
+                }?.amount
+        }
+        let earnings = try StatementParser.parse(
+            Array(StatementWriter.googleplayEarnings(sales, packageName: "com.example.android").utf8),
+            source: .googleplayEarnings
+        ).lines
         #expect(earnings.map(strip) == google.filter { $0.kind != .other }.map(strip))
     }
 }

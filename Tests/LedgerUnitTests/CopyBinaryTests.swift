@@ -48,7 +48,9 @@ struct CopyBinaryTests {
 
     @Test(arguments: badHeaders)
     func aBadHeaderIsRefused(_ label: String, _ bytes: [UInt8]) {
-        #expect(throws: CopyBinary.FormatError.self, "\(label)") { try bytes.withUnsafeBytes { _ = try CopyBinary.headerLength($0) } }
+        #expect(throws: CopyBinary.FormatError.self, "\(label)") {
+            try bytes.withUnsafeBytes { _ = try CopyBinary.headerLength($0) }
+        }
     }
 
     static let badRows: [(String, [UInt8])] = [
@@ -61,6 +63,8 @@ struct CopyBinaryTests {
     @Test(arguments: badRows)
     func aBadRowIsRefused(_ label: String, _ bytes: [UInt8]) {
         var fields: [CopyBinary.Field] = []
-        #expect(throws: CopyBinary.FormatError.self, "\(label)") { try bytes.withUnsafeBytes { _ = try CopyBinary.fields($0, from: 0, into: &fields) } }
+        #expect(throws: CopyBinary.FormatError.self, "\(label)") {
+            try bytes.withUnsafeBytes { _ = try CopyBinary.fields($0, from: 0, into: &fields) }
+        }
     }
 }

@@ -33,7 +33,9 @@ struct CopyTextTests {
     }
 
     /// Escapes PostgreSQL may send that the writer never does: each stands for one byte.
-    @Test(arguments: [("\\b", 0x08), ("\\f", 0x0C), ("\\v", 0x0B), ("\\x", UInt8(ascii: "x")), ("\\\\", 0x5C)] as [(String, UInt8)])
+    @Test(
+        arguments: [("\\b", 0x08), ("\\f", 0x0C), ("\\v", 0x0B), ("\\x", UInt8(ascii: "x")), ("\\\\", 0x5C)]
+            as [(String, UInt8)])
     func unescapesWhatTheServerMaySend(_ escaped: String, _ byte: UInt8) {
         var out: [UInt8] = []
         Array(escaped.utf8).withUnsafeBytes { CopyText.appendUnescaped($0, from: 0, to: $0.count, into: &out) }

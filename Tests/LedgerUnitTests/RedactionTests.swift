@@ -41,8 +41,12 @@ struct RedactionTests {
 
     @Test func whatIsNotASecretStays() {
         #expect(ConnectionString.redacted("host=db password='a b' user=x") == "host=db password=*** user=x")
-        #expect(ConnectionString.redacted("postgresql://u:p%40ss@h:5/db?password=zz&sslmode=require") == "postgresql://u:***@h:5/db?password=***&sslmode=require")
-        #expect(ConnectionString.redacted("postgresql://u@h:5/db?passwordless=1&user=x") == "postgresql://u@h:5/db?passwordless=1&user=x")
+        #expect(
+            ConnectionString.redacted("postgresql://u:p%40ss@h:5/db?password=zz&sslmode=require")
+                == "postgresql://u:***@h:5/db?password=***&sslmode=require")
+        #expect(
+            ConnectionString.redacted("postgresql://u@h:5/db?passwordless=1&user=x")
+                == "postgresql://u@h:5/db?passwordless=1&user=x")
         #expect(ConnectionString.redacted("host=h user=alice dbname=ledger") == "host=h user=alice dbname=ledger")
         #expect(ConnectionString.redacted("appended 3 events; at position 7") == "appended 3 events; at position 7")
     }
@@ -54,7 +58,9 @@ struct RedactionTests {
         #expect(ConnectionString.redacted("host=h password=S3cr3t\\ PW10 user=x") == "host=h password=*** user=x")
         #expect(ConnectionString.redacted("password=S3cr3t\\ PW10") == "password=***")
         #expect(ConnectionString.redacted("host=h sslpassword=a&b\\ c&d") == "host=h sslpassword=***")
-        #expect(ConnectionString.redacted("postgresql://u@h/db?password=S3cr3t&sslmode=require#x") == "postgresql://u@h/db?password=***&sslmode=require#x")
+        #expect(
+            ConnectionString.redacted("postgresql://u@h/db?password=S3cr3t&sslmode=require#x")
+                == "postgresql://u@h/db?password=***&sslmode=require#x")
     }
 
     /// libpq may quote a fragment of a string it cannot parse: the literal value is hidden too.
@@ -62,6 +68,8 @@ struct RedactionTests {
         let url = "postgresql://alice:S3cr3t/PW@127.0.0.1:1/ledger"
         let message = "invalid integer value \"S3cr3t\" for connection option \"port\""
         #expect(!ConnectionString.redacted(message, quoting: url).contains("S3cr3t"))
-        #expect(!ConnectionString.redacted("bad value \"S3cr3tPW\"", quoting: "host=h password=S3cr3tPW").contains("S3cr3t"))
+        #expect(
+            !ConnectionString.redacted("bad value \"S3cr3tPW\"", quoting: "host=h password=S3cr3tPW").contains("S3cr3t")
+        )
     }
 }

@@ -39,14 +39,15 @@ struct RowWriterTests {
     }
 
     /// Array elements are quoted and escaped for the literal, then the literal is escaped for COPY.
-    @Test(arguments: [
-        ([], "{}"),
-        (["a", "b"], #"{"a","b"}"#),
-        (["q\"uote"], #"{"q\\"uote"}"#),
-        (["back\\slash"], #"{"back\\\\slash"}"#),
-        (["tab\there", "new\nline", "cr\rhere"], #"{"tab\there","new\nline","cr\rhere"}"#),
-        (["", "NULL", "{,}"], #"{"","NULL","{,}"}"#),
-    ] as [([String], String)])
+    @Test(
+        arguments: [
+            ([], "{}"),
+            (["a", "b"], #"{"a","b"}"#),
+            (["q\"uote"], #"{"q\\"uote"}"#),
+            (["back\\slash"], #"{"back\\\\slash"}"#),
+            (["tab\there", "new\nline", "cr\rhere"], #"{"tab\there","new\nline","cr\rhere"}"#),
+            (["", "NULL", "{,}"], #"{"","NULL","{,}"}"#),
+        ] as [([String], String)])
     func textsAreQuotedArrayLiterals(_ values: [String], _ expected: String) {
         var w = RowWriter()
         w.texts(values)
@@ -61,9 +62,10 @@ struct RowWriterTests {
         let hash = [UInt8](repeating: 0xAB, count: 32)
         let occurred = Timestamp("2026-03-31T08:15:00Z")!
         let recorded = Timestamp("2026-03-31T08:15:01.5Z")!
-        EventRows.appendCopyRow(position: 42, eventId: "00000000-0000-0000-0000-000000000001", stream: "order:1\tx", version: 3,
-                                type: "OrderCreated", schemaVersion: 2, payloadText: payload, metadataText: #"{"source":"t"}"#,
-                                occurredAt: occurred, recordedAt: Array(recorded.iso8601.utf8), idempotencyKey: key, hash: hash, into: &out)
+        EventRows.appendCopyRow(
+            position: 42, eventId: "00000000-0000-0000-0000-000000000001", stream: "order:1\tx", version: 3,
+            type: "OrderCreated", schemaVersion: 2, payloadText: payload, metadataText: #"{"source":"t"}"#,
+            occurredAt: occurred, recordedAt: Array(recorded.iso8601.utf8), idempotencyKey: key, hash: hash, into: &out)
         #expect(out.last == 0x0A)
         let event = try out.withUnsafeBytes { try EventRows.decode(copyRow: $0) }
         #expect(event.position == 42 && event.version == 3 && event.schemaVersion == 2)

@@ -5,14 +5,19 @@ import Testing
 @Suite("Source shape")
 struct SourceShapeTests {
     @Test func noSourceFileIsOver400Lines() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let sources = root.appendingPathComponent("Sources")
-        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        let files =
+            FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String }.filter {
+                $0.hasSuffix(".swift")
+            } ?? []
         #expect(files.count > 100)
         var long: [String] = []
         for file in files {
             let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - (text.hasSuffix("\n") ? 1 : 0)
+            let lines =
+                text.split(separator: "\n", omittingEmptySubsequences: false).count - (text.hasSuffix("\n") ? 1 : 0)
             if lines > 400 { long.append("\(file): \(lines) lines") }
         }
         #expect(long.isEmpty, "\(long.sorted())")
@@ -21,7 +26,8 @@ struct SourceShapeTests {
     /// Every source file the architecture names (`LedgerFoldStore/ViewTable.swift`,
     /// `Orders/OrderView+Snapshot.swift`, `Functions/chain_hash.sql`...) is where it says.
     @Test func everyFileTheArchitectureNamesExists() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let doc = try String(contentsOf: root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
         var files: [String] = []
         for folder in ["Sources", "Tests"] {

@@ -85,7 +85,8 @@ extension Audit {
 
         /// The entitlement one unit of `t`'s product gives, as ``Projections/product(_:_:at:)`` finds it.
         func entitlement(_ t: TransactionView) -> Entitlement? {
-            guard let channel = t.channel, let id = t.productId, let defs = catalogue[channel]?[id], !defs.isEmpty else { return nil }
+            guard let channel = t.channel, let id = t.productId, let defs = catalogue[channel]?[id], !defs.isEmpty
+            else { return nil }
             guard let time = t.purchaseDate else { return defs.last?.entitlement }
             return (defs.last(where: { $0.validFrom <= time }) ?? defs.first)?.entitlement
         }
@@ -102,11 +103,20 @@ extension Audit {
             if let m = t.transfers.last(where: { $0.position < position }) { return (m.toUserId, m.position) }
             if let b = t.bindings.first { return (b.userId, b.position) }
             if let u = t.subscriptionUserId {
-                return (u, t.originalTransactionId.flatMap { p.withTransaction(t.channel, t.app, $0) { $0.bindings.first?.position } ?? nil })
+                return (
+                    u,
+                    t.originalTransactionId.flatMap {
+                        p.withTransaction(t.channel, t.app, $0) { $0.bindings.first?.position } ?? nil
+                    }
+                )
             }
             guard let token = t.appAccountToken?.lowercased else { return nil }
             if tokenOrders == nil { buildTokenOrders() }
-            if let id = tokenOrders?[token], let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }), let user { return (user, first) }
+            if let id = tokenOrders?[token], let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }),
+                let user
+            {
+                return (user, first)
+            }
             return nil
         }
 
@@ -133,16 +143,22 @@ extension Audit {
 
         func orderPrice(_ orderId: String?) -> Money? { orderId.flatMap { p.orders.with($0, \.price) ?? nil } }
 
-        mutating func add(_ kind: FindingKind, _ channel: Channel?, user: String?, order: String?, tx: String?,
-                          _ positions: [Int64?], _ amount: Money?, _ detail: String) {
-            findings.append(Finding(kind: kind, channel: channel, userId: user, orderId: order, transactionId: tx,
-                                    positions: Array(Set(positions.compactMap { $0 })), amountAtRisk: amount, detail: detail))
+        mutating func add(
+            _ kind: FindingKind, _ channel: Channel?, user: String?, order: String?, tx: String?,
+            _ positions: [Int64?], _ amount: Money?, _ detail: String
+        ) {
+            findings.append(
+                Finding(
+                    kind: kind, channel: channel, userId: user, orderId: order, transactionId: tx,
+                    positions: Array(Set(positions.compactMap { $0 })), amountAtRisk: amount, detail: detail))
         }
     }
 
     static func times(_ m: Money?, _ n: Int) -> Money? {
         guard let m else { return nil }
-        return Money(minorUnits: m.minorUnits.multipliedSaturated(by: Int64(n)), fraction: Int64(m.fraction) * Int64(n), currency: m.currency)
+        return Money(
+            minorUnits: m.minorUnits.multipliedSaturated(by: Int64(n)), fraction: Int64(m.fraction) * Int64(n),
+            currency: m.currency)
             ?? Money(minorUnits: .max, currency: m.currency)
     }
 
@@ -165,23 +181,34 @@ extension Audit {
     static func scaled(_ m: Money, _ num: Int64, _ den: Int64) -> Money {
         guard m.isWholeMinorUnits else {
             // An inexact store amount: exactly, in millionths of a minor unit, rounded up to one.
-            guard den > 0, num > 0, m.minorUnits >= 0, m.fraction > 0 || m.minorUnits > 0 else { return Money(minorUnits: 0, currency: m.currency) }
-            let whole = scaled(Money(minorUnits: m.minorUnits.multipliedSaturated(by: 1_000_000).addingSaturated(Int64(m.fraction)), currency: m.currency), num, den)
-            return Money(minorUnits: whole.minorUnits / 1_000_000, fraction: whole.minorUnits % 1_000_000, currency: m.currency) ?? whole
+            guard den > 0, num > 0, m.minorUnits >= 0, m.fraction > 0 || m.minorUnits > 0 else {
+                return Money(minorUnits: 0, currency: m.currency)
+            }
+            let whole = scaled(
+                Money(
+                    minorUnits: m.minorUnits.multipliedSaturated(by: 1_000_000).addingSaturated(Int64(m.fraction)),
+                    currency: m.currency), num, den)
+            return Money(
+                minorUnits: whole.minorUnits / 1_000_000, fraction: whole.minorUnits % 1_000_000, currency: m.currency)
+                ?? whole
         }
         guard den > 0, num > 0, m.minorUnits > 0 else { return Money(minorUnits: 0, currency: m.currency) }
         let product = m.minorUnits.magnitude.multipliedFullWidth(by: UInt64(num))
         guard product.high < UInt64(den) else { return Money(minorUnits: .max, currency: m.currency) }
         let (q, r) = UInt64(den).dividingFullWidth(product)
         let v = q.addingReportingOverflow(r == 0 ? 0 : 1)
-        return Money(minorUnits: v.overflow || v.partialValue > UInt64(Int64.max) ? .max : Int64(v.partialValue), currency: m.currency)
+        return Money(
+            minorUnits: v.overflow || v.partialValue > UInt64(Int64.max) ? .max : Int64(v.partialValue),
+            currency: m.currency)
     }
 
     /// The money the buyer paid and kept: the price less what was refunded (same currency).
     static func netPaid(_ t: TransactionView) -> Money? {
         guard let price = t.price else { return nil }
         guard let r = t.refundedAmount, r.currency == price.currency else { return price }
-        guard let net = price.adding(r.negated), net.minorUnits >= 0, net.fraction >= 0 else { return Money(minorUnits: 0, currency: price.currency) }
+        guard let net = price.adding(r.negated), net.minorUnits >= 0, net.fraction >= 0 else {
+            return Money(minorUnits: 0, currency: price.currency)
+        }
         return net
     }
 }

@@ -32,7 +32,8 @@ public enum FindingKind: String, CaseIterable, Sendable, Hashable, Comparable {
         case .doubleGrant, .grantWithoutPayment, .wrongUser, .chainBroken: return .critical
         case .missingGrant, .refundNotRevoked, .productMismatch, .receiptReused, .unacknowledgedPurchase: return .error
         case .unrecordedSale, .unrecordedRefund, .amountMismatch: return .error
-        case .revokedWithoutRefund, .orphanPayment, .subscriptionDrift, .negativeBalance, .unconfirmedPayment: return .warning
+        case .revokedWithoutRefund, .orphanPayment, .subscriptionDrift, .negativeBalance, .unconfirmedPayment:
+            return .warning
         case .staleOrder, .untranslatedNotification: return .info
         }
     }
@@ -61,11 +62,20 @@ public struct Finding: Hashable, Sendable, Comparable {
     /// One readable sentence: what is wrong and why.
     public var detail: String
 
-    public init(kind: FindingKind, severity: Severity? = nil, channel: Channel? = nil, userId: String? = nil, orderId: String? = nil,
-                transactionId: String? = nil, positions: [Int64], amountAtRisk: Money? = nil, detail: String) {
-        self.kind = kind; self.severity = severity ?? kind.defaultSeverity; self.channel = channel; self.userId = userId
-        self.orderId = orderId; self.transactionId = transactionId; self.positions = positions.sorted()
-        self.amountAtRisk = amountAtRisk; self.detail = detail
+    public init(
+        kind: FindingKind, severity: Severity? = nil, channel: Channel? = nil, userId: String? = nil,
+        orderId: String? = nil,
+        transactionId: String? = nil, positions: [Int64], amountAtRisk: Money? = nil, detail: String
+    ) {
+        self.kind = kind
+        self.severity = severity ?? kind.defaultSeverity
+        self.channel = channel
+        self.userId = userId
+        self.orderId = orderId
+        self.transactionId = transactionId
+        self.positions = positions.sorted()
+        self.amountAtRisk = amountAtRisk
+        self.detail = detail
     }
 
     /// Stable identity across re-runs: the kind and its subject (transaction, order or user).
@@ -98,11 +108,16 @@ public struct AuditOptions: Sendable, Hashable {
     /// of its purchase time (default 5 minutes).
     public var statementClockSlack: Duration
 
-    public init(missingGrantWindow: Duration = .seconds(600), refundWindow: Duration = .seconds(600),
-                staleOrderWindow: Duration = .seconds(86_400), acknowledgementWindow: Duration = .seconds(3 * 86_400),
-                statementWindow: Duration = .seconds(25 * 3600), statementClockSlack: Duration = .seconds(300)) {
-        self.missingGrantWindow = missingGrantWindow; self.refundWindow = refundWindow; self.staleOrderWindow = staleOrderWindow
+    public init(
+        missingGrantWindow: Duration = .seconds(600), refundWindow: Duration = .seconds(600),
+        staleOrderWindow: Duration = .seconds(86_400), acknowledgementWindow: Duration = .seconds(3 * 86_400),
+        statementWindow: Duration = .seconds(25 * 3600), statementClockSlack: Duration = .seconds(300)
+    ) {
+        self.missingGrantWindow = missingGrantWindow
+        self.refundWindow = refundWindow
+        self.staleOrderWindow = staleOrderWindow
         self.statementClockSlack = statementClockSlack
-        self.acknowledgementWindow = acknowledgementWindow; self.statementWindow = statementWindow
+        self.acknowledgementWindow = acknowledgementWindow
+        self.statementWindow = statementWindow
     }
 }

@@ -18,13 +18,17 @@ extension Audit {
 
     /// The verified purchases, from one pass over the transactions: how many were made in
     /// production, by channel (an audit's denominator), and the sandbox ones, by transaction id.
-    public static func verifiedPurchases(_ p: Projections) -> (byChannel: [Channel: Int64], sandbox: [SandboxPurchase]) {
+    public static func verifiedPurchases(_ p: Projections) -> (byChannel: [Channel: Int64], sandbox: [SandboxPurchase])
+    {
         var byChannel: [Channel: Int64] = [:], sandbox: [SandboxPurchase] = []
         p.transactions.forEachInPlace { _, t in
             guard t.verified else { return }
             if t.isSandbox {
-                sandbox.append(SandboxPurchase(transactionId: t.transactionId, channel: t.channel, environment: t.environment.raw, productId: t.productId,
-                                               userId: t.userId, price: t.price, position: t.verifiedPosition))
+                sandbox.append(
+                    SandboxPurchase(
+                        transactionId: t.transactionId, channel: t.channel, environment: t.environment.raw,
+                        productId: t.productId,
+                        userId: t.userId, price: t.price, position: t.verifiedPosition))
             } else if let c = t.channel {
                 byChannel[c, default: 0] += 1
             }

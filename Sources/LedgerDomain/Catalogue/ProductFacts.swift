@@ -12,7 +12,9 @@ public struct ProductDefinition: FactBody, Codable {
     public var price: Money?
 
     public static let fields = FieldTable(
-        ProductDefinition(channel: .appstore, storeProductId: "", entitlement: .coins(1), version: 1, validFrom: .blank), [
+        ProductDefinition(
+            channel: .appstore, storeProductId: "", entitlement: .coins(1), version: 1, validFrom: .blank),
+        [
             .channel("channel", \.channel),
             .text("storeProductId", \.storeProductId, "The store's product id (com.example.coins100)."),
             .object("entitlement", \.entitlement),

@@ -38,23 +38,34 @@ public struct EntitlementGranted: FactBody {
     /// without a transaction that does neither is judged as a grant without payment.
     public var isPolicyGrant: Bool { (reason.map { $0 != .purchase } ?? false) && authorizedBy != nil }
 
-    public static let fields = FieldTable(EntitlementGranted(grantId: "", userId: "", transactionId: nil, entitlement: .coins(1)), [
-        .text("grantId", \.grantId),
-        .text("userId", \.userId),
-        .optionalChannel("channel", \.channel),
-        .optionalText("transactionId", \.transactionId, "The store transaction paid for it; absent for a grant by policy."),
-        .optionalText("orderId", \.orderId),
-        .object("entitlement", \.entitlement),
-        .int("quantity", \.quantity, min: 1, max: 10_000),
-        .optionalOpen("reason", \.reason, "Why: purchase when absent. A grant by policy (goodwill, compensation, promotion, migration) with authorizedBy is counted against no transaction; a grant without a transaction and without both is a grant without payment."),
-        .optionalText("authorizedBy", \.authorizedBy, "Who authorized a grant by policy."),
-        .optionalText("app", \.app, "The transaction's app (Apple bundleId, Google packageName, WeChat appid): the grant counts only against the transaction of that channel and app. Absent (older grants): the transaction of that id whose channel does not contradict it."),
-    ])
+    public static let fields = FieldTable(
+        EntitlementGranted(grantId: "", userId: "", transactionId: nil, entitlement: .coins(1)),
+        [
+            .text("grantId", \.grantId),
+            .text("userId", \.userId),
+            .optionalChannel("channel", \.channel),
+            .optionalText(
+                "transactionId", \.transactionId, "The store transaction paid for it; absent for a grant by policy."),
+            .optionalText("orderId", \.orderId),
+            .object("entitlement", \.entitlement),
+            .int("quantity", \.quantity, min: 1, max: 10_000),
+            .optionalOpen(
+                "reason", \.reason,
+                "Why: purchase when absent. A grant by policy (goodwill, compensation, promotion, migration) with authorizedBy is counted against no transaction; a grant without a transaction and without both is a grant without payment."
+            ),
+            .optionalText("authorizedBy", \.authorizedBy, "Who authorized a grant by policy."),
+            .optionalText(
+                "app", \.app,
+                "The transaction's app (Apple bundleId, Google packageName, WeChat appid): the grant counts only against the transaction of that channel and app. Absent (older grants): the transaction of that id whose channel does not contradict it."
+            ),
+        ])
 
     /// Version 1: every grant named its transaction.
-    static let version1 = FieldTable(fields.blank, fields.removing(["reason", "authorizedBy", "app"]).fields.map {
-        $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
-    })
+    static let version1 = FieldTable(
+        fields.blank,
+        fields.removing(["reason", "authorizedBy", "app"]).fields.map {
+            $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
+        })
 }
 
 @PublicInit
@@ -64,30 +75,41 @@ public struct CoinsSpent: FactBody {
     public var amount: Int64
     public var item: String?
 
-    public static let fields = FieldTable(CoinsSpent(spendId: "", userId: "", amount: 0), [
-        .text("spendId", \.spendId),
-        .text("userId", \.userId),
-        .int("amount", \.amount, min: 1, max: 1_000_000_000, "Coins spent."),
-        .optionalText("item", \.item),
-    ])
+    public static let fields = FieldTable(
+        CoinsSpent(spendId: "", userId: "", amount: 0),
+        [
+            .text("spendId", \.spendId),
+            .text("userId", \.userId),
+            .int("amount", \.amount, min: 1, max: 1_000_000_000, "Coins spent."),
+            .optionalText("item", \.item),
+        ])
 }
 
 extension FactTypes {
     public static let entitlementGranted = FactType<EntitlementGranted>(
-        "EntitlementGranted", "What fulfilment actually gave the user; for periods, entitlement is the period granted. "
+        "EntitlementGranted",
+        "What fulfilment actually gave the user; for periods, entitlement is the period granted. "
             + "A grant without a store transaction says why (goodwill, compensation, promotion, migration) and who authorized it.",
         stream: "user:<userId>", key: "grant:<grantId>",
-        older: [OlderVersion(fields: EntitlementGranted.version1,
-                             about: "What fulfilment actually gave the user; for periods, entitlement is the period granted."),
-                .without(["app"], "What fulfilment actually gave the user; for periods, entitlement is the period granted. "
-                    + "A grant without a store transaction says why (goodwill, compensation, promotion, migration) and who authorized it.")],
+        older: [
+            OlderVersion(
+                fields: EntitlementGranted.version1,
+                about: "What fulfilment actually gave the user; for periods, entitlement is the period granted."),
+            .without(
+                ["app"],
+                "What fulfilment actually gave the user; for periods, entitlement is the period granted. "
+                    + "A grant without a store transaction says why (goodwill, compensation, promotion, migration) and who authorized it."
+            ),
+        ],
         wrap: Fact.entitlementGranted,
         summary: { f in
             "granted \(f.entitlement) x\(f.quantity) to \(f.userId) "
-                + (f.transactionId.map { "for tx \($0)" } ?? "as \(f.reason?.raw ?? "?") by \(f.authorizedBy ?? "?")") + " (grant \(f.grantId))"
+                + (f.transactionId.map { "for tx \($0)" } ?? "as \(f.reason?.raw ?? "?") by \(f.authorizedBy ?? "?")")
+                + " (grant \(f.grantId))"
         })
 
     public static let coinsSpent = FactType<CoinsSpent>(
-        "CoinsSpent", "The user consumed coins.", stream: "user:<userId>", key: "spend:<spendId>", wrap: Fact.coinsSpent,
+        "CoinsSpent", "The user consumed coins.", stream: "user:<userId>", key: "spend:<spendId>",
+        wrap: Fact.coinsSpent,
         summary: { "\($0.userId) spent \($0.amount) coins" + ($0.item.map { " on \($0)" } ?? "") })
 }

@@ -14,9 +14,11 @@ extension Audit {
         let price = t.price ?? c.orderPrice(order)
         let failed = t.failedVerifications.map { "\($0.code)\($0.retryable ? " (retryable)" : "")" }
         let why = failed.isEmpty ? "was never verified" : "only failed verification (\(failed.joined(separator: ", ")))"
-        c.add(.grantWithoutPayment, t.channel, user: first.userId, order: order, tx: t.transactionId,
-              active.map(\.position) + t.failedVerifications.map(\.position), times(price, active.count),
-              "Transaction \(t.transactionId) has \(active.count) active grant(s) (\(active.map(\.grantId).joined(separator: ", "))) but \(why).")
+        c.add(
+            .grantWithoutPayment, t.channel, user: first.userId, order: order, tx: t.transactionId,
+            active.map(\.position) + t.failedVerifications.map(\.position), times(price, active.count),
+            "Transaction \(t.transactionId) has \(active.count) active grant(s) (\(active.map(\.grantId).joined(separator: ", "))) but \(why)."
+        )
     }
 
     /// **double-grant**: a verified transaction with two or more active grants (to one user or
@@ -35,24 +37,34 @@ extension Audit {
         if let part = partlyTakenBack(t, active, c) {
             guard !part.period, part.left > part.owed else { return }
             let desc = active.map { "\($0.grantId) to \($0.userId) (\($0.unitsLeft) left)" }.joined(separator: ", ")
-            c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
-                  [t.verifiedPosition] + active.map(\.position), t.revenue.map { scaled($0, part.left - part.owed, part.owed) },
-                  "Transaction \(t.transactionId) paid for \(part.owed) \(part.unit) but its active grants (\(desc)) leave \(part.left).")
+            c.add(
+                .doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId,
+                tx: t.transactionId,
+                [t.verifiedPosition] + active.map(\.position),
+                t.revenue.map { scaled($0, part.left - part.owed, part.owed) },
+                "Transaction \(t.transactionId) paid for \(part.owed) \(part.unit) but its active grants (\(desc)) leave \(part.left)."
+            )
             return
         }
         let desc = active.map { "\($0.grantId) to \($0.userId)" }.joined(separator: ", ")
-        c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition] + active.map(\.position), times(t.revenue, active.count - 1),
-              "Transaction \(t.transactionId) was paid once but has \(active.count) active grants (\(desc)).")
+        c.add(
+            .doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
+            [t.verifiedPosition] + active.map(\.position), times(t.revenue, active.count - 1),
+            "Transaction \(t.transactionId) was paid once but has \(active.count) active grants (\(desc)).")
     }
 
     /// The active grants of `t` counted for what is left of them, when one of them was partly
     /// taken back: the units left in all, what one payment owes, and whether they are days. Nil
     /// when every active grant is whole (they are counted by number), when there is only one, or
     /// when the catalogue does not know the product or the grants are of another unit.
-    static func partlyTakenBack(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: Context)
-        -> (left: Int64, owed: Int64, unit: String, period: Bool)? {
-        guard active.count > 1, active.contains(where: { $0.revokedUnits > 0 }), let e = c.entitlement(t) else { return nil }
+    static func partlyTakenBack(
+        _ t: TransactionView, _ active: Few<GrantRecord>, _ c: Context
+    )
+        -> (left: Int64, owed: Int64, unit: String, period: Bool)?
+    {
+        guard active.count > 1, active.contains(where: { $0.revokedUnits > 0 }), let e = c.entitlement(t) else {
+            return nil
+        }
         let owed = t.owedUnits(of: e)
         guard owed.count > 0 else { return nil }
         var left: Int64 = 0
@@ -69,13 +81,16 @@ extension Audit {
     /// grant; amount: the revenue x excess / owed units, rounded up.
     static func overGrant(_ t: TransactionView, _ g: GrantRecord, _ c: inout Context) {
         guard t.refunds.isEmpty, t.voidedQuantity == nil, t.storeRevokedPosition == nil,
-              let e = c.entitlement(t), e.periodEntitlement == nil else { return }
+            let e = c.entitlement(t), e.periodEntitlement == nil
+        else { return }
         let owed = t.owedUnits(of: e), got = (unit: g.units.unit, count: g.unitsLeft)
         guard got.unit == owed.unit, owed.count > 0, got.count > owed.count else { return }
         let excess = got.count - owed.count
-        c.add(.doubleGrant, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition, g.position], t.revenue.map { scaled($0, excess, owed.count) },
-              "Transaction \(t.transactionId) paid for \(owed.count) \(owed.unit) but grant \(g.grantId) gave \(got.count): \(excess) too many.")
+        c.add(
+            .doubleGrant, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
+            [t.verifiedPosition, g.position], t.revenue.map { scaled($0, excess, owed.count) },
+            "Transaction \(t.transactionId) paid for \(owed.count) \(owed.unit) but grant \(g.grantId) gave \(got.count): \(excess) too many."
+        )
     }
 
     /// **missing-grant**: a verified payment or renewal that is owed something (owed units > 0;
@@ -92,14 +107,18 @@ extension Audit {
         // One root cause, one finding: a revocation with nothing behind it is revoked-without-refund's.
         guard !revokedWithoutRefundApplies(t) else { return }
         let og = c.p.owedGranted(t)
-        let owes = t.storeRevokedPosition == nil && (og.status == .unknownProduct ? t.refundState != .refunded : og.owedUnits > 0)
+        let owes =
+            t.storeRevokedPosition == nil
+            && (og.status == .unknownProduct ? t.refundState != .refunded : og.owedUnits > 0)
         guard owes else { return }
         let owed = og.unit.map { "\(og.owedUnits) \($0)" } ?? "product \(t.productId ?? "?") (not in the catalogue)"
-        c.add(.missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position)
+        c.add(
+            .missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
+            [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position)
                 + t.reversals.map(\.position),
-              t.revenue == nil ? nil : netPaid(t),
-              "\(t.isRenewal ? "Renewal" : "Payment") \(t.transactionId) verified at \(t.verifiedAt?.iso8601 ?? "?") owes \(owed) and has no active grant after the \(c.options.missingGrantWindow) window.")
+            t.revenue == nil ? nil : netPaid(t),
+            "\(t.isRenewal ? "Renewal" : "Payment") \(t.transactionId) verified at \(t.verifiedAt?.iso8601 ?? "?") owes \(owed) and has no active grant after the \(c.options.missingGrantWindow) window."
+        )
     }
 
     /// **wrong-user**: an active grant to a user other than the transaction's owner when it was
@@ -114,15 +133,19 @@ extension Audit {
         for g in active {
             // The owner when the grant was made: a move to another user counts from its position.
             var expected = c.owner(t, at: g.position)
-            if expected == nil, let oid = g.orderId, let o = c.p.orders[oid], let u = o.userId { expected = (u, o.positions.first) }
+            if expected == nil, let oid = g.orderId, let o = c.p.orders[oid], let u = o.userId {
+                expected = (u, o.positions.first)
+            }
             guard let e = expected, e.user != g.userId else { continue }
             wrong[g.userId, default: ([], e.user, e.position)].grants.append(g)
         }
         for (user, w) in wrong {
             let order = t.orderId ?? w.grants[0].orderId
-            c.add(.wrongUser, t.channel, user: user, order: order, tx: t.transactionId, [w.proof] + w.grants.map(\.position),
-                  times(t.price == nil ? c.orderPrice(order) : t.revenue, w.grants.count),
-                  "Transaction \(t.transactionId) belongs to \(w.owner) but \(w.grants.count) grant(s) went to \(user).")
+            c.add(
+                .wrongUser, t.channel, user: user, order: order, tx: t.transactionId,
+                [w.proof] + w.grants.map(\.position),
+                times(t.price == nil ? c.orderPrice(order) : t.revenue, w.grants.count),
+                "Transaction \(t.transactionId) belongs to \(w.owner) but \(w.grants.count) grant(s) went to \(user).")
         }
     }
 
@@ -146,7 +169,8 @@ extension Audit {
             if clawed > 0 { amount = prorate(money, min(deficit, clawed), clawed) }
         }
         let cause = t.map { "the clawback of transaction \($0.transactionId)" } ?? "a spend"
-        c.add(.negativeBalance, t?.channel, user: u.userId, order: t?.orderId, tx: t?.transactionId, [since], amount,
-              "User \(u.userId) has a coin balance of \(u.coinBalance), below zero since \(cause) at position \(since).")
+        c.add(
+            .negativeBalance, t?.channel, user: u.userId, order: t?.orderId, tx: t?.transactionId, [since], amount,
+            "User \(u.userId) has a coin balance of \(u.coinBalance), below zero since \(cause) at position \(since).")
     }
 }

@@ -41,7 +41,9 @@ extension Projections {
     /// Owed versus granted for one transaction.
     public func owedGranted(_ t: TransactionView) -> OwedGranted {
         let def = t.productId.flatMap { product(t.channel, $0, at: t.purchaseDate) }
-        let owed = def.map { t.owedUnits(of: $0.entitlement) }.map { (unit: $0.unit, count: t.unitsOwedAfterRefunds($0.count)) }
+        let owed = def.map { t.owedUnits(of: $0.entitlement) }.map {
+            (unit: $0.unit, count: t.unitsOwedAfterRefunds($0.count))
+        }
         var granted: Int64 = 0, revoked: Int64 = 0
         var unit = owed?.unit
         for g in t.grants {
@@ -53,12 +55,18 @@ extension Projections {
         let owedUnits = owed?.count ?? 0
         let net = granted.subtractingSaturated(revoked)
         let status: OwedGranted.Status
-        if t.verified && def == nil { status = .unknownProduct }
-        else if net < owedUnits { status = .missing }
-        else if net > owedUnits { status = .excess }
-        else { status = .ok }
-        return OwedGranted(transactionId: t.transactionId, channel: t.channel, userId: t.userId, orderId: t.orderId,
-                           productId: t.productId, entitlement: def?.entitlement, unit: unit, owedUnits: owedUnits,
-                           grantedUnits: granted, revokedUnits: revoked, status: status)
+        if t.verified && def == nil {
+            status = .unknownProduct
+        } else if net < owedUnits {
+            status = .missing
+        } else if net > owedUnits {
+            status = .excess
+        } else {
+            status = .ok
+        }
+        return OwedGranted(
+            transactionId: t.transactionId, channel: t.channel, userId: t.userId, orderId: t.orderId,
+            productId: t.productId, entitlement: def?.entitlement, unit: unit, owedUnits: owedUnits,
+            grantedUnits: granted, revokedUnits: revoked, status: status)
     }
 }

@@ -10,13 +10,23 @@ import LedgerFoldStore
 
 extension GrantRecord: BinaryFields {
     public init(binary r: BinaryReader) throws {
-        self.init(grantId: try r.string(), userId: try r.string(), orderId: try r.optionalString(), entitlement: try r.entitlement(),
-                  quantity: try r.int(), position: try r.int(), at: try r.timestamp(), revokedAt: try r.compactInt(), revokedUnits: try r.int())
+        self.init(
+            grantId: try r.string(), userId: try r.string(), orderId: try r.optionalString(),
+            entitlement: try r.entitlement(),
+            quantity: try r.int(), position: try r.int(), at: try r.timestamp(), revokedAt: try r.compactInt(),
+            revokedUnits: try r.int())
     }
 
     public func write(binary w: BinaryWriter) {
-        w.string(grantId); w.string(userId); w.string(orderId); w.entitlement(entitlement)
-        w.int(quantity); w.int(position); w.timestamp(at); w.int(revokedAt); w.int(revokedUnits)
+        w.string(grantId)
+        w.string(userId)
+        w.string(orderId)
+        w.entitlement(entitlement)
+        w.int(quantity)
+        w.int(position)
+        w.timestamp(at)
+        w.int(revokedAt)
+        w.int(revokedUnits)
     }
 }
 
@@ -28,7 +38,10 @@ extension UserView: BinaryFields {
         coinsClawedBack = try r.int()
         let features = try r.array { (try r.string(), try r.int()) }
         self.features = Dictionary(features, uniquingKeysWith: { _, last in last })
-        periodGrants = try r.array { PeriodGrant(entitlement: try r.string(), anchor: try r.timestamp(), days: try r.int(), grantId: try r.string()) }
+        periodGrants = try r.array {
+            PeriodGrant(
+                entitlement: try r.string(), anchor: try r.timestamp(), days: try r.int(), grantId: try r.string())
+        }
         negativeSince = try r.optionalInt()
         negativeCause = try r.optionalString()
         positions = try r.positions()
@@ -39,8 +52,16 @@ extension UserView: BinaryFields {
         w.int(coinsCredited)
         w.int(coinsSpent)
         w.int(coinsClawedBack)
-        w.array(features.sorted { $0.key < $1.key }) { w.string($0.key); w.int($0.value) }
-        w.array(periodGrants) { w.string($0.entitlement); w.timestamp($0.anchor); w.int($0.days); w.string($0.grantId) }
+        w.array(features.sorted { $0.key < $1.key }) {
+            w.string($0.key)
+            w.int($0.value)
+        }
+        w.array(periodGrants) {
+            w.string($0.entitlement)
+            w.timestamp($0.anchor)
+            w.int($0.days)
+            w.string($0.grantId)
+        }
         w.int(negativeSince)
         w.string(negativeCause)
         w.positions(positions)

@@ -14,10 +14,19 @@ public struct GrantRecord: Hashable, Sendable, Codable {
     /// The position of the revocation that took it back whole (or its last part).
     @CompactInt64 public var revokedAt: Int64?
 
-    public init(grantId: String, userId: String, orderId: String?, entitlement: Entitlement, quantity: Int64, position: Int64,
-                at: Timestamp, revokedAt: Int64? = nil, revokedUnits: Int64 = 0) {
-        self.grantId = grantId; self.userId = userId; self.orderId = orderId; self.entitlement = entitlement
-        self.quantity = quantity; self.position = position; self.at = at; self.revokedAt = revokedAt; self.revokedUnits = revokedUnits
+    public init(
+        grantId: String, userId: String, orderId: String?, entitlement: Entitlement, quantity: Int64, position: Int64,
+        at: Timestamp, revokedAt: Int64? = nil, revokedUnits: Int64 = 0
+    ) {
+        self.grantId = grantId
+        self.userId = userId
+        self.orderId = orderId
+        self.entitlement = entitlement
+        self.quantity = quantity
+        self.position = position
+        self.at = at
+        self.revokedAt = revokedAt
+        self.revokedUnits = revokedUnits
     }
 
     /// What it gave, counted in its unit (coins, days of an entitlement, a feature).
@@ -70,7 +79,9 @@ public struct UserView: Hashable, Sendable, Codable {
     public init(userId: String) { self.userId = userId }
 
     /// credits - spends - clawbacks. Kept negative when it is: flagged, never floored.
-    public var coinBalance: Int64 { coinsCredited.subtractingSaturated(coinsSpent).subtractingSaturated(coinsClawedBack) }
+    public var coinBalance: Int64 {
+        coinsCredited.subtractingSaturated(coinsSpent).subtractingSaturated(coinsClawedBack)
+    }
 
     public var ownedFeatures: [String] { features.filter { $0.value > 0 }.map(\.key).sorted() }
 
@@ -84,8 +95,9 @@ public struct UserView: Hashable, Sendable, Codable {
                 p.totalDays = p.totalDays.addingSaturated(g.days)
                 byName[g.entitlement] = p
             } else {
-                byName[g.entitlement] = PeriodSummary(entitlement: g.entitlement, totalDays: g.days, startsAt: g.anchor,
-                                                      endsAt: g.anchor.addingDaysSaturated(g.days))
+                byName[g.entitlement] = PeriodSummary(
+                    entitlement: g.entitlement, totalDays: g.days, startsAt: g.anchor,
+                    endsAt: g.anchor.addingDaysSaturated(g.days))
             }
         }
         return byName.values.sorted { $0.entitlement < $1.entitlement }

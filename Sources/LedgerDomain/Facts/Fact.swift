@@ -87,9 +87,12 @@ public enum Fact: Hashable, Sendable {
     public var summary: String { declared.summary }
 
     /// A fact ready to append, in the current schema version.
-    public func newEvent(occurredAt: Timestamp, eventId: UUID = UUID(), metadata: EventMetadata = EventMetadata()) -> NewEvent {
+    public func newEvent(
+        occurredAt: Timestamp, eventId: UUID = UUID(), metadata: EventMetadata = EventMetadata()
+    ) -> NewEvent {
         let d = declared
-        return NewEvent(eventId: eventId, stream: d.stream, type: d.typeName, schemaVersion: d.schemaVersion,
-                        payload: d.payload, metadata: metadata, occurredAt: occurredAt, idempotencyKey: d.idempotencyKey)
+        return NewEvent(
+            eventId: eventId, stream: d.stream, type: d.typeName, schemaVersion: d.schemaVersion,
+            payload: d.payload, metadata: metadata, occurredAt: occurredAt, idempotencyKey: d.idempotencyKey)
     }
 }

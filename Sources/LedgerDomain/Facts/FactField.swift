@@ -21,12 +21,18 @@ public struct FactField<Root>: Sendable {
     /// protocol's requirement, which has no fixed offset) through the key path, far slower.
     var setsAtOffset = true
 
-    init(_ name: String, required: Bool, schema: FieldSchema,
-         read: @escaping @Sendable (inout PayloadReader, inout Root) throws(FactError) -> Void,
-         write: @escaping @Sendable (Root, inout PayloadWriter) -> Void,
-         text: (@Sendable (Root) -> String?)? = nil) {
-        self.name = name; self.isRequired = required; self.schema = schema
-        self.read = read; self.write = write; self.text = text
+    init(
+        _ name: String, required: Bool, schema: FieldSchema,
+        read: @escaping @Sendable (inout PayloadReader, inout Root) throws(FactError) -> Void,
+        write: @escaping @Sendable (Root, inout PayloadWriter) -> Void,
+        text: (@Sendable (Root) -> String?)? = nil
+    ) {
+        self.name = name
+        self.isRequired = required
+        self.schema = schema
+        self.read = read
+        self.write = write
+        self.text = text
     }
 }
 
@@ -48,14 +54,18 @@ struct FieldSchema: Sendable {
     }
 
     static func closed(_ values: [String], _ description: String?) -> FieldSchema {
-        FieldSchema(members: [("type", .string("string")), ("enum", .array(values.map(JSONValue.string)))], description: description)
+        FieldSchema(
+            members: [("type", .string("string")), ("enum", .array(values.map(JSONValue.string)))],
+            description: description)
     }
 
     static func open(_ known: [String], _ description: String) -> FieldSchema {
-        FieldSchema(members: [("$ref", .string("common.schema.json#/$defs/text"))],
-                    description: "\(description) Open enum: known values include \(known.joined(separator: ", ")); any other value "
-                        + "(1-200 characters) is accepted and kept raw, since stores add values without notice.",
-                    trailing: [("x-knownValues", .array(known.map(JSONValue.string)))])
+        FieldSchema(
+            members: [("$ref", .string("common.schema.json#/$defs/text"))],
+            description:
+                "\(description) Open enum: known values include \(known.joined(separator: ", ")); any other value "
+                + "(1-200 characters) is accepted and kept raw, since stores add values without notice.",
+            trailing: [("x-knownValues", .array(known.map(JSONValue.string)))])
     }
 
     /// The schema of a present value, description included.
@@ -82,18 +92,22 @@ extension FactField {
         guard let offset = MemoryLayout<Root>.offset(of: kp as PartialKeyPath<Root>) else {
             return ({ root, value in root[keyPath: kp] = value }, false)
         }
-        return ({ root, value in
-            withUnsafeMutableBytes(of: &root) { bytes in
-                bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: V.self).pointee = value
-            }
-        }, true)
+        return (
+            { root, value in
+                withUnsafeMutableBytes(of: &root) { bytes in
+                    bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: V.self).pointee = value
+                }
+            }, true
+        )
     }
 
     /// A required field read by `get` and written by `put`, published as `schema`.
-    static func required<V>(_ name: String, _ kp: FieldPath<Root, V>, _ schema: FieldSchema,
-                            get: @escaping @Sendable (inout PayloadReader, String) throws(FactError) -> V,
-                            put: @escaping @Sendable (inout PayloadWriter, String, V) -> Void,
-                            text: (@Sendable (V) -> String)? = nil) -> FactField {
+    static func required<V>(
+        _ name: String, _ kp: FieldPath<Root, V>, _ schema: FieldSchema,
+        get: @escaping @Sendable (inout PayloadReader, String) throws(FactError) -> V,
+        put: @escaping @Sendable (inout PayloadWriter, String, V) -> Void,
+        text: (@Sendable (V) -> String)? = nil
+    ) -> FactField {
         let (set, atOffset) = setter(kp)
         let read: @Sendable (inout PayloadReader, inout Root) throws(FactError) -> Void = { r, root throws(FactError) in
             set(&root, try get(&r, name))
@@ -107,15 +121,19 @@ extension FactField {
     }
 
     /// An optional field: absent or null reads as nil, and nil is left out when written.
-    static func optional<V>(_ name: String, _ kp: FieldPath<Root, V?>, _ schema: FieldSchema,
-                            get: @escaping @Sendable (inout PayloadReader, String) throws(FactError) -> V?,
-                            put: @escaping @Sendable (inout PayloadWriter, String, V) -> Void,
-                            text: (@Sendable (V) -> String)? = nil) -> FactField {
+    static func optional<V>(
+        _ name: String, _ kp: FieldPath<Root, V?>, _ schema: FieldSchema,
+        get: @escaping @Sendable (inout PayloadReader, String) throws(FactError) -> V?,
+        put: @escaping @Sendable (inout PayloadWriter, String, V) -> Void,
+        text: (@Sendable (V) -> String)? = nil
+    ) -> FactField {
         let (set, atOffset) = setter(kp)
         let read: @Sendable (inout PayloadReader, inout Root) throws(FactError) -> Void = { r, root throws(FactError) in
             set(&root, try get(&r, name))
         }
-        let write: @Sendable (Root, inout PayloadWriter) -> Void = { root, w in if let v = root[keyPath: kp] { put(&w, name, v) } }
+        let write: @Sendable (Root, inout PayloadWriter) -> Void = { root, w in
+            if let v = root[keyPath: kp] { put(&w, name, v) }
+        }
         var rootText: (@Sendable (Root) -> String?)?
         if let text { rootText = { root in root[keyPath: kp].map(text) } }
         var field = FactField(name, required: false, schema: schema, read: read, write: write, text: rootText)
@@ -125,123 +143,180 @@ extension FactField {
 
     /// A non-empty string of at most 200 characters, no control characters.
     public static func text(_ name: String, _ kp: FieldPath<Root, String>, _ doc: String? = nil) -> FactField {
-        required(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) }, text: { $0 })
+        required(
+            name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) },
+            text: { $0 })
     }
 
     /// A ``text(_:_:_:)`` that many facts repeat (a product id): decoding shares one string among
     /// them (``SharedStrings``).
     public static func catalogueText(_ name: String, _ kp: FieldPath<Root, String>, _ doc: String? = nil) -> FactField {
-        required(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.catalogueString(k) }, put: { $0.set($1, $2) }, text: { $0 })
+        required(
+            name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.catalogueString(k) },
+            put: { $0.set($1, $2) }, text: { $0 })
     }
 
     /// A text field an older version required and the current one makes optional: read as
     /// ``text(_:_:_:)`` into the optional property.
     public static func requiredText(_ name: String, _ kp: FieldPath<Root, String?>, _ doc: String? = nil) -> FactField {
-        required(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) })
+        required(
+            name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) })
     }
 
     public static func optionalText(_ name: String, _ kp: FieldPath<Root, String?>, _ doc: String? = nil) -> FactField {
-        optional(name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.optionalString(k) }, put: { $0.set($1, $2) }, text: { $0 })
+        optional(
+            name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.optionalString(k) },
+            put: { $0.set($1, $2) }, text: { $0 })
     }
 
-    public static func int(_ name: String, _ kp: FieldPath<Root, Int64>, min: Int64? = nil, max: Int64? = nil, _ doc: String? = nil) -> FactField {
-        required(name, kp, .integer(min: min, max: max, doc),
-                 get: { r, k throws(FactError) in try r.int(k, min: min ?? .min, max: max ?? .max) }, put: { $0.set($1, $2) },
-                 text: { String($0) })
+    public static func int(
+        _ name: String, _ kp: FieldPath<Root, Int64>, min: Int64? = nil, max: Int64? = nil, _ doc: String? = nil
+    ) -> FactField {
+        required(
+            name, kp, .integer(min: min, max: max, doc),
+            get: { r, k throws(FactError) in try r.int(k, min: min ?? .min, max: max ?? .max) },
+            put: { $0.set($1, $2) },
+            text: { String($0) })
     }
 
-    public static func optionalInt(_ name: String, _ kp: FieldPath<Root, Int64?>, min: Int64? = nil, max: Int64? = nil,
-                                   _ doc: String? = nil) -> FactField {
-        optional(name, kp, .integer(min: min, max: max, doc),
-                 get: { r, k throws(FactError) in try r.optionalInt(k, min: min ?? .min, max: max ?? .max) }, put: { $0.set($1, $2) },
-                 text: { String($0) })
+    public static func optionalInt(
+        _ name: String, _ kp: FieldPath<Root, Int64?>, min: Int64? = nil, max: Int64? = nil,
+        _ doc: String? = nil
+    ) -> FactField {
+        optional(
+            name, kp, .integer(min: min, max: max, doc),
+            get: { r, k throws(FactError) in try r.optionalInt(k, min: min ?? .min, max: max ?? .max) },
+            put: { $0.set($1, $2) },
+            text: { String($0) })
     }
 
     public static func bool(_ name: String, _ kp: FieldPath<Root, Bool>, _ doc: String? = nil) -> FactField {
-        required(name, kp, FieldSchema(members: [("type", .string("boolean"))], description: doc),
-                 get: { r, k throws(FactError) in try r.bool(k) }, put: { $0.set($1, $2) })
+        required(
+            name, kp, FieldSchema(members: [("type", .string("boolean"))], description: doc),
+            get: { r, k throws(FactError) in try r.bool(k) }, put: { $0.set($1, $2) })
     }
 
     public static func timestamp(_ name: String, _ kp: FieldPath<Root, Timestamp>, _ doc: String? = nil) -> FactField {
-        required(name, kp, .ref("timestamp", doc), get: { r, k throws(FactError) in try r.timestamp(k) }, put: { $0.set($1, $2) })
+        required(
+            name, kp, .ref("timestamp", doc), get: { r, k throws(FactError) in try r.timestamp(k) },
+            put: { $0.set($1, $2) })
     }
 
-    public static func optionalTimestamp(_ name: String, _ kp: FieldPath<Root, Timestamp?>, _ doc: String? = nil) -> FactField {
-        optional(name, kp, .ref("timestamp", doc), get: { r, k throws(FactError) in try r.optionalTimestamp(k) }, put: { $0.set($1, $2) })
+    public static func optionalTimestamp(
+        _ name: String, _ kp: FieldPath<Root, Timestamp?>, _ doc: String? = nil
+    ) -> FactField {
+        optional(
+            name, kp, .ref("timestamp", doc), get: { r, k throws(FactError) in try r.optionalTimestamp(k) },
+            put: { $0.set($1, $2) })
     }
 
     public static func optionalUUID(_ name: String, _ kp: FieldPath<Root, UUID?>, _ doc: String? = nil) -> FactField {
-        optional(name, kp, .ref("uuid", doc), get: { r, k throws(FactError) in try r.optionalUUID(k) }, put: { $0.set($1, $2) })
+        optional(
+            name, kp, .ref("uuid", doc), get: { r, k throws(FactError) in try r.optionalUUID(k) },
+            put: { $0.set($1, $2) })
     }
 
     public static func channel(_ name: String, _ kp: FieldPath<Root, Channel>, _ doc: String? = nil) -> FactField {
-        required(name, kp, .ref("channel", doc), get: { r, k throws(FactError) in try r.choice(k, Channel.self) },
-                 put: { $0.set($1, $2) }, text: { $0.rawValue })
+        required(
+            name, kp, .ref("channel", doc), get: { r, k throws(FactError) in try r.choice(k, Channel.self) },
+            put: { $0.set($1, $2) }, text: { $0.rawValue })
     }
 
-    public static func optionalChannel(_ name: String, _ kp: FieldPath<Root, Channel?>, _ doc: String? = nil) -> FactField {
-        optional(name, kp, .ref("channel", doc), get: { r, k throws(FactError) in try r.optionalChoice(k, Channel.self) },
-                 put: { $0.set($1, $2) }, text: { $0.rawValue })
+    public static func optionalChannel(
+        _ name: String, _ kp: FieldPath<Root, Channel?>, _ doc: String? = nil
+    ) -> FactField {
+        optional(
+            name, kp, .ref("channel", doc), get: { r, k throws(FactError) in try r.optionalChoice(k, Channel.self) },
+            put: { $0.set($1, $2) }, text: { $0.rawValue })
     }
 
     public static func currency(_ name: String, _ kp: FieldPath<Root, Currency>, _ doc: String? = nil) -> FactField {
-        required(name, kp, .ref("currency", doc), get: { r, k throws(FactError) in try r.currency(k) }, put: { $0.set($1, $2.code) })
+        required(
+            name, kp, .ref("currency", doc), get: { r, k throws(FactError) in try r.currency(k) },
+            put: { $0.set($1, $2.code) })
     }
 
     /// One of a closed set of values (`allowed`: a subset, for a version that knew fewer).
-    public static func choice<E: RawRepresentable & CaseIterable & Sendable>(_ name: String, _ kp: FieldPath<Root, E>, _ doc: String? = nil,
-                                                                         allowed: [E]? = nil) -> FactField
+    public static func choice<E: RawRepresentable & CaseIterable & Sendable>(
+        _ name: String, _ kp: FieldPath<Root, E>, _ doc: String? = nil,
+        allowed: [E]? = nil
+    ) -> FactField
     where E.RawValue == String, E: Equatable {
         let values = allowed ?? Array(E.allCases)
-        return required(name, kp, .closed(values.map(\.rawValue), doc),
-                        get: { r, k throws(FactError) in
-                            let e = try r.choice(k, E.self)
-                            guard values.contains(e) else {
-                                throw r.fail(k, "must be one of \(values.map(\.rawValue).joined(separator: ", ")) (got \"\(e.rawValue)\")")
-                            }
-                            return e
-                        },
-                        put: { $0.set($1, $2) }, text: { $0.rawValue })
+        return required(
+            name, kp, .closed(values.map(\.rawValue), doc),
+            get: { r, k throws(FactError) in
+                let e = try r.choice(k, E.self)
+                guard values.contains(e) else {
+                    throw r.fail(
+                        k, "must be one of \(values.map(\.rawValue).joined(separator: ", ")) (got \"\(e.rawValue)\")")
+                }
+                return e
+            },
+            put: { $0.set($1, $2) }, text: { $0.rawValue })
     }
 
     /// One of a closed set of values, or absent.
-    public static func optionalChoice<E: RawRepresentable & CaseIterable & Sendable>(_ name: String, _ kp: FieldPath<Root, E?>, _ doc: String? = nil)
-        -> FactField where E.RawValue == String {
-        optional(name, kp, .closed(E.allCases.map(\.rawValue), doc), get: { r, k throws(FactError) in try r.optionalChoice(k, E.self) },
-                 put: { $0.set($1, $2) }, text: { $0.rawValue })
+    public static func optionalChoice<E: RawRepresentable & CaseIterable & Sendable>(
+        _ name: String, _ kp: FieldPath<Root, E?>, _ doc: String? = nil
+    )
+        -> FactField where E.RawValue == String
+    {
+        optional(
+            name, kp, .closed(E.allCases.map(\.rawValue), doc),
+            get: { r, k throws(FactError) in try r.optionalChoice(k, E.self) },
+            put: { $0.set($1, $2) }, text: { $0.rawValue })
     }
 
     /// A store enum: unknown values are kept raw.
     public static func open<E: OpenEnum>(_ name: String, _ kp: FieldPath<Root, E>, _ doc: String) -> FactField {
-        required(name, kp, .open(E.known.map(\.raw), doc), get: { r, k throws(FactError) in try r.open(k, E.self) },
-                 put: { $0.set($1, $2) }, text: { $0.raw })
+        required(
+            name, kp, .open(E.known.map(\.raw), doc), get: { r, k throws(FactError) in try r.open(k, E.self) },
+            put: { $0.set($1, $2) }, text: { $0.raw })
     }
 
-    public static func optionalOpen<E: OpenEnum>(_ name: String, _ kp: FieldPath<Root, E?>, _ doc: String) -> FactField {
-        optional(name, kp, .open(E.known.map(\.raw), doc), get: { r, k throws(FactError) in try r.optionalOpen(k, E.self) },
-                 put: { $0.set($1, $2) }, text: { $0.raw })
+    public static func optionalOpen<E: OpenEnum>(_ name: String, _ kp: FieldPath<Root, E?>, _ doc: String) -> FactField
+    {
+        optional(
+            name, kp, .open(E.known.map(\.raw), doc), get: { r, k throws(FactError) in try r.optionalOpen(k, E.self) },
+            put: { $0.set($1, $2) }, text: { $0.raw })
     }
 
     /// A store enum that may be absent in older payloads, read as `absent` then (and always written).
-    public static func open<E: OpenEnum>(_ name: String, _ kp: FieldPath<Root, E>, absent: E, _ doc: String) -> FactField {
-        FactField(name, required: false, schema: .open(E.known.map(\.raw), doc),
-                  read: { (r: inout PayloadReader, root: inout Root) throws(FactError) in root[keyPath: kp] = try r.optionalOpen(name, E.self) ?? absent },
-                  write: { root, w in w.set(name, root[keyPath: kp]) })
+    public static func open<E: OpenEnum>(
+        _ name: String, _ kp: FieldPath<Root, E>, absent: E, _ doc: String
+    ) -> FactField {
+        FactField(
+            name, required: false, schema: .open(E.known.map(\.raw), doc),
+            read: { (r: inout PayloadReader, root: inout Root) throws(FactError) in
+                root[keyPath: kp] = try r.optionalOpen(name, E.self) ?? absent
+            },
+            write: { root, w in w.set(name, root[keyPath: kp]) })
     }
 
     /// A nested object (money, an entitlement), published by reference to the shared definitions.
-    public static func object<V: PayloadValue>(_ name: String, _ kp: FieldPath<Root, V>, _ doc: String? = nil) -> FactField {
-        required(name, kp, .ref(V.schemaName, doc), get: { r, k throws(FactError) in var o = try r.object(k); return try V.read(&o) },
-                 put: { $0.set($1, $2.json) })
+    public static func object<V: PayloadValue>(
+        _ name: String, _ kp: FieldPath<Root, V>, _ doc: String? = nil
+    ) -> FactField {
+        required(
+            name, kp, .ref(V.schemaName, doc),
+            get: { r, k throws(FactError) in
+                var o = try r.object(k)
+                return try V.read(&o)
+            },
+            put: { $0.set($1, $2.json) })
     }
 
-    public static func optionalObject<V: PayloadValue>(_ name: String, _ kp: FieldPath<Root, V?>, _ doc: String? = nil) -> FactField {
-        optional(name, kp, .ref(V.schemaName, doc),
-                 get: { r, k throws(FactError) in
-                     guard var o = try r.optionalObject(k) else { return nil }
-                     return try V.read(&o)
-                 },
-                 put: { $0.set($1, $2.json) })
+    public static func optionalObject<V: PayloadValue>(
+        _ name: String, _ kp: FieldPath<Root, V?>, _ doc: String? = nil
+    ) -> FactField {
+        optional(
+            name, kp, .ref(V.schemaName, doc),
+            get: { r, k throws(FactError) in
+                guard var o = try r.optionalObject(k) else { return nil }
+                return try V.read(&o)
+            },
+            put: { $0.set($1, $2.json) })
     }
 }
 
@@ -267,7 +342,10 @@ public struct FieldTable<Root: Sendable>: Sendable {
     /// - Parameter check: a rule across fields, run after they are read; it may also complete the
     ///   value (an upcast converting an old field).
     public init(_ blank: Root, _ fields: [FactField<Root>], check: (@Sendable (inout Root) -> FactError?)? = nil) {
-        self.blank = blank; self.fields = fields; self.names = fields.map(\.name); self.check = check
+        self.blank = blank
+        self.fields = fields
+        self.names = fields.map(\.name)
+        self.check = check
     }
 
     /// Reads every field, runs the check, and refuses fields the table does not name.
@@ -298,10 +376,12 @@ public struct FieldTable<Root: Sendable>: Sendable {
 
     /// The JSON Schema of the object: properties, required ones, and no others.
     var schema: [(String, JSONValue)] {
-        [("type", .string("object")),
-         ("properties", .ordered(fields.map { ($0.name, $0.schema.property(required: $0.isRequired)) })),
-         ("required", .array(fields.filter(\.isRequired).map { .string($0.name) })),
-         ("additionalProperties", .bool(false))]
+        [
+            ("type", .string("object")),
+            ("properties", .ordered(fields.map { ($0.name, $0.schema.property(required: $0.isRequired)) })),
+            ("required", .array(fields.filter(\.isRequired).map { .string($0.name) })),
+            ("additionalProperties", .bool(false)),
+        ]
     }
 }
 

@@ -19,16 +19,23 @@ public enum FactSchemas {
 
     static func schema<Body>(of t: FactType<Body>, version: Int32) -> JSONValue {
         let about = version < t.version ? t.older[Int(version) - 1].about : t.about
-        let key = t.keys.isEmpty ? "none"
+        let key =
+            t.keys.isEmpty
+            ? "none"
             : t.keys.enumerated().map { $1.describe(last: $0 == t.keys.count - 1) }.joined(separator: "; otherwise ")
-        return .ordered([
-            ("$schema", .string("https://json-schema.org/draft/2020-12/schema")),
-            ("$id", .string("\(base)\(t.name).v\(version).schema.json")),
-            ("title", .string("\(t.name) payload, schema version \(version)")),
-            ("description", .string("\(about) Stream: \(t.stream.description). Natural idempotency key: \(key). "
-                + "An optional field may be absent or null (null reads as absent; writers leave it out).")),
-            ("x-schemaVersion", .int(Int64(version))),
-        ] + t.fields(version: version).schema)
+        return .ordered(
+            [
+                ("$schema", .string("https://json-schema.org/draft/2020-12/schema")),
+                ("$id", .string("\(base)\(t.name).v\(version).schema.json")),
+                ("title", .string("\(t.name) payload, schema version \(version)")),
+                (
+                    "description",
+                    .string(
+                        "\(about) Stream: \(t.stream.description). Natural idempotency key: \(key). "
+                            + "An optional field may be absent or null (null reads as absent; writers leave it out).")
+                ),
+                ("x-schemaVersion", .int(Int64(version))),
+            ] + t.fields(version: version).schema)
     }
 
     static var commonSchema: JSONValue {
@@ -37,32 +44,75 @@ public enum FactSchemas {
             ("$id", .string(base + common)),
             ("title", .string("Shared definitions of the purchase fact payloads")),
             ("description", .string("Referenced by the per-fact schemas in this folder.")),
-            ("$defs", .ordered([
-                ("text", .ordered([
-                    ("description", .string("A non-empty string of at most 200 characters (Unicode scalars), without control characters (U+0000-U+001F, U+007F).")),
-                    ("type", .string("string")), ("minLength", .int(1)), ("maxLength", .int(200)),
-                    ("pattern", .string("^[^\\u0000-\\u001F\\u007F]*$")),
-                ])),
-                ("timestamp", .ordered([
-                    ("description", .string("An RFC 3339 date-time with a zone (Z or +-HH:MM) and at most 6 fractional digits, e.g. 2026-03-31T08:15:00Z. Leap seconds (:60) are refused.")),
-                    ("type", .string("string")), ("format", .string("date-time")),
-                    ("pattern", .string("^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})$")),
-                ])),
-                ("uuid", .ordered([
-                    ("description", .string("A UUID in 8-4-4-4-12 hex form (either case), e.g. 7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11; written back lowercase.")),
-                    ("type", .string("string")), ("format", .string("uuid")),
-                ])),
-                ("channel", .ordered([
-                    ("description", .string("The store: App Store, Google Play or WeChat Pay.")),
-                    ("type", .string("string")), ("enum", .array(Channel.allCases.map { .string($0.rawValue) })),
-                ])),
-                ("currency", .ordered([
-                    ("description", .string("An active ISO 4217 code (the list below; minor units per ISO 4217).")),
-                    ("type", .string("string")), ("enum", .array(Currency.exponents.keys.sorted().map(JSONValue.string))),
-                ])),
-                ("money", .ordered([("description", .string(Money.about))] + Money.fields.schema)),
-                ("entitlement", Entitlement.schema),
-            ])),
+            (
+                "$defs",
+                .ordered([
+                    (
+                        "text",
+                        .ordered([
+                            (
+                                "description",
+                                .string(
+                                    "A non-empty string of at most 200 characters (Unicode scalars), without control characters (U+0000-U+001F, U+007F)."
+                                )
+                            ),
+                            ("type", .string("string")), ("minLength", .int(1)), ("maxLength", .int(200)),
+                            ("pattern", .string("^[^\\u0000-\\u001F\\u007F]*$")),
+                        ])
+                    ),
+                    (
+                        "timestamp",
+                        .ordered([
+                            (
+                                "description",
+                                .string(
+                                    "An RFC 3339 date-time with a zone (Z or +-HH:MM) and at most 6 fractional digits, e.g. 2026-03-31T08:15:00Z. Leap seconds (:60) are refused."
+                                )
+                            ),
+                            ("type", .string("string")), ("format", .string("date-time")),
+                            (
+                                "pattern",
+                                .string(
+                                    "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+                                )
+                            ),
+                        ])
+                    ),
+                    (
+                        "uuid",
+                        .ordered([
+                            (
+                                "description",
+                                .string(
+                                    "A UUID in 8-4-4-4-12 hex form (either case), e.g. 7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11; written back lowercase."
+                                )
+                            ),
+                            ("type", .string("string")), ("format", .string("uuid")),
+                        ])
+                    ),
+                    (
+                        "channel",
+                        .ordered([
+                            ("description", .string("The store: App Store, Google Play or WeChat Pay.")),
+                            ("type", .string("string")),
+                            ("enum", .array(Channel.allCases.map { .string($0.rawValue) })),
+                        ])
+                    ),
+                    (
+                        "currency",
+                        .ordered([
+                            (
+                                "description",
+                                .string("An active ISO 4217 code (the list below; minor units per ISO 4217).")
+                            ),
+                            ("type", .string("string")),
+                            ("enum", .array(Currency.exponents.keys.sorted().map(JSONValue.string))),
+                        ])
+                    ),
+                    ("money", .ordered([("description", .string(Money.about))] + Money.fields.schema)),
+                    ("entitlement", Entitlement.schema),
+                ])
+            ),
         ])
     }
 
@@ -75,7 +125,10 @@ public enum FactSchemas {
     }
 
     private static func write(_ v: JSONValue, indent: Int, into out: inout [UInt8]) {
-        func newline(_ n: Int) { out.append(0x0A); out.append(contentsOf: repeatElement(0x20, count: n * 2)) }
+        func newline(_ n: Int) {
+            out.append(0x0A)
+            out.append(contentsOf: repeatElement(0x20, count: n * 2))
+        }
         switch v {
         case .array(let items) where !items.isEmpty:
             out.append(UInt8(ascii: "["))

@@ -27,11 +27,18 @@ public struct FactType<Body: FactBody>: Sendable {
     ///   - stream: e.g. `"order:<orderId>"`; `<field>` is the field's text.
     ///   - key: e.g. `"order:<orderId>:created"`; an optional field that is absent makes no key,
     ///     unless a fallback is given (`<channel|any>`).
-    init(_ name: String, _ about: String, stream: String, key: String?, orKeys: [String] = [], older: [OlderVersion<Body>] = [],
-         wrap: @escaping @Sendable (Body) -> Fact, summary: @escaping @Sendable (Body) -> String) {
-        self.name = name; self.about = about
-        self.stream = KeyTemplate(stream); self.keys = (key.map { [$0] } ?? []).map { KeyTemplate($0) } + orKeys.map { KeyTemplate($0) }
-        self.older = older; self.wrap = wrap; self.summary = summary
+    init(
+        _ name: String, _ about: String, stream: String, key: String?, orKeys: [String] = [],
+        older: [OlderVersion<Body>] = [],
+        wrap: @escaping @Sendable (Body) -> Fact, summary: @escaping @Sendable (Body) -> String
+    ) {
+        self.name = name
+        self.about = about
+        self.stream = KeyTemplate(stream)
+        self.keys = (key.map { [$0] } ?? []).map { KeyTemplate($0) } + orKeys.map { KeyTemplate($0) }
+        self.older = older
+        self.wrap = wrap
+        self.summary = summary
     }
 
     /// The schema version new facts of this type are written in.
@@ -51,8 +58,9 @@ struct OlderVersion<Body: Sendable>: Sendable {
 extension OlderVersion where Body: FactBody {
     /// A version that had the current fields but for `added` ones (optional: absent reads as nil).
     static func without(_ added: Set<String>, _ about: String) -> OlderVersion {
-        precondition(added.allSatisfy { name in Body.fields.fields.contains { $0.name == name && !$0.isRequired } },
-                     "\(Body.self): only optional fields can be new in a later version")
+        precondition(
+            added.allSatisfy { name in Body.fields.fields.contains { $0.name == name && !$0.isRequired } },
+            "\(Body.self): only optional fields can be new in a later version")
         return OlderVersion(fields: Body.fields.removing(added), about: about)
     }
 }
@@ -77,7 +85,9 @@ struct KeyTemplate<Body: FactBody>: Sendable {
         while let open = rest.firstIndex(where: { $0 == "<" || $0 == "[" }) {
             if open > rest.startIndex { parts.append(.literal(String(rest[..<open]))) }
             if rest[open] == "[" {
-                guard let close = rest[open...].firstIndex(of: "]") else { preconditionFailure("unclosed [ in \(whole)") }
+                guard let close = rest[open...].firstIndex(of: "]") else {
+                    preconditionFailure("unclosed [ in \(whole)")
+                }
                 parts.append(.group(parse(rest[rest.index(after: open)..<close], whole)))
                 rest = rest[rest.index(after: close)...]
                 continue
@@ -87,7 +97,9 @@ struct KeyTemplate<Body: FactBody>: Sendable {
             guard let field = Body.fields.field(named: spec[0]), let text = field.text else {
                 preconditionFailure("\(whole) names \(spec[0]), which is no text field of \(Body.self)")
             }
-            parts.append(.field(name: spec[0], text: text, fallback: spec.count > 1 ? spec[1] : nil, optional: !field.isRequired))
+            parts.append(
+                .field(name: spec[0], text: text, fallback: spec.count > 1 ? spec[1] : nil, optional: !field.isRequired)
+            )
             rest = rest[rest.index(after: close)...]
         }
         if !rest.isEmpty { parts.append(.literal(String(rest))) }
@@ -124,9 +136,12 @@ struct KeyTemplate<Body: FactBody>: Sendable {
             guard case .group(let inner) = part else { return [] }
             return inner.compactMap { if case .field(let name, _, _, _) = $0 { name } else { nil } }
         }
-        if !grouped.isEmpty { out += " (the part in brackets only when \(grouped.joined(separator: " and ")) is given)" }
+        if !grouped.isEmpty {
+            out += " (the part in brackets only when \(grouped.joined(separator: " and ")) is given)"
+        }
         guard !needs.isEmpty else { return out }
-        return out + " when \(needs.joined(separator: " and ")) \(needs.count > 1 ? "are" : "is") given" + (last ? ", else none" : "")
+        return out + " when \(needs.joined(separator: " and ")) \(needs.count > 1 ? "are" : "is") given"
+            + (last ? ", else none" : "")
     }
 
     private static func describe(_ parts: [Part], _ needs: inout [String]) -> String {
@@ -162,13 +177,16 @@ public struct AnyFactType: Sendable {
         version = t.version
         // Each version's table made once, not copied out of the declaration at every decode.
         let tables = (1...t.version).map { t.fields(version: $0) }
-        setThroughKeyPaths = tables.enumerated().flatMap { v, table in table.fields.filter { !$0.setsAtOffset }.map { "v\(v + 1).\($0.name)" } }
+        setThroughKeyPaths = tables.enumerated().flatMap { v, table in
+            table.fields.filter { !$0.setsAtOffset }.map { "v\(v + 1).\($0.name)" }
+        }
         let wrap = t.wrap
         decode = { (r: inout PayloadReader, version: Int32) throws(FactError) -> Fact in
             // In place: `tables[i]` would copy the table out, retaining what it holds.
-            wrap(try tables.withUnsafeBufferPointer { (tables) throws(FactError) in
-                try tables.lend(Int(version) - 1) { (table) throws(FactError) in try table.read(&r) }
-            })
+            wrap(
+                try tables.withUnsafeBufferPointer { (tables) throws(FactError) in
+                    try tables.lend(Int(version) - 1) { (table) throws(FactError) in try table.read(&r) }
+                })
         }
         schema = { version in FactSchemas.schema(of: t, version: version) }
     }
@@ -189,13 +207,18 @@ struct Declared<Body: FactBody>: DeclaredFact {
     let type: FactType<Body>
     let body: Body
 
-    init(_ type: FactType<Body>, _ body: Body) { self.type = type; self.body = body }
+    init(_ type: FactType<Body>, _ body: Body) {
+        self.type = type
+        self.body = body
+    }
 
     var typeName: String { type.name }
     var schemaVersion: Int32 { type.version }
     var payload: JSONValue { Body.fields.write(body) }
     var stream: String {
-        guard let s = type.stream.render(body) else { preconditionFailure("\(type.name)'s stream names an optional field") }
+        guard let s = type.stream.render(body) else {
+            preconditionFailure("\(type.name)'s stream names an optional field")
+        }
         return s
     }
     var idempotencyKey: String? {

@@ -5,7 +5,10 @@ import LedgerCore
 public struct FactError: Error, Hashable, Sendable, CustomStringConvertible {
     public var field: String
     public var message: String
-    public init(field: String, message: String) { self.field = field; self.message = message }
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
     public var description: String { field.isEmpty ? message : "\(field): \(message)" }
 }
 
@@ -39,7 +42,9 @@ public struct PayloadReader {
 
     /// The object a JSON text holds (`range` of `bytes`, all of them when nil). A text that is not
     /// JSON is refused with the line and column ``JSONValue/parse(utf8:)`` names.
-    public init(json bytes: [UInt8], range: Range<Int>? = nil, path: String = "", shared: SharedStrings? = nil) throws(FactError) {
+    public init(
+        json bytes: [UInt8], range: Range<Int>? = nil, path: String = "", shared: SharedStrings? = nil
+    ) throws(FactError) {
         let range = range ?? 0..<bytes.count
         let scanned = bytes.withUnsafeBufferPointer { b in JSONTape(b, range: range) }
         guard let tape = scanned else {
@@ -47,7 +52,8 @@ public struct PayloadReader {
                 do throws(JSONSyntaxError) {
                     _ = try JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: b[range]))
                     // The tape and the parser are tested to agree; if they ever do not, say so.
-                    return "is JSON the parser accepts but the in-place reader (JSONTape) refuses: a bug, report it with this payload"
+                    return
+                        "is JSON the parser accepts but the in-place reader (JSONTape) refuses: a bug, report it with this payload"
                 } catch {
                     return "is not JSON: \(error)"
                 }
@@ -60,12 +66,20 @@ public struct PayloadReader {
         // Set here rather than through `init(bytes:tape:object:path:shared:)`: delegating made a
         // reader and then copied it into `self` (a retain and a release of each of its references
         // per fact read).
-        self.bytes = bytes; self.tape = tape.members; self.first = Int(tape.root.value); self.count = Int(tape.root.count)
-        self.path = path; self.shared = shared
+        self.bytes = bytes
+        self.tape = tape.members
+        self.first = Int(tape.root.value)
+        self.count = Int(tape.root.count)
+        self.path = path
+        self.shared = shared
     }
 
     init(bytes: [UInt8], tape: [JSONTape.Member], object: JSONTape.Member, path: String, shared: SharedStrings?) {
-        self.bytes = bytes; self.tape = tape; self.first = Int(object.value); self.count = Int(object.count); self.path = path
+        self.bytes = bytes
+        self.tape = tape
+        self.first = Int(object.value)
+        self.count = Int(object.count)
+        self.path = path
         self.shared = shared
     }
 
@@ -81,7 +95,8 @@ public struct PayloadReader {
                 (first..<first + count).first { i in
                     let m = tape[i]
                     if m.flags.contains(.keyEscaped) { return JSONTape.unescaped(b, m.keyRange).elementsEqual(k) }
-                    return m.keyRange.count == k.count && (k.isEmpty || memcmp(b.baseAddress! + m.keyRange.lowerBound, k.baseAddress!, k.count) == 0)
+                    return m.keyRange.count == k.count
+                        && (k.isEmpty || memcmp(b.baseAddress! + m.keyRange.lowerBound, k.baseAddress!, k.count) == 0)
                 }
             }
         }
@@ -134,7 +149,9 @@ public struct PayloadReader {
         return try checkString(key, v, maxLength: maxLength, shared: shared)
     }
 
-    func checkString(_ key: String, _ v: JSONTape.Member, maxLength: Int, shared: SharedStrings? = nil) throws(FactError) -> String {
+    func checkString(
+        _ key: String, _ v: JSONTape.Member, maxLength: Int, shared: SharedStrings? = nil
+    ) throws(FactError) -> String {
         guard v.kind == .string else { throw fail(key, "must be a string (got \(v.kind.name))") }
         guard v.stringRange.count > 0 else { throw fail(key, "must not be empty") }
         // Unicode scalars, as JSON Schema's maxLength counts them: a grapheme count would let one
@@ -143,7 +160,10 @@ public struct PayloadReader {
         // characters are single bytes in UTF-8, never part of a longer sequence; the scan refuses
         // them raw but for DEL, so only an escaped string or one with DEL needs looking at.
         let problem: String? = withStringBytes(v) { u in
-            guard u.count <= maxLength || (v.flags.contains(.nonASCII) && u.count(where: { $0 & 0xC0 != 0x80 }) <= maxLength) else {
+            guard
+                u.count <= maxLength
+                    || (v.flags.contains(.nonASCII) && u.count(where: { $0 & 0xC0 != 0x80 }) <= maxLength)
+            else {
                 return "must be at most \(maxLength) characters"
             }
             if !v.flags.isDisjoint(with: [.escaped, .delete]), u.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
@@ -197,7 +217,8 @@ public struct PayloadReader {
     }
 
     func checkTimestamp(_ key: String, _ v: JSONTape.Member) throws(FactError) -> Timestamp {
-        let t: Timestamp? = v.kind != .string ? nil : withStringBytes(v) { u in Self.isRFC3339(u) ? Timestamp(utf8: u) : nil }
+        let t: Timestamp? =
+            v.kind != .string ? nil : withStringBytes(v) { u in Self.isRFC3339(u) ? Timestamp(utf8: u) : nil }
         guard let t else {
             throw fail(key, "must be an RFC 3339 date-time such as 2026-03-31T08:15:00Z (got \(text(v).prefix(60)))")
         }
@@ -253,7 +274,6 @@ public struct PayloadReader {
         return valid ? UUID(uuid: bytes) : nil
     }
 
-
     public mutating func currency(_ key: String) throws(FactError) -> Currency {
         let code = try string(key, maxLength: 3)
         guard let c = Currency(code) else { throw fail(key, "\"\(code)\" is not an ISO 4217 currency code") }
@@ -261,18 +281,22 @@ public struct PayloadReader {
     }
 
     /// One of a closed set of values.
-    public mutating func choice<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(FactError) -> E where E.RawValue == String {
+    public mutating func choice<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(FactError) -> E
+    where E.RawValue == String {
         let s = try string(key)
         return try checkChoice(key, s)
     }
 
-    public mutating func optionalChoice<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(FactError) -> E?
+    public mutating func optionalChoice<E: RawRepresentable & CaseIterable>(
+        _ key: String, _: E.Type
+    ) throws(FactError) -> E?
     where E.RawValue == String {
         guard let s = try optionalString(key) else { return nil }
         return try checkChoice(key, s)
     }
 
-    func checkChoice<E: RawRepresentable & CaseIterable>(_ key: String, _ s: String) throws(FactError) -> E where E.RawValue == String {
+    func checkChoice<E: RawRepresentable & CaseIterable>(_ key: String, _ s: String) throws(FactError) -> E
+    where E.RawValue == String {
         guard let e = E(rawValue: s) else {
             throw fail(key, "must be one of \(E.allCases.map { $0.rawValue }.joined(separator: ", ")) (got \"\(s)\")")
         }
@@ -317,7 +341,8 @@ public struct PayloadReader {
     private func key(_ k: Int) -> String {
         let m = tape[first + k]
         return bytes.withUnsafeBufferPointer { b in
-            m.flags.contains(.keyEscaped) ? String(decoding: JSONTape.unescaped(b, m.keyRange), as: UTF8.self)
+            m.flags.contains(.keyEscaped)
+                ? String(decoding: JSONTape.unescaped(b, m.keyRange), as: UTF8.self)
                 : String(decoding: UnsafeBufferPointer(rebasing: b[m.keyRange]), as: UTF8.self)
         }
     }

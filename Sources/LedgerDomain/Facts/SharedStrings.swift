@@ -24,7 +24,8 @@ public final class SharedStrings {
         for b in bytes { hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
         let i = Int(truncatingIfNeeded: hash ^ (hash >> 32)) & (slots.count - 1)
         if var seen = slots[i], seen.utf8.count == bytes.count,
-           seen.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+            seen.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
+        {
             return seen
         }
         let made = String(decoding: bytes, as: UTF8.self)

@@ -13,8 +13,10 @@ extension StoreAppFact {
     /// where the type's fields are declared). A key path through the protocol's requirement has no
     /// fixed offset, and a read sets it through the runtime, far slower.
     static func appFields(_ app: FieldPath<Self, String?>, _ merchant: FieldPath<Self, String?>) -> [FactField<Self>] {
-        [.optionalText("app", app, "The app: Apple bundleId, Google packageName or WeChat appid."),
-         .optionalText("merchant", merchant, "The WeChat Pay merchant (mchid), when the store names one.")]
+        [
+            .optionalText("app", app, "The app: Apple bundleId, Google packageName or WeChat appid."),
+            .optionalText("merchant", merchant, "The WeChat Pay merchant (mchid), when the store names one."),
+        ]
     }
 }
 

@@ -15,16 +15,25 @@ public struct OrderCreated: FactBody, Codable {
     /// of that channel and app binds to it.
     public var app: String?
 
-    public static let fields = FieldTable(OrderCreated(orderId: "", userId: "", channel: .appstore, productId: "", price: .blank), [
-        .text("orderId", \.orderId),
-        .text("userId", \.userId),
-        .channel("channel", \.channel),
-        .catalogueText("productId", \.productId),
-        .int("amount", \.price.minorUnits, min: 0, max: Money.maximumMinorUnits, "The order price in minor units of currency."),
-        .currency("currency", \.price.currency),
-        .optionalText("accountToken", \.accountToken, "The StoreKit 2 appAccountToken minted for this order, or WeChat's out_trade_no."),
-        .optionalText("app", \.app, "The app it is bought in (Apple bundleId, Google packageName, WeChat appid): only a transaction of that channel and app binds to it."),
-    ])
+    public static let fields = FieldTable(
+        OrderCreated(orderId: "", userId: "", channel: .appstore, productId: "", price: .blank),
+        [
+            .text("orderId", \.orderId),
+            .text("userId", \.userId),
+            .channel("channel", \.channel),
+            .catalogueText("productId", \.productId),
+            .int(
+                "amount", \.price.minorUnits, min: 0, max: Money.maximumMinorUnits,
+                "The order price in minor units of currency."),
+            .currency("currency", \.price.currency),
+            .optionalText(
+                "accountToken", \.accountToken,
+                "The StoreKit 2 appAccountToken minted for this order, or WeChat's out_trade_no."),
+            .optionalText(
+                "app", \.app,
+                "The app it is bought in (Apple bundleId, Google packageName, WeChat appid): only a transaction of that channel and app binds to it."
+            ),
+        ])
 }
 
 @PublicInit
@@ -34,12 +43,14 @@ public struct PaymentLaunched: FactBody {
     public var attempt: Int64 = 1
     public var prepayId: String?
 
-    public static let fields = FieldTable(PaymentLaunched(orderId: "", channel: .appstore), [
-        .text("orderId", \.orderId),
-        .channel("channel", \.channel),
-        .int("attempt", \.attempt, min: 1, max: 1000),
-        .optionalText("prepayId", \.prepayId, "WeChat prepay_id."),
-    ])
+    public static let fields = FieldTable(
+        PaymentLaunched(orderId: "", channel: .appstore),
+        [
+            .text("orderId", \.orderId),
+            .channel("channel", \.channel),
+            .int("attempt", \.attempt, min: 1, max: 1000),
+            .optionalText("prepayId", \.prepayId, "WeChat prepay_id."),
+        ])
 }
 
 @PublicInit
@@ -47,10 +58,12 @@ public struct OrderClosed: FactBody {
     public var orderId: String
     public var reason: CloseReason
 
-    public static let fields = FieldTable(OrderClosed(orderId: "", reason: .timeout), [
-        .text("orderId", \.orderId),
-        .open("reason", \.reason, "Why it was closed."),
-    ])
+    public static let fields = FieldTable(
+        OrderClosed(orderId: "", reason: .timeout),
+        [
+            .text("orderId", \.orderId),
+            .open("reason", \.reason, "Why it was closed."),
+        ])
 }
 
 extension FactTypes {

@@ -25,7 +25,9 @@ extension Projections {
             if o.paid { o.closedAfterPayment = true }
         }
         if orders.with(f.orderId, \.paid) == true {
-            anomaly(p, "order-closed-after-payment", "order \(f.orderId) was closed (\(f.reason.raw)) after its payment was verified")
+            anomaly(
+                p, "order-closed-after-payment",
+                "order \(f.orderId) was closed (\(f.reason.raw)) after its payment was verified")
         }
     }
 
@@ -33,20 +35,28 @@ extension Projections {
     mutating func transactionChanged(_ txId: String) {
         // Nearly always one order: kept inline (`Few`), no array made per change.
         guard let bound = transactions.with(txId, { Few($0.bindings.lazy.compactMap(\.orderId)) }) else { return }
-        for (i, orderId) in bound.enumerated() where !bound[..<i].contains(orderId) && orders.with(orderId, \.transactionId) == txId {
+        for (i, orderId) in bound.enumerated()
+        where !bound[..<i].contains(orderId) && orders.with(orderId, \.transactionId) == txId {
             refreshOrder(orderId, from: txId)
         }
     }
 
     mutating func refreshOrder(_ orderId: String, from txId: String) {
-        guard let (paid, productId, grants, refunded) = transactions.with(txId, { t in
-            (t.verified, t.productId, Int64(t.activeGrantCount), t.refundedAmount)
-        }), orders.update(orderId, { o in
-            o.paid = paid
-            o.verifiedProductId = productId
-            o.netGrants = grants
-            o.refunded = refunded
-        }) else { return }
+        guard
+            let (paid, productId, grants, refunded) = transactions.with(
+                txId,
+                { t in
+                    (t.verified, t.productId, Int64(t.activeGrantCount), t.refundedAmount)
+                }),
+            orders.update(
+                orderId,
+                { o in
+                    o.paid = paid
+                    o.verifiedProductId = productId
+                    o.netGrants = grants
+                    o.refunded = refunded
+                })
+        else { return }
         if tracksChanges { changes.orders.insert(orderId) }
     }
 }

@@ -10,17 +10,22 @@ extension Audit {
         guard o.productMismatch, let txId = o.transactionId, let created = o.created else { return }
         let t = c.p.transactions[txId]
         let binding = t?.bindings.first(where: { $0.orderId == o.orderId })?.position
-        c.add(.productMismatch, created.channel, user: created.userId, order: o.orderId, tx: txId,
-              [o.positions.first, t?.verifiedPosition, binding], t?.price ?? created.price,
-              "Order \(o.orderId) was for \(created.productId) but its transaction \(txId) was verified as \(o.verifiedProductId ?? "?").")
+        c.add(
+            .productMismatch, created.channel, user: created.userId, order: o.orderId, tx: txId,
+            [o.positions.first, t?.verifiedPosition, binding], t?.price ?? created.price,
+            "Order \(o.orderId) was for \(created.productId) but its transaction \(txId) was verified as \(o.verifiedProductId ?? "?")."
+        )
     }
 
     /// **stale-order**: an order with a PaymentLaunched, not paid (no verified bound transaction),
     /// not closed, and log time past its latest launch + the stale-order window. User: the
     /// order's; positions: every fact of the order; amount: the order's price.
     static func staleOrder(_ o: OrderView, _ c: inout Context) {
-        guard o.launchAttempts > 0, !o.paid, o.closeReason == nil, c.passed(o.launchedAt, c.options.staleOrderWindow) else { return }
-        c.add(.staleOrder, o.channel, user: o.userId, order: o.orderId, tx: nil, o.positions.map { $0 }, o.price,
-              "Order \(o.orderId) was launched at \(o.launchedAt?.iso8601 ?? "?") and is neither paid nor closed after the \(c.options.staleOrderWindow) window.")
+        guard o.launchAttempts > 0, !o.paid, o.closeReason == nil, c.passed(o.launchedAt, c.options.staleOrderWindow)
+        else { return }
+        c.add(
+            .staleOrder, o.channel, user: o.userId, order: o.orderId, tx: nil, o.positions.map { $0 }, o.price,
+            "Order \(o.orderId) was launched at \(o.launchedAt?.iso8601 ?? "?") and is neither paid nor closed after the \(c.options.staleOrderWindow) window."
+        )
     }
 }

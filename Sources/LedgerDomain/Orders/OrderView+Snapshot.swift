@@ -10,12 +10,19 @@ import LedgerFoldStore
 
 extension OrderCreated: BinaryFields {
     public init(binary r: BinaryReader) throws {
-        self.init(orderId: try r.string(), userId: try r.string(), channel: try r.raw(), productId: try r.string(),
-                  price: try r.money(), accountToken: try r.optionalString(), app: try r.optionalString())
+        self.init(
+            orderId: try r.string(), userId: try r.string(), channel: try r.raw(), productId: try r.string(),
+            price: try r.money(), accountToken: try r.optionalString(), app: try r.optionalString())
     }
 
     public func write(binary w: BinaryWriter) {
-        w.string(orderId); w.string(userId); w.raw(channel); w.string(productId); w.money(price); w.string(accountToken); w.string(app)
+        w.string(orderId)
+        w.string(userId)
+        w.raw(channel)
+        w.string(productId)
+        w.money(price)
+        w.string(accountToken)
+        w.string(app)
     }
 }
 

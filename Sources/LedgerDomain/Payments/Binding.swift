@@ -13,9 +13,17 @@ public struct OrderCandidate: Hashable, Sendable {
     /// The app it is bought in, when the order says.
     public var app: String?
 
-    public init(orderId: String, userId: String, channel: Channel, productId: String, accountToken: String?, app: String? = nil, isOpen: Bool) {
-        self.orderId = orderId; self.userId = userId; self.channel = channel; self.productId = productId
-        self.accountToken = accountToken; self.isOpen = isOpen; self.app = app
+    public init(
+        orderId: String, userId: String, channel: Channel, productId: String, accountToken: String?, app: String? = nil,
+        isOpen: Bool
+    ) {
+        self.orderId = orderId
+        self.userId = userId
+        self.channel = channel
+        self.productId = productId
+        self.accountToken = accountToken
+        self.isOpen = isOpen
+        self.app = app
     }
 
     /// Whether a transaction of `channel` and `app` can be this order's: same channel, and no two
@@ -46,11 +54,15 @@ public enum Binding {
     ///   - outTradeNo: WeChat's out_trade_no from a notification, if any.
     ///   - orders: the orders that might match (any state); looked up by id, token and user.
     ///   - newOrderId: the id to give an order created after payment.
-    public static func decide(transaction t: PaymentVerified, callbacks: [ClientCallbackReceived], outTradeNo: String? = nil,
-                              orders: [OrderCandidate], newOrderId: (String) -> String = { "after-payment:\($0)" }) -> BindingDecision {
+    public static func decide(
+        transaction t: PaymentVerified, callbacks: [ClientCallbackReceived], outTradeNo: String? = nil,
+        orders: [OrderCandidate], newOrderId: (String) -> String = { "after-payment:\($0)" }
+    ) -> BindingDecision {
         func bound(_ o: OrderCandidate, _ m: BindingMethod) -> BindingDecision {
-            .bound(TransactionBound(channel: t.channel, transactionId: t.transactionId, orderId: o.orderId, userId: o.userId, method: m,
-                                    app: t.app, merchant: t.merchant))
+            .bound(
+                TransactionBound(
+                    channel: t.channel, transactionId: t.transactionId, orderId: o.orderId, userId: o.userId, method: m,
+                    app: t.app, merchant: t.merchant))
         }
         // Only an order of the transaction's channel and app: two apps may share a transaction id.
         let orders = orders.filter { $0.admits(t.channel, t.app) }
@@ -58,7 +70,9 @@ public enum Binding {
             guard let token else { return nil }
             return orders.first { $0.accountToken?.lowercased() == token.lowercased() || $0.orderId == token }
         }
-        if let o = minted(t.appAccountToken?.lowercased ?? outTradeNo ?? t.outTradeNo) { return bound(o, .appAccountToken) }
+        if let o = minted(t.appAccountToken?.lowercased ?? outTradeNo ?? t.outTradeNo) {
+            return bound(o, .appAccountToken)
+        }
         // Google's obfuscatedExternalAccountId, set by the app at purchase: as strong as a token.
         if let o = minted(t.obfuscatedAccountId) { return bound(o, .obfuscatedAccountId) }
         for c in callbacks where c.state == .purchased || c.state == .restored {
@@ -74,13 +88,19 @@ public enum Binding {
         if let user = users.first, users.count == 1 {
             let open = orders.filter { $0.userId == user && $0.productId == t.productId && $0.isOpen }
             if open.count == 1 { return bound(open[0], .skuFallback) }
-            return .createOrderAfterPayment(TransactionBound(channel: t.channel, transactionId: t.transactionId,
-                                                             orderId: newOrderId(t.transactionId), userId: user, method: .createdAfterPayment,
-                                                             app: t.app, merchant: t.merchant))
+            return .createOrderAfterPayment(
+                TransactionBound(
+                    channel: t.channel, transactionId: t.transactionId,
+                    orderId: newOrderId(t.transactionId), userId: user, method: .createdAfterPayment,
+                    app: t.app, merchant: t.merchant))
         }
         if users.count > 1 {
-            return .unbound(reason: "reported by \(users.count) users (\(users.joined(separator: ", "))) and no token or order hint decides between them: bind manually")
+            return .unbound(
+                reason:
+                    "reported by \(users.count) users (\(users.joined(separator: ", "))) and no token or order hint decides between them: bind manually"
+            )
         }
-        return .unbound(reason: "no appAccountToken, no order hint and no client report: an orphan payment until bound manually")
+        return .unbound(
+            reason: "no appAccountToken, no order hint and no client report: an orphan payment until bound manually")
     }
 }

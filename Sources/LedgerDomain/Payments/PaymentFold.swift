@@ -41,13 +41,19 @@ extension Projections {
             t.appAccountToken = f.appAccountToken
             t.environment = f.environment
             t.ownership = f.ownership
-            if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
+            if t.verifiedPosition == nil {
+                t.verifiedPosition = p
+                t.verifiedAt = ctx.occurredAt
+            }
             t.isRenewal = t.isRenewal || renewal
         }
         if let orig = f.originalTransactionId, let expires = f.expiresDate {
-            if let old = f.linkedPurchaseToken, old != orig { supersede(f.channel, old, by: orig, at: f.purchaseDate, p) }
-            addPeriod(f.channel, orig, transaction: key, productId: f.productId,
-                      purchase: f.purchaseDate, expires: expires, p)
+            if let old = f.linkedPurchaseToken, old != orig {
+                supersede(f.channel, old, by: orig, at: f.purchaseDate, p)
+            }
+            addPeriod(
+                f.channel, orig, transaction: key, productId: f.productId,
+                purchase: f.purchaseDate, expires: expires, p)
         }
         transactionChanged(key)
         complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
@@ -66,8 +72,10 @@ extension Projections {
         let key = txKey(f.channel, f.app, f.transactionId)
         updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = f.channel }
-            t.transfers.append(TransferRecord(fromUserId: f.fromUserId, toUserId: f.toUserId, orderId: f.orderId, method: f.method,
-                                              position: ctx.position))
+            t.transfers.append(
+                TransferRecord(
+                    fromUserId: f.fromUserId, toUserId: f.toUserId, orderId: f.orderId, method: f.method,
+                    position: ctx.position))
         }
         touchUser(f.toUserId, ctx.position)
         if let (orig, c) = subscriptionOf(key) { subscriptionUserChanged(c, orig) }
@@ -92,7 +100,9 @@ extension Projections {
     mutating func apply(_ f: TransactionBound, _ ctx: FactContext) {
         let p = ctx.position
         if let orderId = f.orderId, orders.with(orderId, { !$0.isCreated }) ?? true {
-            anomaly(p, "binding-to-unknown-order", "transaction \(f.transactionId) bound to order \(orderId), which has no OrderCreated yet")
+            anomaly(
+                p, "binding-to-unknown-order",
+                "transaction \(f.transactionId) bound to order \(orderId), which has no OrderCreated yet")
         }
         let key = txKey(f.channel, f.app, f.transactionId)
         updateTransaction(key, p) { t in
@@ -102,7 +112,10 @@ extension Projections {
         touchUser(f.userId, p)
         if let orderId = f.orderId {
             updateOrder(orderId, p) { o in
-                if o.transactionId == nil { o.transactionId = key; o.bindingMethod = f.method }
+                if o.transactionId == nil {
+                    o.transactionId = key
+                    o.bindingMethod = f.method
+                }
             }
         }
         if let (orig, c) = subscriptionOf(key) {

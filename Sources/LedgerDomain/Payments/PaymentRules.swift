@@ -18,8 +18,11 @@ extension Audit {
         guard isOrphan(t) else { return }
         let reporters = Set(t.reports.compactMap(\.userId)).sorted()
         let hint = reporters.isEmpty ? "no signed-in client report" : "reported by \(reporters.joined(separator: ", "))"
-        c.add(.orphanPayment, t.channel, user: nil, order: nil, tx: t.transactionId, [t.verifiedPosition] + t.reports.map(\.position), t.revenue,
-              "Transaction \(t.transactionId) (\(t.productId ?? "?")) was paid but is bound to no order and no user (\(hint)).")
+        c.add(
+            .orphanPayment, t.channel, user: nil, order: nil, tx: t.transactionId,
+            [t.verifiedPosition] + t.reports.map(\.position), t.revenue,
+            "Transaction \(t.transactionId) (\(t.productId ?? "?")) was paid but is bound to no order and no user (\(hint))."
+        )
     }
 
     /// **receipt-reused**: the presentations of a transaction (client reports: the signed-in user,
@@ -36,7 +39,10 @@ extension Audit {
         if let b = t.bindings.first, let bound = b.orderId, t.transfers.isEmpty {
             // Fast path: every presentation names the first binding's user (or none) and no other
             // order: no conflict, nothing to allocate.
-            let agree = t.reports.allSatisfy { ($0.userId == nil || $0.userId == b.userId) && ($0.orderId == nil || $0.orderId == bound) }
+            let agree =
+                t.reports.allSatisfy {
+                    ($0.userId == nil || $0.userId == b.userId) && ($0.orderId == nil || $0.orderId == bound)
+                }
                 && t.bindings.allSatisfy { $0.userId == b.userId && ($0.orderId == nil || $0.orderId == bound) }
             if agree { return }
         }
@@ -48,11 +54,16 @@ extension Audit {
         let movedUsers = Set(t.transfers.flatMap { [$0.toUserId] + ($0.fromUserId.map { [$0] } ?? []) })
         let movedOrders = Set(t.transfers.compactMap(\.orderId))
         func rightful(_ user: String?) -> Bool { user == nil || user == ownerUser || movedUsers.contains(user!) }
-        func rightfulOrder(_ order: String?) -> Bool { order == nil || ownerOrder == nil || order == ownerOrder || movedOrders.contains(order!) }
+        func rightfulOrder(_ order: String?) -> Bool {
+            order == nil || ownerOrder == nil || order == ownerOrder || movedOrders.contains(order!)
+        }
         guard let conflict = shown.first(where: { !rightful($0.user) || !rightfulOrder($0.order) }) else { return }
         let users = Set(shown.compactMap(\.user)).sorted(), orders = Set(shown.compactMap(\.order)).sorted()
-        c.add(.receiptReused, t.channel, user: conflict.user, order: conflict.order, tx: t.transactionId, shown.map(\.position), t.revenue,
-              "Transaction \(t.transactionId) of \(ownerUser)\(ownerOrder.map { " (order \($0))" } ?? "") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))].")
+        c.add(
+            .receiptReused, t.channel, user: conflict.user, order: conflict.order, tx: t.transactionId,
+            shown.map(\.position), t.revenue,
+            "Transaction \(t.transactionId) of \(ownerUser)\(ownerOrder.map { " (order \($0))" } ?? "") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))]."
+        )
     }
 
     /// **unacknowledged-purchase**: a verified Google Play purchase of a one-time product or a
@@ -65,13 +76,17 @@ extension Audit {
     /// and the bindings; amount: the revenue, which Google returns to the buyer.
     static func unacknowledgedPurchase(_ t: TransactionView, _ c: inout Context) {
         guard t.channel == .googleplay, t.verified, !t.isRenewal, let bought = t.purchaseDate ?? t.verifiedAt,
-              c.passed(bought, c.options.acknowledgementWindow) else { return }
-        let deadline = Timestamp(microsecondsSince1970: bought.microseconds.addingSaturated(c.options.acknowledgementWindow.microseconds))
+            c.passed(bought, c.options.acknowledgementWindow)
+        else { return }
+        let deadline = Timestamp(
+            microsecondsSince1970: bought.microseconds.addingSaturated(c.options.acknowledgementWindow.microseconds))
         if let ack = t.acknowledgedAt, ack <= deadline { return }
         if let gone = [t.storeRevokedAt, t.voidedAt].compactMap({ $0 }).min(), gone < deadline { return }
         let late = t.acknowledgedAt.map { " (acknowledged only at \($0.iso8601))" } ?? ""
-        c.add(.unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition] + t.bindings.map(\.position), t.revenue,
-              "Google purchase \(t.transactionId) bought at \(bought.iso8601) was not acknowledged by its deadline \(deadline.iso8601)\(late): Google refunds it.")
+        c.add(
+            .unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
+            [t.verifiedPosition] + t.bindings.map(\.position), t.revenue,
+            "Google purchase \(t.transactionId) bought at \(bought.iso8601) was not acknowledged by its deadline \(deadline.iso8601)\(late): Google refunds it."
+        )
     }
 }

@@ -30,7 +30,10 @@ extension Projections {
         guard let key = existingKey(c, app, id) else {
             // A new transaction, known by its channel and app from its first fact on.
             let key = !transactions.contains(id) ? id : "\(c?.rawValue ?? "?"):\(app ?? ""):\(id)"
-            if key != id { shared.keys[id, default: []].append(key); shared.ids[key] = id }
+            if key != id {
+                shared.keys[id, default: []].append(key)
+                shared.ids[key] = id
+            }
             var t = TransactionView(transactionId: id, key: key)
             t.channel = c
             t.app = app
@@ -39,8 +42,14 @@ extension Projections {
         }
         var changed = false
         transactions.update(key) { t in
-            if let app, t.app == nil { t.app = app; changed = true }
-            if let c, t.channel == nil { t.channel = c; changed = true }
+            if let app, t.app == nil {
+                t.app = app
+                changed = true
+            }
+            if let c, t.channel == nil {
+                t.channel = c
+                changed = true
+            }
         }
         if changed, tracksChanges { changes.transactions.insert(key) }
         return key
@@ -56,8 +65,12 @@ extension Projections {
     /// if there is one: ``existingKey(_:_:_:)`` and the read together, one lookup of the id (a
     /// spilled view read back once, not twice).
     func withTransaction<T>(_ c: Channel?, _ app: String?, _ id: String, _ body: (TransactionView) -> T) -> T? {
-        if case .some(.some(let result)) = transactions.with(id, { $0.admits(c, app) ? Optional(body($0)) : nil }) { return result }
-        guard let key = shared.keys[id]?.first(where: { transactions.with($0, { $0.admits(c, app) }) ?? false }) else { return nil }
+        if case .some(.some(let result)) = transactions.with(id, { $0.admits(c, app) ? Optional(body($0)) : nil }) {
+            return result
+        }
+        guard let key = shared.keys[id]?.first(where: { transactions.with($0, { $0.admits(c, app) }) ?? false }) else {
+            return nil
+        }
         return transactions.with(key, body)
     }
 

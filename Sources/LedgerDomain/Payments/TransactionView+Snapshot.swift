@@ -10,12 +10,17 @@ import LedgerFoldStore
 
 extension TransferRecord: BinaryFields {
     public init(binary r: BinaryReader) throws {
-        self.init(fromUserId: try r.optionalString(), toUserId: try r.string(), orderId: try r.optionalString(),
-                  method: try r.open(), position: try r.int())
+        self.init(
+            fromUserId: try r.optionalString(), toUserId: try r.string(), orderId: try r.optionalString(),
+            method: try r.open(), position: try r.int())
     }
 
     public func write(binary w: BinaryWriter) {
-        w.string(fromUserId); w.string(toUserId); w.string(orderId); w.open(method); w.int(position)
+        w.string(fromUserId)
+        w.string(toUserId)
+        w.string(orderId)
+        w.open(method)
+        w.int(position)
     }
 }
 
@@ -25,7 +30,10 @@ extension BindingRecord: BinaryFields {
     }
 
     public func write(binary w: BinaryWriter) {
-        w.string(orderId); w.string(userId); w.raw(method); w.int(position)
+        w.string(orderId)
+        w.string(userId)
+        w.raw(method)
+        w.int(position)
     }
 }
 
@@ -46,7 +54,9 @@ extension TransactionView: BinaryFields {
         verifiedAt = try r.compactTimestamp()
         isRenewal = try r.bool()
         bindings = try r.few { try r.fields(BindingRecord.self) }
-        reports = try r.few { Report(userId: try r.optionalString(), orderId: try r.optionalString(), position: try r.int()) }
+        reports = try r.few {
+            Report(userId: try r.optionalString(), orderId: try r.optionalString(), position: try r.int())
+        }
         noticeState = try r.raw()
         acknowledgedAt = try r.compactTimestamp()
         environment = try r.open()
@@ -74,7 +84,11 @@ extension TransactionView: BinaryFields {
         w.timestamp(verifiedAt)
         w.bool(isRenewal)
         w.few(bindings) { w.fields($0) }
-        w.few(reports) { w.string($0.userId); w.string($0.orderId); w.int($0.position) }
+        w.few(reports) {
+            w.string($0.userId)
+            w.string($0.orderId)
+            w.int($0.position)
+        }
         w.raw(noticeState)
         w.timestamp(acknowledgedAt)
         w.open(environment)
@@ -104,7 +118,11 @@ extension TransactionView.Extras: BinaryFields {
     }
 
     func write(binary w: BinaryWriter) {
-        w.array(failedVerifications) { w.int($0.code); w.bool($0.retryable); w.int($0.position) }
+        w.array(failedVerifications) {
+            w.int($0.code)
+            w.bool($0.retryable)
+            w.int($0.position)
+        }
         w.array(refunds) { w.fields($0) }
         w.array(reversals) { w.fields($0) }
         w.ints(refundPositions)

@@ -188,10 +188,18 @@ public struct TransactionView: Hashable, Sendable, Codable {
         _modify { yield &changingExtras.upgradedAt }
     }
 
-    public init(transactionId: String, key: String? = nil) { self.transactionId = transactionId; self.key = key ?? transactionId }
+    public init(transactionId: String, key: String? = nil) {
+        self.transactionId = transactionId
+        self.key = key ?? transactionId
+    }
 
-    public static func == (a: TransactionView, b: TransactionView) -> Bool { a.key == b.key && a.positions == b.positions }
-    public func hash(into h: inout Hasher) { h.combine(key); h.combine(positions) }
+    public static func == (a: TransactionView, b: TransactionView) -> Bool {
+        a.key == b.key && a.positions == b.positions
+    }
+    public func hash(into h: inout Hasher) {
+        h.combine(key)
+        h.combine(positions)
+    }
 
     public var verified: Bool { verifiedPosition != nil }
     /// The user it belongs to: the last move's, else its first binding's, else its subscription's user.

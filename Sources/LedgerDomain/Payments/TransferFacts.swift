@@ -33,7 +33,9 @@ public struct TransactionTransferred: StoreAppFact {
     public var merchant: String?
 
     public static let fields = FieldTable(
-        TransactionTransferred(channel: .appstore, transactionId: "", transferId: "", toUserId: "", method: .restore, reason: ""), [
+        TransactionTransferred(
+            channel: .appstore, transactionId: "", transferId: "", toUserId: "", method: .restore, reason: ""),
+        [
             .channel("channel", \.channel),
             .text("transactionId", \.transactionId),
             .text("transferId", \.transferId, "Our id for this move."),
@@ -61,12 +63,16 @@ public struct PurchaseAcknowledged: StoreAppFact {
     /// (purchases.products.consume, which acknowledges a consumable too).
     public var kind: AcknowledgementKind?
 
-    public static let fields = FieldTable(PurchaseAcknowledged(channel: .googleplay, transactionId: "", acknowledgedAt: .blank), [
-        .channel("channel", \.channel),
-        .text("transactionId", \.transactionId, "The Google order id of the purchase."),
-        .timestamp("acknowledgedAt", \.acknowledgedAt, "When the acknowledge or consume call succeeded: the 3-day deadline is judged by it."),
-        .optionalOpen("kind", \.kind, "Which call acknowledged it: acknowledge, or consume (a consumable)."),
-    ] + appFields(\.app, \.merchant))
+    public static let fields = FieldTable(
+        PurchaseAcknowledged(channel: .googleplay, transactionId: "", acknowledgedAt: .blank),
+        [
+            .channel("channel", \.channel),
+            .text("transactionId", \.transactionId, "The Google order id of the purchase."),
+            .timestamp(
+                "acknowledgedAt", \.acknowledgedAt,
+                "When the acknowledge or consume call succeeded: the 3-day deadline is judged by it."),
+            .optionalOpen("kind", \.kind, "Which call acknowledged it: acknowledge, or consume (a consumable)."),
+        ] + appFields(\.app, \.merchant))
 }
 
 /// How a Google purchase was acknowledged: `acknowledge`, or `consume` (which acknowledges too).
@@ -80,14 +86,22 @@ public struct AcknowledgementKind: OpenEnum, Codable {
 
 extension FactTypes {
     public static let transactionTransferred = FactType<TransactionTransferred>(
-        "TransactionTransferred", "A store transaction moved to another user (a restore to a new account, a support correction).",
-        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:transfer:<transferId>",
+        "TransactionTransferred",
+        "A store transaction moved to another user (a restore to a new account, a support correction).",
+        stream: "<channel>:tx:<transactionId>[@<app>]",
+        key: "<channel>:tx:<transactionId>[@<app>]:transfer:<transferId>",
         wrap: Fact.transactionTransferred,
         summary: { "tx \($0.transactionId) moved to \($0.toUserId) by \($0.method.raw): \($0.reason)" })
 
     public static let purchaseAcknowledged = FactType<PurchaseAcknowledged>(
-        "PurchaseAcknowledged", "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).",
+        "PurchaseAcknowledged",
+        "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).",
         stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:acknowledged",
-        older: [.without(["kind"], "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).")],
-        wrap: Fact.purchaseAcknowledged, summary: { "tx \($0.transactionId) acknowledged at \($0.acknowledgedAt.iso8601)" })
+        older: [
+            .without(
+                ["kind"],
+                "Google Play: the purchase was acknowledged (unacknowledged after three days, Google refunds it).")
+        ],
+        wrap: Fact.purchaseAcknowledged,
+        summary: { "tx \($0.transactionId) acknowledged at \($0.acknowledgedAt.iso8601)" })
 }

@@ -38,11 +38,15 @@ extension Projections {
 
     /// A later fact completes the notices awaiting it: a void's quantity, or the purchase's
     /// verification. A lookup per fact; the list is only touched when a notice is completed.
-    mutating func complete(_ awaiting: StoreNotificationReceived.Awaiting, _ channel: Channel, transactionId: String?, original: String?) {
+    mutating func complete(
+        _ awaiting: StoreNotificationReceived.Awaiting, _ channel: Channel, transactionId: String?, original: String?
+    ) {
         guard !awaitingNotices.isEmpty else { return }
         let prefix = "\(channel.rawValue)|\(awaiting.rawValue)|"
-        let keys = [transactionId.map { prefix + "tx|" + $0 }, original.map { prefix + "token|" + $0 }].compactMap { $0 }
-            .filter { awaitingNotices.contains($0) }
+        let keys = [transactionId.map { prefix + "tx|" + $0 }, original.map { prefix + "token|" + $0 }].compactMap {
+            $0
+        }
+        .filter { awaitingNotices.contains($0) }
         guard !keys.isEmpty else { return }
         for k in keys { awaitingNotices.remove(k) }
         untranslated.removeAll { n in Self.awaitingKey(n).map(keys.contains) ?? false }
@@ -50,7 +54,8 @@ extension Projections {
 
     /// Whether a notice awaits the quantity of this transaction's void.
     func awaitsVoidedQuantity(_ channel: Channel, _ transactionId: String) -> Bool {
-        awaitingNotices.contains("\(channel.rawValue)|\(StoreNotificationReceived.Awaiting.voidedQuantity.rawValue)|tx|\(transactionId)")
+        awaitingNotices.contains(
+            "\(channel.rawValue)|\(StoreNotificationReceived.Awaiting.voidedQuantity.rawValue)|tx|\(transactionId)")
     }
 }
 
@@ -60,9 +65,10 @@ extension Audit {
     /// the purchase token or original transaction, else `notification:<id>`). No money at risk; no window.
     static func untranslatedNotifications(_ p: Projections, _ c: inout Context) {
         for n in p.untranslated {
-            c.add(.untranslatedNotification, n.channel, user: nil, order: nil,
-                  tx: n.transactionId ?? n.originalTransactionId ?? "notification:\(n.notificationId)", [n.position], nil,
-                  "\(n.channel.rawValue) notification \(n.notificationId) (\(n.type)) was kept but not translated: \(n.reason)"
+            c.add(
+                .untranslatedNotification, n.channel, user: nil, order: nil,
+                tx: n.transactionId ?? n.originalTransactionId ?? "notification:\(n.notificationId)", [n.position], nil,
+                "\(n.channel.rawValue) notification \(n.notificationId) (\(n.type)) was kept but not translated: \(n.reason)"
                     + (n.awaiting.map { "; awaiting \($0)" } ?? "") + ".")
         }
     }

@@ -5,7 +5,10 @@ import LedgerFoldStore
 public struct FactContext: Hashable, Sendable {
     public var position: Int64
     public var occurredAt: Timestamp
-    public init(position: Int64, occurredAt: Timestamp) { self.position = position; self.occurredAt = occurredAt }
+    public init(position: Int64, occurredAt: Timestamp) {
+        self.position = position
+        self.occurredAt = occurredAt
+    }
 }
 
 /// Every projection of the log as one pure, deterministic fold: `apply` each fact in log order.
@@ -132,9 +135,12 @@ public struct Projections: Sendable {
         if tracksChanges { changes.transactions.insert(key) }
     }
 
-    mutating func updateSubscription(_ c: Channel, _ orig: String, _ p: Int64, _ body: (inout SubscriptionView) -> Void) {
+    mutating func updateSubscription(_ c: Channel, _ orig: String, _ p: Int64, _ body: (inout SubscriptionView) -> Void)
+    {
         let key = Self.subscriptionKey(c, orig)
-        subscriptions.modify(key, default: SubscriptionView(channel: c, originalTransactionId: orig)) { Self.touch(&$0, p, body) }
+        subscriptions.modify(key, default: SubscriptionView(channel: c, originalTransactionId: orig)) {
+            Self.touch(&$0, p, body)
+        }
         if tracksChanges { changes.subscriptions.insert(key) }
     }
 
@@ -159,7 +165,8 @@ public struct Projections: Sendable {
 /// The fold's state, without the change tracking: what a snapshot holds (`Snapshot.swift`).
 extension Projections: Codable {
     private enum CodingKeys: CodingKey {
-        case products, orders, transactions, shared, subscriptions, users, anomalies, untranslated, awaitingNotices, policyGrants, statements, position, logTime
+        case products, orders, transactions, shared, subscriptions, users, anomalies, untranslated, awaitingNotices,
+            policyGrants, statements, position, logTime
     }
 }
 
@@ -187,12 +194,15 @@ extension Projections {
     /// get a quarter, orders and subscriptions an eighth each: they are busy when new and rarely
     /// needed later (a refund, a late notification). Of each share, three quarters keep the newest
     /// pages and a quarter the spilled views read back.
-    public mutating func spillViews(to store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize) {
+    public mutating func spillViews(
+        to store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize
+    ) {
         func spill<V: BinaryFields>(_ table: inout ViewTable<V>, _ share: Int) {
             // A view's own bytes plus what it keeps out of line (ids, positions, arrays of two or more).
             let perView = MemoryLayout<V>.stride + 96
-            table.spill(to: store, pageSize: pageSize, residentPages: max(1, share * 3 / 4 / (pageSize * perView)),
-                        recallCapacity: max(1, share / 4 / perView))
+            table.spill(
+                to: store, pageSize: pageSize, residentPages: max(1, share * 3 / 4 / (pageSize * perView)),
+                recallCapacity: max(1, share / 4 / perView))
         }
         spill(&users, memory / 2)
         spill(&transactions, memory / 4)

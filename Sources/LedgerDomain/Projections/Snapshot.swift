@@ -146,7 +146,8 @@ public struct SnapshotReader: Sendable {
     /// and those that spill are written as they are.
     public static func decode(_ part: [UInt8], keepingBytes: Bool = false) throws -> DecodedPart {
         guard let first = part.first, let kind = SnapshotPart(rawValue: first) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a snapshot part of unknown kind"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "a snapshot part of unknown kind"))
         }
         if kind == .rest { return DecodedPart(contents: .rest(try Projections(snapshot: Array(part.dropFirst())))) }
         var ends: [Int] = []
@@ -169,10 +170,18 @@ public struct SnapshotReader: Sendable {
             }
             switch kind {
             case .rest: preconditionFailure("read above")
-            case .orders: let (k, v) = try views(OrderView.self); return DecodedPart(contents: .orders(k, v))
-            case .transactions: let (k, v) = try views(TransactionView.self); return DecodedPart(contents: .transactions(k, v))
-            case .subscriptions: let (k, v) = try views(SubscriptionView.self); return DecodedPart(contents: .subscriptions(k, v))
-            case .users: let (k, v) = try views(UserView.self); return DecodedPart(contents: .users(k, v))
+            case .orders:
+                let (k, v) = try views(OrderView.self)
+                return DecodedPart(contents: .orders(k, v))
+            case .transactions:
+                let (k, v) = try views(TransactionView.self)
+                return DecodedPart(contents: .transactions(k, v))
+            case .subscriptions:
+                let (k, v) = try views(SubscriptionView.self)
+                return DecodedPart(contents: .subscriptions(k, v))
+            case .users:
+                let (k, v) = try views(UserView.self)
+                return DecodedPart(contents: .users(k, v))
             }
         }
         if keepingBytes { decoded.bytes = (part, ends) }
@@ -187,12 +196,16 @@ public struct SnapshotReader: Sendable {
     /// Adds the next part, decoded: the first part first, then the views, in the order written.
     public mutating func add(_ part: DecodedPart) throws {
         if case .rest(let rest) = part.contents {
-            guard state == nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a second first part")) }
+            guard state == nil else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a second first part"))
+            }
             state = rest
             if let spill {
                 // The views the first part held go first into the tables that spill.
                 var s = rest
-                (s.orders, s.transactions, s.subscriptions, s.users) = (ViewTable(), ViewTable(), ViewTable(), ViewTable())
+                (s.orders, s.transactions, s.subscriptions, s.users) = (
+                    ViewTable(), ViewTable(), ViewTable(), ViewTable()
+                )
                 s.spillViews(to: spill.store, memory: spill.memory, pageSize: spill.pageSize)
                 try Self.add(Array(rest.orders.keys), Array(rest.orders.values), to: &s.orders)
                 try Self.add(Array(rest.transactions.keys), Array(rest.transactions.values), to: &s.transactions)
@@ -202,7 +215,9 @@ public struct SnapshotReader: Sendable {
             }
             return
         }
-        guard state != nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "views before the first part")) }
+        guard state != nil else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "views before the first part"))
+        }
         if spill != nil {
             let bytes = part.bytes
             // The views of one kind come one part after another: once a part of another kind
@@ -237,7 +252,9 @@ public struct SnapshotReader: Sendable {
     /// into its index, views copied in, each run freed once it is in), the four tables at once:
     /// one after the other, on one thread, this was the longest part of a projector's start.
     public mutating func finish(tracksChanges: Bool = false) throws -> Projections {
-        guard state != nil else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no first part")) }
+        guard state != nil else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no first part"))
+        }
         if spill != nil {
             // Put together part by part already, but for the views held last.
             try addHeld(except: nil)
@@ -247,30 +264,51 @@ public struct SnapshotReader: Sendable {
         }
         var s = state.take()!
         // Moved out of the reader and the state, so that each run has one owner and is freed once used.
-        let orderRuns = Mutex(Self.runs(&s.orders, &orders)), transactionRuns = Mutex(Self.runs(&s.transactions, &transactions))
-        let subscriptionRuns = Mutex(Self.runs(&s.subscriptions, &subscriptions)), userRuns = Mutex(Self.runs(&s.users, &users))
-        let built = Mutex<(ViewTable<OrderView>?, ViewTable<TransactionView>?, ViewTable<SubscriptionView>?, ViewTable<UserView>?)>((nil, nil, nil, nil))
+        let orderRuns = Mutex(Self.runs(&s.orders, &orders)),
+            transactionRuns = Mutex(Self.runs(&s.transactions, &transactions))
+        let subscriptionRuns = Mutex(Self.runs(&s.subscriptions, &subscriptions)),
+            userRuns = Mutex(Self.runs(&s.users, &users))
+        let built = Mutex<
+            (ViewTable<OrderView>?, ViewTable<TransactionView>?, ViewTable<SubscriptionView>?, ViewTable<UserView>?)
+        >((nil, nil, nil, nil))
         let twice = Mutex<String?>(nil)
         DispatchQueue.concurrentPerform(iterations: 4) { kind in
             func build<V: Sendable>(_ runs: borrowing Mutex<[([String], [V])]>) -> ViewTable<V>? {
-                let taken = runs.withLock { r in defer { r = [] }; return r }
+                let taken = runs.withLock { r in
+                    defer { r = [] }
+                    return r
+                }
                 switch ViewTable.assemble(taken) {
                 case .success(let table): return table
-                case .failure(let duplicate): twice.withLock { $0 = $0 ?? duplicate.key }; return nil
+                case .failure(let duplicate):
+                    twice.withLock { $0 = $0 ?? duplicate.key }
+                    return nil
                 }
             }
             switch kind {
-            case 0: let table = build(orderRuns); built.withLock { $0.0 = table }
-            case 1: let table = build(transactionRuns); built.withLock { $0.1 = table }
-            case 2: let table = build(subscriptionRuns); built.withLock { $0.2 = table }
-            default: let table = build(userRuns); built.withLock { $0.3 = table }
+            case 0:
+                let table = build(orderRuns)
+                built.withLock { $0.0 = table }
+            case 1:
+                let table = build(transactionRuns)
+                built.withLock { $0.1 = table }
+            case 2:
+                let table = build(subscriptionRuns)
+                built.withLock { $0.2 = table }
+            default:
+                let table = build(userRuns)
+                built.withLock { $0.3 = table }
             }
         }
         if let key = twice.withLock({ $0 }) {
             throw Self.twice(key)
         }
-        let tables = built.withLock { b in defer { b = (nil, nil, nil, nil) }; return b }
-        guard let orders = tables.0, let transactions = tables.1, let subscriptions = tables.2, let users = tables.3 else {
+        let tables = built.withLock { b in
+            defer { b = (nil, nil, nil, nil) }
+            return b
+        }
+        guard let orders = tables.0, let transactions = tables.1, let subscriptions = tables.2, let users = tables.3
+        else {
             preconditionFailure("every table is built or a duplicate was thrown")
         }
         (s.orders, s.transactions, s.subscriptions, s.users) = (orders, transactions, subscriptions, users)
@@ -283,7 +321,8 @@ public struct SnapshotReader: Sendable {
     /// A part decoded without its bytes, or once the table has views in memory, is added as
     /// views, after those held.
     private static func hold<V: BinaryFields>(
-        _ keys: [String], _ views: [V], _ bytes: (part: [UInt8], ends: [Int])?, in held: inout Held, to table: inout ViewTable<V>
+        _ keys: [String], _ views: [V], _ bytes: (part: [UInt8], ends: [Int])?, in held: inout Held,
+        to table: inout ViewTable<V>
     ) throws {
         guard let bytes else {
             try addHeld(&held, to: &table)

@@ -19,13 +19,21 @@ extension BinaryWriter {
     func entitlement(_ e: Entitlement) {
         switch e {
         case .coins(let n):
-            int(0); int(n)
+            int(0)
+            int(n)
         case .feature(let f):
-            int(1); string(f)
+            int(1)
+            string(f)
         case .subscription(let entitlement, let group, let periodDays, let rank):
-            int(2); string(entitlement); string(group); int(periodDays); int(rank)
+            int(2)
+            string(entitlement)
+            string(group)
+            int(periodDays)
+            int(rank)
         case .period(let entitlement, let days):
-            int(3); string(entitlement); int(days)
+            int(3)
+            string(entitlement)
+            int(days)
         }
     }
 }
@@ -35,9 +43,13 @@ extension BinaryReader {
         let units = try int()
         let code = try string()
         let exponent = try int()
-        guard let currency = Currency(code), Int64(currency.exponent) == exponent else { throw invalid("currency \(code.prefix(20)) with exponent \(exponent)") }
+        guard let currency = Currency(code), Int64(currency.exponent) == exponent else {
+            throw invalid("currency \(code.prefix(20)) with exponent \(exponent)")
+        }
         let fraction = try int()
-        guard fraction.magnitude < 1_000_000, let m = Money(minorUnits: units, fraction: fraction, currency: currency), m.fraction == fraction else {
+        guard fraction.magnitude < 1_000_000, let m = Money(minorUnits: units, fraction: fraction, currency: currency),
+            m.fraction == fraction
+        else {
             throw invalid("money \(units) with fraction \(fraction)")
         }
         return m
@@ -54,7 +66,8 @@ extension BinaryReader {
         switch try int() {
         case 0: return .coins(try int())
         case 1: return .feature(try string())
-        case 2: return .subscription(entitlement: try string(), group: try string(), periodDays: try int(), rank: try int())
+        case 2:
+            return .subscription(entitlement: try string(), group: try string(), periodDays: try int(), rank: try int())
         case 3: return .period(entitlement: try string(), days: try int())
         case let tag: throw invalid("entitlement tag \(tag)")
         }

@@ -15,13 +15,17 @@ public struct RefundNotice: StoreAppFact {
     public var app: String?
     public var merchant: String?
 
-    public static let fields = FieldTable(RefundNotice(channel: .appstore, transactionId: ""), [
-        .channel("channel", \.channel),
-        .text("transactionId", \.transactionId),
-        .optionalText("notificationId", \.notificationId, "The store notification that said so."),
-        .optionalText("refundId", \.refundId, "The refund it is about (a reversal names the refund it undoes)."),
-        .optionalTimestamp("signedAt", \.signedAt, "The store's time of the notice; refunds and reversals apply in the store's order."),
-    ] + appFields(\.app, \.merchant))
+    public static let fields = FieldTable(
+        RefundNotice(channel: .appstore, transactionId: ""),
+        [
+            .channel("channel", \.channel),
+            .text("transactionId", \.transactionId),
+            .optionalText("notificationId", \.notificationId, "The store notification that said so."),
+            .optionalText("refundId", \.refundId, "The refund it is about (a reversal names the refund it undoes)."),
+            .optionalTimestamp(
+                "signedAt", \.signedAt,
+                "The store's time of the notice; refunds and reversals apply in the store's order."),
+        ] + appFields(\.app, \.merchant))
 
     static let newInVersion2 = appFieldNames.union(["refundId", "signedAt"])
 }
@@ -55,15 +59,17 @@ public struct Refunded: StoreAppFact {
     /// Whether money was returned (WeChat PROCESSING, ABNORMAL and CLOSED are not refunds).
     public var returnedMoney: Bool { status.map { $0 == .success } ?? true }
 
-    public static let fields = FieldTable(Refunded(channel: .appstore, transactionId: "", refundId: "", amount: .blank, refundedAt: .blank), [
-        .channel("channel", \.channel),
-        .text("transactionId", \.transactionId),
-        .text("refundId", \.refundId),
-        .object("amount", \.amount, "The amount returned."),
-        .timestamp("refundedAt", \.refundedAt),
-        .optionalText("reason", \.reason),
-        .optionalOpen("status", \.status, "WeChat Pay's refund status; only SUCCESS (or no status) returns money."),
-    ] + appFields(\.app, \.merchant))
+    public static let fields = FieldTable(
+        Refunded(channel: .appstore, transactionId: "", refundId: "", amount: .blank, refundedAt: .blank),
+        [
+            .channel("channel", \.channel),
+            .text("transactionId", \.transactionId),
+            .text("refundId", \.refundId),
+            .object("amount", \.amount, "The amount returned."),
+            .timestamp("refundedAt", \.refundedAt),
+            .optionalText("reason", \.reason),
+            .optionalOpen("status", \.status, "WeChat Pay's refund status; only SUCCESS (or no status) returns money."),
+        ] + appFields(\.app, \.merchant))
 }
 
 /// What fulfilment actually took back: whole grants, or part of one (`units`).
@@ -82,28 +88,44 @@ public struct EntitlementRevoked: FactBody {
     /// The transaction's app: a transaction id is unique per channel and app only.
     public var app: String?
 
-    public static let fields = FieldTable(EntitlementRevoked(userId: "", transactionId: nil, reason: .refund), [
-        .text("userId", \.userId),
-        .optionalChannel("channel", \.channel),
-        .optionalText("transactionId", \.transactionId, "The transaction whose grants are taken back; absent for a grant without one (then grantId names it)."),
-        .open("reason", \.reason, "Why it was taken back."),
-        .optionalText("grantId", \.grantId),
-        .optionalInt("units", \.units, min: 1, max: 1_000_000_000_000, "Part of a grant: this many of its units (coins, days); absent: whole grants."),
-        .optionalText("revocationId", \.revocationId, "Our id for this revocation (several partial ones of one transaction)."),
-        .optionalText("app", \.app, "The transaction's app: the revocation takes back only grants of the transaction of that channel and app. Absent (older revocations): the transaction of that id whose channel does not contradict it."),
-    ])
+    public static let fields = FieldTable(
+        EntitlementRevoked(userId: "", transactionId: nil, reason: .refund),
+        [
+            .text("userId", \.userId),
+            .optionalChannel("channel", \.channel),
+            .optionalText(
+                "transactionId", \.transactionId,
+                "The transaction whose grants are taken back; absent for a grant without one (then grantId names it)."),
+            .open("reason", \.reason, "Why it was taken back."),
+            .optionalText("grantId", \.grantId),
+            .optionalInt(
+                "units", \.units, min: 1, max: 1_000_000_000_000,
+                "Part of a grant: this many of its units (coins, days); absent: whole grants."),
+            .optionalText(
+                "revocationId", \.revocationId, "Our id for this revocation (several partial ones of one transaction)."),
+            .optionalText(
+                "app", \.app,
+                "The transaction's app: the revocation takes back only grants of the transaction of that channel and app. Absent (older revocations): the transaction of that id whose channel does not contradict it."
+            ),
+        ])
 
     /// Version 1: a transaction was required; whole grants only.
-    static let version1 = FieldTable(fields.blank, fields.removing(["units", "revocationId", "app"]).fields.map {
-        $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
-    })
+    static let version1 = FieldTable(
+        fields.blank,
+        fields.removing(["units", "revocationId", "app"]).fields.map {
+            $0.name == "transactionId" ? .requiredText("transactionId", \.transactionId) : $0
+        })
 }
 
 extension FactTypes {
     public static let refundRequested = FactType<RefundNotice>(
         "RefundRequested", "A refund was requested (Apple CONSUMPTION_REQUEST, Google pending review).",
         stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:notification:<notificationId>:refund-requested",
-        older: [.without(RefundNotice.newInVersion2, "A refund was requested (Apple CONSUMPTION_REQUEST, Google pending review).")],
+        older: [
+            .without(
+                RefundNotice.newInVersion2, "A refund was requested (Apple CONSUMPTION_REQUEST, Google pending review)."
+            )
+        ],
         wrap: Fact.refundRequested, summary: { "refund requested for tx \($0.transactionId)" })
 
     public static let refundDeclined = FactType<RefundNotice>(
@@ -113,11 +135,14 @@ extension FactTypes {
         wrap: Fact.refundDeclined, summary: { "refund declined for tx \($0.transactionId)" })
 
     public static let refunded = FactType<Refunded>(
-        "Refunded", "Money was returned to the buyer, in full or in part (a WeChat status other than SUCCESS: no money returned yet).",
-        stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:refund:<refundId>:<status>",
+        "Refunded",
+        "Money was returned to the buyer, in full or in part (a WeChat status other than SUCCESS: no money returned yet).",
+        stream: "<channel>:tx:<transactionId>[@<app>]",
+        key: "<channel>:tx:<transactionId>[@<app>]:refund:<refundId>:<status>",
         orKeys: ["<channel>:tx:<transactionId>[@<app>]:refund:<refundId>"],
         older: [.without(appFieldNames.union(["status"]), "Money was returned to the buyer, in full or in part.")],
-        wrap: Fact.refunded, summary: { "refunded \($0.amount) of tx \($0.transactionId)" + ($0.reason.map { " (\($0))" } ?? "") })
+        wrap: Fact.refunded,
+        summary: { "refunded \($0.amount) of tx \($0.transactionId)" + ($0.reason.map { " (\($0))" } ?? "") })
 
     public static let refundReversed = FactType<RefundNotice>(
         "RefundReversed", "The refund was undone; the entitlement comes back.",
@@ -128,12 +153,21 @@ extension FactTypes {
     public static let entitlementRevoked = FactType<EntitlementRevoked>(
         "EntitlementRevoked", "What fulfilment actually took back.",
         stream: "user:<userId>", key: "revoke:<channel|any>:<transactionId>[@<app>]:<reason>:<revocationId>",
-        orKeys: ["revoke:<channel|any>:<transactionId>[@<app>]:<reason>", "revoke-grant:<grantId>:<reason>:<revocationId>", "revoke-grant:<grantId>:<reason>"],
-        older: [OlderVersion(fields: EntitlementRevoked.version1, about: "What fulfilment actually took back."),
-                .without(["app"], "What fulfilment actually took back: whole grants of a transaction (or the grant it names), or some of their units.")],
+        orKeys: [
+            "revoke:<channel|any>:<transactionId>[@<app>]:<reason>", "revoke-grant:<grantId>:<reason>:<revocationId>",
+            "revoke-grant:<grantId>:<reason>",
+        ],
+        older: [
+            OlderVersion(fields: EntitlementRevoked.version1, about: "What fulfilment actually took back."),
+            .without(
+                ["app"],
+                "What fulfilment actually took back: whole grants of a transaction (or the grant it names), or some of their units."
+            ),
+        ],
         wrap: Fact.entitlementRevoked,
         summary: { f in
-            "revoked " + (f.units.map { "\($0) units of " } ?? "") + (f.transactionId.map { "tx \($0)" } ?? "grant \(f.grantId ?? "?")")
+            "revoked " + (f.units.map { "\($0) units of " } ?? "")
+                + (f.transactionId.map { "tx \($0)" } ?? "grant \(f.grantId ?? "?")")
                 + " from \(f.userId) (\(f.reason.raw))"
         })
 }
@@ -156,23 +190,31 @@ public struct PurchaseVoided: StoreAppFact {
     public var app: String?
     public var merchant: String?
 
-    public static let fields = FieldTable(PurchaseVoided(transactionId: "", voidedAt: .blank), [
-        .channel("channel", \.channel),
-        .text("transactionId", \.transactionId, "The Google order id of the purchase."),
-        .optionalText("purchaseToken", \.purchaseToken),
-        .timestamp("voidedAt", \.voidedAt, "Google voidedTimeMillis."),
-        .optionalText("voidedSource", \.voidedSource, "Google voidedSource (0 user, 1 developer, 2 Google)."),
-        .optionalText("voidedReason", \.voidedReason, "Google voidedReason (e.g. 7 chargeback)."),
-        .optionalInt("voidedQuantity", \.voidedQuantity, min: 1, max: 10_000, "For a partial void (refundType 2): the quantity voided."),
-    ] + appFields(\.app, \.merchant))
+    public static let fields = FieldTable(
+        PurchaseVoided(transactionId: "", voidedAt: .blank),
+        [
+            .channel("channel", \.channel),
+            .text("transactionId", \.transactionId, "The Google order id of the purchase."),
+            .optionalText("purchaseToken", \.purchaseToken),
+            .timestamp("voidedAt", \.voidedAt, "Google voidedTimeMillis."),
+            .optionalText("voidedSource", \.voidedSource, "Google voidedSource (0 user, 1 developer, 2 Google)."),
+            .optionalText("voidedReason", \.voidedReason, "Google voidedReason (e.g. 7 chargeback)."),
+            .optionalInt(
+                "voidedQuantity", \.voidedQuantity, min: 1, max: 10_000,
+                "For a partial void (refundType 2): the quantity voided."),
+        ] + appFields(\.app, \.merchant))
 }
 
 extension FactTypes {
     public static let purchaseVoided = FactType<PurchaseVoided>(
-        "PurchaseVoided", "Google Play voided a purchase (refund, chargeback or revocation): its entitlement must be taken back.",
+        "PurchaseVoided",
+        "Google Play voided a purchase (refund, chargeback or revocation): its entitlement must be taken back.",
         stream: "<channel>:tx:<transactionId>[@<app>]", key: "<channel>:tx:<transactionId>[@<app>]:voided",
         wrap: Fact.purchaseVoided,
-        summary: { "voided tx \($0.transactionId)" + ($0.voidedQuantity.map { " (\($0) units)" } ?? "") + " at \($0.voidedAt.iso8601)" })
+        summary: {
+            "voided tx \($0.transactionId)" + ($0.voidedQuantity.map { " (\($0) units)" } ?? "")
+                + " at \($0.voidedAt.iso8601)"
+        })
 }
 
 /// The store took a purchase back without (or beside) a refund: Apple REVOKE (family sharing
@@ -193,20 +235,28 @@ public struct StoreRevoked: StoreAppFact {
     public var app: String?
     public var merchant: String?
 
-    public static let fields = FieldTable(StoreRevoked(channel: .appstore, originalTransactionId: "", notificationId: "", revokedAt: .blank), [
-        .channel("channel", \.channel),
-        .text("originalTransactionId", \.originalTransactionId, "Apple originalTransactionId, Google purchase token."),
-        .optionalText("transactionId", \.transactionId, "The transaction taken back; absent, the period running at revokedAt."),
-        .text("notificationId", \.notificationId),
-        .timestamp("revokedAt", \.revokedAt),
-        .optionalText("revocationType", \.revocationType, "Apple revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE), Google SUBSCRIPTION_REVOKED."),
-        .optionalText("reason", \.reason, "Apple revocationReason."),
-    ] + appFields(\.app, \.merchant))
+    public static let fields = FieldTable(
+        StoreRevoked(channel: .appstore, originalTransactionId: "", notificationId: "", revokedAt: .blank),
+        [
+            .channel("channel", \.channel),
+            .text(
+                "originalTransactionId", \.originalTransactionId, "Apple originalTransactionId, Google purchase token."),
+            .optionalText(
+                "transactionId", \.transactionId, "The transaction taken back; absent, the period running at revokedAt."
+            ),
+            .text("notificationId", \.notificationId),
+            .timestamp("revokedAt", \.revokedAt),
+            .optionalText(
+                "revocationType", \.revocationType,
+                "Apple revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE), Google SUBSCRIPTION_REVOKED."),
+            .optionalText("reason", \.reason, "Apple revocationReason."),
+        ] + appFields(\.app, \.merchant))
 }
 
 extension FactTypes {
     public static let storeRevoked = FactType<StoreRevoked>(
-        "StoreRevoked", "The store took a purchase back (Apple REVOKE, Google SUBSCRIPTION_REVOKED): fulfilment is expected to revoke it.",
+        "StoreRevoked",
+        "The store took a purchase back (Apple REVOKE, Google SUBSCRIPTION_REVOKED): fulfilment is expected to revoke it.",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:revoked",
         wrap: Fact.storeRevoked,
         summary: { f in

@@ -12,7 +12,9 @@ extension Projections {
         if f.channel == .appstore, code == "REVOKE" {
             txId = f.transactionId.map { txKey(f.channel, f.app, $0) }
         } else if f.channel == .googleplay, code == "12" || code == "SUBSCRIPTION_REVOKED" {
-            txId = f.transactionId.map { txKey(f.channel, f.app, $0) } ?? f.originalTransactionId.flatMap { currentPeriod(f.channel, $0, at: f.signedAt ?? ctx.occurredAt) }
+            txId =
+                f.transactionId.map { txKey(f.channel, f.app, $0) }
+                ?? f.originalTransactionId.flatMap { currentPeriod(f.channel, $0, at: f.signedAt ?? ctx.occurredAt) }
         }
         guard let txId else { return }
         revokedByStore(txId, f.channel, ctx)
@@ -31,10 +33,14 @@ extension Projections {
     /// The store's revocation as a fact of its own (StoreRevoked): of the transaction it names, or
     /// of the subscription's period running at `revokedAt`.
     mutating func apply(_ f: StoreRevoked, _ ctx: FactContext) {
-        guard let txId = f.transactionId.map({ txKey(f.channel, f.app, $0) })
-            ?? currentPeriod(f.channel, f.originalTransactionId, at: f.revokedAt) else {
-            anomaly(ctx.position, "revocation-of-unknown-purchase",
-                    "store revocation \(f.notificationId) names \(f.originalTransactionId), of which no period ran at \(f.revokedAt.iso8601)")
+        guard
+            let txId = f.transactionId.map({ txKey(f.channel, f.app, $0) })
+                ?? currentPeriod(f.channel, f.originalTransactionId, at: f.revokedAt)
+        else {
+            anomaly(
+                ctx.position, "revocation-of-unknown-purchase",
+                "store revocation \(f.notificationId) names \(f.originalTransactionId), of which no period ran at \(f.revokedAt.iso8601)"
+            )
             return
         }
         if subscriptions.contains(Self.subscriptionKey(f.channel, f.originalTransactionId)) {
@@ -47,7 +53,9 @@ extension Projections {
 
     /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
     mutating func apply(_ f: PurchaseVoided, _ ctx: FactContext) {
-        if f.voidedQuantity != nil { complete(.voidedQuantity, f.channel, transactionId: f.transactionId, original: nil) }
+        if f.voidedQuantity != nil {
+            complete(.voidedQuantity, f.channel, transactionId: f.transactionId, original: nil)
+        }
         void(f.channel, f.app, f.transactionId, quantity: f.voidedQuantity, ctx)
     }
 
@@ -56,15 +64,20 @@ extension Projections {
     /// statement lines are for reconciliation).
     mutating func voidedQuantity(_ l: StatementLine, _ ctx: FactContext) {
         guard l.source == .googleplayVoided, l.kind == .refund, let tx = l.transactionId, let q = l.quantity,
-              awaitsVoidedQuantity(l.channel, tx) else { return }
+            awaitsVoidedQuantity(l.channel, tx)
+        else { return }
         complete(.voidedQuantity, l.channel, transactionId: tx, original: nil)
         void(l.channel, l.app, tx, quantity: q, ctx)
     }
 
     /// `quantity` units of the purchase voided (all of it, a store revocation, when nil or not less than bought).
-    mutating func void(_ channel: Channel, _ app: String?, _ transactionId: String, quantity: Int64?, _ ctx: FactContext) {
+    mutating func void(
+        _ channel: Channel, _ app: String?, _ transactionId: String, quantity: Int64?, _ ctx: FactContext
+    ) {
         let key = txKey(channel, app, transactionId)
-        guard let q = quantity, q < (transactions.with(key, \.quantity) ?? 1) else { return revokedByStore(key, channel, ctx) }
+        guard let q = quantity, q < (transactions.with(key, \.quantity) ?? 1) else {
+            return revokedByStore(key, channel, ctx)
+        }
         updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = channel }
             t.voidedQuantity = q
@@ -86,12 +99,17 @@ extension Projections {
             return
         }
         if transactions.with(key, \.verified) != true {
-            anomaly(p, "refund-for-unknown-transaction", "refund \(f.refundId) of \(f.amount) names transaction \(f.transactionId), which was never verified")
+            anomaly(
+                p, "refund-for-unknown-transaction",
+                "refund \(f.refundId) of \(f.amount) names transaction \(f.transactionId), which was never verified")
         }
         updateTransaction(key, p) { t in
             if t.channel == nil { t.channel = f.channel }
             t.refunds.removeAll { $0.refundId == f.refundId }
-            t.refunds.append(RefundRecord(refundId: f.refundId, amount: f.amount, refundedAt: f.refundedAt, position: p, loggedAt: ctx.occurredAt))
+            t.refunds.append(
+                RefundRecord(
+                    refundId: f.refundId, amount: f.amount, refundedAt: f.refundedAt, position: p,
+                    loggedAt: ctx.occurredAt))
             t.refundPositions.append(p)
         }
         refundsChanged(key)
@@ -102,7 +120,8 @@ extension Projections {
         let key = txKey(f.channel, f.app, f.transactionId)
         // A reversal naming its refund may arrive before it (the store's order is not the log's).
         if f.refundId == nil, transactions.with(key, { $0.refunds.isEmpty }) ?? true {
-            anomaly(p, "reversal-without-refund", "refund reversal for transaction \(f.transactionId), which has no refund")
+            anomaly(
+                p, "reversal-without-refund", "refund reversal for transaction \(f.transactionId), which has no refund")
         }
         updateTransaction(key, p) { t in
             if t.channel == nil { t.channel = f.channel }
@@ -114,7 +133,8 @@ extension Projections {
 
     /// A refund, reversal or store revocation changed what stands: the subscription period and the order follow.
     mutating func refundsChanged(_ txId: String) {
-        setRevoked(txId, transactions.with(txId, { $0.refundState == .refunded || $0.storeRevokedPosition != nil }) ?? false)
+        setRevoked(
+            txId, transactions.with(txId, { $0.refundState == .refunded || $0.storeRevokedPosition != nil }) ?? false)
         transactionChanged(txId)
     }
 
@@ -144,14 +164,19 @@ extension Projections {
     /// Fulfilment took back whole grants of a transaction (or the grant it names), or `units` of them.
     mutating func apply(_ f: EntitlementRevoked, _ ctx: FactContext) {
         let p = ctx.position
-        guard let txId = f.transactionId.map({ txKey(f.channel, f.app, $0) }) ?? f.grantId.flatMap({ id in policyGrants[id] == nil ? "grant:\(id)" : nil }) else {
+        guard
+            let txId = f.transactionId.map({ txKey(f.channel, f.app, $0) })
+                ?? f.grantId.flatMap({ id in policyGrants[id] == nil ? "grant:\(id)" : nil })
+        else {
             return revokePolicyGrant(f, ctx)
         }
         var taken: [(grant: GrantRecord, units: Int64?)] = []
         updateTransaction(txId, p) { t in
             var left = f.units
-            for i in t.grants.indices where t.grants[i].revokedAt == nil && t.grants[i].userId == f.userId
-                && (f.grantId == nil || t.grants[i].grantId == f.grantId) {
+            for i in t.grants.indices
+            where t.grants[i].revokedAt == nil && t.grants[i].userId == f.userId
+                && (f.grantId == nil || t.grants[i].grantId == f.grantId)
+            {
                 guard let want = left else {
                     t.grants[i].revokedAt = p
                     taken.append((t.grants[i], nil))
@@ -164,10 +189,14 @@ extension Projections {
                 taken.append((t.grants[i], part))
                 left = want - part
             }
-            t.revocations.append(RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count))
+            t.revocations.append(
+                RevocationRecord(userId: f.userId, reason: f.reason, position: p, grantsRevoked: taken.count))
         }
         if taken.isEmpty {
-            anomaly(p, "revocation-without-grant", "user \(f.userId) had no active grant for transaction \(transactions[txId]?.transactionId ?? txId) to revoke (\(f.reason.raw))")
+            anomaly(
+                p, "revocation-without-grant",
+                "user \(f.userId) had no active grant for transaction \(transactions[txId]?.transactionId ?? txId) to revoke (\(f.reason.raw))"
+            )
         }
         updateUser(f.userId, p) { u in
             for (g, units) in taken { Self.takeBack(&u, g, units: units) }
@@ -178,8 +207,11 @@ extension Projections {
 
     /// A grant without a transaction, named by its grant id.
     mutating func revokePolicyGrant(_ f: EntitlementRevoked, _ ctx: FactContext) {
-        guard let id = f.grantId, var pg = policyGrants[id], pg.grant.revokedAt == nil, pg.grant.userId == f.userId else {
-            anomaly(ctx.position, "revocation-without-grant", "user \(f.userId) had no active grant \(f.grantId ?? "?") to revoke (\(f.reason.raw))")
+        guard let id = f.grantId, var pg = policyGrants[id], pg.grant.revokedAt == nil, pg.grant.userId == f.userId
+        else {
+            anomaly(
+                ctx.position, "revocation-without-grant",
+                "user \(f.userId) had no active grant \(f.grantId ?? "?") to revoke (\(f.reason.raw))")
             return
         }
         let part = f.units.map { min($0, pg.grant.unitsLeft) }
@@ -194,10 +226,15 @@ extension Projections {
 
     /// The user's side of a revocation: `units` of the grant, or all of it.
     static func takeBack(_ u: inout UserView, _ g: GrantRecord, units: Int64?) {
-        guard let units else { return credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1) }
+        guard let units else {
+            return credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1)
+        }
         switch g.entitlement {
         case .coins: u.coinsClawedBack = u.coinsClawedBack.addingSaturated(units)
-        case .feature: if g.revokedAt != nil { credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1) }
+        case .feature:
+            if g.revokedAt != nil {
+                credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1)
+            }
         case .subscription, .period:
             if let i = u.periodGrants.firstIndex(where: { $0.grantId == g.grantId }) {
                 u.periodGrants[i].days = u.periodGrants[i].days.subtractingSaturated(units)

@@ -20,19 +20,28 @@ extension Audit {
         let voided = t.voidedQuantity != nil && overGranted
         let revoked = t.storeRevokedPosition != nil
         guard refunded || voided || revoked else { return }
-        let start = [refunded ? refund?.loggedAt : nil, voided ? t.voidedAt : nil, t.storeRevokedAt].compactMap { $0 }.max()
+        let start = [refunded ? refund?.loggedAt : nil, voided ? t.voidedAt : nil, t.storeRevokedAt].compactMap { $0 }
+            .max()
         guard c.passed(start, c.options.refundWindow) else { return }
-        let what = refunded ? "refunded (\(t.refundedAmount.map(\.description) ?? "?"))"
-            : revoked ? "revoked by the store" : "partly voided by the store (\(t.voidedQuantity ?? 0) of \(t.quantity))"
-        c.add(.refundNotRevoked, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
-              [refunded ? refund?.position : nil, voided ? t.voidedPosition : nil, t.storeRevokedPosition] + active.map(\.position),
-              t.revenue == nil ? nil : refunded ? (t.refundedAmount ?? t.price) : t.price,
-              "Transaction \(t.transactionId) was \(what) at \(start?.iso8601 ?? "?") but \(active.count) grant(s) are still active after the \(c.options.refundWindow) window.")
+        let what =
+            refunded
+            ? "refunded (\(t.refundedAmount.map(\.description) ?? "?"))"
+            : revoked
+                ? "revoked by the store" : "partly voided by the store (\(t.voidedQuantity ?? 0) of \(t.quantity))"
+        c.add(
+            .refundNotRevoked, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId,
+            tx: t.transactionId,
+            [refunded ? refund?.position : nil, voided ? t.voidedPosition : nil, t.storeRevokedPosition]
+                + active.map(\.position),
+            t.revenue == nil ? nil : refunded ? (t.refundedAmount ?? t.price) : t.price,
+            "Transaction \(t.transactionId) was \(what) at \(start?.iso8601 ?? "?") but \(active.count) grant(s) are still active after the \(c.options.refundWindow) window."
+        )
     }
 
     /// Revocations other than `support` with no refund, void or store revocation behind them.
     static func revokedWithoutRefundApplies(_ t: TransactionView) -> Bool {
-        t.refunds.isEmpty && t.storeRevokedPosition == nil && t.voidedQuantity == nil && t.revocations.contains { $0.reason != .support && $0.reason != .upgrade }
+        t.refunds.isEmpty && t.storeRevokedPosition == nil && t.voidedQuantity == nil
+            && t.revocations.contains { $0.reason != .support && $0.reason != .upgrade }
     }
 
     /// **revoked-without-refund**: an EntitlementRevoked whose reason is not `support`, for a
@@ -43,10 +52,15 @@ extension Audit {
     static func revokedWithoutRefund(_ t: TransactionView, _ c: inout Context) {
         guard revokedWithoutRefundApplies(t) else { return }
         var byUser: [String: [RevocationRecord]] = [:]
-        for r in t.revocations where r.reason != .support && r.reason != .upgrade { byUser[r.userId, default: []].append(r) }
+        for r in t.revocations where r.reason != .support && r.reason != .upgrade {
+            byUser[r.userId, default: []].append(r)
+        }
         for (user, rs) in byUser {
-            c.add(.revokedWithoutRefund, t.channel, user: user, order: t.orderId, tx: t.transactionId, rs.map(\.position), t.revenue,
-                  "Transaction \(t.transactionId) was revoked from \(user) (\(rs.map(\.reason.raw).joined(separator: ", "))) with no refund, store revoke or support reason behind it.")
+            c.add(
+                .revokedWithoutRefund, t.channel, user: user, order: t.orderId, tx: t.transactionId, rs.map(\.position),
+                t.revenue,
+                "Transaction \(t.transactionId) was revoked from \(user) (\(rs.map(\.reason.raw).joined(separator: ", "))) with no refund, store revoke or support reason behind it."
+            )
         }
     }
 }

@@ -10,11 +10,17 @@ import LedgerFoldStore
 
 extension RefundRecord: BinaryFields {
     public init(binary r: BinaryReader) throws {
-        self.init(refundId: try r.string(), amount: try r.money(), refundedAt: try r.timestamp(), position: try r.int(), loggedAt: try r.timestamp())
+        self.init(
+            refundId: try r.string(), amount: try r.money(), refundedAt: try r.timestamp(), position: try r.int(),
+            loggedAt: try r.timestamp())
     }
 
     public func write(binary w: BinaryWriter) {
-        w.string(refundId); w.money(amount); w.timestamp(refundedAt); w.int(position); w.timestamp(loggedAt)
+        w.string(refundId)
+        w.money(amount)
+        w.timestamp(refundedAt)
+        w.int(position)
+        w.timestamp(loggedAt)
     }
 }
 
@@ -24,7 +30,9 @@ extension ReversalRecord: BinaryFields {
     }
 
     public func write(binary w: BinaryWriter) {
-        w.string(refundId); w.timestamp(at); w.int(position)
+        w.string(refundId)
+        w.timestamp(at)
+        w.int(position)
     }
 }
 
@@ -34,6 +42,9 @@ extension RevocationRecord: BinaryFields {
     }
 
     public func write(binary w: BinaryWriter) {
-        w.string(userId); w.open(reason); w.int(position); w.int(Int64(grantsRevoked))
+        w.string(userId)
+        w.open(reason)
+        w.int(position)
+        w.int(Int64(grantsRevoked))
     }
 }

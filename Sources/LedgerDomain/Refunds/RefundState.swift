@@ -56,7 +56,9 @@ extension TransactionView {
         guard let first = standing.min(by: { $0.refundId < $1.refundId }) else { return nil }
         let currency = price?.currency ?? first.amount.currency
         return standing.filter { $0.amount.currency == currency }
-            .reduce(Money(minorUnits: 0, currency: currency)) { $0.adding($1.amount) ?? Money(minorUnits: .max, currency: currency) }
+            .reduce(Money(minorUnits: 0, currency: currency)) {
+                $0.adding($1.amount) ?? Money(minorUnits: .max, currency: currency)
+            }
     }
 
     /// The units still owed of `units` once refunds and store revocations are taken into
@@ -71,7 +73,9 @@ extension TransactionView {
             owed = owed.subtractingSaturated(Audit.share(owed, voided, quantity))
         }
         guard refundState == .refunded, let refunded = refundedAmount else { return max(0, owed) }
-        guard let price, price.currency == refunded.currency, price.millionths > 0, refunded.millionths < price.millionths else { return 0 }
+        guard let price, price.currency == refunded.currency, price.millionths > 0,
+            refunded.millionths < price.millionths
+        else { return 0 }
         // Exactly: amounts compare in millionths of a minor unit (an inexact store amount too).
         return max(0, owed.subtractingSaturated(Audit.share(owed, refunded.millionths, price.millionths)))
     }

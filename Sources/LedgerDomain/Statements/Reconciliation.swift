@@ -56,8 +56,11 @@ extension Audit {
                 listed.insert(key)
                 guard let t, t.verified else {
                     if c.passed(l.at, c.options.statementWindow) {
-                        c.add(.unrecordedSale, l.channel, user: nil, order: c.order(named: l.orderId), tx: tx, [record.position], l.amount,
-                              "\(where_(record)) lists a sale of \(l.amount.map(\.description) ?? "an unstated amount") at \(l.at.iso8601) the log never verified")
+                        c.add(
+                            .unrecordedSale, l.channel, user: nil, order: c.order(named: l.orderId), tx: tx,
+                            [record.position], l.amount,
+                            "\(where_(record)) lists a sale of \(l.amount.map(\.description) ?? "an unstated amount") at \(l.at.iso8601) the log never verified"
+                        )
                     }
                     continue
                 }
@@ -79,13 +82,17 @@ extension Audit {
         "\(r.line.source.rawValue) \(r.line.digest.prefix(19)) line \(r.line.line)"
     }
 
-    static func refundLine(_ record: StatementLineRecord, _ t: TransactionView?, _ key: String,
-                           _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]],
-                           _ unrecorded: inout [String: [StatementLineRecord]], _ c: inout Context) {
+    static func refundLine(
+        _ record: StatementLineRecord, _ t: TransactionView?, _ key: String,
+        _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]],
+        _ unrecorded: inout [String: [StatementLineRecord]], _ c: inout Context
+    ) {
         let l = record.line
         if let t {
             if let id = l.refundId, let r = t.refunds.first(where: { $0.refundId == id }) {
-                if let amount = l.amount, amount != r.amount { mismatches[key, default: []].append((record, r.amount, r.position)) }
+                if let amount = l.amount, amount != r.amount {
+                    mismatches[key, default: []].append((record, r.amount, r.position))
+                }
                 return
             }
             if !t.refunds.isEmpty || t.storeRevokedPosition != nil || t.voidedPosition != nil { return }
@@ -100,25 +107,35 @@ extension Audit {
         let sorted = records.sorted { $0.position < $1.position }
         guard let first = sorted.first(where: { $0.line.amount != nil }) ?? sorted.first else { return }
         let l = first.line, t = c.p.transactions[key]
-        c.add(.unrecordedRefund, l.channel, user: nil, order: t?.orderId ?? c.order(named: l.orderId), tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
-              l.amount ?? t?.price,
-              "\(where_(first)) lists a \(l.isChargeback ? "chargeback" : "refund")" + (l.refundId.map { " \($0)" } ?? "") + (l.amount.map { " of \($0)" } ?? "")
-                + " at \(l.at.iso8601) the log never recorded" + (sorted.count > 1 ? " (\(sorted.count) statement lines)" : ""))
+        c.add(
+            .unrecordedRefund, l.channel, user: nil, order: t?.orderId ?? c.order(named: l.orderId),
+            tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
+            l.amount ?? t?.price,
+            "\(where_(first)) lists a \(l.isChargeback ? "chargeback" : "refund")" + (l.refundId.map { " \($0)" } ?? "")
+                + (l.amount.map { " of \($0)" } ?? "")
+                + " at \(l.at.iso8601) the log never recorded"
+                + (sorted.count > 1 ? " (\(sorted.count) statement lines)" : ""))
     }
 
-    static func amountMismatch(_ key: String, _ items: [(line: StatementLineRecord, log: Money, position: Int64?)], _ c: inout Context) {
+    static func amountMismatch(
+        _ key: String, _ items: [(line: StatementLineRecord, log: Money, position: Int64?)], _ c: inout Context
+    ) {
         let sorted = items.sorted { $0.line.position < $1.line.position }
         guard let first = sorted.first, let stated = first.line.line.amount else { return }
         let log = first.log
-        let risk = stated.currency == log.currency
-            ? Money(minorUnits: (stated.minorUnits - log.minorUnits).magnitude > UInt64(Int64.max) ? .max : abs(stated.minorUnits - log.minorUnits),
-                    currency: stated.currency)
+        let risk =
+            stated.currency == log.currency
+            ? Money(
+                minorUnits: (stated.minorUnits - log.minorUnits).magnitude > UInt64(Int64.max)
+                    ? .max : abs(stated.minorUnits - log.minorUnits),
+                currency: stated.currency)
             : stated
         let what = first.line.line.kind == .sale ? "sale" : "refund"
         let order = c.p.transactions[key]?.orderId ?? c.order(named: first.line.line.orderId)
-        c.add(.amountMismatch, first.line.line.channel, user: nil, order: order, tx: first.line.line.transactionId,
-              sorted.flatMap { [$0.line.position, $0.position] }, risk,
-              "\(where_(first.line)) says the \(what) was \(stated); the log says \(log)"
+        c.add(
+            .amountMismatch, first.line.line.channel, user: nil, order: order, tx: first.line.line.transactionId,
+            sorted.flatMap { [$0.line.position, $0.position] }, risk,
+            "\(where_(first.line)) says the \(what) was \(stated); the log says \(log)"
                 + (sorted.count > 1 ? " (and \(sorted.count - 1) more line\(sorted.count > 2 ? "s" : "") differ)" : ""))
     }
 
@@ -127,11 +144,16 @@ extension Audit {
         let slack = c.options.statementClockSlack.microseconds
         for t in c.p.transactions.values {
             guard t.verified, let ch = t.channel, t.revenue != nil, let price = t.price,
-                  let at = t.purchaseDate ?? t.verifiedAt else { continue }
-            guard book.covers(ch, app: t.app, from: at.microseconds - slack, to: at.microseconds + slack) else { continue }
+                let at = t.purchaseDate ?? t.verifiedAt
+            else { continue }
+            guard book.covers(ch, app: t.app, from: at.microseconds - slack, to: at.microseconds + slack) else {
+                continue
+            }
             guard !listed.contains(t.key) else { continue }
-            c.add(.unconfirmedPayment, ch, user: nil, order: t.orderId, tx: t.transactionId, [t.verifiedPosition], price,
-                  "verified payment of \(price) at \(at.iso8601) is on no \(ch.rawValue) statement, though statements cover that time")
+            c.add(
+                .unconfirmedPayment, ch, user: nil, order: t.orderId, tx: t.transactionId, [t.verifiedPosition], price,
+                "verified payment of \(price) at \(at.iso8601) is on no \(ch.rawValue) statement, though statements cover that time"
+            )
         }
     }
 }

@@ -31,15 +31,21 @@ public struct RevenueTotals: Hashable, Sendable {
     public var net: Int64 { gross.subtractingSaturated(refunded) }
 
     /// `gross` with its fraction, exactly (whole minor units carried).
-    public func exactGross(_ c: Currency) -> Money { Money(minorUnits: gross, fraction: grossFraction, currency: c) ?? Money(minorUnits: gross, currency: c) }
+    public func exactGross(_ c: Currency) -> Money {
+        Money(minorUnits: gross, fraction: grossFraction, currency: c) ?? Money(minorUnits: gross, currency: c)
+    }
     public func exactRefunded(_ c: Currency) -> Money {
         Money(minorUnits: refunded, fraction: refundedFraction, currency: c) ?? Money(minorUnits: refunded, currency: c)
     }
-    public func exactNet(_ c: Currency) -> Money { exactGross(c).adding(exactRefunded(c).negated) ?? Money(minorUnits: net, currency: c) }
+    public func exactNet(_ c: Currency) -> Money {
+        exactGross(c).adding(exactRefunded(c).negated) ?? Money(minorUnits: net, currency: c)
+    }
 
     mutating func addGross(_ m: Money) { Self.add(m.minorUnits, Int64(m.fraction), to: &gross, &grossFraction) }
 
-    mutating func addRefunded(_ m: Money) { Self.add(m.minorUnits, Int64(m.fraction), to: &refunded, &refundedFraction) }
+    mutating func addRefunded(_ m: Money) {
+        Self.add(m.minorUnits, Int64(m.fraction), to: &refunded, &refundedFraction)
+    }
 
     /// Adds whole minor units and millionths, carrying whole units out of the millionths, so that
     /// `whole` is always the exact total's whole minor units.
@@ -56,7 +62,10 @@ public struct RevenueTotals: Hashable, Sendable {
         let units = negative ? -m.minorUnits : m.minorUnits, rest = negative ? -Int64(m.fraction) : Int64(m.fraction)
         var whole = fees ?? 0
         Self.add(units, rest, to: &whole, &feesFraction)
-        if feesFraction < 0 { feesFraction += 1_000_000; whole = whole.addingSaturated(-1) }
+        if feesFraction < 0 {
+            feesFraction += 1_000_000
+            whole = whole.addingSaturated(-1)
+        }
         fees = whole
     }
 
@@ -76,13 +85,16 @@ public struct RevenueRow: Hashable, Sendable, Comparable {
     public var statements = RevenueTotals()
 
     public init(period: String, channel: Channel, currency: Currency) {
-        self.period = period; self.channel = channel; self.currency = currency
+        self.period = period
+        self.channel = channel
+        self.currency = currency
     }
 
     /// Whether the ledger ties to the statements: the same sales, gross, refunds and refunded, exactly.
     public var ties: Bool {
         ledger.sales == statements.sales && ledger.exactGross(currency) == statements.exactGross(currency)
-            && ledger.refunds == statements.refunds && ledger.exactRefunded(currency) == statements.exactRefunded(currency)
+            && ledger.refunds == statements.refunds
+            && ledger.exactRefunded(currency) == statements.exactRefunded(currency)
     }
 
     public static func < (a: RevenueRow, b: RevenueRow) -> Bool {
@@ -99,7 +111,9 @@ public enum Revenue {
     /// void. Statements: each sale and refund line naming a transaction (one per subject, however
     /// many statements list it), sandbox and family-shared lines left out; fees from the lines'
     /// fee and from fee lines. `from` and `to` bound the time, `[from, to)`. Sorted, deterministic.
-    public static func compute(_ p: Projections, by bucket: RevenueBucket, from: Timestamp? = nil, to: Timestamp? = nil) -> [RevenueRow] {
+    public static func compute(
+        _ p: Projections, by bucket: RevenueBucket, from: Timestamp? = nil, to: Timestamp? = nil
+    ) -> [RevenueRow] {
         var rows: [String: RevenueRow] = [:]
         func inRange(_ t: Timestamp) -> Bool { (from.map { t >= $0 } ?? true) && (to.map { t < $0 } ?? true) }
         func update(_ t: Timestamp, _ ch: Channel, _ cur: Currency, _ body: (inout RevenueRow) -> Void) {
@@ -109,17 +123,31 @@ public enum Revenue {
             body(&rows[key, default: RevenueRow(period: label, channel: ch, currency: cur)])
         }
         for t in p.transactions.values {
-            guard t.verified, let ch = t.channel, let price = t.revenue, let at = t.purchaseDate ?? t.verifiedAt else { continue }
-            update(at, ch, price.currency) { $0.ledger.sales += 1; $0.ledger.addGross(price) }
+            guard t.verified, let ch = t.channel, let price = t.revenue, let at = t.purchaseDate ?? t.verifiedAt else {
+                continue
+            }
+            update(at, ch, price.currency) {
+                $0.ledger.sales += 1
+                $0.ledger.addGross(price)
+            }
             for r in t.standingRefunds {
-                update(r.refundedAt, ch, r.amount.currency) { $0.ledger.refunds += 1; $0.ledger.addRefunded(r.amount) }
+                update(r.refundedAt, ch, r.amount.currency) {
+                    $0.ledger.refunds += 1
+                    $0.ledger.addRefunded(r.amount)
+                }
             }
             guard t.refunds.isEmpty else { continue }
             if let at = t.storeRevokedAt, t.storeRevokedPosition != nil, ch == .googleplay {
-                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.addRefunded(price) }
+                update(at, ch, price.currency) {
+                    $0.ledger.refunds += 1
+                    $0.ledger.addRefunded(price)
+                }
             } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
                 let share = price.share(q, t.quantity)
-                update(at, ch, price.currency) { $0.ledger.refunds += 1; $0.ledger.addRefunded(share) }
+                update(at, ch, price.currency) {
+                    $0.ledger.refunds += 1
+                    $0.ledger.addRefunded(share)
+                }
             }
         }
         for record in p.statements.lines.values {
@@ -129,9 +157,11 @@ public enum Revenue {
             update(l.at, l.channel, amount.currency) { row in
                 switch l.kind {
                 case .sale:
-                    row.statements.sales += 1; row.statements.addGross(amount)
+                    row.statements.sales += 1
+                    row.statements.addGross(amount)
                 case .refund:
-                    row.statements.refunds += 1; row.statements.addRefunded(amount)
+                    row.statements.refunds += 1
+                    row.statements.addRefunded(amount)
                 case .fee: row.statements.addFee(amount, negative: false)
                 case .feeRefund: row.statements.addFee(amount, negative: true)
                 case .other: break
@@ -160,7 +190,8 @@ public enum Revenue {
 
 extension RevenueTotals {
     mutating func add(_ o: RevenueTotals) {
-        sales += o.sales; refunds += o.refunds
+        sales += o.sales
+        refunds += o.refunds
         Self.add(o.gross, o.grossFraction, to: &gross, &grossFraction)
         Self.add(o.refunded, o.refundedFraction, to: &refunded, &refundedFraction)
         if let f = o.fees {

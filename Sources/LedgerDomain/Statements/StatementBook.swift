@@ -36,7 +36,9 @@ public struct StatementBook: Hashable, Sendable, Codable {
     public var isEmpty: Bool { statements.isEmpty }
 
     /// The statements that re-issue an imported period, in log order.
-    public var reissues: [StatementRecord] { statements.values.filter { $0.reissueOf != nil }.sorted { $0.position < $1.position } }
+    public var reissues: [StatementRecord] {
+        statements.values.filter { $0.reissueOf != nil }.sorted { $0.position < $1.position }
+    }
 
     /// `[start, end)`, in microseconds.
     public struct ClosedInterval: Hashable, Sendable, Codable {
@@ -51,11 +53,16 @@ public struct StatementBook: Hashable, Sendable, Codable {
         guard statements[s.digest] == nil else { return }
         // The financial report comes per region for one month: another file for the period is
         // another region, not a re-issue.
-        let original = s.source == .appstoreFinance ? nil : statements.values.filter {
-            let o = $0.statement
-            return o.source == s.source && o.app == s.app && o.merchant == s.merchant && o.periodStart == s.periodStart && o.periodEnd == s.periodEnd
-        }.min { $0.position < $1.position }
-        statements[s.digest] = StatementRecord(statement: s, position: ctx.position, reissueOf: original?.statement.digest)
+        let original =
+            s.source == .appstoreFinance
+            ? nil
+            : statements.values.filter {
+                let o = $0.statement
+                return o.source == s.source && o.app == s.app && o.merchant == s.merchant
+                    && o.periodStart == s.periodStart && o.periodEnd == s.periodEnd
+            }.min { $0.position < $1.position }
+        statements[s.digest] = StatementRecord(
+            statement: s, position: ctx.position, reissueOf: original?.statement.digest)
         guard s.source.listsSales else { return }
         var spans = salesCoverage[s.channel]?[s.app ?? ""] ?? []
         spans.append(ClosedInterval(start: s.periodStart.microseconds, end: s.periodEnd.microseconds))

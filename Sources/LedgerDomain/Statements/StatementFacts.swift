@@ -43,7 +43,9 @@ public enum StatementSource: String, CaseIterable, Sendable, Hashable, Comparabl
         let a = start.wallClock(offsetSeconds: periodOffsetSeconds(at: start))
         let b = end.wallClock(offsetSeconds: periodOffsetSeconds(at: end))
         // One zone named once.
-        if let zone = a.split(separator: " ").last, b.hasSuffix(" " + zone) { return String(a.dropLast(zone.count + 1)) + " to " + b }
+        if let zone = a.split(separator: " ").last, b.hasSuffix(" " + zone) {
+            return String(a.dropLast(zone.count + 1)) + " to " + b
+        }
         return a + " to " + b
     }
 
@@ -80,28 +82,48 @@ public struct StatementImported: StoreAppFact, Codable {
     public var app: String?
     public var merchant: String?
 
-    public init(source: StatementSource, digest: String, periodStart: Timestamp, periodEnd: Timestamp, lines: Int64,
-                fileName: String? = nil, app: String? = nil, merchant: String? = nil) {
-        self.source = source; self.channel = source.channel; self.digest = digest; self.periodStart = periodStart
-        self.periodEnd = periodEnd; self.lines = lines; self.fileName = fileName; self.app = app; self.merchant = merchant
+    public init(
+        source: StatementSource, digest: String, periodStart: Timestamp, periodEnd: Timestamp, lines: Int64,
+        fileName: String? = nil, app: String? = nil, merchant: String? = nil
+    ) {
+        self.source = source
+        self.channel = source.channel
+        self.digest = digest
+        self.periodStart = periodStart
+        self.periodEnd = periodEnd
+        self.lines = lines
+        self.fileName = fileName
+        self.app = app
+        self.merchant = merchant
     }
 
     public static let fields = FieldTable(
-        StatementImported(source: .wechatTradeBill, digest: "", periodStart: .blank, periodEnd: .blank, lines: 0), [
+        StatementImported(source: .wechatTradeBill, digest: "", periodStart: .blank, periodEnd: .blank, lines: 0),
+        [
             .choice("source", \.source, "The store file it came from."),
             .channel("channel", \.channel),
             .text("digest", \.digest, "sha256:<hex> of the file's bytes; names the statement."),
             .timestamp("periodStart", \.periodStart, "Start of the period covered (inclusive)."),
             .timestamp("periodEnd", \.periodEnd, "End of the period covered (exclusive); after periodStart."),
-            .int("lines", \.lines, min: 0, max: 100_000_000, "Data lines imported (summary rows are checked, not imported)."),
-            .optionalText("fileName", \.fileName, "The file's name as first imported (no folder); no longer written: a statement is identified by its bytes, the same bytes under another name being the same statement."),
+            .int(
+                "lines", \.lines, min: 0, max: 100_000_000,
+                "Data lines imported (summary rows are checked, not imported)."),
+            .optionalText(
+                "fileName", \.fileName,
+                "The file's name as first imported (no folder); no longer written: a statement is identified by its bytes, the same bytes under another name being the same statement."
+            ),
         ] + appFields(\.app, \.merchant),
         check: { s in
             if s.channel != s.source.channel {
-                return FactError(field: "channel", message: "\(s.source.rawValue) is a \(s.source.channel.rawValue) statement (got \(s.channel.rawValue))")
+                return FactError(
+                    field: "channel",
+                    message:
+                        "\(s.source.rawValue) is a \(s.source.channel.rawValue) statement (got \(s.channel.rawValue))")
             }
             guard s.periodEnd > s.periodStart else {
-                return FactError(field: "periodEnd", message: "\(s.periodEnd.iso8601) is not after periodStart \(s.periodStart.iso8601)")
+                return FactError(
+                    field: "periodEnd",
+                    message: "\(s.periodEnd.iso8601) is not after periodStart \(s.periodStart.iso8601)")
             }
             return nil
         })
@@ -124,24 +146,40 @@ public struct StatementSignatures: StoreAppFact, Codable {
     public var app: String?
     public var merchant: String?
 
-    public init(source: StatementSource, digest: String, signed: Int64, root: String?, app: String? = nil, merchant: String? = nil) {
-        self.source = source; self.channel = source.channel; self.digest = digest; self.signed = signed; self.root = root
-        self.app = app; self.merchant = merchant
+    public init(
+        source: StatementSource, digest: String, signed: Int64, root: String?, app: String? = nil,
+        merchant: String? = nil
+    ) {
+        self.source = source
+        self.channel = source.channel
+        self.digest = digest
+        self.signed = signed
+        self.root = root
+        self.app = app
+        self.merchant = merchant
     }
 
     public var verified: Bool { root != nil }
 
     public static let fields = FieldTable(
-        StatementSignatures(source: .appstoreHistory, digest: "", signed: 1, root: nil), [
+        StatementSignatures(source: .appstoreHistory, digest: "", signed: 1, root: nil),
+        [
             .choice("source", \.source, "The store file it came from."),
             .channel("channel", \.channel),
             .text("digest", \.digest, "The statement's digest (StatementImported.digest)."),
             .int("signed", \.signed, min: 1, max: 100_000_000, "How many signed entries (JWS) the statement holds."),
-            .optionalText("root", \.root, "sha256:<hex> of the root certificate (DER) every entry's signature chain led to; absent: the signatures were not verified (no root was configured)."),
+            .optionalText(
+                "root", \.root,
+                "sha256:<hex> of the root certificate (DER) every entry's signature chain led to; absent: the signatures were not verified (no root was configured)."
+            ),
         ] + appFields(\.app, \.merchant),
         check: { s in
-            s.channel == s.source.channel ? nil
-                : FactError(field: "channel", message: "\(s.source.rawValue) is a \(s.source.channel.rawValue) statement (got \(s.channel.rawValue))")
+            s.channel == s.source.channel
+                ? nil
+                : FactError(
+                    field: "channel",
+                    message:
+                        "\(s.source.rawValue) is a \(s.source.channel.rawValue) statement (got \(s.channel.rawValue))")
         })
 }
 
@@ -188,13 +226,32 @@ public struct StatementLine: StoreAppFact, Codable {
     /// Whether the store says the money was taken back by the buyer's bank (a chargeback).
     public var isChargeback: Bool { voidedReason == "chargeback" }
 
-    public init(digest: String, line: Int64, source: StatementSource, kind: StatementLineKind, transactionId: String?, orderId: String? = nil,
-                refundId: String? = nil, productId: String? = nil, quantity: Int64? = nil, amount: Money?, fee: Money? = nil, net: Money? = nil,
-                at: Timestamp, environment: StoreEnvironment? = nil, ownership: Ownership? = nil, app: String? = nil, merchant: String? = nil) {
-        self.digest = digest; self.line = line; self.source = source; self.channel = source.channel; self.kind = kind
-        self.transactionId = transactionId; self.orderId = orderId; self.refundId = refundId; self.productId = productId
-        self.quantity = quantity; self.amount = amount; self.fee = fee; self.net = net; self.at = at
-        self.environment = environment; self.ownership = ownership; self.app = app; self.merchant = merchant
+    public init(
+        digest: String, line: Int64, source: StatementSource, kind: StatementLineKind, transactionId: String?,
+        orderId: String? = nil,
+        refundId: String? = nil, productId: String? = nil, quantity: Int64? = nil, amount: Money?, fee: Money? = nil,
+        net: Money? = nil,
+        at: Timestamp, environment: StoreEnvironment? = nil, ownership: Ownership? = nil, app: String? = nil,
+        merchant: String? = nil
+    ) {
+        self.digest = digest
+        self.line = line
+        self.source = source
+        self.channel = source.channel
+        self.kind = kind
+        self.transactionId = transactionId
+        self.orderId = orderId
+        self.refundId = refundId
+        self.productId = productId
+        self.quantity = quantity
+        self.amount = amount
+        self.fee = fee
+        self.net = net
+        self.at = at
+        self.environment = environment
+        self.ownership = ownership
+        self.app = app
+        self.merchant = merchant
     }
 
     /// Whether the line carries revenue: not sandbox, not a family-shared copy.
@@ -203,18 +260,27 @@ public struct StatementLine: StoreAppFact, Codable {
     }
 
     public static let fields = FieldTable(
-        StatementLine(digest: "", line: 0, source: .wechatTradeBill, kind: .sale, transactionId: nil, amount: nil, at: .blank), [
+        StatementLine(
+            digest: "", line: 0, source: .wechatTradeBill, kind: .sale, transactionId: nil, amount: nil, at: .blank),
+        [
             .text("digest", \.digest, "The statement's digest (StatementImported.digest)."),
             .int("line", \.line, min: 1, max: 1_000_000_000, "The line in the file (1-based)."),
             .choice("source", \.source, "The store file it came from."),
             .channel("channel", \.channel),
             .choice("kind", \.kind, "What the store says happened."),
             .optionalText("transactionId", \.transactionId, "The store's transaction id; absent on aggregated lines."),
-            .optionalText("orderId", \.orderId, "Our order, where the store names it: WeChat out_trade_no, or the Apple appAccountToken minted for it."),
+            .optionalText(
+                "orderId", \.orderId,
+                "Our order, where the store names it: WeChat out_trade_no, or the Apple appAccountToken minted for it."),
             .optionalText("refundId", \.refundId, "The store's refund id, for a refund."),
             .optionalText("productId", \.productId),
-            .optionalInt("quantity", \.quantity, min: -1_000_000, max: 1_000_000, "Units (the financial report aggregates; returns are negative)."),
-            .optionalObject("amount", \.amount, "Sale: paid; refund: returned; fee: the fee; absent where the store gives none (Google voided purchases)."),
+            .optionalInt(
+                "quantity", \.quantity, min: -1_000_000, max: 1_000_000,
+                "Units (the financial report aggregates; returns are negative)."),
+            .optionalObject(
+                "amount", \.amount,
+                "Sale: paid; refund: returned; fee: the fee; absent where the store gives none (Google voided purchases)."
+            ),
             .optionalObject("fee", \.fee, "The store's fee on this line, where it gives one."),
             .optionalObject("net", \.net, "What the merchant receives for this line, where the store gives it."),
             .timestamp("at", \.at, "The store's time of the sale or refund."),
@@ -222,13 +288,23 @@ public struct StatementLine: StoreAppFact, Codable {
             .optionalOpen("ownership", \.ownership, "Apple inAppOwnershipType, where given."),
         ] + appFields(\.app, \.merchant) + [
             .optionalText("purchaseToken", \.purchaseToken, "Google's purchase token of a voided purchase."),
-            .optionalText("voidedReason", \.voidedReason, "Why Google voided it: other, remorse, not-received, defective, accidental-purchase, fraud, friendly-fraud, chargeback, unacknowledged-purchase (or the code Google sent)."),
-            .optionalText("voidedSource", \.voidedSource, "Who voided it: user, developer, google (or the code Google sent)."),
-            .optionalText("storeKind", \.storeKind, "The store's own name for a line of a kind the ledger does not know (kind other)."),
+            .optionalText(
+                "voidedReason", \.voidedReason,
+                "Why Google voided it: other, remorse, not-received, defective, accidental-purchase, fraud, friendly-fraud, chargeback, unacknowledged-purchase (or the code Google sent)."
+            ),
+            .optionalText(
+                "voidedSource", \.voidedSource, "Who voided it: user, developer, google (or the code Google sent)."),
+            .optionalText(
+                "storeKind", \.storeKind,
+                "The store's own name for a line of a kind the ledger does not know (kind other)."),
         ],
         check: { l in
-            l.channel == l.source.channel ? nil
-                : FactError(field: "channel", message: "\(l.source.rawValue) is a \(l.source.channel.rawValue) statement (got \(l.channel.rawValue))")
+            l.channel == l.source.channel
+                ? nil
+                : FactError(
+                    field: "channel",
+                    message:
+                        "\(l.source.rawValue) is a \(l.source.channel.rawValue) statement (got \(l.channel.rawValue))")
         })
 
     /// The identity of what the line is about, across statements: the same sale in two files is one sale
@@ -236,33 +312,45 @@ public struct StatementLine: StoreAppFact, Codable {
     /// A refund without a store refund id is told apart by its amount and time (two partial refunds
     /// of one order are two refunds; the same refund in two files is one).
     public var subject: String {
-        let which = refundId ?? (kind == .sale ? "" : "\(amount.map { "\($0.minorUnits) \($0.currency.code)" } ?? "?")@\(at.microseconds)")
+        let which =
+            refundId
+            ?? (kind == .sale
+                ? "" : "\(amount.map { "\($0.minorUnits) \($0.currency.code)" } ?? "?")@\(at.microseconds)")
         return "\(channel.rawValue)|\(app ?? "")|\(transactionId ?? "")|\(kind.rawValue)|\(which)"
     }
 }
 
 extension FactTypes {
     public static let statementImported = FactType<StatementImported>(
-        "StatementImported", "A store statement file was imported (WeChat Pay bill, App Store history or financial report, Google Play voided purchases or earnings).",
+        "StatementImported",
+        "A store statement file was imported (WeChat Pay bill, App Store history or financial report, Google Play voided purchases or earnings).",
         stream: "statement:<digest>", key: "statement:<digest>",
         wrap: Fact.statementImported,
-        summary: { "imported \($0.source.rawValue) statement \($0.digest.prefix(19)) (\($0.lines) lines, \($0.periodStart.iso8601) to \($0.periodEnd.iso8601))" })
+        summary: {
+            "imported \($0.source.rawValue) statement \($0.digest.prefix(19)) (\($0.lines) lines, \($0.periodStart.iso8601) to \($0.periodEnd.iso8601))"
+        })
 
     public static let statementSignatures = FactType<StatementSignatures>(
-        "StatementSignatures", "Whether an imported statement's signed entries (App Store history signedTransactions) were verified, and to which root.",
+        "StatementSignatures",
+        "Whether an imported statement's signed entries (App Store history signedTransactions) were verified, and to which root.",
         stream: "statement:<digest>", key: "statement:<digest>:signatures:<root|unverified>",
         wrap: Fact.statementSignatures,
         summary: { s in
-            "\(s.source.rawValue) statement \(s.digest.prefix(19)): \(s.signed) signatures " + (s.root.map { "verified to root \($0.prefix(19))" } ?? "not verified")
+            "\(s.source.rawValue) statement \(s.digest.prefix(19)): \(s.signed) signatures "
+                + (s.root.map { "verified to root \($0.prefix(19))" } ?? "not verified")
         })
 
     public static let statementLine = FactType<StatementLine>(
         "StatementLine", "One line of an imported store statement: a sale, refund or fee as the store recorded it.",
         stream: "statement:<digest>", key: "statement:<digest>:line:<line>:<kind>",
-        older: [.without(["purchaseToken", "voidedReason", "voidedSource", "storeKind"],
-                         "One line of an imported store statement: a sale, refund or fee as the store recorded it.")],
+        older: [
+            .without(
+                ["purchaseToken", "voidedReason", "voidedSource", "storeKind"],
+                "One line of an imported store statement: a sale, refund or fee as the store recorded it.")
+        ],
         wrap: Fact.statementLine,
         summary: { l in
-            "\(l.source.rawValue) line \(l.line): \(l.kind.rawValue)" + (l.amount.map { " \($0)" } ?? "") + (l.transactionId.map { " tx \($0)" } ?? "")
+            "\(l.source.rawValue) line \(l.line): \(l.kind.rawValue)" + (l.amount.map { " \($0)" } ?? "")
+                + (l.transactionId.map { " tx \($0)" } ?? "")
         })
 }

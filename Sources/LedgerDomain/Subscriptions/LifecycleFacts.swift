@@ -53,20 +53,31 @@ public struct SubscriptionStateChanged: SubscriptionNotice {
     public var merchant: String?
 
     public static let fields = FieldTable(
-        SubscriptionStateChanged(channel: .appstore, originalTransactionId: "", notificationId: "", change: .paused, effectiveAt: .blank),
-        noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [
-            .choice("change", \.change, "paused, pause-scheduled, resumed, on-hold, grace-ended, extended (a new expiry without payment) or price-consent."),
-            .timestamp("effectiveAt", \.effectiveAt, "The store's time of the change."),
-            .optionalTimestamp("expiresAt", \.expiresAt, "Extended: the new expiry, owed without payment. Paused: when it resumes, where the store says."),
-            .optionalText("transactionId", \.transactionId, "Extended: the transaction whose period now ends at expiresAt."),
-            .optionalOpen("priceConsent", \.priceConsent, "price-consent: the buyer's answer, pending or accepted."),
-            .optionalObject("newPrice", \.newPrice, "price-consent: the new price, as the store signed it."),
-        ]))
+        SubscriptionStateChanged(
+            channel: .appstore, originalTransactionId: "", notificationId: "", change: .paused, effectiveAt: .blank),
+        noticeFields(
+            \.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant,
+            [
+                .choice(
+                    "change", \.change,
+                    "paused, pause-scheduled, resumed, on-hold, grace-ended, extended (a new expiry without payment) or price-consent."
+                ),
+                .timestamp("effectiveAt", \.effectiveAt, "The store's time of the change."),
+                .optionalTimestamp(
+                    "expiresAt", \.expiresAt,
+                    "Extended: the new expiry, owed without payment. Paused: when it resumes, where the store says."),
+                .optionalText(
+                    "transactionId", \.transactionId, "Extended: the transaction whose period now ends at expiresAt."),
+                .optionalOpen(
+                    "priceConsent", \.priceConsent, "price-consent: the buyer's answer, pending or accepted."),
+                .optionalObject("newPrice", \.newPrice, "price-consent: the new price, as the store signed it."),
+            ]))
 }
 
 extension FactTypes {
     public static let subscriptionStateChanged = FactType<SubscriptionStateChanged>(
-        "SubscriptionStateChanged", "A subscription's state changed without a payment: paused, on hold, grace ended, resumed, "
+        "SubscriptionStateChanged",
+        "A subscription's state changed without a payment: paused, on hold, grace ended, resumed, "
             + "extended or deferred (a new expiry owed without payment), or the buyer's consent to a new price.",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:state",
         wrap: Fact.subscriptionStateChanged,

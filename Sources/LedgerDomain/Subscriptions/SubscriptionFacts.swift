@@ -17,7 +17,10 @@ public struct SubscriptionRenewed: StoreAppFact {
     public var merchant: String?
 
     public static let fields = FieldTable(
-        SubscriptionRenewed(channel: .appstore, originalTransactionId: "", transactionId: "", productId: "", purchaseDate: .blank, expiresDate: .blank), [
+        SubscriptionRenewed(
+            channel: .appstore, originalTransactionId: "", transactionId: "", productId: "", purchaseDate: .blank,
+            expiresDate: .blank),
+        [
             .channel("channel", \.channel),
             .text("originalTransactionId", \.originalTransactionId),
             .text("transactionId", \.transactionId),
@@ -28,7 +31,9 @@ public struct SubscriptionRenewed: StoreAppFact {
         ] + appFields(\.app, \.merchant),
         check: { f in
             guard f.expiresDate <= f.purchaseDate else { return nil }
-            return FactError(field: "expiresDate", message: "\(f.expiresDate.iso8601) is not after purchaseDate \(f.purchaseDate.iso8601)")
+            return FactError(
+                field: "expiresDate",
+                message: "\(f.expiresDate.iso8601) is not after purchaseDate \(f.purchaseDate.iso8601)")
         })
 }
 
@@ -41,12 +46,17 @@ protocol SubscriptionNotice: StoreAppFact {
 
 extension SubscriptionNotice {
     /// The key paths: the conforming type's own properties (see ``StoreAppFact/appFields(_:_:)``).
-    static func noticeFields(_ channel: FieldPath<Self, Channel>, _ original: FieldPath<Self, String>, _ notification: FieldPath<Self, String>,
-                             _ app: FieldPath<Self, String?>, _ merchant: FieldPath<Self, String?>,
-                             _ rest: [FactField<Self>]) -> [FactField<Self>] {
-        [.channel("channel", channel),
-         .text("originalTransactionId", original, "Names the subscription."),
-         .text("notificationId", notification)] + rest + appFields(app, merchant)
+    static func noticeFields(
+        _ channel: FieldPath<Self, Channel>, _ original: FieldPath<Self, String>,
+        _ notification: FieldPath<Self, String>,
+        _ app: FieldPath<Self, String?>, _ merchant: FieldPath<Self, String?>,
+        _ rest: [FactField<Self>]
+    ) -> [FactField<Self>] {
+        [
+            .channel("channel", channel),
+            .text("originalTransactionId", original, "Names the subscription."),
+            .text("notificationId", notification),
+        ] + rest + appFields(app, merchant)
     }
 }
 
@@ -62,9 +72,14 @@ public struct RenewalFailed: SubscriptionNotice {
     public var app: String?
     public var merchant: String?
 
-    public static let fields = FieldTable(RenewalFailed(channel: .appstore, originalTransactionId: "", notificationId: "", inBillingRetry: false),
-                                          noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.optionalTimestamp("gracePeriodExpiresAt", \.gracePeriodExpiresAt),
-                                                        .bool("inBillingRetry", \.inBillingRetry)]))
+    public static let fields = FieldTable(
+        RenewalFailed(channel: .appstore, originalTransactionId: "", notificationId: "", inBillingRetry: false),
+        noticeFields(
+            \.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant,
+            [
+                .optionalTimestamp("gracePeriodExpiresAt", \.gracePeriodExpiresAt),
+                .bool("inBillingRetry", \.inBillingRetry),
+            ]))
 }
 
 @PublicInit
@@ -77,8 +92,10 @@ public struct AutoRenewChanged: SubscriptionNotice {
     public var app: String?
     public var merchant: String?
 
-    public static let fields = FieldTable(AutoRenewChanged(channel: .appstore, originalTransactionId: "", notificationId: "", enabled: false),
-                                          noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.bool("enabled", \.enabled)]))
+    public static let fields = FieldTable(
+        AutoRenewChanged(channel: .appstore, originalTransactionId: "", notificationId: "", enabled: false),
+        noticeFields(
+            \.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.bool("enabled", \.enabled)]))
 }
 
 /// Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.
@@ -94,9 +111,15 @@ public struct PlanChanged: SubscriptionNotice {
     public var merchant: String?
 
     public static let fields = FieldTable(
-        PlanChanged(channel: .appstore, originalTransactionId: "", notificationId: "", toProductId: "", effective: .immediate),
-        noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.text("toProductId", \.toProductId),
-                      .choice("effective", \.effective, "immediate for an upgrade, next-renewal for a downgrade or crossgrade.")]))
+        PlanChanged(
+            channel: .appstore, originalTransactionId: "", notificationId: "", toProductId: "", effective: .immediate),
+        noticeFields(
+            \.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant,
+            [
+                .text("toProductId", \.toProductId),
+                .choice(
+                    "effective", \.effective, "immediate for an upgrade, next-renewal for a downgrade or crossgrade."),
+            ]))
 }
 
 @PublicInit
@@ -109,8 +132,11 @@ public struct SubscriptionExpired: SubscriptionNotice {
     public var app: String?
     public var merchant: String?
 
-    public static let fields = FieldTable(SubscriptionExpired(channel: .appstore, originalTransactionId: "", notificationId: "", reason: .voluntary),
-                                          noticeFields(\.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant, [.open("reason", \.reason, "Why it expired.")]))
+    public static let fields = FieldTable(
+        SubscriptionExpired(channel: .appstore, originalTransactionId: "", notificationId: "", reason: .voluntary),
+        noticeFields(
+            \.channel, \.originalTransactionId, \.notificationId, \.app, \.merchant,
+            [.open("reason", \.reason, "Why it expired.")]))
 }
 
 extension FactTypes {
@@ -123,10 +149,14 @@ extension FactTypes {
     public static let renewalFailed = FactType<RenewalFailed>(
         "RenewalFailed", "A billing problem: grace period (access kept) or billing retry / on hold (no access).",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:renewal-failed",
-        older: [.without(appFieldNames, "A billing problem: grace period (access kept) or billing retry / on hold (no access).")],
+        older: [
+            .without(
+                appFieldNames, "A billing problem: grace period (access kept) or billing retry / on hold (no access).")
+        ],
         wrap: Fact.renewalFailed,
         summary: { f in
-            "renewal of \(f.originalTransactionId) failed" + (f.gracePeriodExpiresAt.map { ", grace until \($0.iso8601)" } ?? "")
+            "renewal of \(f.originalTransactionId) failed"
+                + (f.gracePeriodExpiresAt.map { ", grace until \($0.iso8601)" } ?? "")
                 + (f.inBillingRetry ? ", billing retry" : "")
         })
 
@@ -134,13 +164,18 @@ extension FactTypes {
         "AutoRenewChanged", "Auto-renew was switched on or off.",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:auto-renew",
         older: [.without(appFieldNames, "Auto-renew was switched on or off.")],
-        wrap: Fact.autoRenewChanged, summary: { "auto-renew of \($0.originalTransactionId) \($0.enabled ? "on" : "off")" })
+        wrap: Fact.autoRenewChanged,
+        summary: { "auto-renew of \($0.originalTransactionId) \($0.enabled ? "on" : "off")" })
 
     public static let planChanged = FactType<PlanChanged>(
         "PlanChanged", "Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.",
         stream: "<channel>:sub:<originalTransactionId>", key: "<channel>:notification:<notificationId>:plan",
-        older: [.without(appFieldNames, "Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.")],
-        wrap: Fact.planChanged, summary: { "\($0.originalTransactionId) changes to \($0.toProductId) (\($0.effective.rawValue))" })
+        older: [
+            .without(
+                appFieldNames, "Upgrade (immediate) or downgrade (at the next renewal) within a subscription group.")
+        ],
+        wrap: Fact.planChanged,
+        summary: { "\($0.originalTransactionId) changes to \($0.toProductId) (\($0.effective.rawValue))" })
 
     public static let subscriptionExpired = FactType<SubscriptionExpired>(
         "SubscriptionExpired", "The period ended without renewal.",

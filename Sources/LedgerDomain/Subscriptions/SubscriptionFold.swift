@@ -22,7 +22,9 @@ extension Projections {
         let p = ctx.position
         let code = f.type.raw
         if code == "10" || code == "SUBSCRIPTION_PAUSED" {
-            updateSubscription(f.channel, orig, p) { $0.pausedAt = f.signedAt ?? $0.pausedAt ?? Timestamp(microsecondsSince1970: 0) }
+            updateSubscription(f.channel, orig, p) {
+                $0.pausedAt = f.signedAt ?? $0.pausedAt ?? Timestamp(microsecondsSince1970: 0)
+            }
         } else if code == "7" || code == "1" || code == "SUBSCRIPTION_RESTARTED" || code == "SUBSCRIPTION_RECOVERED" {
             updateSubscription(f.channel, orig, p) { $0.resumedAt = f.signedAt }
         }
@@ -31,8 +33,12 @@ extension Projections {
     mutating func apply(_ f: SubscriptionRenewed, _ ctx: FactContext) {
         let p = ctx.position
         if !subscriptions.contains(Self.subscriptionKey(f.channel, f.originalTransactionId))
-            && existingKey(f.channel, f.app, f.originalTransactionId) == nil {
-            anomaly(p, "renewal-for-unknown-subscription", "renewal \(f.transactionId) names subscription \(f.originalTransactionId), which no verified purchase started")
+            && existingKey(f.channel, f.app, f.originalTransactionId) == nil
+        {
+            anomaly(
+                p, "renewal-for-unknown-subscription",
+                "renewal \(f.transactionId) names subscription \(f.originalTransactionId), which no verified purchase started"
+            )
         }
         let key = txKey(f.channel, f.app, f.transactionId)
         updateTransaction(key, p) { t in
@@ -42,11 +48,15 @@ extension Projections {
             t.purchaseDate = f.purchaseDate
             t.expiresDate = f.expiresDate
             if let price = f.price { t.price = price }
-            if t.verifiedPosition == nil { t.verifiedPosition = p; t.verifiedAt = ctx.occurredAt }
+            if t.verifiedPosition == nil {
+                t.verifiedPosition = p
+                t.verifiedAt = ctx.occurredAt
+            }
             t.isRenewal = true
         }
-        addPeriod(f.channel, f.originalTransactionId, transaction: key, productId: f.productId,
-                  purchase: f.purchaseDate, expires: f.expiresDate, p)
+        addPeriod(
+            f.channel, f.originalTransactionId, transaction: key, productId: f.productId,
+            purchase: f.purchaseDate, expires: f.expiresDate, p)
         transactionChanged(key)
         complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
     }
@@ -56,7 +66,9 @@ extension Projections {
         // Notifications arrive out of order: the latest failure by the store's clock stands.
         updateSubscription(f.channel, f.originalTransactionId, p) { s in
             if s.failure.map({ $0.at <= ctx.occurredAt }) ?? true {
-                s.failure = .init(at: ctx.occurredAt, graceUntil: f.gracePeriodExpiresAt, billingRetry: f.inBillingRetry && f.gracePeriodExpiresAt == nil)
+                s.failure = .init(
+                    at: ctx.occurredAt, graceUntil: f.gracePeriodExpiresAt,
+                    billingRetry: f.inBillingRetry && f.gracePeriodExpiresAt == nil)
             }
         }
     }
@@ -93,7 +105,9 @@ extension Projections {
     mutating func apply(_ f: SubscriptionExpired, _ ctx: FactContext) {
         let p = ctx.position
         updateSubscription(f.channel, f.originalTransactionId, p) { s in
-            if s.expiry.map({ $0.at <= ctx.occurredAt }) ?? true { s.expiry = .init(at: ctx.occurredAt, reason: f.reason) }
+            if s.expiry.map({ $0.at <= ctx.occurredAt }) ?? true {
+                s.expiry = .init(at: ctx.occurredAt, reason: f.reason)
+            }
         }
     }
 
@@ -103,10 +117,15 @@ extension Projections {
         let p = ctx.position, at = f.effectiveAt
         switch f.change {
         case .paused:
-            updateSubscription(f.channel, f.originalTransactionId, p) { s in if s.pausedAt.map({ $0 <= at }) ?? true { s.pausedAt = at } }
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in
+                if s.pausedAt.map({ $0 <= at }) ?? true { s.pausedAt = at }
+            }
         case .pauseScheduled, .priceConsent:
             updateSubscription(f.channel, f.originalTransactionId, p) { s in
-                if let c = f.priceConsent { s.priceConsent = c; s.newPrice = f.newPrice ?? s.newPrice }
+                if let c = f.priceConsent {
+                    s.priceConsent = c
+                    s.newPrice = f.newPrice ?? s.newPrice
+                }
             }
         case .resumed:
             updateSubscription(f.channel, f.originalTransactionId, p) { s in
@@ -115,17 +134,22 @@ extension Projections {
                 if let fl = s.failure, fl.at <= at { s.failure = nil }
             }
         case .onHold:
-            updateSubscription(f.channel, f.originalTransactionId, p) { s in if s.onHoldAt.map({ $0 <= at }) ?? true { s.onHoldAt = at } }
+            updateSubscription(f.channel, f.originalTransactionId, p) { s in
+                if s.onHoldAt.map({ $0 <= at }) ?? true { s.onHoldAt = at }
+            }
         case .graceEnded:
             updateSubscription(f.channel, f.originalTransactionId, p) { s in
-                if s.failure.map({ $0.at <= at }) ?? true { s.failure = .init(at: at, graceUntil: s.failure?.graceUntil, billingRetry: true) }
+                if s.failure.map({ $0.at <= at }) ?? true {
+                    s.failure = .init(at: at, graceUntil: s.failure?.graceUntil, billingRetry: true)
+                }
             }
         case .extended:
             // Time the store gives without payment: the period named (else the latest) ends later.
             guard let until = f.expiresAt else { return }
             let tx = f.transactionId.map { txKey(f.channel, f.app, $0) }
             updateSubscription(f.channel, f.originalTransactionId, p) { s in
-                let i = tx.flatMap { t in s.periods.firstIndex { $0.transactionId == t } }
+                let i =
+                    tx.flatMap { t in s.periods.firstIndex { $0.transactionId == t } }
                     ?? s.periods.indices.max { s.periods[$0].purchaseDate < s.periods[$1].purchaseDate }
                 if let i, s.periods[i].expiresDate < until { s.periods[i].expiresDate = until }
             }
@@ -135,17 +159,24 @@ extension Projections {
     static func subscriptionKey(_ c: Channel, _ orig: String) -> String { "\(c.rawValue):\(orig)" }
 
     /// `transactionId`: the key of the period's transaction.
-    mutating func addPeriod(_ c: Channel, _ orig: String, transaction transactionId: String, productId: String,
-                            purchase: Timestamp, expires: Timestamp, _ p: Int64) {
+    mutating func addPeriod(
+        _ c: Channel, _ orig: String, transaction transactionId: String, productId: String,
+        purchase: Timestamp, expires: Timestamp, _ p: Int64
+    ) {
         let refunded = transactions.with(transactionId, \.refundState) == .refunded
         updateSubscription(c, orig, p) { s in
             if let i = s.periods.firstIndex(where: { $0.transactionId == transactionId }) {
                 s.periods[i].expiresDate = max(s.periods[i].expiresDate, expires)
             } else {
-                s.periods.append(.init(transactionId: transactionId, productId: productId, purchaseDate: purchase, expiresDate: expires))
+                s.periods.append(
+                    .init(
+                        transactionId: transactionId, productId: productId, purchaseDate: purchase, expiresDate: expires
+                    ))
             }
             // The product in force is the one of the latest purchase (a pending downgrade lands here).
-            if let latest = s.periods.max(by: { $0.purchaseDate < $1.purchaseDate }), latest.transactionId == transactionId {
+            if let latest = s.periods.max(by: { $0.purchaseDate < $1.purchaseDate }),
+                latest.transactionId == transactionId
+            {
                 s.productId = productId
                 if s.pendingProductId == productId { s.pendingProductId = nil }
             }
@@ -162,13 +193,19 @@ extension Projections {
     mutating func upgradesChanged(_ c: Channel, _ orig: String, _ p: Int64) {
         guard let periods = subscriptions.with(Self.subscriptionKey(c, orig), \.periods) else { return }
         for period in periods where period.upgraded && transactions.with(period.transactionId, \.upgraded) != true {
-            updateTransaction(period.transactionId, p) { $0.upgraded = true; $0.upgradedAt = period.upgradedAt }
+            updateTransaction(period.transactionId, p) {
+                $0.upgraded = true
+                $0.upgradedAt = period.upgradedAt
+            }
         }
     }
 
     /// Renewals belong to the user their original transaction is bound to.
     mutating func subscriptionUserChanged(_ c: Channel, _ orig: String) {
-        guard let (periods, linkedFrom) = subscriptions.with(Self.subscriptionKey(c, orig), { ($0.periods, $0.linkedFrom) }) else { return }
+        guard
+            let (periods, linkedFrom) = subscriptions.with(
+                Self.subscriptionKey(c, orig), { ($0.periods, $0.linkedFrom) })
+        else { return }
         // The owner: the binding of the original transaction; Google names a subscription by its
         // purchase token, which is no transaction id, so there it is the binding of the earliest
         // purchase that has one.
@@ -177,15 +214,23 @@ extension Projections {
         var user = origKey.flatMap { transactions.with($0, \.userId) ?? nil }
         if user == nil {
             for period in byPurchase {
-                if let u = transactions.with(period.transactionId, { $0.transfers.last?.toUserId ?? $0.bindings.first?.userId }) ?? nil { user = u; break }
+                if let u = transactions.with(
+                    period.transactionId, { $0.transfers.last?.toUserId ?? $0.bindings.first?.userId }) ?? nil
+                {
+                    user = u
+                    break
+                }
             }
         }
         // A linked purchase token carries the binding of the token it replaced.
-        if user == nil, let old = linkedFrom { user = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil }
+        if user == nil, let old = linkedFrom {
+            user = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil
+        }
         if c == .googleplay, let first = byPurchase.first?.transactionId {
             // A Google renewal keeps the purchase token and gets a new order id: every period but
             // the first purchase is a renewal.
-            for period in periods where transactions.with(period.transactionId, \.isRenewal) != (period.transactionId != first) {
+            for period in periods
+            where transactions.with(period.transactionId, \.isRenewal) != (period.transactionId != first) {
                 transactions.update(period.transactionId) { $0.isRenewal = period.transactionId != first }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
             }
@@ -195,7 +240,8 @@ extension Projections {
             subscriptions.update(key) { $0.userId = user }
             if tracksChanges { changes.subscriptions.insert(key) }
         }
-        for period in periods where period.transactionId != origKey && transactions.with(period.transactionId, \.bindings.isEmpty) != false {
+        for period in periods
+        where period.transactionId != origKey && transactions.with(period.transactionId, \.bindings.isEmpty) != false {
             if (transactions.with(period.transactionId, \.subscriptionUserId) ?? nil) != user {
                 transactions.update(period.transactionId) { $0.subscriptionUserId = user }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }

@@ -19,7 +19,8 @@ extension Audit {
     /// and every active grant.
     static func subscriptionDrift(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         guard t.verified, !active.isEmpty, t.refundState != .refunded, t.storeRevokedPosition == nil,
-              let e = c.entitlement(t), e.periodEntitlement != nil else { return }
+            let e = c.entitlement(t), e.periodEntitlement != nil
+        else { return }
         let owed = t.owedUnits(of: e)
         let g = active[0]
         var got = (unit: g.units.unit, count: g.unitsLeft)
@@ -30,15 +31,23 @@ extension Audit {
         guard got != owed else { return }
         // Grace up to its end may be granted too: the days from this period's end to the end of the
         // grace that followed it.
-        if got.unit == owed.unit, got.count > owed.count, got.count <= owed.count.addingSaturated(graceDays(t, c.p)) { return }
+        if got.unit == owed.unit, got.count > owed.count, got.count <= owed.count.addingSaturated(graceDays(t, c.p)) {
+            return
+        }
         let amount: Money?
         if got.unit == owed.unit, let revenue = t.revenue {
             amount = prorate(revenue, abs(got.count - owed.count), owed.count)
-        } else { amount = t.revenue }
-        let grants = active.count == 1 ? "grant \(g.grantId) gave" : "grants \(active.map(\.grantId).joined(separator: ", ")) leave"
-        c.add(.subscriptionDrift, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
-              [t.verifiedPosition] + active.map(\.position), amount,
-              "Transaction \(t.transactionId) (\(t.productId ?? "?")) paid for \(owed.count) \(owed.unit) but \(grants) \(got.count) \(got.unit).")
+        } else {
+            amount = t.revenue
+        }
+        let grants =
+            active.count == 1
+            ? "grant \(g.grantId) gave" : "grants \(active.map(\.grantId).joined(separator: ", ")) leave"
+        c.add(
+            .subscriptionDrift, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
+            [t.verifiedPosition] + active.map(\.position), amount,
+            "Transaction \(t.transactionId) (\(t.productId ?? "?")) paid for \(owed.count) \(owed.unit) but \(grants) \(got.count) \(got.unit)."
+        )
     }
 }
 
@@ -46,9 +55,11 @@ extension Audit {
     /// The days of grace the store signed after `t`'s period (a renewal failure after its start with
     /// a grace end past its expiry), rounded up; 0 when none.
     static func graceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
-        guard let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate, let end = t.expiresDate,
-              let failure = p.subscriptions.with(Projections.subscriptionKey(channel, orig), { $0.failure }) ?? nil,
-              failure.at >= start, let grace = failure.graceUntil, grace > end else { return 0 }
+        guard let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate,
+            let end = t.expiresDate,
+            let failure = p.subscriptions.with(Projections.subscriptionKey(channel, orig), { $0.failure }) ?? nil,
+            failure.at >= start, let grace = failure.graceUntil, grace > end
+        else { return 0 }
         let day: Int64 = 86_400_000_000
         return (grace.microseconds - end.microseconds + day - 1) / day
     }

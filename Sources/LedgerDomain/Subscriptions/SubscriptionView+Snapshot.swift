@@ -13,13 +13,17 @@ extension SubscriptionView: BinaryFields {
         let channel: Channel = try r.raw()
         self.init(channel: channel, originalTransactionId: try r.string())
         periods = try r.array {
-            Period(transactionId: try r.string(), productId: try r.string(), purchaseDate: try r.timestamp(), expiresDate: try r.timestamp(),
-                   revoked: try r.bool(), upgraded: try r.bool(), upgradedAt: try r.optionalTimestamp())
+            Period(
+                transactionId: try r.string(), productId: try r.string(), purchaseDate: try r.timestamp(),
+                expiresDate: try r.timestamp(),
+                revoked: try r.bool(), upgraded: try r.bool(), upgradedAt: try r.optionalTimestamp())
         }
         productId = try r.optionalString()
         pendingProductId = try r.optionalString()
         autoRenew = try r.optional { try r.bool() }
-        failure = try r.optional { Failure(at: try r.timestamp(), graceUntil: try r.optionalTimestamp(), billingRetry: try r.bool()) }
+        failure = try r.optional {
+            Failure(at: try r.timestamp(), graceUntil: try r.optionalTimestamp(), billingRetry: try r.bool())
+        }
         expiry = try r.optional { Expiry(at: try r.timestamp(), reason: try r.open()) }
         pausedAt = try r.optionalTimestamp()
         userId = try r.optionalString()
@@ -38,20 +42,38 @@ extension SubscriptionView: BinaryFields {
         w.raw(channel)
         w.string(originalTransactionId)
         w.array(periods) { p in
-            w.string(p.transactionId); w.string(p.productId); w.timestamp(p.purchaseDate); w.timestamp(p.expiresDate)
-            w.bool(p.revoked); w.bool(p.upgraded); w.timestamp(p.upgradedAt)
+            w.string(p.transactionId)
+            w.string(p.productId)
+            w.timestamp(p.purchaseDate)
+            w.timestamp(p.expiresDate)
+            w.bool(p.revoked)
+            w.bool(p.upgraded)
+            w.timestamp(p.upgradedAt)
         }
         w.string(productId)
         w.string(pendingProductId)
         w.optional(autoRenew) { w.bool($0) }
-        w.optional(failure) { w.timestamp($0.at); w.timestamp($0.graceUntil); w.bool($0.billingRetry) }
-        w.optional(expiry) { w.timestamp($0.at); w.open($0.reason) }
+        w.optional(failure) {
+            w.timestamp($0.at)
+            w.timestamp($0.graceUntil)
+            w.bool($0.billingRetry)
+        }
+        w.optional(expiry) {
+            w.timestamp($0.at)
+            w.open($0.reason)
+        }
         w.timestamp(pausedAt)
         w.string(userId)
         w.timestamp(resumedAt)
-        w.array(upgrades) { w.timestamp($0.at); w.string($0.toProductId) }
+        w.array(upgrades) {
+            w.timestamp($0.at)
+            w.string($0.toProductId)
+        }
         w.string(linkedFrom)
-        w.optional(superseded) { w.timestamp($0.at); w.string($0.by) }
+        w.optional(superseded) {
+            w.timestamp($0.at)
+            w.string($0.by)
+        }
         w.timestamp(onHoldAt)
         w.timestamp(revokedAt)
         w.optional(priceConsent) { w.open($0) }

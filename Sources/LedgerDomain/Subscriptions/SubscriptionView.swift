@@ -86,7 +86,9 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
     mutating func markUpgrades() {
         for i in periods.indices where !periods[i].upgraded {
             let period = periods[i]
-            if let u = upgrades.first(where: { $0.toProductId != period.productId && period.purchaseDate <= $0.at && $0.at < period.expiresDate }) {
+            if let u = upgrades.first(where: {
+                $0.toProductId != period.productId && period.purchaseDate <= $0.at && $0.at < period.expiresDate
+            }) {
                 periods[i].upgraded = true
                 periods[i].upgradedAt = u.at
             }
@@ -94,11 +96,17 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
     }
 
     public init(channel: Channel, originalTransactionId: String) {
-        self.channel = channel; self.originalTransactionId = originalTransactionId
+        self.channel = channel
+        self.originalTransactionId = originalTransactionId
     }
 
-    public static func == (a: SubscriptionView, b: SubscriptionView) -> Bool { a.key == b.key && a.positions == b.positions }
-    public func hash(into h: inout Hasher) { h.combine(key); h.combine(positions) }
+    public static func == (a: SubscriptionView, b: SubscriptionView) -> Bool {
+        a.key == b.key && a.positions == b.positions
+    }
+    public func hash(into h: inout Hasher) {
+        h.combine(key)
+        h.combine(positions)
+    }
 
     public var key: String { "\(channel.rawValue):\(originalTransactionId)" }
 
@@ -131,7 +139,9 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
     /// Whether a period paid for after `t` exists: bought after it, or running more than a day past it.
     func recovered(after t: Timestamp) -> Bool {
         let day: Int64 = 86_400_000_000
-        return periods.contains { !$0.revoked && ($0.purchaseDate > t || $0.expiresDate.microseconds > t.microseconds + day) }
+        return periods.contains {
+            !$0.revoked && ($0.purchaseDate > t || $0.expiresDate.microseconds > t.microseconds + day)
+        }
     }
 
     /// Until when the store's word gives access (docs/domain.md): the paid period (active, billing

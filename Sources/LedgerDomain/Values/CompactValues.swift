@@ -92,13 +92,14 @@ struct CompactText: Hashable, Sendable {
 
     init(_ text: String?) {
         guard var text else { return }
-        storage = text.withUTF8 { u -> Storage? in
-            guard let id = PayloadReader.uuid(u) else { return nil }
-            // Letters all of one case: the UUID's text in that case spells the text again.
-            let lower = u.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f") }
-            let upper = u.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
-            return lower && upper ? nil : .uuid(id, uppercase: upper)
-        } ?? .text(text)
+        storage =
+            text.withUTF8 { u -> Storage? in
+                guard let id = PayloadReader.uuid(u) else { return nil }
+                // Letters all of one case: the UUID's text in that case spells the text again.
+                let lower = u.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f") }
+                let upper = u.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
+                return lower && upper ? nil : .uuid(id, uppercase: upper)
+            } ?? .text(text)
     }
 
     var text: String? {

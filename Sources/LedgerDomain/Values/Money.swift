@@ -28,15 +28,17 @@ public struct Currency: Hashable, Sendable, Comparable, CustomStringConvertible 
     public static let exponents: [String: Int] = {
         var table: [String: Int] = [:]
         let two = """
-        AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF CHF \
-        CNY COP CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF \
-        IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR \
-        MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD \
-        SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD UYU UZS VES WST XCD YER ZAR \
-        ZMW ZWG
-        """
+            AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF CHF \
+            CNY COP CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF \
+            IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR \
+            MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD \
+            SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD UYU UZS VES WST XCD YER ZAR \
+            ZMW ZWG
+            """
         for c in two.split(separator: " ") { table[String(c)] = 2 }
-        for c in "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(separator: " ") { table[String(c)] = 0 }
+        for c in "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(separator: " ") {
+            table[String(c)] = 0
+        }
         for c in "BHD IQD JOD KWD LYD OMR TND".split(separator: " ") { table[String(c)] = 3 }
         for c in "CLF UYW".split(separator: " ") { table[String(c)] = 4 }
         return table
@@ -52,7 +54,8 @@ extension Currency: Codable {
         let code = try c.decode(String.self, forKey: .code)
         let exponent = try c.decode(Int.self, forKey: .exponent)
         guard let currency = Currency(code), currency.exponent == exponent else {
-            throw DecodingError.dataCorruptedError(forKey: .code, in: c, debugDescription: "currency \(code) with exponent \(exponent)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .code, in: c, debugDescription: "currency \(code) with exponent \(exponent)")
         }
         self = currency
     }
@@ -88,9 +91,15 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         guard !o else { return nil }
         self.init(minorUnits: whole, currency: currency)
         // The whole part and the rest take one sign.
-        if whole > 0 && rest < 0 { self.minorUnits -= 1; self.fraction = Int32(rest + 1_000_000) }
-        else if whole < 0 && rest > 0 { self.minorUnits += 1; self.fraction = Int32(rest - 1_000_000) }
-        else { self.fraction = Int32(rest) }
+        if whole > 0 && rest < 0 {
+            self.minorUnits -= 1
+            self.fraction = Int32(rest + 1_000_000)
+        } else if whole < 0 && rest > 0 {
+            self.minorUnits += 1
+            self.fraction = Int32(rest - 1_000_000)
+        } else {
+            self.fraction = Int32(rest)
+        }
     }
 
     /// The amount in millionths of a minor unit (held at the bounds of `Int64`).
@@ -102,7 +111,9 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
     /// Converts an Apple price in milliunits (thousandths of the major unit) exactly, or returns nil
     /// when it is not a whole number of minor units (e.g. 1234 milliunits of JPY).
     public init?(milliunits: Int64, currency: Currency) {
-        guard let m = Money(storeAmount: milliunits, unit: .milliunits, currency: currency), m.isWholeMinorUnits else { return nil }
+        guard let m = Money(storeAmount: milliunits, unit: .milliunits, currency: currency), m.isWholeMinorUnits else {
+            return nil
+        }
         self = m
     }
 
@@ -170,7 +181,9 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         let negative = minorUnits < 0 || fraction < 0
         let m = minorUnits.magnitude
         let d = UInt64(Money.pow10(e))
-        let text = (e > 0 ? "\(m / d)." + Money.padded(m % d, e) : "\(m)") + (fraction == 0 ? "" : (e == 0 ? "." : "") + restDigits)
+        let text =
+            (e > 0 ? "\(m / d)." + Money.padded(m % d, e) : "\(m)")
+            + (fraction == 0 ? "" : (e == 0 ? "." : "") + restDigits)
         return (negative ? "-" : "") + text
     }
 
@@ -199,15 +212,21 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         let negative = t.hasPrefix("-")
         if negative { t = t.dropFirst() }
         let parts = t.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let intPart = parts.first, !intPart.isEmpty, intPart.allSatisfy(\.isASCII), let whole = Int64(intPart), whole >= 0 else {
+        guard parts.count <= 2, let intPart = parts.first, !intPart.isEmpty, intPart.allSatisfy(\.isASCII),
+            let whole = Int64(intPart), whole >= 0
+        else {
             return nil
         }
         let frac = parts.count == 2 ? parts[1] : ""
-        guard parts.count == 1 || !frac.isEmpty, frac.count <= currency.exponent + 6, frac.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard parts.count == 1 || !frac.isEmpty, frac.count <= currency.exponent + 6,
+            frac.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
         let digits = String(frac) + String(repeating: "0", count: currency.exponent + 6 - frac.count)
         let minorDigits = digits.prefix(currency.exponent), rest = digits.dropFirst(currency.exponent)
         let (scaled, o) = whole.multipliedReportingOverflow(by: Money.pow10(currency.exponent))
-        guard !o, let minorPart = minorDigits.isEmpty ? 0 : Int64(minorDigits), let millionths = Int64(rest) else { return nil }
+        guard !o, let minorPart = minorDigits.isEmpty ? 0 : Int64(minorDigits), let millionths = Int64(rest) else {
+            return nil
+        }
         let (units, o2) = scaled.addingReportingOverflow(minorPart)
         guard !o2 else { return nil }
         self.init(minorUnits: units, currency: currency)
@@ -241,10 +260,14 @@ extension Money: Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(minorUnits: try c.decode(Int64.self, forKey: .minorUnits), currency: try c.decode(Currency.self, forKey: .currency))
+        self.init(
+            minorUnits: try c.decode(Int64.self, forKey: .minorUnits),
+            currency: try c.decode(Currency.self, forKey: .currency))
         fraction = try c.decodeIfPresent(Int32.self, forKey: .fraction) ?? 0
-        guard fraction.magnitude < 1_000_000, fraction == 0 || (fraction < 0) == (minorUnits < 0) || minorUnits == 0 else {
-            throw DecodingError.dataCorruptedError(forKey: .fraction, in: c, debugDescription: "fraction \(fraction) of \(minorUnits)")
+        guard fraction.magnitude < 1_000_000, fraction == 0 || (fraction < 0) == (minorUnits < 0) || minorUnits == 0
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .fraction, in: c, debugDescription: "fraction \(fraction) of \(minorUnits)")
         }
     }
 
@@ -259,7 +282,8 @@ extension Money: Codable {
 extension Money: PayloadValue {
     public static let schemaName = "money"
 
-    static let about = "An amount in integer minor units (600 CNY is 6.00 yuan). A store amount that is not a whole number of minor "
+    static let about =
+        "An amount in integer minor units (600 CNY is 6.00 yuan). A store amount that is not a whole number of minor "
         + "units (Apple's USD 1995 milliunits is 199.5 cents) is kept exactly: amount is its whole minor units (toward zero) and exact "
         + "its decimal text in major units (\"1.995\"). Apple's storeMilliunits or Google's storeMicros may be given as "
         + "the store signed the amount: they must agree with amount (and exact), and set exact when it is not whole."
@@ -267,41 +291,59 @@ extension Money: PayloadValue {
     /// `{"amount": 199, "currency": "USD", "exact": "1.995"}`: exact only for an inexact amount.
     /// `storeMilliunits` or `storeMicros`, when given, must agree with `amount` and set the exact
     /// rest; only amount, currency and exact are written back.
-    static let fields = FieldTable<Money>(Money(minorUnits: 0, currency: Currency.placeholder), [
-        .int("amount", \.minorUnits, min: 0, max: maximumMinorUnits, "Minor units (cents, fen, yen...); for an inexact amount, its whole minor units."),
-        .currency("currency", \.currency),
-        FactField("exact", required: false,
-                  schema: FieldSchema(members: [("type", .string("string")), ("pattern", .string("^[0-9]+(\\.[0-9]+)?$"))],
-                                      description: "The exact amount in major units as decimal text, when it is not a whole number of minor units (1.995 USD); "
-                                        + "its whole minor units must equal amount."),
-                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
-                      guard let text = try r.optionalString("exact", maxLength: 40) else { return }
-                      guard let m = Money(decimalText: text, currency: money.currency), m.minorUnits >= 0 else {
-                          throw r.fail("exact", "\(Echo.quoted(text, limit: 40)) is not decimal text of at most \(money.currency.exponent + 6) decimals")
-                      }
-                      try agree(&r, "exact", m, &money)
-                  },
-                  write: { m, w in if !m.isWholeMinorUnits { w.set("exact", m.decimalText) } }),
-        storeAmountField("storeMilliunits", .milliunits, "Apple's price in milliunits, when the store reported one; must agree with amount."),
-        storeAmountField("storeMicros", .micros, "Google's price in micros (millionths of the major unit), when the store reported one; must agree with amount."),
-    ])
+    static let fields = FieldTable<Money>(
+        Money(minorUnits: 0, currency: Currency.placeholder),
+        [
+            .int(
+                "amount", \.minorUnits, min: 0, max: maximumMinorUnits,
+                "Minor units (cents, fen, yen...); for an inexact amount, its whole minor units."),
+            .currency("currency", \.currency),
+            FactField(
+                "exact", required: false,
+                schema: FieldSchema(
+                    members: [("type", .string("string")), ("pattern", .string("^[0-9]+(\\.[0-9]+)?$"))],
+                    description:
+                        "The exact amount in major units as decimal text, when it is not a whole number of minor units (1.995 USD); "
+                        + "its whole minor units must equal amount."),
+                read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
+                    guard let text = try r.optionalString("exact", maxLength: 40) else { return }
+                    guard let m = Money(decimalText: text, currency: money.currency), m.minorUnits >= 0 else {
+                        throw r.fail(
+                            "exact",
+                            "\(Echo.quoted(text, limit: 40)) is not decimal text of at most \(money.currency.exponent + 6) decimals"
+                        )
+                    }
+                    try agree(&r, "exact", m, &money)
+                },
+                write: { m, w in if !m.isWholeMinorUnits { w.set("exact", m.decimalText) } }),
+            storeAmountField(
+                "storeMilliunits", .milliunits,
+                "Apple's price in milliunits, when the store reported one; must agree with amount."),
+            storeAmountField(
+                "storeMicros", .micros,
+                "Google's price in micros (millionths of the major unit), when the store reported one; must agree with amount."
+            ),
+        ])
 
     /// The amount as a store signed it, in `unit`: read, checked against `amount`, never written back.
     private static func storeAmountField(_ key: String, _ unit: StoreAmountUnit, _ doc: String) -> FactField<Money> {
-        FactField(key, required: false, schema: .integer(min: 0, max: nil, doc),
-                  read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
-                      guard let value = try r.optionalInt(key, min: 0) else { return }
-                      guard let m = Money(storeAmount: value, unit: unit, currency: money.currency) else {
-                          throw r.fail(key, "\(value) \(unit.rawValue) of \(money.currency.code) does not fit")
-                      }
-                      try agree(&r, key, m, &money)
-                  },
-                  write: { _, _ in })
+        FactField(
+            key, required: false, schema: .integer(min: 0, max: nil, doc),
+            read: { (r: inout PayloadReader, money: inout Money) throws(FactError) in
+                guard let value = try r.optionalInt(key, min: 0) else { return }
+                guard let m = Money(storeAmount: value, unit: unit, currency: money.currency) else {
+                    throw r.fail(key, "\(value) \(unit.rawValue) of \(money.currency.code) does not fit")
+                }
+                try agree(&r, key, m, &money)
+            },
+            write: { _, _ in })
     }
 
     /// An exact amount `m` read from `key` must agree with the whole minor units in `money`, and
     /// with any exact rest already read; it then stands.
-    private static func agree(_ r: inout PayloadReader, _ key: String, _ m: Money, _ money: inout Money) throws(FactError) {
+    private static func agree(
+        _ r: inout PayloadReader, _ key: String, _ m: Money, _ money: inout Money
+    ) throws(FactError) {
         guard m.minorUnits == money.minorUnits, money.isWholeMinorUnits || m.fraction == money.fraction else {
             throw r.fail(key, "is \(m), but amount says \(money)")
         }

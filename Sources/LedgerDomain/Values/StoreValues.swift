@@ -55,8 +55,10 @@ public struct NotificationType: OpenEnum {
     public let raw: String
     public init(raw: String) { self.raw = raw }
     /// Examples of each store's spelling (the stores have many more).
-    public static let known: [NotificationType] = ["DID_RENEW", "REFUND", "CONSUMPTION_REQUEST", "SUBSCRIPTION_RENEWED", "2",
-                                                   "TRANSACTION.SUCCESS", "REFUND.SUCCESS"].map(NotificationType.init(raw:))
+    public static let known: [NotificationType] = [
+        "DID_RENEW", "REFUND", "CONSUMPTION_REQUEST", "SUBSCRIPTION_RENEWED", "2",
+        "TRANSACTION.SUCCESS", "REFUND.SUCCESS",
+    ].map(NotificationType.init(raw:))
 }
 
 public struct RevocationReason: OpenEnum, Codable {

@@ -13,24 +13,33 @@ extension Scenarios {
     static func wechatPurchase(_ s: inout Script, user: String, order o: String, tx t: String, minutes: Int64 = 0) {
         s.at(day: 0, minutes: minutes)
         s.createOrder(o, user: user, product: "coins_300", channel: .wechat, token: o, app: wechatApp)
-        s.wait(seconds: 1); s.launch(o, channel: .wechat, prepayId: "wx-prepay-\(o)")
+        s.wait(seconds: 1)
+        s.launch(o, channel: .wechat, prepayId: "wx-prepay-\(o)")
         s.wait(seconds: 40)
         s.verify(t, product: "coins_300", channel: .wechat, purchased: s.now.adding(seconds: -5)) {
-            $0.app = wechatApp; $0.merchant = wechatMerchant; $0.outTradeNo = o
+            $0.app = wechatApp
+            $0.merchant = wechatMerchant
+            $0.outTradeNo = o
         }
-        s.wait(seconds: 1); s.bind(t); s.grant(t)
+        s.wait(seconds: 1)
+        s.bind(t)
+        s.grant(t)
     }
 
     /// WeChat Pay's daily trade bill of the Beijing day holding day 0's afternoon (2026-03-01, UTC+8),
     /// listing `sales` (transaction, order, when).
     static func wechatBill(_ s: inout Script, digest: String, sales: [(tx: String, order: String?, at: Timestamp)]) {
         let start = Timestamp("2026-02-28T16:00:00Z")!, end = Timestamp("2026-03-01T16:00:00Z")!
-        s.add(.statementImported(StatementImported(source: .wechatTradeBill, digest: digest, periodStart: start, periodEnd: end,
-                                                   lines: Int64(sales.count), app: wechatApp, merchant: wechatMerchant)))
+        s.add(
+            .statementImported(
+                StatementImported(
+                    source: .wechatTradeBill, digest: digest, periodStart: start, periodEnd: end,
+                    lines: Int64(sales.count), app: wechatApp, merchant: wechatMerchant)))
         for (i, sale) in sales.enumerated() {
-            var l = StatementLine(digest: digest, line: Int64(i + 2), source: .wechatTradeBill, kind: .sale, transactionId: sale.tx,
-                                  orderId: sale.order, productId: "coins_300", amount: Money(minorUnits: 3000, currency: Catalogue.cny),
-                                  at: sale.at, app: wechatApp, merchant: wechatMerchant)
+            var l = StatementLine(
+                digest: digest, line: Int64(i + 2), source: .wechatTradeBill, kind: .sale, transactionId: sale.tx,
+                orderId: sale.order, productId: "coins_300", amount: Money(minorUnits: 3000, currency: Catalogue.cny),
+                at: sale.at, app: wechatApp, merchant: wechatMerchant)
             l.fee = Money(minorUnits: 18, currency: Catalogue.cny)
             s.add(.statementLine(l))
         }
@@ -48,28 +57,50 @@ extension Scenarios {
         for k in 0..<2 {
             let o = s.order(k + 1), token = s.token(k + 1)
             s.createOrder(o, user: buyers[k], product: "coins_60", token: token.lowercased, app: apps[k])
-            s.wait(seconds: 1); s.launch(o)
-            s.wait(seconds: 30)
-            s.add(.paymentVerified(PaymentVerified(channel: .appstore, transactionId: id, originalTransactionId: id, productId: "coins_60",
-                                                   purchaseDate: s.now, price: price, appAccountToken: token, app: apps[k])))
             s.wait(seconds: 1)
-            s.add(.transactionBound(TransactionBound(channel: .appstore, transactionId: id, orderId: o, userId: buyers[k], method: .appAccountToken,
-                                                     app: apps[k])))
-            s.add(.entitlementGranted(EntitlementGranted(grantId: "g35-\(k + 1)", userId: buyers[k], channel: .appstore, transactionId: id,
-                                                         orderId: o, entitlement: .coins(60), app: apps[k])))
+            s.launch(o)
+            s.wait(seconds: 30)
+            s.add(
+                .paymentVerified(
+                    PaymentVerified(
+                        channel: .appstore, transactionId: id, originalTransactionId: id, productId: "coins_60",
+                        purchaseDate: s.now, price: price, appAccountToken: token, app: apps[k])))
+            s.wait(seconds: 1)
+            s.add(
+                .transactionBound(
+                    TransactionBound(
+                        channel: .appstore, transactionId: id, orderId: o, userId: buyers[k], method: .appAccountToken,
+                        app: apps[k])))
+            s.add(
+                .entitlementGranted(
+                    EntitlementGranted(
+                        grantId: "g35-\(k + 1)", userId: buyers[k], channel: .appstore, transactionId: id,
+                        orderId: o, entitlement: .coins(60), app: apps[k])))
             s.wait(minutes: 5)
         }
         s.at(day: 2)
-        s.add(.refunded(Refunded(channel: .appstore, transactionId: id, refundId: "r35-1", amount: price, refundedAt: s.now, reason: "customer",
-                                 app: apps[1])))
+        s.add(
+            .refunded(
+                Refunded(
+                    channel: .appstore, transactionId: id, refundId: "r35-1", amount: price, refundedAt: s.now,
+                    reason: "customer",
+                    app: apps[1])))
         s.wait(seconds: 20)
-        s.add(.entitlementRevoked(EntitlementRevoked(userId: buyers[1], channel: .appstore, transactionId: id, reason: .refund, app: apps[1])))
-        return Scenario(35, "a revocation in the second of two apps sharing an id",
-                        "Two apps, one transaction id; the second app's purchase is refunded and its coins taken back. Nothing wrong.", s,
-                        expected: Expectation(
-                            transactions: [id: .init(owed: 60, granted: 60, user: buyers[0], order: s.order(1)),
-                                           "appstore:\(apps[1]):\(id)": .init(owed: 0, granted: 60, revoked: 60, user: buyers[1], order: s.order(2))],
-                            users: [buyers[0]: UserExpectation(coins: 60), buyers[1]: UserExpectation(coins: 0)]))
+        s.add(
+            .entitlementRevoked(
+                EntitlementRevoked(
+                    userId: buyers[1], channel: .appstore, transactionId: id, reason: .refund, app: apps[1])))
+        return Scenario(
+            35, "a revocation in the second of two apps sharing an id",
+            "Two apps, one transaction id; the second app's purchase is refunded and its coins taken back. Nothing wrong.",
+            s,
+            expected: Expectation(
+                transactions: [
+                    id: .init(owed: 60, granted: 60, user: buyers[0], order: s.order(1)),
+                    "appstore:\(apps[1]):\(id)": .init(
+                        owed: 0, granted: 60, revoked: 60, user: buyers[1], order: s.order(2)),
+                ],
+                users: [buyers[0]: UserExpectation(coins: 60), buyers[1]: UserExpectation(coins: 0)]))
     }()
 
     // MARK: 36
@@ -79,19 +110,29 @@ extension Scenarios {
         var s = Script(36, products: ["vip.month"])
         let ann = s.user("ann"), annB = s.user("ann-b"), (o, m) = paidMonth(&s, ann)
         s.at(day: 10)
-        s.add(.transactionTransferred(TransactionTransferred(channel: .appstore, transactionId: m, transferId: "mv36-1", fromUserId: ann, toUserId: annB,
-                                                             orderId: o, method: .supportCorrection,
-                                                             reason: "the user asked to move the subscription to her new account",
-                                                             authorizedBy: "support:alice")))
-        s.wait(seconds: 5); s.revoke(m, user: ann, reason: .support, units: 20, id: "rv36-1")
-        s.wait(seconds: 5); s.grant(m, entitlement: .period(entitlement: "vip", days: 20), to: annB)
-        return Scenario(36, "a subscription moved with its remaining days",
-                        "30 days granted, 20 of them taken back on day 10 and granted to the new account: the days net to the month paid. Nothing wrong.",
-                        s,
-                        expected: Expectation(
-                            transactions: [m: .init(owed: 30, granted: 50, revoked: 20, user: annB, order: o, grants: 2)],
-                            users: [ann: UserExpectation(remaining: [RemainingDays("vip", at: day(9), days: 1), RemainingDays("vip", at: day(11), days: 0)]),
-                                    annB: UserExpectation(remaining: [RemainingDays("vip", at: day(11), days: 19)])]))
+        s.add(
+            .transactionTransferred(
+                TransactionTransferred(
+                    channel: .appstore, transactionId: m, transferId: "mv36-1", fromUserId: ann, toUserId: annB,
+                    orderId: o, method: .supportCorrection,
+                    reason: "the user asked to move the subscription to her new account",
+                    authorizedBy: "support:alice")))
+        s.wait(seconds: 5)
+        s.revoke(m, user: ann, reason: .support, units: 20, id: "rv36-1")
+        s.wait(seconds: 5)
+        s.grant(m, entitlement: .period(entitlement: "vip", days: 20), to: annB)
+        return Scenario(
+            36, "a subscription moved with its remaining days",
+            "30 days granted, 20 of them taken back on day 10 and granted to the new account: the days net to the month paid. Nothing wrong.",
+            s,
+            expected: Expectation(
+                transactions: [m: .init(owed: 30, granted: 50, revoked: 20, user: annB, order: o, grants: 2)],
+                users: [
+                    ann: UserExpectation(remaining: [
+                        RemainingDays("vip", at: day(9), days: 1), RemainingDays("vip", at: day(11), days: 0),
+                    ]),
+                    annB: UserExpectation(remaining: [RemainingDays("vip", at: day(11), days: 19)]),
+                ]))
     }()
 
     // MARK: 37
@@ -101,19 +142,26 @@ extension Scenarios {
         var s = Script(37, products: ["coins_60"], channel: .googleplay)
         let gus = s.user("gus"), o = s.order(1), t = s.gpa(1), token = "lmnopqrstu37.AO-J1Oz-one-time"
         s.createOrder(o, user: gus, product: "coins_60", channel: .googleplay, app: "com.example.android")
-        s.wait(seconds: 2); s.launch(o, channel: .googleplay)
+        s.wait(seconds: 2)
+        s.launch(o, channel: .googleplay)
         s.wait(seconds: 40)
         s.notify("gp-n37-1", "1", "ONE_TIME_PRODUCT_PURCHASED", channel: .googleplay, original: token)
         s.verify(t, product: "coins_60", channel: .googleplay, original: token, purchased: s.now.adding(seconds: -10)) {
-            $0.obfuscatedAccountId = o; $0.app = "com.example.android"
+            $0.obfuscatedAccountId = o
+            $0.app = "com.example.android"
         }
-        s.wait(seconds: 1); s.bind(t); s.grant(t)
-        s.at(day: 4); s.notify("gp-n37-x", "TEST", channel: .googleplay)
-        return Scenario(37, "a Google one-time purchase named by its token",
-                        "The purchase token is sent as the original id of a one-time product: still a purchase, not a renewal. Never acknowledged: Google refunds it.",
-                        s,
-                        expected: Expectation(transactions: [t: .init(owed: 60, granted: 60, user: gus, order: o)],
-                                              auditFindings: ["unacknowledged-purchase"]))
+        s.wait(seconds: 1)
+        s.bind(t)
+        s.grant(t)
+        s.at(day: 4)
+        s.notify("gp-n37-x", "TEST", channel: .googleplay)
+        return Scenario(
+            37, "a Google one-time purchase named by its token",
+            "The purchase token is sent as the original id of a one-time product: still a purchase, not a renewal. Never acknowledged: Google refunds it.",
+            s,
+            expected: Expectation(
+                transactions: [t: .init(owed: 60, granted: 60, user: gus, order: o)],
+                auditFindings: ["unacknowledged-purchase"]))
     }()
 
     // MARK: 38
@@ -128,22 +176,36 @@ extension Scenarios {
         googlePurchase(&s, user: ivy, order: s.order(2), tx: s.gpa(2), k: 2, acknowledged: false)
         // Google refunds the first after its deadline passed unacknowledged; fulfilment takes the coins back.
         s.at(day: 3, hours: 2)
-        s.add(.purchaseVoided(PurchaseVoided(transactionId: s.gpa(1), voidedAt: s.now, voidedSource: "0", voidedReason: "8",
-                                             app: "com.example.android")))
-        s.wait(minutes: 1); s.revoke(s.gpa(1), user: hal, reason: .refund, channel: .googleplay)
+        s.add(
+            .purchaseVoided(
+                PurchaseVoided(
+                    transactionId: s.gpa(1), voidedAt: s.now, voidedSource: "0", voidedReason: "8",
+                    app: "com.example.android")))
+        s.wait(minutes: 1)
+        s.revoke(s.gpa(1), user: hal, reason: .refund, channel: .googleplay)
         s.at(day: 4)
-        s.add(.purchaseAcknowledged(PurchaseAcknowledged(channel: .googleplay, transactionId: s.gpa(1), acknowledgedAt: s.now,
-                                                         app: "com.example.android", kind: .consume)))
+        s.add(
+            .purchaseAcknowledged(
+                PurchaseAcknowledged(
+                    channel: .googleplay, transactionId: s.gpa(1), acknowledgedAt: s.now,
+                    app: "com.example.android", kind: .consume)))
         // The second was acknowledged on the device a minute after purchase; the server records it on day 5.
         s.at(day: 5)
-        s.add(.purchaseAcknowledged(PurchaseAcknowledged(channel: .googleplay, transactionId: s.gpa(2), acknowledgedAt: ivyBought.adding(minutes: 1),
-                                                         app: "com.example.android", kind: .acknowledge)))
-        return Scenario(38, "acknowledgements judged by their own time",
-                        "One purchase acknowledged on day 4, after Google refunded it on day 3: unacknowledged-purchase. Another acknowledged in time, recorded on day 5: nothing wrong.",
-                        s,
-                        expected: Expectation(transactions: [s.gpa(1): .init(owed: 0, granted: 60, revoked: 60, user: hal, order: s.order(1)),
-                                                             s.gpa(2): .init(owed: 60, granted: 60, user: ivy, order: s.order(2))],
-                                              auditFindings: ["unacknowledged-purchase"]))
+        s.add(
+            .purchaseAcknowledged(
+                PurchaseAcknowledged(
+                    channel: .googleplay, transactionId: s.gpa(2), acknowledgedAt: ivyBought.adding(minutes: 1),
+                    app: "com.example.android", kind: .acknowledge)))
+        return Scenario(
+            38, "acknowledgements judged by their own time",
+            "One purchase acknowledged on day 4, after Google refunded it on day 3: unacknowledged-purchase. Another acknowledged in time, recorded on day 5: nothing wrong.",
+            s,
+            expected: Expectation(
+                transactions: [
+                    s.gpa(1): .init(owed: 0, granted: 60, revoked: 60, user: hal, order: s.order(1)),
+                    s.gpa(2): .init(owed: 60, granted: 60, user: ivy, order: s.order(2)),
+                ],
+                auditFindings: ["unacknowledged-purchase"]))
     }()
 
     // MARK: 39
@@ -153,16 +215,21 @@ extension Scenarios {
         var s = Script(39, products: ["coins_300"], channel: .wechat)
         let wen = s.user("wen"), o = s.order(1)
         s.createOrder(o, user: wen, product: "coins_300", channel: .wechat, token: o, app: wechatApp)
-        s.wait(seconds: 1); s.launch(o, channel: .wechat, prepayId: "wx-prepay-\(o)")
+        s.wait(seconds: 1)
+        s.launch(o, channel: .wechat, prepayId: "wx-prepay-\(o)")
         let paid = s.now.adding(seconds: 50)
-        s.at(day: 0, hours: 2); s.close(o, .timeout)
+        s.at(day: 0, hours: 2)
+        s.close(o, .timeout)
         s.at(day: 1, hours: 2)
-        wechatBill(&s, digest: "sha256:3939393939393939393939393939393939393939393939393939393939393939",
-                   sales: [(s.wxTx(1), o, paid)])
-        s.at(day: 3); s.notify("wx-n39-x", "TEST", channel: .wechat)
-        return Scenario(39, "a sale only the bill knows, named by its order",
-                        "WeChat Pay took the money; the notification was lost and the order closed. The day's bill lists the sale with the order id: unrecorded-sale, naming the order.",
-                        s, expected: Expectation(orders: [o: .init(.closed)], auditFindings: ["unrecorded-sale"]))
+        wechatBill(
+            &s, digest: "sha256:3939393939393939393939393939393939393939393939393939393939393939",
+            sales: [(s.wxTx(1), o, paid)])
+        s.at(day: 3)
+        s.notify("wx-n39-x", "TEST", channel: .wechat)
+        return Scenario(
+            39, "a sale only the bill knows, named by its order",
+            "WeChat Pay took the money; the notification was lost and the order closed. The day's bill lists the sale with the order id: unrecorded-sale, naming the order.",
+            s, expected: Expectation(orders: [o: .init(.closed)], auditFindings: ["unrecorded-sale"]))
     }()
 
     // MARK: 40
@@ -175,16 +242,22 @@ extension Scenarios {
         let paid = s.now.adding(seconds: -7)
         s.at(day: 1, hours: 2)
         let first = s.facts.count
-        wechatBill(&s, digest: "sha256:4040404040404040404040404040404040404040404040404040404040404040", sales: [(t, o, paid)])
+        wechatBill(
+            &s, digest: "sha256:4040404040404040404040404040404040404040404040404040404040404040", sales: [(t, o, paid)]
+        )
         s.wait(minutes: 10)
         // The same file downloaded twice and imported under another name: the same facts.
         for i in first..<s.facts.count { s.redeliver(i, "the same bill's bytes imported under another file name") }
         s.at(day: 2, hours: 2)
-        wechatBill(&s, digest: "sha256:4141414141414141414141414141414141414141414141414141414141414141", sales: [(t, o, paid)])
-        s.at(day: 3); s.notify("wx-n40-x", "TEST", channel: .wechat)
-        return Scenario(40, "a statement under another name, then re-issued",
-                        "The same bill's bytes imported twice are one statement; a re-issue of the day is kept and its sale matched once. Nothing wrong.",
-                        s, expected: Expectation(transactions: [t: .init(owed: 300, granted: 300, user: xu, order: o)]))
+        wechatBill(
+            &s, digest: "sha256:4141414141414141414141414141414141414141414141414141414141414141", sales: [(t, o, paid)]
+        )
+        s.at(day: 3)
+        s.notify("wx-n40-x", "TEST", channel: .wechat)
+        return Scenario(
+            40, "a statement under another name, then re-issued",
+            "The same bill's bytes imported twice are one statement; a re-issue of the day is kept and its sale matched once. Nothing wrong.",
+            s, expected: Expectation(transactions: [t: .init(owed: 300, granted: 300, user: xu, order: o)]))
     }()
 
     // MARK: 41
@@ -197,9 +270,12 @@ extension Scenarios {
         wechatPurchase(&s, user: zed, order: s.order(2), tx: s.wxTx(2), minutes: 120)
         let zedPaid = s.now.adding(seconds: -7)
         s.at(day: 1, hours: 2)
-        wechatBill(&s, digest: "sha256:4242424242424242424242424242424242424242424242424242424242424242", sales: [(s.wxTx(2), s.order(2), zedPaid)])
-        return Scenario(41, "a payment its own day's bill lacks",
-                        "The bill of 1 March (Beijing) lists one of the day's two payments: unconfirmed-payment, without waiting for the bills of 28 February and 2 March.",
-                        s, expected: Expectation(auditFindings: ["unconfirmed-payment"]))
+        wechatBill(
+            &s, digest: "sha256:4242424242424242424242424242424242424242424242424242424242424242",
+            sales: [(s.wxTx(2), s.order(2), zedPaid)])
+        return Scenario(
+            41, "a payment its own day's bill lacks",
+            "The bill of 1 March (Beijing) lists one of the day's two payments: unconfirmed-payment, without waiting for the bills of 28 February and 2 March.",
+            s, expected: Expectation(auditFindings: ["unconfirmed-payment"]))
     }()
 }

@@ -12,7 +12,9 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public private(set) var rates: [FindingKind: Double]
 
     /// The kinds the simulator injects into the facts themselves.
-    public static let injectable: [FindingKind] = FindingKind.allCases.filter { $0 != .chainBroken && !$0.isReconciliation }
+    public static let injectable: [FindingKind] = FindingKind.allCases.filter {
+        $0 != .chainBroken && !$0.isReconciliation
+    }
     public static let none = FaultSpec()
 
     public init() { rates = [:] }
@@ -52,7 +54,9 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
             guard name == "all" || FindingKind(rawValue: name) != nil else {
                 throw FaultSpecError("unknown fault kind \"\(name)\" (known: \(known))")
             }
-            guard pieces.count == 2 else { throw FaultSpecError("fault kind \"\(name)\" has no rate: write \(name)=0.01") }
+            guard pieces.count == 2 else {
+                throw FaultSpecError("fault kind \"\(name)\" has no rate: write \(name)=0.01")
+            }
             let rateText = pieces[1].trimmingCharacters(in: .whitespaces)
             guard let rate = Double(rateText), rate.isFinite, rate >= 0, rate <= 1 else {
                 throw FaultSpecError("bad rate \"\(rateText)\" for \(name): must be a number between 0 and 1")
@@ -82,7 +86,11 @@ public struct ExpectedFinding: Hashable, Sendable, CustomStringConvertible {
     public var userId: String?
 
     public init(kind: FindingKind, channel: Channel?, transactionId: String?, orderId: String?, userId: String?) {
-        self.kind = kind; self.channel = channel; self.transactionId = transactionId; self.orderId = orderId; self.userId = userId
+        self.kind = kind
+        self.channel = channel
+        self.transactionId = transactionId
+        self.orderId = orderId
+        self.userId = userId
     }
 
     /// Built exactly like `Finding.key`.

@@ -35,8 +35,10 @@ public struct SimulatedStatements: Sendable {
         var p = Projections()
         for (i, f) in sim.facts.enumerated() { p.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
         let end = sim.facts.last?.at.microseconds ?? Simulator.start.microseconds
-        self.init(p, seed: sim.seed, faults: sim.faults, from: Timestamp(microsecondsSince1970: Simulator.start.microseconds - Sim.day),
-                  to: Timestamp(microsecondsSince1970: end + Sim.day))
+        self.init(
+            p, seed: sim.seed, faults: sim.faults,
+            from: Timestamp(microsecondsSince1970: Simulator.start.microseconds - Sim.day),
+            to: Timestamp(microsecondsSince1970: end + Sim.day))
     }
 
     /// The statements of the sales of `p` purchased in `[from, to)` and their standing refunds (any
@@ -46,9 +48,12 @@ public struct SimulatedStatements: Sendable {
         self.to = to
         // WeChat Pay's daily bill lists every trade of its Beijing day: the bills cover the whole
         // days that overlap [from, to), so their sales are listed through the end of the last one.
-        let wechatDays = (first: Self.beijingDay(from.microseconds), end: Self.beijingDay(to.microseconds - 1) + Sim.day)
+        let wechatDays = (
+            first: Self.beijingDay(from.microseconds), end: Self.beijingDay(to.microseconds - 1) + Sim.day
+        )
         let txs = p.transactions.values.filter { t in
-            guard t.verified, !t.isSandbox, let ch = t.channel, t.price != nil, let at = t.purchaseDate ?? t.verifiedAt else { return false }
+            guard t.verified, !t.isSandbox, let ch = t.channel, t.price != nil, let at = t.purchaseDate ?? t.verifiedAt
+            else { return false }
             return ch == .wechat ? (wechatDays.first..<wechatDays.end).contains(at.microseconds) : at >= from && at < to
         }.sorted { ($0.verifiedPosition ?? 0, $0.transactionId) < ($1.verifiedPosition ?? 0, $1.transactionId) }
         var rng = SplitMix64(seed: seed ^ 0x5EC0_11C1_1A71_0000)
@@ -59,7 +64,9 @@ public struct SimulatedStatements: Sendable {
         for t in txs {
             let ch = t.channel!, price = t.price!
             var sale = Self.line(ch, .sale, t.transactionId, price, t.purchaseDate ?? t.verifiedAt ?? from, app: t.app)
-            sale.productId = t.productId; sale.quantity = t.quantity; sale.ownership = ch == .appstore ? t.ownership : nil
+            sale.productId = t.productId
+            sale.quantity = t.quantity
+            sale.ownership = ch == .appstore ? t.ownership : nil
             sale.environment = ch == .appstore ? .production : nil
             sale.fee = Self.fee(ch, price)
             // WeChat's bill names our order (商户订单号, the out_trade_no).
@@ -75,10 +82,14 @@ public struct SimulatedStatements: Sendable {
                 ghost.orderId = ch == .wechat ? "o-lost-\(seed % 10_000)-\(extra)" : nil
                 ghost.at = Timestamp(microsecondsSince1970: sale.at.microseconds + 7 * Sim.minute)
                 out[ch, default: []].append(ghost)
-                truth.append(ExpectedFinding(kind: .unrecordedSale, channel: ch, transactionId: ghost.transactionId, orderId: ghost.orderId,
-                                             userId: nil))
+                truth.append(
+                    ExpectedFinding(
+                        kind: .unrecordedSale, channel: ch, transactionId: ghost.transactionId, orderId: ghost.orderId,
+                        userId: nil))
             } else if let f = fault {
-                truth.append(ExpectedFinding(kind: f, channel: ch, transactionId: t.transactionId, orderId: t.orderId, userId: nil))
+                truth.append(
+                    ExpectedFinding(
+                        kind: f, channel: ch, transactionId: t.transactionId, orderId: t.orderId, userId: nil))
             }
             switch fault {
             case .unconfirmedPayment?: dropped.append(sale)
@@ -87,8 +98,10 @@ public struct SimulatedStatements: Sendable {
                 out[ch, default: []].append(sale)
             case .unrecordedRefund?:
                 out[ch, default: []].append(sale)
-                var r = Self.line(ch, .refund, t.transactionId, price, Timestamp(microsecondsSince1970: sale.at.microseconds + 2 * Sim.day),
-                                  product: t.productId, app: t.app)
+                var r = Self.line(
+                    ch, .refund, t.transactionId, price,
+                    Timestamp(microsecondsSince1970: sale.at.microseconds + 2 * Sim.day),
+                    product: t.productId, app: t.app)
                 r.refundId = ch == .wechat ? "50300000\(seed % 10_000)\(t.transactionId.suffix(12))" : nil
                 r.fee = sale.fee
                 out[ch, default: []].append(r)
@@ -103,8 +116,11 @@ public struct SimulatedStatements: Sendable {
             let late = wechat.filter { $0.at.microseconds >= wechatDays.end }
             out[.wechat] = wechat.filter { $0.at.microseconds < wechatDays.end }
             for l in late {
-                guard let i = truth.firstIndex(where: { $0.channel == .wechat && $0.transactionId == l.transactionId
-                                                        && ($0.kind == .unrecordedSale || ($0.kind == .unrecordedRefund && l.kind == .refund)) })
+                guard
+                    let i = truth.firstIndex(where: {
+                        $0.channel == .wechat && $0.transactionId == l.transactionId
+                            && ($0.kind == .unrecordedSale || ($0.kind == .unrecordedRefund && l.kind == .refund))
+                    })
                 else { continue }
                 truth.remove(at: i)
             }
@@ -117,26 +133,35 @@ public struct SimulatedStatements: Sendable {
         let slack = AuditOptions().statementClockSlack.microseconds
         for sale in dropped {
             let t = sale.at.microseconds
-            let covered = sale.channel == .wechat
+            let covered =
+                sale.channel == .wechat
                 ? days.contains(Self.beijingDay(t - slack)) && days.contains(Self.beijingDay(t + slack - 1))
                 : t - slack >= from.microseconds && t + slack <= to.microseconds
             guard !covered else { continue }
             out[sale.channel, default: []].append(sale)
             truth.removeAll { $0.kind == .unconfirmedPayment && $0.transactionId == sale.transactionId }
         }
-        lines = out.mapValues { $0.sorted { ($0.at, $0.transactionId ?? "", $0.kind) < ($1.at, $1.transactionId ?? "", $1.kind) } }
+        lines = out.mapValues {
+            $0.sorted { ($0.at, $0.transactionId ?? "", $0.kind) < ($1.at, $1.transactionId ?? "", $1.kind) }
+        }
         self.truth = truth
     }
 
     /// A line of `ch`'s statement; an App Store line names its app (`app`, else the main app's): each
     /// app has its own transaction history.
-    static func line(_ ch: Channel, _ kind: StatementLineKind, _ tx: String, _ amount: Money?, _ at: Timestamp,
-                     product: String? = nil, app: String? = nil) -> StatementLine {
-        let source: StatementSource = ch == .wechat ? .wechatTradeBill : ch == .appstore ? .appstoreHistory : .googleplayEarnings
-        var l = StatementLine(digest: "sim", line: 1, source: source, kind: kind, transactionId: tx, amount: amount, at: at)
+    static func line(
+        _ ch: Channel, _ kind: StatementLineKind, _ tx: String, _ amount: Money?, _ at: Timestamp,
+        product: String? = nil, app: String? = nil
+    ) -> StatementLine {
+        let source: StatementSource =
+            ch == .wechat ? .wechatTradeBill : ch == .appstore ? .appstoreHistory : .googleplayEarnings
+        var l = StatementLine(
+            digest: "sim", line: 1, source: source, kind: kind, transactionId: tx, amount: amount, at: at)
         l.productId = product
         switch ch {
-        case .wechat: l.app = wechatAppId; l.merchant = wechatMerchant
+        case .wechat:
+            l.app = wechatAppId
+            l.merchant = wechatMerchant
         case .appstore: l.app = app ?? bundleId
         case .googleplay: break
         }
@@ -170,8 +195,10 @@ public struct SimulatedStatements: Sendable {
             l.fee = fee(ch, price)
             out.append(l)
         } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
-            out.append(line(ch, .refund, t.transactionId, price.share(q, t.quantity), at,
-                            product: t.productId))
+            out.append(
+                line(
+                    ch, .refund, t.transactionId, price.share(q, t.quantity), at,
+                    product: t.productId))
         }
         return out
     }
@@ -191,7 +218,9 @@ public struct SimulatedStatements: Sendable {
     static func ghostId(_ ch: Channel, _ seed: UInt64, _ n: Int) -> String {
         switch ch {
         case .appstore: return "3000" + Script.pad(Int(seed % 1000), 3) + Script.pad(n, 9)
-        case .googleplay: return "GPA.3399-" + Script.pad(Int(seed % 10000), 4) + "-" + Script.pad(n / 100_000, 4) + "-" + Script.pad(n % 100_000, 5)
+        case .googleplay:
+            return "GPA.3399-" + Script.pad(Int(seed % 10000), 4) + "-" + Script.pad(n / 100_000, 4) + "-"
+                + Script.pad(n % 100_000, 5)
         case .wechat: return "42000099" + Script.pad(Int(seed % 100_000_000), 8) + "2026" + Script.pad(n, 8)
         }
     }

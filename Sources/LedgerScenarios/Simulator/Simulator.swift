@@ -35,11 +35,14 @@ public struct Simulator: Sendable {
     static let cny = Currency("CNY")!
 
     static func product(_ c: Channel, _ id: String, _ e: Entitlement, _ fen: Int64) -> ProductDefinition {
-        ProductDefinition(channel: c, storeProductId: id, entitlement: e, version: 1, validFrom: catalogueFrom,
-                          price: Money(minorUnits: fen, currency: cny))
+        ProductDefinition(
+            channel: c, storeProductId: id, entitlement: e, version: 1, validFrom: catalogueFrom,
+            price: Money(minorUnits: fen, currency: cny))
     }
 
-    static func sub(_ days: Int64, rank: Int64) -> Entitlement { .subscription(entitlement: "vip", group: "vip", periodDays: days, rank: rank) }
+    static func sub(_ days: Int64, rank: Int64) -> Entitlement {
+        .subscription(entitlement: "vip", group: "vip", periodDays: days, rank: rank)
+    }
 
     /// The catalogue every simulated history starts with.
     public static let catalogue: [ProductDefinition] = [
@@ -57,13 +60,21 @@ public struct Simulator: Sendable {
     ]
 
     static func def(_ c: Channel, _ id: String) -> ProductDefinition {
-        guard let d = catalogue.first(where: { $0.channel == c && $0.storeProductId == id }) else { preconditionFailure("no product \(c) \(id)") }
+        guard let d = catalogue.first(where: { $0.channel == c && $0.storeProductId == id }) else {
+            preconditionFailure("no product \(c) \(id)")
+        }
         return d
     }
 
     /// `progress` hears the users simulated so far and the total, after each user (the CLI's bar).
-    public init(users: Int, days: Int, seed: UInt64, faults: FaultSpec, progress: ((_ done: Int64, _ total: Int64) -> Void)? = nil) {
-        self.users = max(1, users); self.days = max(1, days); self.seed = seed; self.faults = faults
+    public init(
+        users: Int, days: Int, seed: UInt64, faults: FaultSpec,
+        progress: ((_ done: Int64, _ total: Int64) -> Void)? = nil
+    ) {
+        self.users = max(1, users)
+        self.days = max(1, days)
+        self.seed = seed
+        self.faults = faults
         var items: [SimItem] = []
         var order = 0
         for d in Self.catalogue {
@@ -88,9 +99,14 @@ public struct Simulator: Sendable {
         // an App Store TEST notification.
         let end = max(horizon, items.last?.t ?? horizon) + 4 * Sim.day
         let testId = "00000000-7e57-4000-8000-" + Script.pad(Int(seed % 1_000_000_000_000), 12)
-        items.append(SimItem(t: end, user: Int.max, seq: 0, fact: .storeNotificationReceived(StoreNotificationReceived(
-            channel: .appstore, notificationId: testId, type: NotificationType(raw: "TEST"),
-            signedAt: Timestamp(microsecondsSince1970: end), rawDigest: Sim.digest("appstore:notification:\(testId)")))))
+        items.append(
+            SimItem(
+                t: end, user: Int.max, seq: 0,
+                fact: .storeNotificationReceived(
+                    StoreNotificationReceived(
+                        channel: .appstore, notificationId: testId, type: NotificationType(raw: "TEST"),
+                        signedAt: Timestamp(microsecondsSince1970: end),
+                        rawDigest: Sim.digest("appstore:notification:\(testId)")))))
         self.facts = items.map { (fact: $0.fact, at: Timestamp(microsecondsSince1970: $0.t)) }
         self.groundTruth = truth
         self.purchases = purchases
@@ -103,7 +119,9 @@ public struct Simulator: Sendable {
         facts.enumerated().map { i, f in
             var g = SplitMix64(seed: seed ^ (UInt64(i) &* 0x9E37_79B9_7F4A_7C15))
             let id = Sim.uuid(g.next(), UInt64(i))
-            return f.fact.newEvent(occurredAt: f.at, eventId: id, metadata: EventMetadata(correlationId: "sim-\(seed)", source: Sim.source(f.fact)))
+            return f.fact.newEvent(
+                occurredAt: f.at, eventId: id,
+                metadata: EventMetadata(correlationId: "sim-\(seed)", source: Sim.source(f.fact)))
         }
     }
 }

@@ -12,7 +12,9 @@ extension UserSim {
         if d.entitlement == .feature("no_ads") { ownsNoAds = true }
         // Sometimes a first attempt is abandoned: cancelled in the store sheet, closed by the user.
         if chance(0.08) { t = abandonedAttempt(t, d) }
-        var flow: AppleFlow = pick([(.storeKit2, 45), (.username, 25), (.usernameNil, 12), (.interrupted, 8), (.verifyRetry, 10)])
+        var flow: AppleFlow = pick([
+            (.storeKit2, 45), (.username, 25), (.usernameNil, 12), (.interrupted, 8), (.verifyRetry, 10),
+        ])
         if hasStaleOrder && (flow == .usernameNil || flow == .interrupted) { flow = .storeKit2 }
         if fault == .productMismatch { flow = .username }
 
@@ -40,9 +42,13 @@ extension UserSim {
         var t = start
         let c = d.channel
         let o = orderId()
-        createOrder(t, o, d, token: c == .wechat ? o : (c == .appstore && chance(0.5) ? nil : uuid().uuidString.lowercased()))
+        createOrder(
+            t, o, d, token: c == .wechat ? o : (c == .appstore && chance(0.5) ? nil : uuid().uuidString.lowercased()))
         t += int(1...4) * Sim.sec
-        emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c, prepayId: c == .wechat ? "wx\(nn)\(next())" : nil)))
+        emit(
+            t,
+            .paymentLaunched(PaymentLaunched(orderId: o, channel: c, prepayId: c == .wechat ? "wx\(nn)\(next())" : nil))
+        )
         t += int(5...60) * Sim.sec
         if c != .wechat { callback(t, c, tx: nil, product: d.storeProductId, state: .cancelled, order: o) }
         t += int(10...60) * Sim.sec
@@ -53,8 +59,10 @@ extension UserSim {
 
     /// One App Store purchase in the given StoreKit flow. Returns the time after it and the
     /// transaction that was paid.
-    mutating func appleOneTime(_ start: Int64, _ d: ProductDefinition, order o: String, flow: AppleFlow,
-                               fault: FindingKind?) -> (Int64, String) {
+    mutating func appleOneTime(
+        _ start: Int64, _ d: ProductDefinition, order o: String, flow: AppleFlow,
+        fault: FindingKind?
+    ) -> (Int64, String) {
         var t = start
         let c = d.channel
         var tx: String
@@ -62,7 +70,8 @@ extension UserSim {
         let paidAt: Int64
         let token = flow == .storeKit2 ? uuid() : nil
         createOrder(t, o, d, token: token?.lowercased)
-        t += int(1...5) * Sim.sec; emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
+        t += int(1...5) * Sim.sec
+        emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
         paidAt = t + int(15...90) * Sim.sec
         tx = appleTx()
         // product-mismatch: the store charged another product than the order's (the app passed a stale order id).
@@ -81,7 +90,10 @@ extension UserSim {
             } else {
                 t = paidAt + int(1...5) * Sim.sec
                 callback(t, c, tx: tx, product: charged.storeProductId, report: true)
-                if chance(0.15) { t += int(2...8) * Sim.sec; callback(t, c, tx: tx, product: charged.storeProductId, report: true) }
+                if chance(0.15) {
+                    t += int(2...8) * Sim.sec
+                    callback(t, c, tx: tx, product: charged.storeProductId, report: true)
+                }
                 t += int(1...3) * Sim.sec
                 (t, bound) = verifyBindGrant(t, charged, tx: tx, purchased: paidAt, token: token, fault: fault)
             }
@@ -90,10 +102,17 @@ extension UserSim {
             callback(t, c, tx: tx, product: charged.storeProductId, order: o, username: o)
             if flow == .verifyRetry {
                 t += int(1...3) * Sim.sec
-                emit(t, .verificationFailed(VerificationFailed(channel: c, transactionId: tx, code: 21005, retryable: true, attempt: 1)))
+                emit(
+                    t,
+                    .verificationFailed(
+                        VerificationFailed(channel: c, transactionId: tx, code: 21005, retryable: true, attempt: 1)))
                 if chance(0.5) {
                     t += int(30...90) * Sim.sec
-                    emit(t, .verificationFailed(VerificationFailed(channel: c, transactionId: tx, code: 21005, retryable: true, attempt: 2)))
+                    emit(
+                        t,
+                        .verificationFailed(
+                            VerificationFailed(channel: c, transactionId: tx, code: 21005, retryable: true, attempt: 2))
+                    )
                 }
                 t += int(2...6) * Sim.minute
             } else {
@@ -123,14 +142,18 @@ extension UserSim {
             t += int(1...3) * Sim.sec
             (t, bound) = verifyBindGrant(t, d, tx: tx, purchased: paid2, fault: fault)
         }
-        if bound?.orderId != o { preconditionFailure("simulator: \(tx) bound to \(String(describing: bound)), expected \(o) (\(flow))") }
+        if bound?.orderId != o {
+            preconditionFailure("simulator: \(tx) bound to \(String(describing: bound)), expected \(o) (\(flow))")
+        }
         return (t, tx)
     }
 
     /// Verifies a paid one-time transaction at `start`, binds it and grants it (see ``finish``).
     /// Returns the time after it and the binding.
-    mutating func verifyBindGrant(_ start: Int64, _ d: ProductDefinition, tx: String, purchased: Int64, token: UUID? = nil,
-                                  fault: FindingKind?) -> (Int64, TransactionBound?) {
+    mutating func verifyBindGrant(
+        _ start: Int64, _ d: ProductDefinition, tx: String, purchased: Int64, token: UUID? = nil,
+        fault: FindingKind?
+    ) -> (Int64, TransactionBound?) {
         var t = start
         let v = verified(t, d, tx: tx, purchased: purchased, token: token)
         t += int(1...3) * Sim.sec
@@ -145,21 +168,29 @@ extension UserSim {
     /// late for the 3-day deadline (its notification lost, found days later), the app had already
     /// acknowledged it on the device at purchase: the fact, recorded now, carries that time, and
     /// the deadline was met.
-    mutating func acknowledge(_ start: Int64, _ c: Channel, tx: String, order: String?, purchased: Int64, fault: FindingKind?,
-                              kind: AcknowledgementKind = .acknowledge) -> Int64 {
+    mutating func acknowledge(
+        _ start: Int64, _ c: Channel, tx: String, order: String?, purchased: Int64, fault: FindingKind?,
+        kind: AcknowledgementKind = .acknowledge
+    ) -> Int64 {
         guard fault != .unacknowledgedPurchase else {
             expect(.unacknowledgedPurchase, c, tx: tx, order: order, user: uid)
             return start
         }
         let t = start + int(1...3) * Sim.sec
         let done = t - purchased < 2 * Sim.day ? t : purchased + int(1...20) * Sim.minute
-        emit(t, .purchaseAcknowledged(PurchaseAcknowledged(channel: c, transactionId: tx, acknowledgedAt: Timestamp(microsecondsSince1970: done),
-                                                           kind: kind)))
+        emit(
+            t,
+            .purchaseAcknowledged(
+                PurchaseAcknowledged(
+                    channel: c, transactionId: tx, acknowledgedAt: Timestamp(microsecondsSince1970: done),
+                    kind: kind)))
         return t
     }
 
     /// One Google Play one-time purchase. Returns the time after it and its order id.
-    mutating func googleOneTime(_ start: Int64, _ d: ProductDefinition, order o: String, fault: FindingKind?) -> (Int64, String) {
+    mutating func googleOneTime(
+        _ start: Int64, _ d: ProductDefinition, order o: String, fault: FindingKind?
+    ) -> (Int64, String) {
         var t = start
         let c = d.channel
         let tx: String
@@ -167,7 +198,8 @@ extension UserSim {
         let paidAt: Int64
         let token = uuid()
         createOrder(t, o, d, token: token.lowercased)
-        t += int(1...5) * Sim.sec; emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
+        t += int(1...5) * Sim.sec
+        emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
         paidAt = t + int(15...90) * Sim.sec
         tx = googleOrder()
         t = paidAt + int(1...5) * Sim.sec
@@ -177,14 +209,21 @@ extension UserSim {
         notify(t, c, googleMessageId(), "1", "ONE_TIME_PRODUCT_PURCHASED", tx: tx)
         t += int(1...3) * Sim.sec
         (t, bound) = verifyBindGrant(t, d, tx: tx, purchased: paidAt, token: token, fault: fault)
-        t = acknowledge(t, c, tx: tx, order: o, purchased: paidAt, fault: fault, kind: { if case .coins = d.entitlement { return .consume } else { return .acknowledge } }())
-        if lost { t += int(1...20) * Sim.hour; callback(t, c, tx: tx, product: d.storeProductId, order: o, report: true) }
+        t = acknowledge(
+            t, c, tx: tx, order: o, purchased: paidAt, fault: fault,
+            kind: { if case .coins = d.entitlement { return .consume } else { return .acknowledge } }())
+        if lost {
+            t += int(1...20) * Sim.hour
+            callback(t, c, tx: tx, product: d.storeProductId, order: o, report: true)
+        }
         if bound?.orderId != o { preconditionFailure("simulator: google \(tx) not bound to \(o)") }
         return (t, tx)
     }
 
     /// One WeChat Pay purchase. Returns the time after it and its transaction id.
-    mutating func wechatOneTime(_ start: Int64, _ d: ProductDefinition, order o: String, fault: FindingKind?) -> (Int64, String) {
+    mutating func wechatOneTime(
+        _ start: Int64, _ d: ProductDefinition, order o: String, fault: FindingKind?
+    ) -> (Int64, String) {
         var t = start
         let c = d.channel
         let tx: String
@@ -208,7 +247,8 @@ extension UserSim {
         }
         t += int(1...2) * Sim.sec
         v = verified(t, d, tx: tx, purchased: paidAt) { $0.outTradeNo = o }
-        t += Sim.sec; bound = bind(t, v)
+        t += Sim.sec
+        bound = bind(t, v)
         t += Sim.sec
         t = finish(t, d, v, bound, fault: fault)
         if notificationLost || chance(0.3) {
@@ -222,14 +262,20 @@ extension UserSim {
 
     /// Grants (or, under a fault, mis-grants) a bound one-time transaction and plays the fault's
     /// follow-up. Returns the time after it.
-    mutating func finish(_ start: Int64, _ d: ProductDefinition, _ v: PaymentVerified, _ b: TransactionBound?, fault: FindingKind?) -> Int64 {
+    mutating func finish(
+        _ start: Int64, _ d: ProductDefinition, _ v: PaymentVerified, _ b: TransactionBound?, fault: FindingKind?
+    ) -> Int64 {
         var t = start
         let c = d.channel, tx = v.transactionId
         let order = b?.orderId
         if fault == .doubleGrant, case .coins = d.entitlement, chance(0.4) {
             // One grant of twice what was paid (a quantity read from the wrong field): an over-grant.
-            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx,
-                                                           orderId: order, entitlement: d.entitlement, quantity: v.quantity * 2)))
+            emit(
+                t,
+                .entitlementGranted(
+                    EntitlementGranted(
+                        grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx,
+                        orderId: order, entitlement: d.entitlement, quantity: v.quantity * 2)))
             expect(.doubleGrant, c, tx: tx, order: order, user: uid)
             return t
         }
@@ -256,8 +302,12 @@ extension UserSim {
         case .doubleGrant?:
             // Fulfilment timed out, was retried, and both attempts went through.
             t += int(5...300) * Sim.sec
-            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-retry", userId: uid, channel: c, transactionId: tx,
-                                                           orderId: order, entitlement: d.entitlement)))
+            emit(
+                t,
+                .entitlementGranted(
+                    EntitlementGranted(
+                        grantId: "g\(nn)-\(next())-retry", userId: uid, channel: c, transactionId: tx,
+                        orderId: order, entitlement: d.entitlement)))
             expect(.doubleGrant, c, tx: tx, order: order, user: uid)
         case .refundNotRevoked? where c == .appstore && chance(0.35):
             // The store took it back (family sharing withdrawn); fulfilment kept it.
@@ -273,8 +323,12 @@ extension UserSim {
             t += int(1...10) * Sim.day
             revoke(t, c, tx: tx, reason: chance(0.7) ? .refund : .revoke)
             t += int(2...48) * Sim.hour
-            emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-support", userId: uid, channel: c, transactionId: tx,
-                                                           orderId: order, entitlement: d.entitlement)))
+            emit(
+                t,
+                .entitlementGranted(
+                    EntitlementGranted(
+                        grantId: "g\(nn)-\(next())-support", userId: uid, channel: c, transactionId: tx,
+                        orderId: order, entitlement: d.entitlement)))
             expect(.revokedWithoutRefund, c, tx: tx, order: order, user: uid)
         case .receiptReused?:
             // Another account signed in on the same device posts the same receipt.
@@ -293,73 +347,6 @@ extension UserSim {
         return t
     }
 
-    /// The store's refund facts for a one-time transaction (no revocation). Google reports a refund
-    /// as a voided purchase.
-    mutating func refundFacts(_ t: Int64, _ d: ProductDefinition, tx: String) {
-        let c = d.channel
-        switch c {
-        case .appstore: notify(t, c, appleNotificationId(), "REFUND", tx: tx, original: tx)
-        case .googleplay:
-            notify(t, c, googleMessageId(), "VOIDED_PURCHASE", "1", tx: tx)
-            emit(t + Sim.sec, .purchaseVoided(PurchaseVoided(transactionId: tx, voidedAt: Timestamp(microsecondsSince1970: t - int(1...30) * Sim.minute),
-                                                             voidedSource: pick([("0", 3), ("1", 1), ("2", 1)]), voidedReason: pick([("1", 3), ("7", 1)]))))
-            return
-        case .wechat: notify(t, c, wechatNotificationId(), "REFUND.SUCCESS", tx: tx, tradeState: "REFUND")
-        }
-        emit(t + Sim.sec, .refunded(Refunded(channel: c, transactionId: tx, refundId: "rf-\(tx)", amount: d.price ?? Money(minorUnits: 0, currency: Simulator.cny),
-                                             refundedAt: Timestamp(microsecondsSince1970: t - int(1...30) * Sim.minute),
-                                             reason: pick([("customer request", 3), ("accidental purchase", 2), ("other", 1)]))))
-    }
-
-    /// A clean purchase's refund story: sometimes a refund request (granted or declined), a refund
-    /// revoked within minutes, sometimes reversed later and granted again.
-    mutating func maybeRefund(_ start: Int64, _ d: ProductDefinition, tx: String, order: String) {
-        guard chance(0.06) else { return }
-        let c = d.channel
-        var t = start + int(1...12) * Sim.day + int(0...600) * Sim.minute
-        if c == .wechat && chance(0.4) { return wechatPartialRefund(t, d, tx: tx) }
-        if c == .appstore && chance(0.4) {
-            let n = appleNotificationId()
-            notify(t, c, n, "CONSUMPTION_REQUEST", tx: tx, original: tx)
-            emit(t + Sim.sec, .refundRequested(RefundNotice(channel: c, transactionId: tx, notificationId: n)))
-            t += int(1...3) * Sim.day
-            if chance(0.5) {
-                let n2 = appleNotificationId()
-                notify(t, c, n2, "REFUND_DECLINED", tx: tx, original: tx)
-                emit(t + Sim.sec, .refundDeclined(RefundNotice(channel: c, transactionId: tx, notificationId: n2)))
-                return
-            }
-        }
-        refundFacts(t, d, tx: tx)
-        t += int(5...240) * Sim.sec
-        revoke(t, c, tx: tx, reason: .refund)
-        if c == .appstore && chance(0.3) {
-            t += int(1...6) * Sim.day
-            let n = appleNotificationId()
-            notify(t, c, n, "REFUND_REVERSED", tx: tx, original: tx)
-            emit(t + Sim.sec, .refundReversed(RefundNotice(channel: c, transactionId: tx, notificationId: n)))
-            t += int(5...240) * Sim.sec
-            grant(t, d, tx: tx, order: order)
-        }
-    }
-
-    /// WeChat Pay refunds a third of the price: PROCESSING first, SUCCESS minutes later; fulfilment
-    /// takes back the proportional share of the coins (rounded down).
-    mutating func wechatPartialRefund(_ start: Int64, _ d: ProductDefinition, tx: String) {
-        guard let price = d.price, case .coins(let coins) = d.entitlement else { return }
-        var t = start
-        let part = Money(minorUnits: price.minorUnits / 3, currency: price.currency), id = "rf-\(tx)-part"
-        emit(t, .refunded(Refunded(channel: d.channel, transactionId: tx, refundId: id, amount: part,
-                                   refundedAt: Timestamp(microsecondsSince1970: t), status: .processing)))
-        t += int(2...30) * Sim.minute
-        notify(t, d.channel, wechatNotificationId(), "REFUND.SUCCESS", tx: tx, tradeState: "REFUND")
-        emit(t + Sim.sec, .refunded(Refunded(channel: d.channel, transactionId: tx, refundId: id, amount: part,
-                                             refundedAt: Timestamp(microsecondsSince1970: t), status: .success)))
-        t += int(5...240) * Sim.sec
-        emit(t, .entitlementRevoked(EntitlementRevoked(userId: uid, channel: d.channel, transactionId: tx, reason: .refund,
-                                                       units: Audit.share(coins, part.minorUnits, price.minorUnits), revocationId: "rv\(nn)-\(next())")))
-    }
-
     /// A tester's purchase in the App Store sandbox: recorded, sometimes granted, never revenue nor a finding.
     mutating func sandboxPurchase(_ start: Int64) {
         let d = Simulator.def(.appstore, "com.sim.coins60")
@@ -376,9 +363,13 @@ extension UserSim {
 
     /// Support gives coins to make up for an outage: a grant by policy, with its authorizer.
     mutating func goodwillGrant(_ t: Int64) {
-        emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())-goodwill", userId: uid, transactionId: nil,
-                                                       entitlement: .coins(pick([(30, 2), (60, 1)])), reason: .goodwill,
-                                                       authorizedBy: pick([("support:alice", 1), ("support:bob", 1)]))))
+        emit(
+            t,
+            .entitlementGranted(
+                EntitlementGranted(
+                    grantId: "g\(nn)-\(next())-goodwill", userId: uid, transactionId: nil,
+                    entitlement: .coins(pick([(30, 2), (60, 1)])), reason: .goodwill,
+                    authorizedBy: pick([("support:alice", 1), ("support:bob", 1)]))))
     }
 
 }

@@ -14,9 +14,14 @@ extension UserSim {
         guard t < horizon else { return }
         callback(t, d.channel, tx: tx, product: d.storeProductId, state: .restored, user: newUser)
         t += int(5...60) * Sim.minute
-        emit(t, .transactionTransferred(TransactionTransferred(
-            channel: d.channel, transactionId: tx, transferId: "mv\(nn)-\(next())", fromUserId: uid, toUserId: newUser, orderId: order,
-            method: .restore, reason: "restored while signed in to a second account", authorizedBy: "restore:automatic")))
+        emit(
+            t,
+            .transactionTransferred(
+                TransactionTransferred(
+                    channel: d.channel, transactionId: tx, transferId: "mv\(nn)-\(next())", fromUserId: uid,
+                    toUserId: newUser, orderId: order,
+                    method: .restore, reason: "restored while signed in to a second account",
+                    authorizedBy: "restore:automatic")))
         t += int(1...5) * Sim.sec
         revoke(t, d.channel, tx: tx, reason: .support)
         t += int(1...5) * Sim.sec
@@ -31,14 +36,23 @@ extension UserSim {
         let newUser = "\(uid)-m", used = int(1...(days - 1))
         var t = start + used * Sim.day + int(0...600) * Sim.minute
         guard t < horizon else { return }
-        emit(t, .transactionTransferred(TransactionTransferred(
-            channel: d.channel, transactionId: tx, transferId: "mv\(nn)-\(next())", fromUserId: uid, toUserId: newUser, orderId: order,
-            method: .supportCorrection, reason: "moved to the user's new account with the days left", authorizedBy: "support:simulated")))
+        emit(
+            t,
+            .transactionTransferred(
+                TransactionTransferred(
+                    channel: d.channel, transactionId: tx, transferId: "mv\(nn)-\(next())", fromUserId: uid,
+                    toUserId: newUser, orderId: order,
+                    method: .supportCorrection, reason: "moved to the user's new account with the days left",
+                    authorizedBy: "support:simulated")))
         t += int(1...5) * Sim.sec
         revoke(t, d.channel, tx: tx, reason: .support, units: days - used)
         t += int(1...5) * Sim.sec
-        emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: newUser, channel: d.channel, transactionId: tx,
-                                                       orderId: order, entitlement: .period(entitlement: name, days: days - used))))
+        emit(
+            t,
+            .entitlementGranted(
+                EntitlementGranted(
+                    grantId: "g\(nn)-\(next())", userId: newUser, channel: d.channel, transactionId: tx,
+                    orderId: order, entitlement: .period(entitlement: name, days: days - used))))
     }
 
     /// The user buys coins in the lite app too, whose App Store transaction carries the same id as
@@ -50,25 +64,45 @@ extension UserSim {
         var t = start + int(1...48) * Sim.hour
         guard t < horizon, let price = d.price else { return }
         let o = orderId(), token = uuid()
-        emit(t, .orderCreated(OrderCreated(orderId: o, userId: uid, channel: c, productId: d.storeProductId, price: price,
-                                           accountToken: token.lowercased, app: app)))
+        emit(
+            t,
+            .orderCreated(
+                OrderCreated(
+                    orderId: o, userId: uid, channel: c, productId: d.storeProductId, price: price,
+                    accountToken: token.lowercased, app: app)))
         t += int(1...4) * Sim.sec
         emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: c)))
         t += int(20...60) * Sim.sec
-        emit(t, .paymentVerified(PaymentVerified(channel: c, transactionId: tx, originalTransactionId: tx, productId: d.storeProductId,
-                                                 purchaseDate: Timestamp(microsecondsSince1970: t - int(5...15) * Sim.sec), price: price,
-                                                 appAccountToken: token, app: app)))
+        emit(
+            t,
+            .paymentVerified(
+                PaymentVerified(
+                    channel: c, transactionId: tx, originalTransactionId: tx, productId: d.storeProductId,
+                    purchaseDate: Timestamp(microsecondsSince1970: t - int(5...15) * Sim.sec), price: price,
+                    appAccountToken: token, app: app)))
         t += int(1...3) * Sim.sec
-        emit(t, .transactionBound(TransactionBound(channel: c, transactionId: tx, orderId: o, userId: uid, method: .appAccountToken, app: app)))
+        emit(
+            t,
+            .transactionBound(
+                TransactionBound(
+                    channel: c, transactionId: tx, orderId: o, userId: uid, method: .appAccountToken, app: app)))
         t += int(1...3) * Sim.sec
-        emit(t, .entitlementGranted(EntitlementGranted(grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, orderId: o,
-                                                       entitlement: d.entitlement, app: app)))
+        emit(
+            t,
+            .entitlementGranted(
+                EntitlementGranted(
+                    grantId: "g\(nn)-\(next())", userId: uid, channel: c, transactionId: tx, orderId: o,
+                    entitlement: d.entitlement, app: app)))
         guard chance(0.5) else { return }
         t += int(1...5) * Sim.day
         guard t < horizon else { return }
-        emit(t, .refunded(Refunded(channel: c, transactionId: tx, refundId: "rf\(nn)-\(next())", amount: price,
-                                   refundedAt: Timestamp(microsecondsSince1970: t),
-                                   reason: "customer", app: app)))
+        emit(
+            t,
+            .refunded(
+                Refunded(
+                    channel: c, transactionId: tx, refundId: "rf\(nn)-\(next())", amount: price,
+                    refundedAt: Timestamp(microsecondsSince1970: t),
+                    reason: "customer", app: app)))
         t += int(5...240) * Sim.sec
         revoke(t, c, tx: tx, reason: .refund, app: app)
     }
@@ -82,9 +116,13 @@ extension UserSim {
         let tx = appleTx()
         callback(t, d.channel, tx: tx, product: d.storeProductId, state: .restored, user: member, report: true)
         t += int(1...5) * Sim.sec
-        let v = verified(t, d, tx: tx, original: tx, purchased: t - int(1...30) * Sim.minute) { $0.ownership = .familyShared }
+        let v = verified(t, d, tx: tx, original: tx, purchased: t - int(1...30) * Sim.minute) {
+            $0.ownership = .familyShared
+        }
         t += int(1...3) * Sim.sec
-        guard let b = bind(t, v), b.userId == member else { preconditionFailure("simulator: family copy \(tx) not bound to \(member)") }
+        guard let b = bind(t, v), b.userId == member else {
+            preconditionFailure("simulator: family copy \(tx) not bound to \(member)")
+        }
         t += int(1...3) * Sim.sec
         grant(t, d, tx: tx, order: b.orderId, user: member)
     }
@@ -92,7 +130,9 @@ extension UserSim {
     /// Google: an upgrade to the plus plan buys a new purchase token that names the old one in
     /// `linkedPurchaseToken`; the old subscription ends at the change and its user carries over.
     /// Returns the new token, its first order id and its expiry.
-    mutating func googleUpgrade(before expires: Int64, to d: ProductDefinition, from oldToken: String) -> (String, String, Int64) {
+    mutating func googleUpgrade(
+        before expires: Int64, to d: ProductDefinition, from oldToken: String
+    ) -> (String, String, Int64) {
         let c = Channel.googleplay
         var t = expires - int(1...(6 * 24 - 1)) * Sim.hour
         let newToken = purchaseToken(), tx = googleOrder()
@@ -100,7 +140,9 @@ extension UserSim {
         t += int(1...3) * Sim.sec
         let purchase = t - int(5...20) * Sim.sec
         let rexp = purchase + (d.entitlement.periodDays ?? 7) * Sim.day
-        _ = verified(t, d, tx: tx, original: newToken, purchased: purchase, expires: rexp) { $0.linkedPurchaseToken = oldToken }
+        _ = verified(t, d, tx: tx, original: newToken, purchased: purchase, expires: rexp) {
+            $0.linkedPurchaseToken = oldToken
+        }
         t += int(1...3) * Sim.sec
         grant(t, d, tx: tx, order: nil)
         _ = acknowledge(t, c, tx: tx, order: nil, purchased: purchase, fault: nil)
@@ -123,7 +165,10 @@ extension Sim {
     static func namingApp(_ fact: Fact) -> Fact {
         func named<B: StoreAppFact>(_ body: B, _ c: Channel, _ wrap: (B) -> Fact) -> Fact {
             var b = body
-            if b.app == nil, let a = apps[c] { b.app = a.app; b.merchant = a.merchant }
+            if b.app == nil, let a = apps[c] {
+                b.app = a.app
+                b.merchant = a.merchant
+            }
             return wrap(b)
         }
         switch fact {

@@ -24,7 +24,9 @@ extension UserSim {
         t += int(2...360) * Sim.minute
         callback(t, c, tx: tx, product: d.storeProductId)
         t += int(1...3) * Sim.sec
-        guard let b = bind(t, v), b.method == .createdAfterPayment else { preconditionFailure("simulator: \(tx) expected created-after-payment") }
+        guard let b = bind(t, v), b.method == .createdAfterPayment else {
+            preconditionFailure("simulator: \(tx) expected created-after-payment")
+        }
         t += int(1...3) * Sim.sec
         grant(t, d, tx: tx, order: b.orderId)
     }
@@ -36,12 +38,16 @@ extension UserSim {
         let d = Simulator.def(.appstore, chance(0.5) ? "com.sim.coins300" : "com.sim.coins60")
         let o = orderId()
         createOrder(t, o, d, token: nil)
-        t += int(1...5) * Sim.sec; emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: d.channel)))
+        t += int(1...5) * Sim.sec
+        emit(t, .paymentLaunched(PaymentLaunched(orderId: o, channel: d.channel)))
         t += int(5...20) * Sim.sec
         let tx = appleTx()
         callback(t, d.channel, tx: tx, product: d.storeProductId, order: o, username: o)
         t += int(1...3) * Sim.sec
-        emit(t, .verificationFailed(VerificationFailed(channel: d.channel, transactionId: tx, code: 21003, retryable: false, attempt: 1)))
+        emit(
+            t,
+            .verificationFailed(
+                VerificationFailed(channel: d.channel, transactionId: tx, code: 21003, retryable: false, attempt: 1)))
         t += int(1...3) * Sim.sec
         grant(t, d, tx: tx, order: o)
         expect(.grantWithoutPayment, d.channel, tx: tx, order: o, user: uid)
@@ -51,10 +57,17 @@ extension UserSim {
 
     /// Launched, never paid, and the order-service's timeout job never closed it.
     mutating func staleOrder(_ start: Int64) {
-        let d = pick([(Simulator.def(.appstore, "com.sim.coins60"), 2), (Simulator.def(.googleplay, "coins_120"), 1), (Simulator.def(.wechat, "wx_coins_300"), 1)])
+        let d = pick([
+            (Simulator.def(.appstore, "com.sim.coins60"), 2), (Simulator.def(.googleplay, "coins_120"), 1),
+            (Simulator.def(.wechat, "wx_coins_300"), 1),
+        ])
         let o = orderId()
         createOrder(start, o, d, token: d.channel == .wechat ? o : uuid().uuidString.lowercased())
-        emit(start + int(1...5) * Sim.sec, .paymentLaunched(PaymentLaunched(orderId: o, channel: d.channel, prepayId: d.channel == .wechat ? "wx\(nn)\(next())" : nil)))
+        emit(
+            start + int(1...5) * Sim.sec,
+            .paymentLaunched(
+                PaymentLaunched(
+                    orderId: o, channel: d.channel, prepayId: d.channel == .wechat ? "wx\(nn)\(next())" : nil)))
         hasStaleOrder = true
         expect(.staleOrder, d.channel, tx: nil, order: o, user: uid)
     }

@@ -18,7 +18,9 @@ struct AuditTests {
     func scenarioEvidence() {
         for s in Scenarios.all {
             for f in Audit.run(s.projections()) {
-                #expect(!f.positions.isEmpty && f.positions.allSatisfy { $0 >= 1 && $0 <= Int64(s.facts.count) }, "\(s): \(f)")
+                #expect(
+                    !f.positions.isEmpty && f.positions.allSatisfy { $0 >= 1 && $0 <= Int64(s.facts.count) },
+                    "\(s): \(f)")
                 #expect(f.positions == f.positions.sorted())
                 #expect(!f.detail.isEmpty)
             }
@@ -29,7 +31,8 @@ struct AuditTests {
     func scenario4() throws {
         let s = Scenarios.scenario(4)
         let f = try #require(Audit.run(s.projections()).first)
-        #expect(f.kind == .receiptReused && f.userId == "u04-erin" && f.transactionId == "20000400001" && f.orderId == nil)
+        #expect(
+            f.kind == .receiptReused && f.userId == "u04-erin" && f.transactionId == "20000400001" && f.orderId == nil)
         #expect(f.channel == .appstore && f.amountAtRisk == cny(3000))
         #expect(f.positions.last == Int64(s.facts.count))  // Erin's report, the last fact
     }
@@ -46,7 +49,10 @@ struct AuditTests {
     func scenario40() {
         let book = Scenarios.scenario(40).projections().statements
         #expect(book.statements.count == 2)
-        #expect(book.reissues.map(\.reissueOf) == ["sha256:4040404040404040404040404040404040404040404040404040404040404040"])
+        #expect(
+            book.reissues.map(\.reissueOf) == [
+                "sha256:4040404040404040404040404040404040404040404040404040404040404040"
+            ])
         #expect(book.lines.count == 1, "the sale both issues list is matched once")
     }
 
@@ -62,8 +68,11 @@ struct AuditTests {
         #expect(Audit.run(s.projections()).isEmpty)
         // The same history with only 10 of the 20 moved days taken back: 40 days for a 30-day month.
         var facts = s.facts
-        if let i = facts.firstIndex(where: { if case .entitlementRevoked = $0.fact { return true } else { return false } }),
-           case .entitlementRevoked(var r) = facts[i].fact {
+        if let i = facts.firstIndex(where: {
+            if case .entitlementRevoked = $0.fact { return true } else { return false }
+        }),
+            case .entitlementRevoked(var r) = facts[i].fact
+        {
             r.units = 10
             facts[i].fact = .entitlementRevoked(r)
         }
@@ -88,7 +97,9 @@ struct AuditTests {
         #expect(atCheckpoint.map(\.kind) == [.orphanPayment])
         #expect(atCheckpoint.first?.transactionId == "20000600001" && atCheckpoint.first?.userId == nil)
         // Three hours later (log time) the app reports it, not yet bound: still only orphan-payment.
-        let report = s.facts.firstIndex { if case .clientCallbackReceived = $0.fact { return true } else { return false } }!
+        let report = s.facts.firstIndex {
+            if case .clientCallbackReceived = $0.fact { return true } else { return false }
+        }!
         #expect(Audit.run(s.projections(upTo: report + 1)).map(\.kind) == [.orphanPayment])
         #expect(Audit.run(s.projections()).isEmpty)
     }
@@ -97,7 +108,9 @@ struct AuditTests {
     func scenario7() throws {
         let s = Scenarios.scenario(7)
         let f = try #require(Audit.run(s.projections()).first)
-        #expect(f.kind == .negativeBalance && f.userId == "u07-henry" && f.transactionId == "20000700001" && f.orderId == "o07-1")
+        #expect(
+            f.kind == .negativeBalance && f.userId == "u07-henry" && f.transactionId == "20000700001"
+                && f.orderId == "o07-1")
         #expect(f.positions == [Int64(s.facts.count)])  // the EntitlementRevoked
         #expect(f.amountAtRisk == cny(2800))  // 280 of the 300 coins refunded were already spent: 28.00 of 30.00 CNY
     }
@@ -105,7 +118,8 @@ struct AuditTests {
     @Test("11: verification failing is nothing yet; once it lands and is granted, nothing")
     func scenario11() {
         let s = Scenarios.scenario(11)
-        let verified = s.facts.firstIndex { if case .paymentVerified = $0.fact { return true } else { return false } }! + 1
+        let verified =
+            s.facts.firstIndex { if case .paymentVerified = $0.fact { return true } else { return false } }! + 1
         for n in 1...s.facts.count {
             // Between the verification and its binding (one second) it is an orphan: no window.
             let expected: [FindingKind] = n == verified ? [.orphanPayment] : []
@@ -118,26 +132,36 @@ struct AuditTests {
     @Test("windows are log time: long past by the wall clock is still inside; a future log is judged by its own clock")
     func logTime() {
         var past = History(start: Timestamp("2015-01-01T00:00:00Z")!)
-        past.order("o1", "u1", "coins_60"); past.launch("o1")  // stale by the wall clock
-        past.verify("t1", "coins_60"); past.bind("t1", nil, "u1", .manual)  // not granted
-        past.purchase(2); past.refund("t2", "rf2", cny(600))  // not revoked
+        past.order("o1", "u1", "coins_60")
+        past.launch("o1")  // stale by the wall clock
+        past.verify("t1", "coins_60")
+        past.bind("t1", nil, "u1", .manual)  // not granted
+        past.purchase(2)
+        past.refund("t2", "rf2", cny(600))  // not revoked
         #expect(past.kinds() == [])
 
         var future = History(start: Timestamp("2099-01-01T00:00:00Z")!)
-        future.order("o1", "u1", "coins_60"); future.launch("o1")
-        future.order("o2", "u2", "coins_60"); future.verify("t2", "coins_60"); future.bind("t2", "o2", "u2")
+        future.order("o1", "u1", "coins_60")
+        future.launch("o1")
+        future.order("o2", "u2", "coins_60")
+        future.verify("t2", "coins_60")
+        future.bind("t2", "o2", "u2")
         future.wait(hours: 25)
         #expect(future.kinds() == ["missing-grant", "stale-order"])
     }
 
-    @Test("as of a position: the audit of a prefix is the audit of the truncated log; later findings are absent earlier")
+    @Test(
+        "as of a position: the audit of a prefix is the audit of the truncated log; later findings are absent earlier")
     func asOf() {
         // The oracle is a log that never had the later facts (built by the same steps, stopped
         // early), not the same prefix folded twice.
         func built(through stage: Int) -> History {
             var h = History()
             h.purchase(1)
-            h.order("o2", "u1", "coins_60"); h.launch("o2"); h.verify("t2", "coins_60"); h.bind("t2", "o2", "u1")
+            h.order("o2", "u1", "coins_60")
+            h.launch("o2")
+            h.verify("t2", "coins_60")
+            h.bind("t2", "o2", "u1")
             if stage == 0 { return h }
             h.wait(minutes: 30)
             if stage == 1 { return h }
@@ -163,16 +187,23 @@ struct AuditTests {
     @Test("deterministic: the same log gives the same findings, in the same order")
     func deterministic() {
         var h = History()
-        h.purchase(1); h.grant("g1-again", "u1", "t1", coins60)
-        h.order("o2", "u2", "coins_60"); h.launch("o2")
-        h.verify("t3", "coins_300"); h.report("u3", "t3", "coins_300"); h.report("u4", "t3", "coins_300")
+        h.purchase(1)
+        h.grant("g1-again", "u1", "t1", coins60)
+        h.order("o2", "u2", "coins_60")
+        h.launch("o2")
+        h.verify("t3", "coins_300")
+        h.report("u3", "t3", "coins_300")
+        h.report("u4", "t3", "coins_300")
         h.spend("s1", "u5", 10)
         h.wait(hours: 30)
         let a = h.audit(), b = h.audit(), c = Audit.run(h.fold())
         #expect(a == b && b == c)
         #expect(a == a.sorted())
         #expect(Set(a.map(\.key)).count == a.count)
-        #expect(a.map(\.kind.rawValue) == ["double-grant", "negative-balance", "orphan-payment", "receipt-reused", "stale-order"])
+        #expect(
+            a.map(\.kind.rawValue) == [
+                "double-grant", "negative-balance", "orphan-payment", "receipt-reused", "stale-order",
+            ])
     }
 
     @Test("a clean generated history yields nothing but clawback negative balances")
@@ -190,20 +221,28 @@ struct AuditTests {
 
     /// `LEDGER_AUDIT_BENCH=10000000 swift test -c release -Xswiftc -enable-testing --filter auditBench`:
     /// generate N facts, then time the fold and the audit separately.
-    @Test("bench: fold and audit a long generated history", .enabled(if: ProcessInfo.processInfo.environment["LEDGER_AUDIT_BENCH"] != nil))
+    @Test(
+        "bench: fold and audit a long generated history",
+        .enabled(if: ProcessInfo.processInfo.environment["LEDGER_AUDIT_BENCH"] != nil))
     func auditBench() {
         let n = Int(ProcessInfo.processInfo.environment["LEDGER_AUDIT_BENCH"] ?? "") ?? 1_000_000
         let clock = ContinuousClock()
         var facts: [(Fact, Timestamp)] = []
         facts.reserveCapacity(n)
-        let generate = clock.measure { facts.append(contentsOf: HistoryGenerator(users: max(1, n / 50), seed: 1).prefix(n)) }
+        let generate = clock.measure {
+            facts.append(contentsOf: HistoryGenerator(users: max(1, n / 50), seed: 1).prefix(n))
+        }
         var p = Projections()
         let fold = clock.measure {
-            for (i, (fact, at)) in facts.enumerated() { p.apply(fact, FactContext(position: Int64(i + 1), occurredAt: at)) }
+            for (i, (fact, at)) in facts.enumerated() {
+                p.apply(fact, FactContext(position: Int64(i + 1), occurredAt: at))
+            }
         }
         var count = 0
         let audit = clock.measure { count = Audit.run(p).count }
-        print("audit bench: \(n) facts, generate \(generate), fold \(fold), audit \(audit), \(count) findings, \(p.transactions.count) transactions")
+        print(
+            "audit bench: \(n) facts, generate \(generate), fold \(fold), audit \(audit), \(count) findings, \(p.transactions.count) transactions"
+        )
     }
 }
 
@@ -232,6 +271,8 @@ struct SignedWordAuditTests {
         let rows = Revenue.totals(Revenue.compute(Scenarios.scenario(32).projections(), by: .month))
         let usd = rows.first { $0.currency.code == "USD" }, bhd = rows.first { $0.currency.code == "BHD" }
         #expect(usd?.ledger.exactGross(Currency("USD")!).description == "1.995 USD")
-        #expect(bhd?.ledger.exactGross(Currency("BHD")!).description == "1.990 BHD" && bhd?.ledger.exactNet(Currency("BHD")!).description == "0.995 BHD")
+        #expect(
+            bhd?.ledger.exactGross(Currency("BHD")!).description == "1.990 BHD"
+                && bhd?.ledger.exactNet(Currency("BHD")!).description == "0.995 BHD")
     }
 }

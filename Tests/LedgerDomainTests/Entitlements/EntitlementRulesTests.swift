@@ -20,13 +20,16 @@ struct EntitlementRulesTests {
 
         var near = History()
         near.purchase(1)
-        near.refund("t1", "rf1", cny(600)); near.revoke("u1", "t1", .refund)
-        near.reverse("t1", "n-rev"); near.grant("g1-restored", "u1", "t1", coins60, order: "o1")
+        near.refund("t1", "rf1", cny(600))
+        near.revoke("u1", "t1", .refund)
+        near.reverse("t1", "n-rev")
+        near.grant("g1-restored", "u1", "t1", coins60, order: "o1")
         #expect(near.kinds() == [])
         // A grant taken back by support and granted again: still one active grant.
         var support = History()
         support.purchase(1)
-        support.revoke("u1", "t1", .support); support.grant("g1-again", "u1", "t1", coins60, order: "o1")
+        support.revoke("u1", "t1", .support)
+        support.grant("g1-again", "u1", "t1", coins60, order: "o1")
         #expect(support.kinds() == [])
     }
 
@@ -44,14 +47,17 @@ struct EntitlementRulesTests {
     @Test("missing-grant: after the window in log time; not inside it, not at its edge")
     func missingGrant() {
         var h = History()
-        h.order("o1", "u1", "coins_60"); h.launch("o1"); h.report("u1", "t1", "coins_60", order: "o1")
+        h.order("o1", "u1", "coins_60")
+        h.launch("o1")
+        h.report("u1", "t1", "coins_60", order: "o1")
         h.verify("t1", "coins_60")
         let verifiedAt = h.now
         h.bind("t1", "o1", "u1", .applicationUsername)
         h.wait(minutes: 9)
         #expect(h.kinds() == [])
-        h.add(.paymentLaunched(PaymentLaunched(orderId: "elsewhere", channel: .appstore)),
-              after: 600 - (h.now.microseconds - verifiedAt.microseconds) / 1_000_000)
+        h.add(
+            .paymentLaunched(PaymentLaunched(orderId: "elsewhere", channel: .appstore)),
+            after: 600 - (h.now.microseconds - verifiedAt.microseconds) / 1_000_000)
         #expect(h.now.microseconds - verifiedAt.microseconds == 600_000_000)
         #expect(h.kinds() == [], "exactly at the window's end is still inside it")
         h.wait(minutes: 1)
@@ -66,14 +72,18 @@ struct EntitlementRulesTests {
     @Test("missing-grant: a renewal without its grant belongs to the subscription's user")
     func missingRenewalGrant() {
         var h = History()
-        h.order("o1", "u1", "vip.month"); h.launch("o1")
-        h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
+        h.order("o1", "u1", "vip.month")
+        h.launch("o1")
+        h.verify("m1", "vip.month", original: "m1", days: 30)
+        h.bind("m1", "o1", "u1")
         h.grant("g1", "u1", "m1", vipMonth, order: "o1")
         h.renew("m2", original: "m1")
         h.wait(minutes: 11)
         let fs = h.audit()
         #expect(fs.map(\.kind) == [.missingGrant])
-        #expect(fs.first?.transactionId == "m2" && fs.first?.userId == "u1" && fs.first?.orderId == nil && fs.first?.amountAtRisk == cny(2500))
+        #expect(
+            fs.first?.transactionId == "m2" && fs.first?.userId == "u1" && fs.first?.orderId == nil
+                && fs.first?.amountAtRisk == cny(2500))
         // Granted: nothing, and a renewal needs no binding of its own (not an orphan).
         h.grant("g2", "u1", "m2", vipMonth)
         #expect(h.kinds() == [])
@@ -82,7 +92,9 @@ struct EntitlementRulesTests {
     @Test("missing-grant: nothing is owed after a full refund")
     func missingGrantRefunded() {
         var h = History()
-        h.order("o1", "u1", "coins_60"); h.verify("t1", "coins_60"); h.bind("t1", "o1", "u1")
+        h.order("o1", "u1", "coins_60")
+        h.verify("t1", "coins_60")
+        h.bind("t1", "o1", "u1")
         h.refund("t1", "rf1", cny(600))
         h.wait(hours: 1)
         #expect(h.kinds() == [])
@@ -93,11 +105,14 @@ struct EntitlementRulesTests {
     @Test("grant-without-payment: never verified, or only failed; not once verified")
     func grantWithoutPayment() {
         var h = History()
-        h.order("o1", "u1", "coins_60"); h.report("u1", "t1", "coins_60", order: "o1")
+        h.order("o1", "u1", "coins_60")
+        h.report("u1", "t1", "coins_60", order: "o1")
         h.grant("g1", "u1", "t1", coins60, order: "o1")
         var fs = h.audit()
         #expect(fs.map(\.kind) == [.grantWithoutPayment])
-        #expect(fs.first?.userId == "u1" && fs.first?.orderId == "o1" && fs.first?.amountAtRisk == cny(600) && fs.first?.positions == [6])
+        #expect(
+            fs.first?.userId == "u1" && fs.first?.orderId == "o1" && fs.first?.amountAtRisk == cny(600)
+                && fs.first?.positions == [6])
         // A second grant of the unverified transaction: one root cause, still only grant-without-payment.
         h.failVerification("t1", code: 21003, retryable: false)
         h.grant("g2", "u1", "t1", coins60, order: "o1")
@@ -107,8 +122,11 @@ struct EntitlementRulesTests {
         #expect(fs.first?.detail.contains("21003") == true)
 
         var near = History()
-        near.order("o1", "u1", "coins_60"); near.failVerification("t1", code: 21005, retryable: true)
-        near.verify("t1", "coins_60"); near.bind("t1", "o1", "u1"); near.grant("g1", "u1", "t1", coins60, order: "o1")
+        near.order("o1", "u1", "coins_60")
+        near.failVerification("t1", code: 21005, retryable: true)
+        near.verify("t1", "coins_60")
+        near.bind("t1", "o1", "u1")
+        near.grant("g1", "u1", "t1", coins60, order: "o1")
         #expect(near.kinds() == [])
         // Taken back: netted, nothing at risk.
         h.revoke("u1", "t1", .support)
@@ -120,7 +138,9 @@ struct EntitlementRulesTests {
     @Test("wrong-user: granted to someone other than the bound user, or the token's owner when unbound")
     func wrongUser() {
         var h = History()
-        h.order("o1", "u1", "coins_60"); h.verify("t1", "coins_60"); h.bind("t1", "o1", "u1")
+        h.order("o1", "u1", "coins_60")
+        h.verify("t1", "coins_60")
+        h.bind("t1", "o1", "u1")
         h.grant("g1", "u2", "t1", coins60, order: "o1")
         var fs = h.audit()
         #expect(fs.map(\.kind) == [.wrongUser])
@@ -145,11 +165,15 @@ struct EntitlementRulesTests {
     @Test("wrong-user: a renewal granted to its subscription's user is right; to another, wrong")
     func wrongUserRenewal() {
         var h = History()
-        h.order("o1", "u1", "vip.month"); h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
+        h.order("o1", "u1", "vip.month")
+        h.verify("m1", "vip.month", original: "m1", days: 30)
+        h.bind("m1", "o1", "u1")
         h.grant("g1", "u1", "m1", vipMonth, order: "o1")
-        h.renew("m2", original: "m1"); h.grant("g2", "u1", "m2", vipMonth)
+        h.renew("m2", original: "m1")
+        h.grant("g2", "u1", "m2", vipMonth)
         #expect(h.kinds() == [])
-        h.renew("m3", original: "m1"); h.grant("g3", "u9", "m3", vipMonth)
+        h.renew("m3", original: "m1")
+        h.grant("g3", "u9", "m3", vipMonth)
         #expect(h.kinds() == ["wrong-user"])
         #expect(h.audit().first?.transactionId == "m3" && h.audit().first?.userId == "u9")
     }
@@ -167,7 +191,9 @@ struct EntitlementRulesTests {
         h.spend("s3", "u1", 5)
         let fs = h.audit()
         #expect(fs.map(\.kind) == [.negativeBalance])
-        #expect(fs.first?.userId == "u1" && fs.first?.positions == [spendPosition] && fs.first?.transactionId == nil && fs.first?.amountAtRisk == nil)
+        #expect(
+            fs.first?.userId == "u1" && fs.first?.positions == [spendPosition] && fs.first?.transactionId == nil
+                && fs.first?.amountAtRisk == nil)
         h.purchase(2)
         #expect(h.kinds() == [])
     }

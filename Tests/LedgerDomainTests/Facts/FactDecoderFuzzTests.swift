@@ -14,8 +14,10 @@ struct FactDecoderFuzzTests {
 
     static let replacements: [JSONValue] = [
         .null, .bool(true), .int(0), .int(-1), .int(Int64.max), .int(Int64.min), .string(""), .string("\u{1B}[31m"),
-        .string(String(repeating: "x", count: 5_000)), .string("2026-02-30T00:00:00Z"), .string("CNY"), .array([]), .makeObject([]),
-        .makeObject([("amount", .int(600)), ("currency", .string("CNY"))]), .makeObject([("amount", .int(-5)), ("currency", .string("XYZ"))]),
+        .string(String(repeating: "x", count: 5_000)), .string("2026-02-30T00:00:00Z"), .string("CNY"), .array([]),
+        .makeObject([]),
+        .makeObject([("amount", .int(600)), ("currency", .string("CNY"))]),
+        .makeObject([("amount", .int(-5)), ("currency", .string("XYZ"))]),
     ]
 
     static func mutate(_ v: JSONValue, _ g: inout SplitMix64, depth: Int = 0) -> JSONValue {
@@ -41,9 +43,12 @@ struct FactDecoderFuzzTests {
             let fact = facts[g.below(facts.count)]
             let payload = Self.mutate(fact.payload, &g)
             do {
-                let decoded = try FactCatalogue.decode(type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName]!, payload: payload)
+                let decoded = try FactCatalogue.decode(
+                    type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName]!, payload: payload)
                 accepted += 1
-                let again = try? FactCatalogue.decode(type: decoded.typeName, schemaVersion: FactCatalogue.currentVersions[decoded.typeName]!, payload: decoded.payload)
+                let again = try? FactCatalogue.decode(
+                    type: decoded.typeName, schemaVersion: FactCatalogue.currentVersions[decoded.typeName]!,
+                    payload: decoded.payload)
                 #expect(again == decoded, "\(fact.typeName): \(payload.compactText.prefix(300))")
             } catch {
                 refused += 1
@@ -68,15 +73,23 @@ struct FactDecoderFuzzTests {
             var text = n % 2 == 0 ? payload.canonicalText : payload.compactText
             let mangled = n % 7 == 0
             if mangled { text = Self.mangle(text, &g) }
-            let fromBytes = Result { () throws(FactError) in try FactCatalogue.decode(type: fact.typeName, schemaVersion: version, json: Array(text.utf8),
-                                                                                         shared: n % 2 == 0 ? shared : nil) }
+            let fromBytes = Result { () throws(FactError) in
+                try FactCatalogue.decode(
+                    type: fact.typeName, schemaVersion: version, json: Array(text.utf8),
+                    shared: n % 2 == 0 ? shared : nil)
+            }
             guard let value = try? JSONValue.parse(text) else {
                 notJSON += 1
-                guard case .failure(let e) = fromBytes else { Issue.record("accepted text that is not JSON: \(text.prefix(300))"); continue }
+                guard case .failure(let e) = fromBytes else {
+                    Issue.record("accepted text that is not JSON: \(text.prefix(300))")
+                    continue
+                }
                 #expect(e.field == "payload" && e.message.hasPrefix("is not JSON: line "), "\(e)")
                 continue
             }
-            let fromValue = Result { () throws(FactError) in try FactCatalogue.decode(type: fact.typeName, schemaVersion: version, payload: value) }
+            let fromValue = Result { () throws(FactError) in
+                try FactCatalogue.decode(type: fact.typeName, schemaVersion: version, payload: value)
+            }
             switch (fromBytes, fromValue) {
             case (.success(let a), .success(let b)): #expect(a == b, "\(text.prefix(300))")
             case (.failure(let a), .failure(let b)):
@@ -93,12 +106,17 @@ struct FactDecoderFuzzTests {
     /// One or two bytes of `text` changed: a quote, backslash, escape, digit or brace put in or taken out.
     static func mangle(_ text: String, _ g: inout SplitMix64) -> String {
         var u = Array(text.utf8)
-        let pieces: [[UInt8]] = ["\"", "\\", "\\u0041", "\\n", "{", "}", "[", "0", "-", " ", ",", ":", "\u{7F}", "é", "\\ud83d\\ude00"].map { Array($0.utf8) }
+        let pieces: [[UInt8]] = [
+            "\"", "\\", "\\u0041", "\\n", "{", "}", "[", "0", "-", " ", ",", ":", "\u{7F}", "é", "\\ud83d\\ude00",
+        ].map { Array($0.utf8) }
         for _ in 0..<(1 + g.below(2)) {
             let i = g.below(u.count + 1)
-            if g.below(2) == 0, i < u.count { u.remove(at: i) } else { u.insert(contentsOf: pieces[g.below(pieces.count)], at: i) }
+            if g.below(2) == 0, i < u.count {
+                u.remove(at: i)
+            } else {
+                u.insert(contentsOf: pieces[g.below(pieces.count)], at: i)
+            }
         }
         return String(decoding: u, as: UTF8.self)
     }
 }
-

@@ -34,7 +34,8 @@ struct MiniSchemaValidator: Sendable {
     /// Loads every `*.schema.json` in `folder`.
     init(folder: URL) throws {
         var docs: [String: JSONValue] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".schema.json") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        where name.hasSuffix(".schema.json") {
             let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
             docs[name] = try JSONValue.parse(text)
         }
@@ -47,22 +48,30 @@ struct MiniSchemaValidator: Sendable {
         return try validate(instance, schema: root, document: file, path: "")
     }
 
-    func validate(_ value: JSONValue, schema: JSONValue, document: String, path: String) throws(SchemaProblem) -> [Failure] {
+    func validate(
+        _ value: JSONValue, schema: JSONValue, document: String, path: String
+    ) throws(SchemaProblem) -> [Failure] {
         if case .bool(let b) = schema { return b ? [] : [Failure(path: path, message: "false schema")] }
         guard case .object(let keywords) = schema else {
             throw SchemaProblem(message: "\(document): a schema must be an object (got \(schema.typeName))")
         }
         var failures: [Failure] = []
-        func fail(_ message: String, at p: String? = nil) { failures.append(Failure(path: p ?? path, message: message)) }
+        func fail(_ message: String, at p: String? = nil) {
+            failures.append(Failure(path: p ?? path, message: message))
+        }
         func child(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
         for keyword in keywords {
             let k = keyword.key, arg = keyword.value
             if k.hasPrefix("x-") || Self.annotations.contains(k) { continue }
-            guard Self.applicators.contains(k) else { throw SchemaProblem(message: "\(document): unsupported keyword \(k)") }
+            guard Self.applicators.contains(k) else {
+                throw SchemaProblem(message: "\(document): unsupported keyword \(k)")
+            }
             switch k {
             case "$ref":
-                guard case .string(let ref) = arg else { throw SchemaProblem(message: "\(document): $ref must be a string") }
+                guard case .string(let ref) = arg else {
+                    throw SchemaProblem(message: "\(document): $ref must be a string")
+                }
                 let (target, targetDocument) = try resolve(ref, from: document)
                 failures += try validate(value, schema: target, document: targetDocument, path: path)
             case "type":
@@ -76,18 +85,26 @@ struct MiniSchemaValidator: Sendable {
                     fail("must be of type \(names.joined(separator: " or ")) (got \(value.typeName))")
                 }
             case "enum":
-                guard case .array(let options) = arg else { throw SchemaProblem(message: "\(document): enum must be an array") }
-                if !options.contains(value) { fail("must be one of the enumerated values (got \(value.canonicalText.prefix(40)))") }
+                guard case .array(let options) = arg else {
+                    throw SchemaProblem(message: "\(document): enum must be an array")
+                }
+                if !options.contains(value) {
+                    fail("must be one of the enumerated values (got \(value.canonicalText.prefix(40)))")
+                }
             case "const":
                 if value != arg { fail("must be \(arg.canonicalText)") }
             case "minimum", "maximum":
-                guard case .int(let bound) = arg else { throw SchemaProblem(message: "\(document): \(k) must be an integer") }
+                guard case .int(let bound) = arg else {
+                    throw SchemaProblem(message: "\(document): \(k) must be an integer")
+                }
                 if case .int(let i) = value {
                     if k == "minimum", i < bound { fail("must be at least \(bound)") }
                     if k == "maximum", i > bound { fail("must be at most \(bound)") }
                 }
             case "minLength", "maxLength":
-                guard case .int(let bound) = arg else { throw SchemaProblem(message: "\(document): \(k) must be an integer") }
+                guard case .int(let bound) = arg else {
+                    throw SchemaProblem(message: "\(document): \(k) must be an integer")
+                }
                 if case .string(let s) = value {
                     // JSON Schema counts characters as Unicode code points.
                     let n = Int64(s.unicodeScalars.count)
@@ -95,17 +112,23 @@ struct MiniSchemaValidator: Sendable {
                     if k == "maxLength", n > bound { fail("must be at most \(bound) characters") }
                 }
             case "pattern":
-                guard case .string(let pattern) = arg else { throw SchemaProblem(message: "\(document): pattern must be a string") }
+                guard case .string(let pattern) = arg else {
+                    throw SchemaProblem(message: "\(document): pattern must be a string")
+                }
                 if case .string(let s) = value {
                     let regex: NSRegularExpression
                     do { regex = try NSRegularExpression(pattern: pattern) } catch {
                         throw SchemaProblem(message: "\(document): bad pattern \(pattern): \(error)")
                     }
                     // Unanchored search, as ECMA-262 `test` does; the published patterns anchor themselves.
-                    if regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil { fail("must match \(pattern)") }
+                    if regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
+                        fail("must match \(pattern)")
+                    }
                 }
             case "format":
-                guard case .string(let format) = arg else { throw SchemaProblem(message: "\(document): format must be a string") }
+                guard case .string(let format) = arg else {
+                    throw SchemaProblem(message: "\(document): format must be a string")
+                }
                 if case .string(let s) = value {
                     switch format {
                     case "date-time": if !Self.isDateTime(s) { fail("must be an RFC 3339 date-time") }
@@ -114,7 +137,9 @@ struct MiniSchemaValidator: Sendable {
                     }
                 }
             case "properties":
-                guard case .object(let properties) = arg else { throw SchemaProblem(message: "\(document): properties must be an object") }
+                guard case .object(let properties) = arg else {
+                    throw SchemaProblem(message: "\(document): properties must be an object")
+                }
                 if case .object(let members) = value {
                     for m in members {
                         if let p = properties.first(where: { $0.key.utf8.elementsEqual(m.key.utf8) }) {
@@ -123,14 +148,19 @@ struct MiniSchemaValidator: Sendable {
                     }
                 }
             case "required":
-                guard case .array(let names) = arg else { throw SchemaProblem(message: "\(document): required must be an array") }
+                guard case .array(let names) = arg else {
+                    throw SchemaProblem(message: "\(document): required must be an array")
+                }
                 if case .object(let members) = value {
-                    for case .string(let name) in names where !members.contains(where: { $0.key.utf8.elementsEqual(name.utf8) }) {
+                    for case .string(let name) in names
+                    where !members.contains(where: { $0.key.utf8.elementsEqual(name.utf8) }) {
                         fail("is required", at: child(name))
                     }
                 }
             case "additionalProperties":
-                guard case .bool(false) = arg else { throw SchemaProblem(message: "\(document): only additionalProperties: false is supported") }
+                guard case .bool(false) = arg else {
+                    throw SchemaProblem(message: "\(document): only additionalProperties: false is supported")
+                }
                 if case .object(let members) = value {
                     let known = Set(Self.keys(schema["properties"]).map { Array($0.utf8) })
                     for m in members where !known.contains(Array(m.key.utf8)) {
@@ -157,11 +187,15 @@ struct MiniSchemaValidator: Sendable {
     func resolve(_ ref: String, from document: String) throws(SchemaProblem) -> (JSONValue, String) {
         let parts = ref.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let file = parts[0].isEmpty ? document : parts[0]
-        guard var node = documents[file] else { throw SchemaProblem(message: "\(document): $ref \(ref) names no loaded document") }
+        guard var node = documents[file] else {
+            throw SchemaProblem(message: "\(document): $ref \(ref) names no loaded document")
+        }
         let pointer = parts.count > 1 ? parts[1] : ""
         for token in pointer.split(separator: "/", omittingEmptySubsequences: true) {
             let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-            guard let next = node[key] else { throw SchemaProblem(message: "\(document): $ref \(ref) does not resolve") }
+            guard let next = node[key] else {
+                throw SchemaProblem(message: "\(document): $ref \(ref) does not resolve")
+            }
             node = next
         }
         return (node, file)
@@ -175,21 +209,26 @@ struct MiniSchemaValidator: Sendable {
     static func has(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
         case ("null", .null), ("boolean", .bool), ("integer", .int), ("number", .int), ("string", .string),
-             ("array", .array), ("object", .object): return true
+            ("array", .array), ("object", .object):
+            return true
         default: return false
         }
     }
 
     /// RFC 3339 `date-time`: full-date "T" full-time, with calendar ranges (leap years) checked.
     static func isDateTime(_ s: String) -> Bool {
-        let pattern = #"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|[+-]([0-9]{2}):([0-9]{2}))$"#
+        let pattern =
+            #"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|[+-]([0-9]{2}):([0-9]{2}))$"#
         guard let regex = try? NSRegularExpression(pattern: pattern),
-              let m = regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) else { return false }
+            let m = regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s))
+        else { return false }
         func group(_ i: Int) -> Int? {
             guard let r = Range(m.range(at: i), in: s) else { return nil }
             return Int(s[r])
         }
-        guard let y = group(1), let mo = group(2), let d = group(3), let h = group(4), let mi = group(5), let sec = group(6) else { return false }
+        guard let y = group(1), let mo = group(2), let d = group(3), let h = group(4), let mi = group(5),
+            let sec = group(6)
+        else { return false }
         let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
         let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard (1...12).contains(mo), d >= 1, d <= days[mo - 1], h <= 23, mi <= 59, sec <= 60 else { return false }

@@ -19,7 +19,9 @@ struct FactVersion: Sendable, Hashable, CustomTestStringConvertible {
     var isCurrent: Bool { FactCatalogue.currentVersions[type] == version }
     var current: FactVersion { FactVersion(type: type, version: FactCatalogue.currentVersions[type] ?? version) }
 
-    static var all: [FactVersion] { FactCatalogue.readableVersions.map { FactVersion(type: $0.type, version: $0.version) } }
+    static var all: [FactVersion] {
+        FactCatalogue.readableVersions.map { FactVersion(type: $0.type, version: $0.version) }
+    }
 
     func decode(_ payload: JSONValue) -> Result<Fact, FactError> {
         do throws(FactError) {
@@ -40,7 +42,9 @@ enum Fixtures {
     static let samplesFolder = factsFolder.appendingPathComponent("samples")
     static let commonFile = "common.schema.json"
 
-    static let loadedValidator: Result<MiniSchemaValidator, any Error> = Result { try MiniSchemaValidator(folder: factsFolder) }
+    static let loadedValidator: Result<MiniSchemaValidator, any Error> = Result {
+        try MiniSchemaValidator(folder: factsFolder)
+    }
     static func validator() throws -> MiniSchemaValidator { try loadedValidator.get() }
 
     static func parse(_ url: URL) throws -> JSONValue {
@@ -48,7 +52,8 @@ enum Fixtures {
     }
 
     static func samples(_ fv: FactVersion) throws -> [JSONValue] {
-        guard case .array(let items) = try parse(samplesFolder.appendingPathComponent(fv.samplesFile)), !items.isEmpty else {
+        guard case .array(let items) = try parse(samplesFolder.appendingPathComponent(fv.samplesFile)), !items.isEmpty
+        else {
             throw FixtureError(description: "\(fv.samplesFile) must be a non-empty JSON array")
         }
         return items
@@ -66,12 +71,17 @@ extension JSONValue {
             pairs.removeAll { $0.0.utf8.elementsEqual(key.utf8) }
             if let new { pairs.append((key, new)) }
         } else {
-            pairs = pairs.map { $0.0.utf8.elementsEqual(key.utf8) ? ($0.0, $0.1.setting(path.dropFirst(), to: new)) : $0 }
+            pairs = pairs.map {
+                $0.0.utf8.elementsEqual(key.utf8) ? ($0.0, $0.1.setting(path.dropFirst(), to: new)) : $0
+            }
         }
         return .makeObject(pairs)
     }
 
-    var objectMembers: [JSONMember] { if case .object(let m) = self { return m }; return [] }
+    var objectMembers: [JSONMember] {
+        if case .object(let m) = self { return m }
+        return []
+    }
 }
 
 extension MiniSchemaValidator {
@@ -86,8 +96,9 @@ extension MiniSchemaValidator {
             result = try effective(target, document: targetDocument)
         }
         if case .array(let branches)? = own["oneOf"], branches.count == 2,
-           let nonNull = branches.first(where: { $0 != .makeObject([("type", .string("null"))]) }),
-           branches.contains(.makeObject([("type", .string("null"))])) {
+            let nonNull = branches.first(where: { $0 != .makeObject([("type", .string("null"))]) }),
+            branches.contains(.makeObject([("type", .string("null"))]))
+        {
             own.removeValue(forKey: "oneOf")
             result.merge(try effective(nonNull, document: document)) { _, new in new }
         }
@@ -96,7 +107,9 @@ extension MiniSchemaValidator {
     }
 
     /// For `oneOf` by `kind` const (the entitlement), the branch whose const matches the instance.
-    func branch(of keywords: [String: JSONValue], for instance: JSONValue, document: String) throws -> [String: JSONValue]? {
+    func branch(
+        of keywords: [String: JSONValue], for instance: JSONValue, document: String
+    ) throws -> [String: JSONValue]? {
         guard case .array(let branches)? = keywords["oneOf"] else { return keywords }
         for b in branches {
             let e = try effective(b, document: document)
@@ -132,12 +145,15 @@ struct Mutator {
         "2026-03-31", "31/03/2026 08:15", "2026-13-01T00:00:00Z", "2026-03-31T08:15:00+24:00",
     ]
     static let badUUIDs = [
-        " d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11", "+d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11", "0x1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11",
-        "7d1c1e8a-+f9b-4a51-9a55-2b8f0c6b8e11", "7d1c1e8a3f9b4a519a552b8f0c6b8e11", "{7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e1}",
+        " d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11", "+d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11",
+        "0x1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e11",
+        "7d1c1e8a-+f9b-4a51-9a55-2b8f0c6b8e11", "7d1c1e8a3f9b4a519a552b8f0c6b8e11",
+        "{7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e1}",
         "7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e1g", "7d1c1e8a-3f9b-4a51-9a55-2b8f0c6b8e111",
     ]
 
-    static func mutations(of sample: JSONValue, schemaFile: String, validator: MiniSchemaValidator) throws -> [Mutation] {
+    static func mutations(of sample: JSONValue, schemaFile: String, validator: MiniSchemaValidator) throws -> [Mutation]
+    {
         var m = Mutator(validator: validator, root: sample)
         let top = try validator.effective(validator.documents[schemaFile] ?? .null, document: schemaFile)
         try m.walk(sample, schema: top, document: schemaFile, path: [])
@@ -145,7 +161,8 @@ struct Mutator {
     }
 
     mutating func add(_ path: [String], _ label: String, _ value: JSONValue?, _ expect: Mutation.Expect) {
-        mutations.append(Mutation(path: path, label: label, payload: root.setting(path[...], to: value), expect: expect))
+        mutations.append(
+            Mutation(path: path, label: label, payload: root.setting(path[...], to: value), expect: expect))
     }
 
     mutating func walk(_ object: JSONValue, schema: [String: JSONValue], document: String, path: [String]) throws {
@@ -177,14 +194,18 @@ struct Mutator {
                 if case .int(let max)? = f["maxLength"] {
                     add(p, "too long", .string(String(repeating: "a", count: Int(max) + 1)), .reject)
                     // 2 scalars per grapheme: too long in Unicode scalars, short in Characters.
-                    add(p, "too long in scalars", .string(String(repeating: "e\u{301}", count: Int(max) / 2 + 1)), .reject)
+                    add(
+                        p, "too long in scalars", .string(String(repeating: "e\u{301}", count: Int(max) / 2 + 1)),
+                        .reject)
                 }
                 let isPlainText = f["enum"] == nil && f["const"] == nil && f["format"] == nil
                 if isPlainText, case .int(let max)? = f["maxLength"] {
                     add(p, "at maxLength (astral)", .string(String(repeating: "😀", count: Int(max))), .accept)
                     add(p, "at maxLength (accented)", .string(String(repeating: "é", count: Int(max))), .accept)
                 }
-                if f["x-knownValues"] != nil { add(p, "an unknown open-enum value", .string("FUTURE_VALUE_2031"), .accept) }
+                if f["x-knownValues"] != nil {
+                    add(p, "an unknown open-enum value", .string("FUTURE_VALUE_2031"), .accept)
+                }
                 switch f["format"]?.stringValue {
                 case "date-time": for s in Self.badDateTimes { add(p, "bad date-time \(s)", .string(s), .reject) }
                 case "uuid":
@@ -227,7 +248,9 @@ struct SchemaAgreementTests {
         let fm = FileManager.default
         let expected = Set(FactVersion.all.map(\.name))
         #expect(expected.count == 54)
-        let schemaFiles = Set(try fm.contentsOfDirectory(atPath: Fixtures.factsFolder.path)).subtracting(["samples", "README.md"])
+        let schemaFiles = Set(try fm.contentsOfDirectory(atPath: Fixtures.factsFolder.path)).subtracting([
+            "samples", "README.md",
+        ])
         #expect(schemaFiles == Set(expected.map { "\($0).schema.json" }).union([Fixtures.commonFile]))
         let sampleFiles = Set(try fm.contentsOfDirectory(atPath: Fixtures.samplesFolder.path))
         #expect(sampleFiles == Set(expected.map { "\($0).valid.json" }))
@@ -251,8 +274,12 @@ struct SchemaAgreementTests {
     @Test("the currency enum is exactly Currency.exponents")
     func currencyEnum() throws {
         let v = try Fixtures.validator()
-        let e = try v.effective(.makeObject([("$ref", .string("common.schema.json#/$defs/currency"))]), document: Fixtures.commonFile)
-        guard case .array(let codes)? = e["enum"] else { Issue.record("no currency enum"); return }
+        let e = try v.effective(
+            .makeObject([("$ref", .string("common.schema.json#/$defs/currency"))]), document: Fixtures.commonFile)
+        guard case .array(let codes)? = e["enum"] else {
+            Issue.record("no currency enum")
+            return
+        }
         #expect(Set(codes.compactMap(\.stringValue)) == Set(Currency.exponents.keys))
         #expect(codes.count == Currency.exponents.count)
     }
@@ -275,7 +302,9 @@ struct SchemaAgreementTests {
         }
     }
 
-    @Test("the samples exercise every property of the schema, every entitlement kind included", arguments: FactVersion.all)
+    @Test(
+        "the samples exercise every property of the schema, every entitlement kind included", arguments: FactVersion.all
+    )
     func samplesCoverTheSchema(_ fv: FactVersion) throws {
         let v = try Fixtures.validator()
         let top = try v.effective(try #require(v.documents[fv.schemaFile]), document: fv.schemaFile)
@@ -310,11 +339,15 @@ struct SchemaAgreementTests {
         }
         try collectDeclared(top, "")
         for sample in try Fixtures.samples(fv) { try collectCovered(sample, top, "") }
-        #expect(declared.subtracting(covered).isEmpty, "\(fv.name): no sample has \(declared.subtracting(covered).sorted())")
+        #expect(
+            declared.subtracting(covered).isEmpty, "\(fv.name): no sample has \(declared.subtracting(covered).sorted())"
+        )
         #expect(covered.subtracting(declared).isEmpty)
     }
 
-    @Test("mutated samples are judged alike by both, the Swift error naming the mutated field", arguments: FactVersion.all)
+    @Test(
+        "mutated samples are judged alike by both, the Swift error naming the mutated field", arguments: FactVersion.all
+    )
     func mutatedSamples(_ fv: FactVersion) throws {
         let v = try Fixtures.validator()
         var rejected = 0, accepted = 0
@@ -328,8 +361,9 @@ struct SchemaAgreementTests {
                 case .reject:
                     rejected += 1
                     #expect(!schemaFailures.isEmpty, "\(what): the schema accepted it")
-                    #expect(schemaFailures.contains { isAncestorOrSelf($0.path, of: m.field) },
-                            "\(what): the schema complained elsewhere: \(schemaFailures)")
+                    #expect(
+                        schemaFailures.contains { isAncestorOrSelf($0.path, of: m.field) },
+                        "\(what): the schema complained elsewhere: \(schemaFailures)")
                     switch swift {
                     case .success: Issue.record("\(what): Swift accepted it")
                     case .failure(let error): #expect(error.field == m.field, "\(what): Swift named \(error)")
@@ -349,14 +383,24 @@ struct SchemaAgreementTests {
     func validatorSelfCheck() throws {
         let v = try Fixtures.validator()
         func check(_ schema: String, _ instance: String) throws -> [MiniSchemaValidator.Failure] {
-            let mini = MiniSchemaValidator(documents: v.documents.merging(["t.json": try Fixtures.payload(schema)]) { a, _ in a })
+            let mini = MiniSchemaValidator(
+                documents: v.documents.merging(["t.json": try Fixtures.payload(schema)]) { a, _ in a })
             return try mini.validate(try Fixtures.payload(instance), file: "t.json")
         }
-        #expect(try check(#"{"$ref": "common.schema.json#/$defs/money"}"#, #"{"amount": 1, "currency": "USD"}"#).isEmpty)
-        #expect(try check(#"{"$ref": "common.schema.json#/$defs/money"}"#, #"{"amount": 1, "currency": "usd"}"#).map(\.path) == ["currency"])
-        #expect(try check(#"{"$ref": "common.schema.json#/$defs/entitlement"}"#, #"{"kind": "coins", "amount": 5}"#).isEmpty)
-        #expect(try !check(#"{"$ref": "common.schema.json#/$defs/entitlement"}"#, #"{"kind": "coins", "feature": "x"}"#).isEmpty)
-        #expect(try check(#"{"$ref": "common.schema.json#/$defs/timestamp"}"#, #""2024-02-29T23:59:59.999999-05:30""#).isEmpty)
+        #expect(
+            try check(#"{"$ref": "common.schema.json#/$defs/money"}"#, #"{"amount": 1, "currency": "USD"}"#).isEmpty)
+        #expect(
+            try check(#"{"$ref": "common.schema.json#/$defs/money"}"#, #"{"amount": 1, "currency": "usd"}"#).map(\.path)
+                == ["currency"])
+        #expect(
+            try check(#"{"$ref": "common.schema.json#/$defs/entitlement"}"#, #"{"kind": "coins", "amount": 5}"#).isEmpty
+        )
+        #expect(
+            try !check(#"{"$ref": "common.schema.json#/$defs/entitlement"}"#, #"{"kind": "coins", "feature": "x"}"#)
+                .isEmpty)
+        #expect(
+            try check(#"{"$ref": "common.schema.json#/$defs/timestamp"}"#, #""2024-02-29T23:59:59.999999-05:30""#)
+                .isEmpty)
         #expect(try !check(#"{"$ref": "common.schema.json#/$defs/timestamp"}"#, #""2023-02-29T00:00:00Z""#).isEmpty)
         #expect(try check(#"{"$ref": "common.schema.json#/$defs/text"}"#, #""多语言 ✓ text""#).isEmpty)
         #expect(try !check(#"{"$ref": "common.schema.json#/$defs/text"}"#, #""tab\there""#).isEmpty)
@@ -375,42 +419,64 @@ struct SchemaAgreementTests {
     }
 
     static let crossField: [CrossField] = [
-        CrossField(fact: FactVersion(type: "PaymentVerified", version: 2), payload: """
-            {"channel":"appstore","transactionId":"t1","productId":"vip","quantity":1,"purchaseDate":"2026-03-31T08:00:00Z",
-             "expiresDate":"2026-03-31T08:00:00Z","environment":"Production","ownership":"PURCHASED","price":{"amount":1800,"currency":"CNY"}}
-            """, field: "expiresDate", testDescription: "PaymentVerified v2: expiresDate equal to purchaseDate"),
-        CrossField(fact: FactVersion(type: "PaymentVerified", version: 2), payload: """
-            {"channel":"appstore","transactionId":"t1","productId":"vip","quantity":1,"purchaseDate":"2026-03-31T16:00:00+08:00",
-             "expiresDate":"2026-03-31T07:59:59Z","environment":"Production","ownership":"PURCHASED","price":{"amount":1800,"currency":"CNY"}}
-            """, field: "expiresDate", testDescription: "PaymentVerified v2: expiresDate before purchaseDate (other zone)"),
-        CrossField(fact: FactVersion(type: "PaymentVerified", version: 1), payload: """
-            {"channel":"appstore","transactionId":"t1","productId":"vip","quantity":1,"purchaseDate":"2024-11-02T10:00:00Z",
-             "expiresDate":"2024-11-01T10:00:00Z","environment":"Production","priceMilliunits":990,"currency":"USD"}
-            """, field: "expiresDate", testDescription: "PaymentVerified v1: expiresDate before purchaseDate"),
-        CrossField(fact: FactVersion(type: "SubscriptionRenewed", version: 1), payload: """
-            {"channel":"appstore","originalTransactionId":"o1","transactionId":"t2","productId":"vip",
-             "purchaseDate":"2026-04-30T08:00:00Z","expiresDate":"2026-04-30T08:00:00Z"}
-            """, field: "expiresDate", testDescription: "SubscriptionRenewed: expiresDate equal to purchaseDate"),
-        CrossField(fact: FactVersion(type: "PaymentVerified", version: 2), payload: """
-            {"channel":"appstore","transactionId":"t1","productId":"coins","quantity":1,"purchaseDate":"2026-03-31T08:00:00Z",
-             "environment":"Production","ownership":"PURCHASED","price":{"amount":600,"currency":"CNY","storeMilliunits":7000}}
-            """, field: "price.storeMilliunits", testDescription: "storeMilliunits disagreeing with amount"),
-        CrossField(fact: FactVersion(type: "Refunded", version: 1), payload: """
-            {"channel":"appstore","transactionId":"t1","refundId":"r1","refundedAt":"2026-04-02T11:00:00Z",
-             "amount":{"amount":801,"currency":"JPY","storeMilliunits":800500}}
-            """, field: "amount.storeMilliunits", testDescription: "storeMilliunits of 800.5 yen beside an amount of 801"),
-        CrossField(fact: FactVersion(type: "ProductDefined", version: 1), payload: """
-            {"channel":"appstore","storeProductId":"p","entitlement":{"kind":"coins","amount":1},"version":1,
-             "validFrom":"2026-01-01T00:00:00Z","price":{"amount":99,"currency":"KWD","storeMilliunits":990}}
-            """, field: "price.storeMilliunits", testDescription: "storeMilliunits in the wrong exponent (KWD has 3 decimals)"),
-        CrossField(fact: FactVersion(type: "PaymentVerified", version: 1), payload: """
-            {"channel":"appstore","transactionId":"t1","productId":"coins","quantity":1,"purchaseDate":"2024-11-02T10:00:00Z",
-             "environment":"Production","priceMilliunits":1234,"currency":"JPY"}
-            """, field: "priceMilliunits", testDescription: "v1 priceMilliunits not a whole number of yen"),
-        CrossField(fact: FactVersion(type: "PaymentVerified", version: 1), payload: """
-            {"channel":"appstore","transactionId":"t1","productId":"coins","quantity":1,"purchaseDate":"2024-11-02T10:00:00Z",
-             "environment":"Production","priceMilliunits":10000000000000000,"currency":"JPY"}
-            """, field: "priceMilliunits", testDescription: "v1 priceMilliunits upcasting beyond the v2 amount limit"),
+        CrossField(
+            fact: FactVersion(type: "PaymentVerified", version: 2),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","productId":"vip","quantity":1,"purchaseDate":"2026-03-31T08:00:00Z",
+                 "expiresDate":"2026-03-31T08:00:00Z","environment":"Production","ownership":"PURCHASED","price":{"amount":1800,"currency":"CNY"}}
+                """, field: "expiresDate", testDescription: "PaymentVerified v2: expiresDate equal to purchaseDate"),
+        CrossField(
+            fact: FactVersion(type: "PaymentVerified", version: 2),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","productId":"vip","quantity":1,"purchaseDate":"2026-03-31T16:00:00+08:00",
+                 "expiresDate":"2026-03-31T07:59:59Z","environment":"Production","ownership":"PURCHASED","price":{"amount":1800,"currency":"CNY"}}
+                """, field: "expiresDate",
+            testDescription: "PaymentVerified v2: expiresDate before purchaseDate (other zone)"),
+        CrossField(
+            fact: FactVersion(type: "PaymentVerified", version: 1),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","productId":"vip","quantity":1,"purchaseDate":"2024-11-02T10:00:00Z",
+                 "expiresDate":"2024-11-01T10:00:00Z","environment":"Production","priceMilliunits":990,"currency":"USD"}
+                """, field: "expiresDate", testDescription: "PaymentVerified v1: expiresDate before purchaseDate"),
+        CrossField(
+            fact: FactVersion(type: "SubscriptionRenewed", version: 1),
+            payload: """
+                {"channel":"appstore","originalTransactionId":"o1","transactionId":"t2","productId":"vip",
+                 "purchaseDate":"2026-04-30T08:00:00Z","expiresDate":"2026-04-30T08:00:00Z"}
+                """, field: "expiresDate", testDescription: "SubscriptionRenewed: expiresDate equal to purchaseDate"),
+        CrossField(
+            fact: FactVersion(type: "PaymentVerified", version: 2),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","productId":"coins","quantity":1,"purchaseDate":"2026-03-31T08:00:00Z",
+                 "environment":"Production","ownership":"PURCHASED","price":{"amount":600,"currency":"CNY","storeMilliunits":7000}}
+                """, field: "price.storeMilliunits", testDescription: "storeMilliunits disagreeing with amount"),
+        CrossField(
+            fact: FactVersion(type: "Refunded", version: 1),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","refundId":"r1","refundedAt":"2026-04-02T11:00:00Z",
+                 "amount":{"amount":801,"currency":"JPY","storeMilliunits":800500}}
+                """, field: "amount.storeMilliunits",
+            testDescription: "storeMilliunits of 800.5 yen beside an amount of 801"),
+        CrossField(
+            fact: FactVersion(type: "ProductDefined", version: 1),
+            payload: """
+                {"channel":"appstore","storeProductId":"p","entitlement":{"kind":"coins","amount":1},"version":1,
+                 "validFrom":"2026-01-01T00:00:00Z","price":{"amount":99,"currency":"KWD","storeMilliunits":990}}
+                """, field: "price.storeMilliunits",
+            testDescription: "storeMilliunits in the wrong exponent (KWD has 3 decimals)"),
+        CrossField(
+            fact: FactVersion(type: "PaymentVerified", version: 1),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","productId":"coins","quantity":1,"purchaseDate":"2024-11-02T10:00:00Z",
+                 "environment":"Production","priceMilliunits":1234,"currency":"JPY"}
+                """, field: "priceMilliunits", testDescription: "v1 priceMilliunits not a whole number of yen"),
+        CrossField(
+            fact: FactVersion(type: "PaymentVerified", version: 1),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","productId":"coins","quantity":1,"purchaseDate":"2024-11-02T10:00:00Z",
+                 "environment":"Production","priceMilliunits":10000000000000000,"currency":"JPY"}
+                """, field: "priceMilliunits",
+            testDescription: "v1 priceMilliunits upcasting beyond the v2 amount limit"),
     ]
 
     @Test("cross-field rules: the schema accepts, the Swift reader refuses naming the field", arguments: crossField)

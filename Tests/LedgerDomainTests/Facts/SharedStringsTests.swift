@@ -10,14 +10,19 @@ struct SharedStringsTests {
     }
 
     static func order(_ product: String) -> [UInt8] {
-        Array(#"{"amount":499,"channel":"appstore","currency":"USD","orderId":"o1","productId":"\#(product)","userId":"u1"}"#.utf8)
+        Array(
+            #"{"amount":499,"channel":"appstore","currency":"USD","orderId":"o1","productId":"\#(product)","userId":"u1"}"#
+                .utf8)
     }
 
     @Test func aRepeatedProductIdIsOneString() throws {
         let shared = SharedStrings()
-        let a = try FactCatalogue.decode(type: "OrderCreated", schemaVersion: 1, json: Self.order("com.example.coins.100"), shared: shared)
-        let b = try FactCatalogue.decode(type: "OrderCreated", schemaVersion: 1, json: Self.order("com.example.coins.100"), shared: shared)
-        let c = try FactCatalogue.decode(type: "OrderCreated", schemaVersion: 1, json: Self.order("com.example.coins.100"))
+        let a = try FactCatalogue.decode(
+            type: "OrderCreated", schemaVersion: 1, json: Self.order("com.example.coins.100"), shared: shared)
+        let b = try FactCatalogue.decode(
+            type: "OrderCreated", schemaVersion: 1, json: Self.order("com.example.coins.100"), shared: shared)
+        let c = try FactCatalogue.decode(
+            type: "OrderCreated", schemaVersion: 1, json: Self.order("com.example.coins.100"))
         guard case .orderCreated(let x) = a, case .orderCreated(let y) = b, case .orderCreated(let z) = c else {
             Issue.record("not OrderCreated: \(a), \(b), \(c)")
             return
@@ -31,7 +36,10 @@ struct SharedStringsTests {
     /// (a String keeps up to 15 bytes inline).
     @Test func stringsThatMeetInASlotStayThemselves() {
         let shared = SharedStrings(slots: 1)
-        let names = ["com.example.vip.month", "com.example.vip.year", "short", "com.example.vip.month", "é-com.example.vip.quarter"]
+        let names = [
+            "com.example.vip.month", "com.example.vip.year", "short", "com.example.vip.month",
+            "é-com.example.vip.quarter",
+        ]
         for _ in 0..<3 {
             for name in names {
                 var bytes = Array(name.utf8)

@@ -11,12 +11,16 @@ struct OrderRulesTests {
     @Test("product-mismatch: the verified product differs from the order's")
     func productMismatch() {
         var h = History()
-        h.order("o1", "u1", "coins_60"); h.launch("o1")
-        h.verify("t1", "coins_300"); h.bind("t1", "o1", "u1", .skuFallback)
+        h.order("o1", "u1", "coins_60")
+        h.launch("o1")
+        h.verify("t1", "coins_300")
+        h.bind("t1", "o1", "u1", .skuFallback)
         h.grant("g1", "u1", "t1", .coins(300), order: "o1")
         let fs = h.audit()
         #expect(fs.map(\.kind) == [.productMismatch])
-        #expect(fs.first?.orderId == "o1" && fs.first?.userId == "u1" && fs.first?.positions == [4, 6, 7] && fs.first?.amountAtRisk == cny(3000))
+        #expect(
+            fs.first?.orderId == "o1" && fs.first?.userId == "u1" && fs.first?.positions == [4, 6, 7]
+                && fs.first?.amountAtRisk == cny(3000))
 
         var near = History()
         near.purchase(1)
@@ -28,9 +32,12 @@ struct OrderRulesTests {
     @Test("stale-order: launched, never paid or closed, after the stale window in log time")
     func staleOrder() {
         var h = History()
-        h.order("o1", "u1", "coins_60"); h.launch("o1")
+        h.order("o1", "u1", "coins_60")
+        h.launch("o1")
         h.order("o2", "u1", "coins_60")  // never launched: not stale
-        h.order("o3", "u1", "coins_60"); h.launch("o3"); h.close("o3")
+        h.order("o3", "u1", "coins_60")
+        h.launch("o3")
+        h.close("o3")
         h.purchase(4)
         h.wait(hours: 23)
         #expect(h.kinds() == [])

@@ -15,13 +15,17 @@ struct PaymentRulesTests {
         h.wait(hours: 1)
         let fs = h.audit()
         #expect(fs.map(\.kind) == [.orphanPayment])  // never also missing-grant
-        #expect(fs.first?.userId == nil && fs.first?.orderId == nil && fs.first?.amountAtRisk == cny(600) && fs.first?.positions == [4])
+        #expect(
+            fs.first?.userId == nil && fs.first?.orderId == nil && fs.first?.amountAtRisk == cny(600)
+                && fs.first?.positions == [4])
         h.bind("t1", nil, "u1", .manual)
         h.grant("g1", "u1", "t1", coins60)
         #expect(h.kinds() == [])
 
         var renewal = History()
-        renewal.order("o1", "u1", "vip.month"); renewal.verify("m1", "vip.month", original: "m1", days: 30); renewal.bind("m1", "o1", "u1")
+        renewal.order("o1", "u1", "vip.month")
+        renewal.verify("m1", "vip.month", original: "m1", days: 30)
+        renewal.bind("m1", "o1", "u1")
         renewal.grant("g1", "u1", "m1", vipMonth, order: "o1")
         renewal.verify("m2", "vip.month", original: "m1", days: 30)  // found by polling, no binding of its own
         renewal.grant("g2", "u1", "m2", vipMonth)

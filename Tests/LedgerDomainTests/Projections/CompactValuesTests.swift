@@ -24,21 +24,27 @@ struct CompactValuesTests {
         t.purchaseDate = Timestamp(microsecondsSince1970: 5)
         t.verifiedPosition = 7
         t.verifiedAt = Timestamp(microsecondsSince1970: -3)
-        #expect(t.purchaseDate?.microseconds == 5 && t.verifiedPosition == 7 && t.verifiedAt?.microseconds == -3 && t.expiresDate == nil)
+        #expect(
+            t.purchaseDate?.microseconds == 5 && t.verifiedPosition == 7 && t.verifiedAt?.microseconds == -3
+                && t.expiresDate == nil)
         t.verifiedPosition = nil
         #expect(t.verifiedPosition == nil)
         var o = OrderView(orderId: "o1")
         o.launchedAt = Timestamp(microsecondsSince1970: 9)
         #expect(o.launchedAt?.microseconds == 9)
-        var g = GrantRecord(grantId: "g", userId: "u", orderId: nil, entitlement: .coins(1), quantity: 1, position: 1, at: Timestamp(microsecondsSince1970: 0))
+        var g = GrantRecord(
+            grantId: "g", userId: "u", orderId: nil, entitlement: .coins(1), quantity: 1, position: 1,
+            at: Timestamp(microsecondsSince1970: 0))
         #expect(g.revokedAt == nil)
         g.revokedAt = 4
         #expect(g.revokedAt == 4)
     }
 
     /// Environments and ownerships in one byte when known; others kept apart, through a snapshot too.
-    @Test(arguments: [(StoreEnvironment.production, Ownership.purchased), (.sandbox, .familyShared),
-                      (StoreEnvironment(raw: "Staging"), Ownership(raw: "LENT"))])
+    @Test(arguments: [
+        (StoreEnvironment.production, Ownership.purchased), (.sandbox, .familyShared),
+        (StoreEnvironment(raw: "Staging"), Ownership(raw: "LENT")),
+    ])
     func storeValuesReadBack(_ environment: StoreEnvironment, _ ownership: Ownership) throws {
         #expect(MemoryLayout<KnownCode<StoreEnvironment>>.size == 1)
         var t = TransactionView(transactionId: "t1")
@@ -57,19 +63,30 @@ struct CompactValuesTests {
 
     /// Account tokens read back exactly: a canonical UUID kept as its bytes in either case, any
     /// other text as it is.
-    @Test(arguments: [nil, "", "o-wx-1", "7e3fb20b-4cdb-47cc-936d-99d65f608138", "7E3FB20B-4CDB-47CC-936D-99D65F608138",
-                      "7e3fb20b-4cdb-47cc-936d-99D65F608138", "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
-                      "{7e3fb20b-4cdb-47cc-936d-99d65f6081}", "7e3fb20b4cdb-47cc-936d-99d65f6081380", "7e3fb20b-4cdb-47cc-936d-99d65f60813g",
-                      "7e3fb20b-4cdb-47cc-936d-99d65f60813é"] as [String?])
+    @Test(
+        arguments: [
+            nil, "", "o-wx-1", "7e3fb20b-4cdb-47cc-936d-99d65f608138", "7E3FB20B-4CDB-47CC-936D-99D65F608138",
+            "7e3fb20b-4cdb-47cc-936d-99D65F608138", "00000000-0000-0000-0000-000000000000",
+            "ffffffff-ffff-ffff-ffff-ffffffffffff",
+            "{7e3fb20b-4cdb-47cc-936d-99d65f6081}", "7e3fb20b4cdb-47cc-936d-99d65f6081380",
+            "7e3fb20b-4cdb-47cc-936d-99d65f60813g",
+            "7e3fb20b-4cdb-47cc-936d-99d65f60813é",
+        ] as [String?])
     func accountTokensReadBack(_ token: String?) throws {
         #expect(CompactText(token).text == token)
-        #expect(try JSONDecoder().decode(CompactText.self, from: JSONEncoder().encode(CompactText(token))) == CompactText(token))
+        #expect(
+            try JSONDecoder().decode(CompactText.self, from: JSONEncoder().encode(CompactText(token)))
+                == CompactText(token))
         var o = OrderView(orderId: "o1")
         #expect(o.created == nil && o.accountToken == nil && !o.isCreated)
-        let created = OrderCreated(orderId: "o1", userId: "u1", channel: .appstore, productId: "p", price: Money(minorUnits: 600, currency: Currency("CNY")!),
-                                   accountToken: token)
+        let created = OrderCreated(
+            orderId: "o1", userId: "u1", channel: .appstore, productId: "p",
+            price: Money(minorUnits: 600, currency: Currency("CNY")!),
+            accountToken: token)
         o.created = created
-        #expect(o.created == created && o.accountToken == token && o.userId == "u1" && o.price == created.price && o.isCreated)
+        #expect(
+            o.created == created && o.accountToken == token && o.userId == "u1" && o.price == created.price
+                && o.isCreated)
         var p = Projections()
         p.orders["o1"] = o
         #expect(try Projections(snapshot: p.snapshot()).orders["o1"]?.created == created)

@@ -55,7 +55,8 @@ struct SnapshotTests {
     @Test func theSnapshotFormatIsPinned() throws {
         var bytes: [UInt8] = []
         var states = Scenarios.all.map { $0.projections() }
-        states.append(SimulatorTests.fold(Simulator(users: 40, days: 20, seed: 3, faults: try FaultSpec.parse("all=0.05"))))
+        states.append(
+            SimulatorTests.fold(Simulator(users: 40, days: 20, seed: 3, faults: try FaultSpec.parse("all=0.05"))))
         for state in states { try state.writeSnapshot(partBytes: 4096) { bytes += $0 } }
         #expect(Projections.snapshotVersion == 8)
         #expect(SHA256.hash(bytes).hexString == "76fce57eec98504a6b4816aa036fe9e742c69c4e07779dfe40b0a0c373942cd6")
@@ -66,7 +67,8 @@ struct SnapshotTests {
     /// a property left out of it shows here.
     @Test func theViewsOwnFieldsKeepEveryStoredProperty() throws {
         var states = Scenarios.all.map { $0.projections() }
-        states.append(SimulatorTests.fold(Simulator(users: 80, days: 30, seed: 11, faults: try FaultSpec.parse("all=0.07"))))
+        states.append(
+            SimulatorTests.fold(Simulator(users: 80, days: 30, seed: 11, faults: try FaultSpec.parse("all=0.07"))))
         for state in states {
             let reference = try state.snapshot(fields: false)
             let fast = try state.snapshot()
@@ -81,17 +83,19 @@ struct SnapshotTests {
         #expect(throws: DecodingError.self) { try Projections(snapshot: Array(bytes.dropLast())) }
         #expect(throws: DecodingError.self) { try Projections(snapshot: []) }
         var parts: [[UInt8]] = []
-        try SimulatorTests.fold(Simulator(users: 20, days: 10, seed: 3, faults: .none)).writeSnapshot(partBytes: 500) { parts.append($0) }
+        try SimulatorTests.fold(Simulator(users: 20, days: 10, seed: 3, faults: .none)).writeSnapshot(partBytes: 500) {
+            parts.append($0)
+        }
         #expect(parts.count > 3)
         func read(_ parts: [[UInt8]]) throws -> Projections {
             var reader = SnapshotReader()
             for p in parts { try reader.add(p) }
             return try reader.finish()
         }
-        #expect(throws: DecodingError.self) { try read(Array(parts.dropFirst())) }         // no first part
-        #expect(throws: DecodingError.self) { try read(parts + [parts[1]]) }              // views twice
+        #expect(throws: DecodingError.self) { try read(Array(parts.dropFirst())) }  // no first part
+        #expect(throws: DecodingError.self) { try read(parts + [parts[1]]) }  // views twice
         #expect(throws: DecodingError.self) { try read(parts.dropLast() + [Array(parts.last!.dropLast())]) }
-        #expect(throws: DecodingError.self) { try read(parts + [[9]]) }                   // unknown kind
+        #expect(throws: DecodingError.self) { try read(parts + [[9]]) }  // unknown kind
     }
 }
 
@@ -114,7 +118,8 @@ struct SpilledFoldTests {
                 #expect(spilled.spilledViews > 0, "\(label): nothing spilled with pages of \(pageSize)")
                 #expect(store.size > 0)
             }
-            #expect(try spilled.snapshot() == expected, "\(label), pages of \(pageSize), \(memory) bytes: state differs")
+            #expect(
+                try spilled.snapshot() == expected, "\(label), pages of \(pageSize), \(memory) bytes: state differs")
             let sameAudit = Audit.run(spilled) == findings
             #expect(sameAudit, "\(label), pages of \(pageSize), \(memory) bytes: audit differs")
         }
@@ -149,9 +154,15 @@ struct SpilledFoldTests {
             var resumed = try reader.finish()
             #expect(resumed.spilledViews > 0 && store.size > 0, "cut at \(cut)")
             // Decoded at start: at most the newest pages, and a page being filled, of each kind.
-            let decoded = [resumed.orders.count - resumed.orders.spilled.views, resumed.transactions.count - resumed.transactions.spilled.views,
-                           resumed.subscriptions.count - resumed.subscriptions.spilled.views, resumed.users.count - resumed.users.spilled.views]
-            #expect(decoded.allSatisfy { $0 <= (SnapshotReader.pagesDecodedAtStart + 1) * 8 }, "cut at \(cut): \(decoded) views decoded at start")
+            let decoded = [
+                resumed.orders.count - resumed.orders.spilled.views,
+                resumed.transactions.count - resumed.transactions.spilled.views,
+                resumed.subscriptions.count - resumed.subscriptions.spilled.views,
+                resumed.users.count - resumed.users.spilled.views,
+            ]
+            #expect(
+                decoded.allSatisfy { $0 <= (SnapshotReader.pagesDecodedAtStart + 1) * 8 },
+                "cut at \(cut): \(decoded) views decoded at start")
             #expect(try resumed.snapshot() == head.snapshot(), "cut at \(cut): the snapshot read back differs")
             // Written in parts from the spilling tables (spilled views copied as they were
             // spilled, or as they were written again once changed): the parts written in memory.

@@ -36,13 +36,16 @@ struct ViewExtrasTests {
         #expect(!orders.isEmpty && orders.count * 4 < p.orders.count)
         #expect(!transactions.isEmpty && transactions.count * 4 < p.transactions.count)
         // An order's refund can be reversed: then its extras remain, empty.
-        #expect(orders.allSatisfy { o in
-            o.refunded != nil || o.closeReason != nil || o.closedAfterPayment
-                || o.transactionId.flatMap { p.transactions[$0] }.map { !$0.refundPositions.isEmpty } == true
-        })
-        #expect(transactions.allSatisfy { t in
-            !t.failedVerifications.isEmpty || !t.refundPositions.isEmpty || t.storeRevokedPosition != nil || t.voidedQuantity != nil
-                || !t.transfers.isEmpty || !t.revocations.isEmpty || t.upgraded
-        })
+        #expect(
+            orders.allSatisfy { o in
+                o.refunded != nil || o.closeReason != nil || o.closedAfterPayment
+                    || o.transactionId.flatMap { p.transactions[$0] }.map { !$0.refundPositions.isEmpty } == true
+            })
+        #expect(
+            transactions.allSatisfy { t in
+                !t.failedVerifications.isEmpty || !t.refundPositions.isEmpty || t.storeRevokedPosition != nil
+                    || t.voidedQuantity != nil
+                    || !t.transfers.isEmpty || !t.revocations.isEmpty || t.upgraded
+            })
     }
 }

@@ -19,7 +19,9 @@ struct RefundRulesTests {
         h.wait(minutes: 6)
         let fs = h.audit()
         #expect(fs.map(\.kind) == [.refundNotRevoked])
-        #expect(fs.first?.positions == [9, refundPosition] && fs.first?.amountAtRisk == cny(600) && fs.first?.userId == "u1")
+        #expect(
+            fs.first?.positions == [9, refundPosition] && fs.first?.amountAtRisk == cny(600) && fs.first?.userId == "u1"
+        )
         h.revoke("u1", "t1", .refund)
         #expect(h.kinds() == [])
     }
@@ -40,7 +42,8 @@ struct RefundRulesTests {
     func refundReversedNotRevoked() {
         var h = History()
         h.purchase(1)
-        h.refund("t1", "rf1", cny(600)); h.reverse("t1", "n-rev")
+        h.refund("t1", "rf1", cny(600))
+        h.reverse("t1", "n-rev")
         h.wait(hours: 2)
         #expect(h.kinds() == [])
     }

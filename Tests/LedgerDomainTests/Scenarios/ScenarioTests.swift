@@ -9,7 +9,9 @@ import LedgerScenarios
 struct ScenarioTests {
     // MARK: every scenario
 
-    @Test("the twelve scenarios of the field reports, the fourteen of real store traffic, the eight of the stores' signed word and the seven of real histories, numbered in order")
+    @Test(
+        "the twelve scenarios of the field reports, the fourteen of real store traffic, the eight of the stores' signed word and the seven of real histories, numbered in order"
+    )
     func numbered() {
         #expect(Scenarios.all.map(\.number) == Array(1...41))
         #expect(Set(Scenarios.all.map(\.name)).count == 41)
@@ -29,8 +31,9 @@ struct ScenarioTests {
         }
     }
 
-    @Test("every transaction ends granted exactly what it is owed, with no anomaly, unless the scenario documents otherwise",
-          arguments: Scenarios.all.filter { $0.expected.transactions.values.allSatisfy { $0.status == .ok } })
+    @Test(
+        "every transaction ends granted exactly what it is owed, with no anomaly, unless the scenario documents otherwise",
+        arguments: Scenarios.all.filter { $0.expected.transactions.values.allSatisfy { $0.status == .ok } })
     func ownedEqualsGranted(_ s: Scenario) {
         let p = s.projections()
         for t in p.transactions.values.sorted(by: { $0.transactionId < $1.transactionId }) {
@@ -40,11 +43,18 @@ struct ScenarioTests {
         #expect(p.anomalies.isEmpty, "\(s): \(p.anomalies)")
     }
 
-    @Test("the log is well formed: catalogue first, unique idempotency keys, redeliveries are the same facts", arguments: Scenarios.all)
+    @Test(
+        "the log is well formed: catalogue first, unique idempotency keys, redeliveries are the same facts",
+        arguments: Scenarios.all)
     func wellFormed(_ s: Scenario) throws {
-        let firstNonProduct = s.facts.firstIndex { if case .productDefined = $0.fact { return false } else { return true } } ?? s.facts.count
+        let firstNonProduct =
+            s.facts.firstIndex { if case .productDefined = $0.fact { return false } else { return true } }
+            ?? s.facts.count
         #expect(firstNonProduct >= 1)
-        #expect(s.facts[firstNonProduct...].allSatisfy { if case .productDefined = $0.fact { return false } else { return true } })
+        #expect(
+            s.facts[firstNonProduct...].allSatisfy {
+                if case .productDefined = $0.fact { return false } else { return true }
+            })
         // Log time never runs backwards after the catalogue.
         let times = s.facts[firstNonProduct...].map(\.at)
         #expect(times == times.sorted(), "\(s)")
@@ -117,12 +127,15 @@ struct ScenarioTests {
         for (id, u) in a.users { #expect(u.periods == b.users[id]!.periods) }
     }
 
-    @Test("where a naive system would grant twice, the history has the duplicates and one grant", arguments: [1, 2, 4, 9, 10])
+    @Test(
+        "where a naive system would grant twice, the history has the duplicates and one grant",
+        arguments: [1, 2, 4, 9, 10])
     func duplicatesGrantOnce(_ number: Int) {
         let s = Scenarios.scenario(number)
         let p = s.projections()
         for (txId, t) in p.transactions where t.verified {
-            let deliveries = s.facts.filter { mentions($0.fact, txId) && !isFulfilment($0.fact) }.count
+            let deliveries =
+                s.facts.filter { mentions($0.fact, txId) && !isFulfilment($0.fact) }.count
                 + s.redeliveries.filter { mentions(s.facts[$0.index].fact, txId) }.count
             #expect(deliveries >= 2, "\(s): \(txId) reached us only \(deliveries) time(s)")
             #expect(grants(s, txId) == 1, "\(s): \(txId)")
@@ -206,7 +219,9 @@ struct ScenarioTests {
         let u = p.users["u07-henry"]!
         #expect(u.coinBalance == -280)
         #expect(u.coinsCredited == 300 && u.coinsSpent == 280 && u.coinsClawedBack == 300)
-        let revokedAt = s.facts.lastIndex { if case .entitlementRevoked = $0.fact { return true } else { return false } }!
+        let revokedAt = s.facts.lastIndex {
+            if case .entitlementRevoked = $0.fact { return true } else { return false }
+        }!
         #expect(u.negativeSince == Int64(revokedAt + 1))
         #expect(p.transactions["20000700001"]!.revocations.map(\.reason) == [.refund])
     }
@@ -282,7 +297,9 @@ struct ScenarioTests {
     // MARK: helpers
 
     func grants(_ s: Scenario, _ txId: String) -> Int {
-        s.facts.filter { if case .entitlementGranted(let g) = $0.fact { return g.transactionId == txId } else { return false } }.count
+        s.facts.filter {
+            if case .entitlementGranted(let g) = $0.fact { return g.transactionId == txId } else { return false }
+        }.count
     }
 
     func isFulfilment(_ f: Fact) -> Bool {
@@ -310,29 +327,48 @@ struct FoldOrderTests {
     static let d0 = Timestamp("2026-03-01T08:00:00Z")!
     static func day(_ n: Int64) -> Timestamp { Timestamp(microsecondsSince1970: d0.microseconds + n * 86_400_000_000) }
 
-    static let month = ProductDefinition(channel: .appstore, storeProductId: "vip.month",
-                                         entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 1),
-                                         version: 1, validFrom: Timestamp("2026-01-01T00:00:00Z")!, price: Money(minorUnits: 2500, currency: cny))
-    static let premium = ProductDefinition(channel: .appstore, storeProductId: "vip.premium",
-                                           entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 2),
-                                           version: 1, validFrom: Timestamp("2026-01-01T00:00:00Z")!, price: Money(minorUnits: 4000, currency: cny))
+    static let month = ProductDefinition(
+        channel: .appstore, storeProductId: "vip.month",
+        entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 1),
+        version: 1, validFrom: Timestamp("2026-01-01T00:00:00Z")!, price: Money(minorUnits: 2500, currency: cny))
+    static let premium = ProductDefinition(
+        channel: .appstore, storeProductId: "vip.premium",
+        entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 30, rank: 2),
+        version: 1, validFrom: Timestamp("2026-01-01T00:00:00Z")!, price: Money(minorUnits: 4000, currency: cny))
 
-    static func verified(_ tx: String, _ product: String = "vip.month", from: Int64, to: Int64, original: String = "m1") -> (Fact, Timestamp) {
-        (.paymentVerified(PaymentVerified(channel: .appstore, transactionId: tx, originalTransactionId: original, productId: product,
-                                          purchaseDate: day(from), expiresDate: day(to), price: Money(minorUnits: 2500, currency: cny))), day(from))
+    static func verified(
+        _ tx: String, _ product: String = "vip.month", from: Int64, to: Int64, original: String = "m1"
+    ) -> (Fact, Timestamp) {
+        (
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .appstore, transactionId: tx, originalTransactionId: original, productId: product,
+                    purchaseDate: day(from), expiresDate: day(to), price: Money(minorUnits: 2500, currency: cny))),
+            day(from)
+        )
     }
-    static func renewed(_ tx: String, _ product: String = "vip.month", from: Int64, to: Int64, original: String = "m1") -> (Fact, Timestamp) {
-        (.subscriptionRenewed(SubscriptionRenewed(channel: .appstore, originalTransactionId: original, transactionId: tx, productId: product,
-                                                  purchaseDate: day(from), expiresDate: day(to))), day(from))
+    static func renewed(
+        _ tx: String, _ product: String = "vip.month", from: Int64, to: Int64, original: String = "m1"
+    ) -> (Fact, Timestamp) {
+        (
+            .subscriptionRenewed(
+                SubscriptionRenewed(
+                    channel: .appstore, originalTransactionId: original, transactionId: tx, productId: product,
+                    purchaseDate: day(from), expiresDate: day(to))), day(from)
+        )
     }
     static func at(_ f: Fact, _ d: Int64, hours: Int64 = 0) -> (Fact, Timestamp) {
         (f, Timestamp(microsecondsSince1970: day(d).microseconds + hours * 3_600_000_000))
     }
-    static let catalogue: [(Fact, Timestamp)] = [(.productDefined(month), month.validFrom), (.productDefined(premium), premium.validFrom)]
+    static let catalogue: [(Fact, Timestamp)] = [
+        (.productDefined(month), month.validFrom), (.productDefined(premium), premium.validFrom),
+    ]
 
     static func fold(_ facts: [(Fact, Timestamp)]) -> Projections {
         var p = Projections()
-        for (i, f) in (catalogue + facts).enumerated() { p.apply(f.0, FactContext(position: Int64(i + 1), occurredAt: f.1)) }
+        for (i, f) in (catalogue + facts).enumerated() {
+            p.apply(f.0, FactContext(position: Int64(i + 1), occurredAt: f.1))
+        }
         return p
     }
 
@@ -349,8 +385,11 @@ struct FoldOrderTests {
 
     @Test("expiry is the max expiresDate, whatever the order and duplication of renewal delivery")
     func expiryOutOfOrder() {
-        let deliveries = [Self.verified("m1", from: 0, to: 30), Self.renewed("m2", from: 30, to: 60), Self.verified("m2", from: 30, to: 60),
-                          Self.renewed("m3", from: 60, to: 90), Self.renewed("m3", from: 60, to: 90)]
+        let deliveries = [
+            Self.verified("m1", from: 0, to: 30), Self.renewed("m2", from: 30, to: 60),
+            Self.verified("m2", from: 30, to: 60),
+            Self.renewed("m3", from: 60, to: 90), Self.renewed("m3", from: 60, to: 90),
+        ]
         for order in Self.permutations(deliveries) {
             let p = Self.fold(order)
             let s = p.subscriptions[sub]!
@@ -363,23 +402,33 @@ struct FoldOrderTests {
 
     @Test("a refunded renewal does not count towards expiry, in any order")
     func expiryExcludesRevoked() {
-        let refund = Self.at(.refunded(Refunded(channel: .appstore, transactionId: "m3", refundId: "r1",
-                                                 amount: Money(minorUnits: 2500, currency: Self.cny), refundedAt: Self.day(61))), 61)
-        let deliveries = [Self.verified("m1", from: 0, to: 30), Self.renewed("m2", from: 30, to: 60), Self.verified("m3", from: 60, to: 90), refund]
+        let refund = Self.at(
+            .refunded(
+                Refunded(
+                    channel: .appstore, transactionId: "m3", refundId: "r1",
+                    amount: Money(minorUnits: 2500, currency: Self.cny), refundedAt: Self.day(61))), 61)
+        let deliveries = [
+            Self.verified("m1", from: 0, to: 30), Self.renewed("m2", from: 30, to: 60),
+            Self.verified("m3", from: 60, to: 90), refund,
+        ]
         for order in Self.permutations(deliveries) {
             let s = Self.fold(order).subscriptions[sub]!
             #expect(s.expiresAt == Self.day(60))
             #expect(s.periods.first { $0.transactionId == "m3" }?.revoked == true)
         }
         // Reversed: it counts again.
-        let reversed = Self.at(.refundReversed(RefundNotice(channel: .appstore, transactionId: "m3", notificationId: "n-rr")), 62)
+        let reversed = Self.at(
+            .refundReversed(RefundNotice(channel: .appstore, transactionId: "m3", notificationId: "n-rr")), 62)
         #expect(Self.fold(deliveries + [reversed]).subscriptions[sub]!.expiresAt == Self.day(90))
     }
 
     @Test("an upgrade takes effect at once and marks the old transaction upgraded, in either order")
     func upgrade() {
-        let change = Self.at(.planChanged(PlanChanged(channel: .appstore, originalTransactionId: "m1", notificationId: "n-up",
-                                                      toProductId: "vip.premium", effective: .immediate)), 10)
+        let change = Self.at(
+            .planChanged(
+                PlanChanged(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-up",
+                    toProductId: "vip.premium", effective: .immediate)), 10)
         let upgraded = Self.verified("p1", "vip.premium", from: 10, to: 40)
         for tail in [[change, upgraded], [upgraded, change]] {
             let p = Self.fold([Self.verified("m1", from: 0, to: 30)] + tail)
@@ -399,8 +448,11 @@ struct FoldOrderTests {
 
     @Test("a downgrade takes effect at the next renewal, in either order")
     func downgrade() {
-        let change = Self.at(.planChanged(PlanChanged(channel: .appstore, originalTransactionId: "m1", notificationId: "n-down",
-                                                      toProductId: "vip.month", effective: .nextRenewal)), 5)
+        let change = Self.at(
+            .planChanged(
+                PlanChanged(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-down",
+                    toProductId: "vip.month", effective: .nextRenewal)), 5)
         let before = Self.fold([Self.verified("m1", "vip.premium", from: 0, to: 30), change])
         var s = before.subscriptions[sub]!
         #expect(s.productId == "vip.premium")
@@ -421,10 +473,16 @@ struct FoldOrderTests {
     @Test("grace, billing retry, recovery, expired(reason), paused and revoked")
     func statuses() {
         let m1 = Self.verified("m1", from: 0, to: 30)
-        let grace = Self.at(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-g",
-                                                         gracePeriodExpiresAt: Self.day(46), inBillingRetry: true)), 30)
-        let retry = Self.at(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-r",
-                                                         inBillingRetry: true)), 30)
+        let grace = Self.at(
+            .renewalFailed(
+                RenewalFailed(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-g",
+                    gracePeriodExpiresAt: Self.day(46), inBillingRetry: true)), 30)
+        let retry = Self.at(
+            .renewalFailed(
+                RenewalFailed(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-r",
+                    inBillingRetry: true)), 30)
         #expect(Self.fold([m1]).subscriptions[sub]!.status == .active)
         #expect(Self.fold([m1, grace]).subscriptions[sub]!.status == .grace)
         #expect(Self.fold([m1, retry]).subscriptions[sub]!.status == .billingRetry)
@@ -433,50 +491,83 @@ struct FoldOrderTests {
         #expect(Self.fold([m1, retry, recovered]).subscriptions[sub]!.status == .active)
         #expect(Self.fold([m1, recovered, retry]).subscriptions[sub]!.status == .active)
         // Billing retry gives up.
-        let gaveUp = Self.at(.subscriptionExpired(SubscriptionExpired(channel: .appstore, originalTransactionId: "m1", notificationId: "n-e",
-                                                                      reason: .billingRetry)), 90)
+        let gaveUp = Self.at(
+            .subscriptionExpired(
+                SubscriptionExpired(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-e",
+                    reason: .billingRetry)), 90)
         #expect(Self.fold([m1, retry, gaveUp]).subscriptions[sub]!.status == .expired(.billingRetry))
         // A stale EXPIRED for the first period, delivered after the renewal that followed it.
-        let staleExpiry = Self.at(.subscriptionExpired(SubscriptionExpired(channel: .appstore, originalTransactionId: "m1", notificationId: "n-v",
-                                                                           reason: .voluntary)), 30, hours: -1)
+        let staleExpiry = Self.at(
+            .subscriptionExpired(
+                SubscriptionExpired(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-v",
+                    reason: .voluntary)), 30, hours: -1)
         #expect(Self.fold([m1, recovered, staleExpiry]).subscriptions[sub]!.status == .active)
         #expect(Self.fold([m1, staleExpiry]).subscriptions[sub]!.status == .expired(.voluntary))
         // Two expiries delivered out of order: the later one (by the store's clock) stands.
-        let later = Self.at(.subscriptionExpired(SubscriptionExpired(channel: .appstore, originalTransactionId: "m1", notificationId: "n-p",
-                                                                     reason: .priceIncrease)), 31)
+        let later = Self.at(
+            .subscriptionExpired(
+                SubscriptionExpired(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-p",
+                    reason: .priceIncrease)), 31)
         #expect(Self.fold([m1, later, staleExpiry]).subscriptions[sub]!.status == .expired(.priceIncrease))
         #expect(Self.fold([m1, staleExpiry, later]).subscriptions[sub]!.status == .expired(.priceIncrease))
         // Refunded in full: revoked.
-        let refund = Self.at(.refunded(Refunded(channel: .appstore, transactionId: "m1", refundId: "r1",
-                                                amount: Money(minorUnits: 2500, currency: Self.cny), refundedAt: Self.day(3))), 3)
+        let refund = Self.at(
+            .refunded(
+                Refunded(
+                    channel: .appstore, transactionId: "m1", refundId: "r1",
+                    amount: Money(minorUnits: 2500, currency: Self.cny), refundedAt: Self.day(3))), 3)
         #expect(Self.fold([m1, refund]).subscriptions[sub]!.status == .revoked)
         #expect(Self.fold([refund, m1]).subscriptions[sub]!.status == .revoked)
         // Google Play: paused, then restarted.
         let token = "gp-token-1"
-        let gp: (Fact, Timestamp) = (.paymentVerified(PaymentVerified(channel: .googleplay, transactionId: "GPA.1", originalTransactionId: token,
-                                                                      productId: "vip.month", purchaseDate: Self.day(0), expiresDate: Self.day(30),
-                                                                      price: Money(minorUnits: 2500, currency: Self.cny))), Self.day(0))
-        let paused = Self.at(.storeNotificationReceived(StoreNotificationReceived(channel: .googleplay, notificationId: "ps-1",
-                                                                                 type: NotificationType(raw: "10"), signedAt: Self.day(31),
-                                                                                 originalTransactionId: token)), 31)
-        let restarted = Self.at(.storeNotificationReceived(StoreNotificationReceived(channel: .googleplay, notificationId: "ps-2",
-                                                                                    type: NotificationType(raw: "7"), signedAt: Self.day(40),
-                                                                                    originalTransactionId: token)), 40)
+        let gp: (Fact, Timestamp) = (
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .googleplay, transactionId: "GPA.1", originalTransactionId: token,
+                    productId: "vip.month", purchaseDate: Self.day(0), expiresDate: Self.day(30),
+                    price: Money(minorUnits: 2500, currency: Self.cny))), Self.day(0)
+        )
+        let paused = Self.at(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "ps-1",
+                    type: NotificationType(raw: "10"), signedAt: Self.day(31),
+                    originalTransactionId: token)), 31)
+        let restarted = Self.at(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "ps-2",
+                    type: NotificationType(raw: "7"), signedAt: Self.day(40),
+                    originalTransactionId: token)), 40)
         #expect(Self.fold([gp, paused]).subscriptions["googleplay:\(token)"]!.status == .paused)
         #expect(Self.fold([gp, paused, restarted]).subscriptions["googleplay:\(token)"]!.status == .active)
     }
 
     @Test("anomalies are recorded, never a crash, and the fold goes on")
     func anomalies() {
-        let refund = Self.at(.refunded(Refunded(channel: .appstore, transactionId: "nobody", refundId: "r9",
-                                                amount: Money(minorUnits: 600, currency: Self.cny), refundedAt: Self.day(1))), 1)
+        let refund = Self.at(
+            .refunded(
+                Refunded(
+                    channel: .appstore, transactionId: "nobody", refundId: "r9",
+                    amount: Money(minorUnits: 600, currency: Self.cny), refundedAt: Self.day(1))), 1)
         let renewal = Self.renewed("x2", from: 30, to: 60, original: "unknown-sub")
-        let reversal = Self.at(.refundReversed(RefundNotice(channel: .appstore, transactionId: "never-refunded", notificationId: "n-x")), 2)
-        let revoke = Self.at(.entitlementRevoked(EntitlementRevoked(userId: "u-x", channel: .appstore, transactionId: "never-granted",
-                                                                    reason: .support)), 3)
+        let reversal = Self.at(
+            .refundReversed(RefundNotice(channel: .appstore, transactionId: "never-refunded", notificationId: "n-x")), 2
+        )
+        let revoke = Self.at(
+            .entitlementRevoked(
+                EntitlementRevoked(
+                    userId: "u-x", channel: .appstore, transactionId: "never-granted",
+                    reason: .support)), 3)
         let p = Self.fold([refund, renewal, reversal, revoke, Self.verified("m1", from: 0, to: 30)])
-        #expect(p.anomalies.map(\.kind) == ["refund-for-unknown-transaction", "renewal-for-unknown-subscription",
-                                            "reversal-without-refund", "revocation-without-grant"])
+        #expect(
+            p.anomalies.map(\.kind) == [
+                "refund-for-unknown-transaction", "renewal-for-unknown-subscription",
+                "reversal-without-refund", "revocation-without-grant",
+            ])
         #expect(p.anomalies.map(\.position) == [3, 4, 5, 6])
         #expect(p.subscriptions["appstore:unknown-sub"]!.expiresAt == Self.day(60))
         #expect(p.subscriptions[sub]!.expiresAt == Self.day(30))

@@ -24,7 +24,8 @@ struct SimulatorTests {
         if actual != expected {
             let extra = findings.filter { !expected.contains($0.key) }.map { "  unexpected \($0.key): \($0.detail)" }
             let missing = expected.subtracting(actual).sorted().map { "  missing \($0)" }
-            Issue.record("\(label): audit disagrees with the ground truth\n\((extra + missing).joined(separator: "\n"))")
+            Issue.record(
+                "\(label): audit disagrees with the ground truth\n\((extra + missing).joined(separator: "\n"))")
         }
     }
 
@@ -36,7 +37,9 @@ struct SimulatorTests {
         let kept = Self.fold(sim)
         var lean = Projections()
         lean.keepsUserPositions = false
-        for (i, f) in sim.facts.enumerated() { lean.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
+        for (i, f) in sim.facts.enumerated() {
+            lean.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at))
+        }
         let findings = Audit.run(kept, options: AuditOptions())
         #expect(!findings.isEmpty)
         #expect(Audit.run(lean, options: AuditOptions()) == findings)
@@ -71,8 +74,9 @@ struct SimulatorTests {
         var keys: Set<String> = []
         var previous: Timestamp?
         for (fact, at) in sim.facts {
-            let decoded = try FactCatalogue.decode(type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1,
-                                                   payload: fact.payload)
+            let decoded = try FactCatalogue.decode(
+                type: fact.typeName, schemaVersion: FactCatalogue.currentVersions[fact.typeName] ?? 1,
+                payload: fact.payload)
             #expect(decoded == fact)
             if let key = fact.idempotencyKey { #expect(keys.insert(key).inserted, "duplicate idempotency key \(key)") }
             if let previous { #expect(previous <= at, "log order goes back in time at \(at)") }
@@ -89,7 +93,9 @@ struct SimulatorTests {
             #expect(sim.groundTruth.isEmpty)
             let p = Self.fold(sim)
             let findings = Audit.run(p, options: AuditOptions())
-            #expect(findings.isEmpty, "seed \(seed): \(findings.prefix(10).map { "\($0.key): \($0.detail)" }.joined(separator: "\n"))")
+            #expect(
+                findings.isEmpty,
+                "seed \(seed): \(findings.prefix(10).map { "\($0.key): \($0.detail)" }.joined(separator: "\n"))")
             #expect(p.anomalies.isEmpty, "seed \(seed): \(p.anomalies.prefix(10).map { "\($0.kind): \($0.detail)" })")
         }
     }
@@ -101,18 +107,27 @@ struct SimulatorTests {
         for (fact, _) in sim.facts {
             counts[fact.typeName, default: 0] += 1
             switch fact {
-            case .transactionBound(let b): methods.insert(b.method); channels.insert(b.channel)
+            case .transactionBound(let b):
+                methods.insert(b.method)
+                channels.insert(b.channel)
             case .storeNotificationReceived(let n): notifications.insert("\(n.type.raw)/\(n.subtype?.raw ?? "")")
             default: break
             }
         }
         #expect(methods == [.appAccountToken, .applicationUsername, .skuFallback, .createdAfterPayment])
         #expect(channels == Set(Channel.allCases))
-        for type in ["OrderClosed", "VerificationFailed", "SubscriptionRenewed", "RenewalFailed", "AutoRenewChanged", "PlanChanged",
-                     "SubscriptionExpired", "RefundRequested", "RefundDeclined", "Refunded", "RefundReversed", "EntitlementRevoked", "CoinsSpent"] {
+        for type in [
+            "OrderClosed", "VerificationFailed", "SubscriptionRenewed", "RenewalFailed", "AutoRenewChanged",
+            "PlanChanged",
+            "SubscriptionExpired", "RefundRequested", "RefundDeclined", "Refunded", "RefundReversed",
+            "EntitlementRevoked", "CoinsSpent",
+        ] {
             #expect((counts[type] ?? 0) > 0, "no \(type) in a clean history of 400 users")
         }
-        for n in ["DID_RENEW/BILLING_RECOVERY", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_CHANGE_RENEWAL_PREF/UPGRADE", "TRANSACTION.SUCCESS/", "ONE_TIME_CHARGE/"] {
+        for n in [
+            "DID_RENEW/BILLING_RECOVERY", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_CHANGE_RENEWAL_PREF/UPGRADE",
+            "TRANSACTION.SUCCESS/", "ONE_TIME_CHARGE/",
+        ] {
             #expect(notifications.contains(n), "no \(n) notification")
         }
     }
@@ -136,8 +151,11 @@ struct SimulatorTests {
             default: break
             }
         }
-        for n in ["PRICE_INCREASE/PENDING", "PRICE_INCREASE/ACCEPTED", "EXPIRED/PRICE_INCREASE", "10/SUBSCRIPTION_PAUSED", "7/SUBSCRIPTION_RESTARTED",
-                  "11/SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED"] {
+        for n in [
+            "PRICE_INCREASE/PENDING", "PRICE_INCREASE/ACCEPTED", "EXPIRED/PRICE_INCREASE", "10/SUBSCRIPTION_PAUSED",
+            "7/SUBSCRIPTION_RESTARTED",
+            "11/SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED",
+        ] {
             #expect(notifications.contains(n), "no \(n) notification")
         }
         #expect(changes == [.priceConsent, .paused, .pauseScheduled, .resumed])
@@ -153,11 +171,13 @@ struct SimulatorTests {
         var unnamed: [String] = []
         for (fact, _) in sim.facts {
             switch fact {
-            case .transactionTransferred(let m): seen[m.method == .supportCorrection ? "move with days left" : "transfer", default: 0] += 1
+            case .transactionTransferred(let m):
+                seen[m.method == .supportCorrection ? "move with days left" : "transfer", default: 0] += 1
             case .purchaseAcknowledged: seen["acknowledged", default: 0] += 1
             case .entitlementGranted(let g) where g.isPolicyGrant: seen["policy grant", default: 0] += 1
             case .entitlementRevoked(let r) where r.units != nil: seen["partial revocation", default: 0] += 1
-            case .entitlementGranted(let g) where g.app == "com.sim.app.lite": seen["second app, same id", default: 0] += 1
+            case .entitlementGranted(let g) where g.app == "com.sim.app.lite":
+                seen["second app, same id", default: 0] += 1
             case .paymentVerified(let v):
                 if v.ownership == .familyShared { seen["family shared", default: 0] += 1 }
                 if v.environment == .sandbox { seen["sandbox", default: 0] += 1 }
@@ -169,8 +189,11 @@ struct SimulatorTests {
             default: break
             }
         }
-        for kind in ["transfer", "move with days left", "second app, same id", "acknowledged", "policy grant", "partial revocation", "family shared",
-                     "sandbox", "linked token", "offer"] {
+        for kind in [
+            "transfer", "move with days left", "second app, same id", "acknowledged", "policy grant",
+            "partial revocation", "family shared",
+            "sandbox", "linked token", "offer",
+        ] {
             #expect((seen[kind] ?? 0) > 0, "no \(kind) in a clean history of 400 users")
         }
         #expect(unnamed.isEmpty, "store facts without an app: \(unnamed.prefix(5))")
@@ -178,8 +201,10 @@ struct SimulatorTests {
     }
 
     @Test func injectedFaultsAreExactlyWhatTheAuditFinds() {
-        let specs = ["all=0.03", "all=0.05", "double-grant=0.05,missing-grant=0.05,orphan-payment=0.05",
-                     "receipt-reused=0.1,wrong-user=0.1,negative-balance=0.1"]
+        let specs = [
+            "all=0.03", "all=0.05", "double-grant=0.05,missing-grant=0.05,orphan-payment=0.05",
+            "receipt-reused=0.1,wrong-user=0.1,negative-balance=0.1",
+        ]
         for text in specs {
             for seed: UInt64 in [11, 12, 13] {
                 let sim = Simulator(users: 250, days: 30, seed: seed, faults: Self.spec(text))
@@ -203,7 +228,9 @@ struct SimulatorTests {
     /// back, a reversal not granted again, each made through the translators and found exactly.
     @Test func lifecycleFaultsAreExactlyWhatTheAuditFinds() {
         for seed: UInt64 in [31, 32] {
-            let sim = Simulator(users: 300, days: 30, seed: seed, faults: Self.spec("subscription-drift=0.2,refund-not-revoked=0.2,missing-grant=0.2"))
+            let sim = Simulator(
+                users: 300, days: 30, seed: seed,
+                faults: Self.spec("subscription-drift=0.2,refund-not-revoked=0.2,missing-grant=0.2"))
             var changes: Set<LifecycleChange> = [], revoked = 0, reversed = 0
             for (fact, _) in sim.facts {
                 switch fact {
@@ -237,7 +264,10 @@ struct SimulatorTests {
         #expect(try FaultSpec.parse(s.description) == s)
 
         func message(_ text: String) -> String {
-            do { _ = try FaultSpec.parse(text); return "" } catch { return "\(error)" }
+            do {
+                _ = try FaultSpec.parse(text)
+                return ""
+            } catch { return "\(error)" }
         }
         #expect(message("double-grnat=0.1").contains("unknown fault kind \"double-grnat\""))
         #expect(message("double-grant=abc").contains("bad rate \"abc\" for double-grant"))

@@ -14,18 +14,28 @@ struct ReconciliationTests {
     static func fold(_ sim: Simulator, _ statements: SimulatedStatements) throws -> (Projections, [StatementFile]) {
         var p = Projections()
         var position: Int64 = 0
-        for f in sim.facts { position += 1; p.apply(f.fact, FactContext(position: position, occurredAt: f.at)) }
-        let files = try StatementWriter.files(wechatDays: statements.wechatDays, appstore: statements.lines[.appstore] ?? [],
-                                              googleplay: statements.lines[.googleplay] ?? [], from: statements.from, to: statements.to,
-                                              bundleId: SimulatedStatements.bundleId, packageName: SimulatedStatements.packageName,
-                                              wechatAppId: SimulatedStatements.wechatAppId, wechatMerchant: SimulatedStatements.wechatMerchant).map { try $0.parse() }
+        for f in sim.facts {
+            position += 1
+            p.apply(f.fact, FactContext(position: position, occurredAt: f.at))
+        }
+        let files = try StatementWriter.files(
+            wechatDays: statements.wechatDays, appstore: statements.lines[.appstore] ?? [],
+            googleplay: statements.lines[.googleplay] ?? [], from: statements.from, to: statements.to,
+            bundleId: SimulatedStatements.bundleId, packageName: SimulatedStatements.packageName,
+            wechatAppId: SimulatedStatements.wechatAppId, wechatMerchant: SimulatedStatements.wechatMerchant
+        ).map { try $0.parse() }
         for file in files {
-            for fact in file.facts { position += 1; p.apply(fact, FactContext(position: position, occurredAt: file.imported.periodEnd)) }
+            for fact in file.facts {
+                position += 1
+                p.apply(fact, FactContext(position: position, occurredAt: file.imported.periodEnd))
+            }
         }
         return (p, files)
     }
 
-    @Test("clean histories: no reconciliation finding, and revenue ties to the statements row by row", arguments: [1, 2, 3] as [UInt64])
+    @Test(
+        "clean histories: no reconciliation finding, and revenue ties to the statements row by row",
+        arguments: [1, 2, 3] as [UInt64])
     func clean(seed: UInt64) throws {
         let sim = Simulator(users: 120, days: 20, seed: seed, faults: .none)
         let statements = SimulatedStatements(sim)
@@ -35,16 +45,21 @@ struct ReconciliationTests {
         let rows = Revenue.compute(p, by: .day)
         #expect(!rows.isEmpty && rows.allSatisfy(\.ties))
         // The WeChat bills' own totals (the summary rows the parser checked) equal the revenue's.
-        let wechatGross = files.filter { $0.imported.source == .wechatTradeBill }.flatMap(\.lines).filter { $0.kind == .sale }
-            .reduce(Int64(0)) { $0 + ($1.amount?.minorUnits ?? 0) }
+        let wechatGross = files.filter { $0.imported.source == .wechatTradeBill }.flatMap(\.lines).filter {
+            $0.kind == .sale
+        }
+        .reduce(Int64(0)) { $0 + ($1.amount?.minorUnits ?? 0) }
         #expect(Revenue.totals(rows).first { $0.channel == .wechat }?.ledger.gross == wechatGross)
         // Months are the days summed: the same totals by either bucket.
         #expect(Revenue.totals(Revenue.compute(p, by: .month)) == Revenue.totals(rows))
     }
 
-    @Test("injected faults: the audit's reconciliation findings are exactly the ground truth", arguments: [4, 5] as [UInt64])
+    @Test(
+        "injected faults: the audit's reconciliation findings are exactly the ground truth",
+        arguments: [4, 5] as [UInt64])
     func faults(seed: UInt64) throws {
-        let spec = try FaultSpec.parse("unrecorded-sale=0.02,unrecorded-refund=0.02,unconfirmed-payment=0.02,amount-mismatch=0.02")
+        let spec = try FaultSpec.parse(
+            "unrecorded-sale=0.02,unrecorded-refund=0.02,unconfirmed-payment=0.02,amount-mismatch=0.02")
         let sim = Simulator(users: 200, days: 20, seed: seed, faults: spec)
         let statements = SimulatedStatements(sim)
         #expect(sim.groundTruth.isEmpty)
@@ -54,7 +69,8 @@ struct ReconciliationTests {
         #expect(found == Set(statements.truth.map(\.key)))
         for f in Audit.run(p) {
             #expect(f.amountAtRisk != nil && !f.positions.isEmpty)
-            #expect(f.kind == .unconfirmedPayment || f.detail.contains(" line "), "names the statement line: \(f.detail)")
+            #expect(
+                f.kind == .unconfirmedPayment || f.detail.contains(" line "), "names the statement line: \(f.detail)")
         }
     }
 
@@ -70,14 +86,19 @@ struct ReconciliationTests {
             var (p, files) = try Self.fold(sim, statements)
             if let again = files.first {
                 var position = Int64(sim.facts.count + files.reduce(0) { $0 + $1.facts.count })
-                for fact in again.facts { position += 1; p.apply(fact, FactContext(position: position, occurredAt: again.imported.periodEnd)) }
+                for fact in again.facts {
+                    position += 1
+                    p.apply(fact, FactContext(position: position, occurredAt: again.imported.periodEnd))
+                }
                 files.append(again)
             }
             let findings = Audit.run(p)
             let expected = Set((sim.groundTruth + statements.truth).map(\.key)), actual = Set(findings.map(\.key))
             let extra = findings.filter { !expected.contains($0.key) }.map { "unexpected \($0.key): \($0.detail)" }
             let missing = expected.subtracting(actual).sorted().map { "missing \($0)" }
-            #expect(extra.isEmpty && missing.isEmpty, "seed \(seed): \((extra + missing).prefix(8).joined(separator: "\n"))")
+            #expect(
+                extra.isEmpty && missing.isEmpty, "seed \(seed): \((extra + missing).prefix(8).joined(separator: "\n"))"
+            )
             #expect(!expected.isEmpty)
         }
     }
@@ -88,10 +109,13 @@ struct ReconciliationTests {
     /// unrecorded-refund) must not bring a bill that lists none of its day's sales.
     @Test("statements for part of a longer history: exactly the injected findings", arguments: [6, 7] as [UInt64])
     func partOfHistory(seed: UInt64) throws {
-        let spec = try FaultSpec.parse("unrecorded-sale=0.05,unrecorded-refund=0.1,unconfirmed-payment=0.05,amount-mismatch=0.05")
+        let spec = try FaultSpec.parse(
+            "unrecorded-sale=0.05,unrecorded-refund=0.1,unconfirmed-payment=0.05,amount-mismatch=0.05")
         let sim = Simulator(users: 200, days: 20, seed: seed, faults: spec)
         var history = Projections()
-        for (i, f) in sim.facts.enumerated() { history.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
+        for (i, f) in sim.facts.enumerated() {
+            history.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at))
+        }
         var listedAfterMidnight = 0
         for days in [8, 10, 12] as [Int64] {
             let to = Timestamp(microsecondsSince1970: Simulator.start.microseconds + days * 86_400_000_000)
@@ -112,7 +136,9 @@ struct ReconciliationTests {
 @Suite("Reconciliation rules")
 struct ReconciliationRuleTests {
     static let t0 = Timestamp("2026-03-02T02:00:00Z")!
-    static func at(_ hours: Int64) -> Timestamp { Timestamp(microsecondsSince1970: t0.microseconds + hours * 3_600_000_000) }
+    static func at(_ hours: Int64) -> Timestamp {
+        Timestamp(microsecondsSince1970: t0.microseconds + hours * 3_600_000_000)
+    }
     static func cny(_ m: Int64) -> Money { Money(minorUnits: m, currency: Currency("CNY")!) }
 
     static func fold(_ facts: [(Fact, Timestamp)]) -> Projections {
@@ -121,66 +147,121 @@ struct ReconciliationRuleTests {
         return p
     }
 
-    static func verified(_ tx: String, _ minor: Int64, _ at: Timestamp, environment: StoreEnvironment = .production) -> (Fact, Timestamp) {
-        (.paymentVerified(PaymentVerified(channel: .wechat, transactionId: tx, productId: "wx_coins_300", purchaseDate: at, environment: environment,
-                                          price: cny(minor))), at)
+    static func verified(
+        _ tx: String, _ minor: Int64, _ at: Timestamp, environment: StoreEnvironment = .production
+    ) -> (Fact, Timestamp) {
+        (
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .wechat, transactionId: tx, productId: "wx_coins_300", purchaseDate: at,
+                    environment: environment,
+                    price: cny(minor))), at
+        )
     }
 
-    static func line(_ n: Int64, _ kind: StatementLineKind, _ tx: String, _ minor: Int64?, _ at: Timestamp, refundId: String? = nil) -> (Fact, Timestamp) {
-        var l = StatementLine(digest: "sha256:aa", line: n, source: .wechatTradeBill, kind: kind, transactionId: tx, amount: minor.map(cny), at: at)
+    static func line(
+        _ n: Int64, _ kind: StatementLineKind, _ tx: String, _ minor: Int64?, _ at: Timestamp, refundId: String? = nil
+    ) -> (Fact, Timestamp) {
+        var l = StatementLine(
+            digest: "sha256:aa", line: n, source: .wechatTradeBill, kind: kind, transactionId: tx,
+            amount: minor.map(cny), at: at)
         l.refundId = refundId
         return (.statementLine(l), Self.at(24))
     }
 
-    static let statement: (Fact, Timestamp) = (.statementImported(StatementImported(source: .wechatTradeBill, digest: "sha256:aa",
-                                                                                   periodStart: at(-48), periodEnd: at(48), lines: 4)), at(24))
+    static let statement: (Fact, Timestamp) = (
+        .statementImported(
+            StatementImported(
+                source: .wechatTradeBill, digest: "sha256:aa",
+                periodStart: at(-48), periodEnd: at(48), lines: 4)), at(24)
+    )
 
     @Test("each rule, with the window measured in log time")
     func rules() {
-        var facts = [Self.verified("A", 3000, Self.t0), Self.verified("B", 3000, Self.t0), Self.verified("S", 600, Self.t0, environment: .sandbox),
-                     Self.verified("U", 6800, Self.at(1)), Self.statement,
-                     Self.line(2, .sale, "A", 3000, Self.t0), Self.line(3, .sale, "B", 3100, Self.t0), Self.line(4, .sale, "X", 1800, Self.at(2)),
-                     Self.line(5, .refund, "A", 1000, Self.at(3), refundId: "R1")]
+        var facts = [
+            Self.verified("A", 3000, Self.t0), Self.verified("B", 3000, Self.t0),
+            Self.verified("S", 600, Self.t0, environment: .sandbox),
+            Self.verified("U", 6800, Self.at(1)), Self.statement,
+            Self.line(2, .sale, "A", 3000, Self.t0), Self.line(3, .sale, "B", 3100, Self.t0),
+            Self.line(4, .sale, "X", 1800, Self.at(2)),
+            Self.line(5, .refund, "A", 1000, Self.at(3), refundId: "R1"),
+        ]
         // (The unbound payments are also orphan-payment: only reconciliation is looked at here.)
         let early = Audit.run(Self.fold(facts)).filter { $0.kind.isReconciliation }
         // Log time is the statement's (t0 + 24 h): the sale at t0 + 2 h and the refund at t0 + 3 h are still inside the window.
         #expect(early.map(\.kind).sorted() == [.amountMismatch, .unconfirmedPayment])
-        facts.append((.orderCreated(OrderCreated(orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300", price: Self.cny(3000))), Self.at(30)))
+        facts.append(
+            (
+                .orderCreated(
+                    OrderCreated(
+                        orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300",
+                        price: Self.cny(3000))), Self.at(30)
+            ))
         let late = Audit.run(Self.fold(facts)).filter { $0.kind.isReconciliation }
-        #expect(Dictionary(grouping: late, by: \.kind).mapValues(\.count) == [.amountMismatch: 1, .unconfirmedPayment: 1, .unrecordedSale: 1, .unrecordedRefund: 1])
+        #expect(
+            Dictionary(grouping: late, by: \.kind).mapValues(\.count) == [
+                .amountMismatch: 1, .unconfirmedPayment: 1, .unrecordedSale: 1, .unrecordedRefund: 1,
+            ])
         let mismatch = late.first { $0.kind == .amountMismatch }
-        #expect(mismatch?.transactionId == "B" && mismatch?.amountAtRisk == Self.cny(100) && mismatch?.positions == [2, 7])
+        #expect(
+            mismatch?.transactionId == "B" && mismatch?.amountAtRisk == Self.cny(100) && mismatch?.positions == [2, 7])
         #expect(late.first { $0.kind == .unconfirmedPayment }?.transactionId == "U")
         #expect(late.first { $0.kind == .unrecordedSale }?.amountAtRisk == Self.cny(1800))
         #expect(late.first { $0.kind == .unrecordedRefund }?.positions == [1, 9])
         #expect(!late.contains { $0.transactionId == "S" }, "sandbox is judged by no rule")
         // The log records the refund: the finding goes.
-        facts.append((.refunded(Refunded(channel: .wechat, transactionId: "A", refundId: "R1", amount: Self.cny(1000), refundedAt: Self.at(3))), Self.at(31)))
+        facts.append(
+            (
+                .refunded(
+                    Refunded(
+                        channel: .wechat, transactionId: "A", refundId: "R1", amount: Self.cny(1000),
+                        refundedAt: Self.at(3))), Self.at(31)
+            ))
         #expect(!Audit.run(Self.fold(facts)).contains { $0.kind == .unrecordedRefund })
         #expect(Audit.reconciliation(Self.fold(facts)).count == 3)
     }
 
-    @Test("the order on every finding: the log's binding, else the line's out_trade_no, else the order an appAccountToken was minted for")
+    @Test(
+        "the order on every finding: the log's binding, else the line's out_trade_no, else the order an appAccountToken was minted for"
+    )
     func orderIds() {
         let token = "7D1C1E8A-3F9B-4A51-9A55-2B8F0C6B8E11"
-        var apple = StatementLine(digest: "sha256:bb", line: 1, source: .appstoreHistory, kind: .sale, transactionId: "2000000999",
-                                  orderId: token.lowercased(), amount: Self.cny(600), at: Self.t0)
+        var apple = StatementLine(
+            digest: "sha256:bb", line: 1, source: .appstoreHistory, kind: .sale, transactionId: "2000000999",
+            orderId: token.lowercased(), amount: Self.cny(600), at: Self.t0)
         apple.app = "com.example.coins"
-        var wechat = StatementLine(digest: "sha256:aa", line: 6, source: .wechatTradeBill, kind: .sale, transactionId: "Y", orderId: "wx-order-9",
-                                   amount: Self.cny(3000), at: Self.t0)
+        var wechat = StatementLine(
+            digest: "sha256:aa", line: 6, source: .wechatTradeBill, kind: .sale, transactionId: "Y",
+            orderId: "wx-order-9",
+            amount: Self.cny(3000), at: Self.t0)
         wechat.app = nil
         let facts: [(Fact, Timestamp)] = [
-            (.orderCreated(OrderCreated(orderId: "ord-apple", userId: "u", channel: .appstore, productId: "coins_60", price: Self.cny(600),
-                                        accountToken: token)), Self.t0),
+            (
+                .orderCreated(
+                    OrderCreated(
+                        orderId: "ord-apple", userId: "u", channel: .appstore, productId: "coins_60",
+                        price: Self.cny(600),
+                        accountToken: token)), Self.t0
+            ),
             Self.statement, (.statementLine(wechat), Self.at(24)),
-            (.statementImported(StatementImported(source: .appstoreHistory, digest: "sha256:bb", periodStart: Self.at(-48), periodEnd: Self.at(48),
-                                                  lines: 1, app: "com.example.coins")), Self.at(24)),
+            (
+                .statementImported(
+                    StatementImported(
+                        source: .appstoreHistory, digest: "sha256:bb", periodStart: Self.at(-48),
+                        periodEnd: Self.at(48),
+                        lines: 1, app: "com.example.coins")), Self.at(24)
+            ),
             (.statementLine(apple), Self.at(24)),
-            (.orderCreated(OrderCreated(orderId: "later", userId: "u", channel: .wechat, productId: "p", price: Self.cny(1))), Self.at(30)),
+            (
+                .orderCreated(
+                    OrderCreated(orderId: "later", userId: "u", channel: .wechat, productId: "p", price: Self.cny(1))),
+                Self.at(30)
+            ),
         ]
         let found = Audit.reconciliation(Self.fold(facts))
-        #expect(Set(found.map { "\($0.kind.rawValue) \($0.transactionId ?? "") \($0.orderId ?? "-")" })
-                    == ["unrecorded-sale Y wx-order-9", "unrecorded-sale 2000000999 ord-apple"])
+        #expect(
+            Set(found.map { "\($0.kind.rawValue) \($0.transactionId ?? "") \($0.orderId ?? "-")" })
+                == ["unrecorded-sale Y wx-order-9", "unrecorded-sale 2000000999 ord-apple"])
     }
 
     @Test("coverage is the statement's own period, with a few minutes' slack, per app")
@@ -188,16 +269,27 @@ struct ReconciliationRuleTests {
         // A WeChat bill of one Beijing day: a payment inside it is judged at once; one within the
         // clock slack of its edge, or of another app, is not.
         let start = Timestamp("2026-03-01T16:00:00Z")!, end = Timestamp("2026-03-02T16:00:00Z")!
-        func shifted(_ t: Timestamp, _ seconds: Int64) -> Timestamp { Timestamp(microsecondsSince1970: t.microseconds + seconds * 1_000_000) }
+        func shifted(_ t: Timestamp, _ seconds: Int64) -> Timestamp {
+            Timestamp(microsecondsSince1970: t.microseconds + seconds * 1_000_000)
+        }
         func paid(_ tx: String, _ at: Timestamp, app: String?) -> (Fact, Timestamp) {
-            (.paymentVerified(PaymentVerified(channel: .wechat, transactionId: tx, productId: "wx_coins_300", purchaseDate: at, price: Self.cny(3000),
-                                              app: app)), at)
+            (
+                .paymentVerified(
+                    PaymentVerified(
+                        channel: .wechat, transactionId: tx, productId: "wx_coins_300", purchaseDate: at,
+                        price: Self.cny(3000),
+                        app: app)), at
+            )
         }
         let facts: [(Fact, Timestamp)] = [
             paid("inside", shifted(start, 3600), app: "wxA"), paid("edge", shifted(end, -120), app: "wxA"),
             paid("other-app", shifted(start, 3600), app: "wxB"), paid("before", shifted(start, -3600), app: "wxA"),
-            (.statementImported(StatementImported(source: .wechatTradeBill, digest: "sha256:cc", periodStart: start, periodEnd: end, lines: 0,
-                                                  app: "wxA")), end),
+            (
+                .statementImported(
+                    StatementImported(
+                        source: .wechatTradeBill, digest: "sha256:cc", periodStart: start, periodEnd: end, lines: 0,
+                        app: "wxA")), end
+            ),
         ]
         #expect(Audit.reconciliation(Self.fold(facts)).map(\.transactionId) == ["inside"])
     }
@@ -205,18 +297,33 @@ struct ReconciliationRuleTests {
     @Test("another file for an imported period is a re-issue, but the financial report's regions are not")
     func reissues() {
         func imported(_ source: StatementSource, _ digest: String) -> (Fact, Timestamp) {
-            (.statementImported(StatementImported(source: source, digest: digest, periodStart: Self.at(-48), periodEnd: Self.at(48), lines: 0)), Self.at(48))
+            (
+                .statementImported(
+                    StatementImported(
+                        source: source, digest: digest, periodStart: Self.at(-48), periodEnd: Self.at(48), lines: 0)),
+                Self.at(48)
+            )
         }
-        let book = Self.fold([imported(.appstoreFinance, "sha256:01"), imported(.appstoreFinance, "sha256:02"),
-                              imported(.wechatTradeBill, "sha256:03"), imported(.wechatTradeBill, "sha256:04"), imported(.wechatTradeBill, "sha256:03")]).statements
+        let book = Self.fold([
+            imported(.appstoreFinance, "sha256:01"), imported(.appstoreFinance, "sha256:02"),
+            imported(.wechatTradeBill, "sha256:03"), imported(.wechatTradeBill, "sha256:04"),
+            imported(.wechatTradeBill, "sha256:03"),
+        ]).statements
         #expect(book.statements.count == 4)
         #expect(book.reissues.map(\.statement.digest) == ["sha256:04"] && book.reissues.first?.reissueOf == "sha256:03")
     }
 
     @Test("no statement: no reconciliation finding and no revenue from statements")
     func none() {
-        let p = Self.fold([Self.verified("A", 3000, Self.t0), (.orderCreated(OrderCreated(orderId: "o", userId: "u", channel: .wechat, productId: "p",
-                                                                                              price: Self.cny(1))), Self.at(100))])
+        let p = Self.fold([
+            Self.verified("A", 3000, Self.t0),
+            (
+                .orderCreated(
+                    OrderCreated(
+                        orderId: "o", userId: "u", channel: .wechat, productId: "p",
+                        price: Self.cny(1))), Self.at(100)
+            ),
+        ])
         #expect(Audit.reconciliation(p).isEmpty)
         let rows = Revenue.compute(p, by: .day)
         #expect(rows.count == 1 && rows[0].ledger.gross == 3000 && rows[0].statements == RevenueTotals())

@@ -10,18 +10,35 @@ struct GoogleSubscriptionTests {
     static let cny = Currency("CNY")!
 
     static func fold(renewalFirst: Bool) -> Projections {
-        let product = Fact.productDefined(ProductDefinition(channel: .googleplay, storeProductId: "vip_weekly",
-            entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 1), version: 1, validFrom: t("2026-01-01T00:00:00Z")))
-        let initial = Fact.paymentVerified(PaymentVerified(channel: .googleplay, transactionId: "GPA.1", originalTransactionId: "token-abc",
-            productId: "vip_weekly", purchaseDate: t("2026-03-01T00:00:00Z"), expiresDate: t("2026-03-08T00:00:00Z"), price: Money(minorUnits: 1200, currency: cny)))
-        let bound = Fact.transactionBound(TransactionBound(channel: .googleplay, transactionId: "GPA.1", orderId: "o1", userId: "u1", method: .applicationUsername))
-        let renewal = Fact.subscriptionRenewed(SubscriptionRenewed(channel: .googleplay, originalTransactionId: "token-abc", transactionId: "GPA.1..0",
-            productId: "vip_weekly", purchaseDate: t("2026-03-08T00:00:00Z"), expiresDate: t("2026-03-15T00:00:00Z")))
-        let order = Fact.orderCreated(OrderCreated(orderId: "o1", userId: "u1", channel: .googleplay, productId: "vip_weekly", price: Money(minorUnits: 1200, currency: cny)))
+        let product = Fact.productDefined(
+            ProductDefinition(
+                channel: .googleplay, storeProductId: "vip_weekly",
+                entitlement: .subscription(entitlement: "vip", group: "vip", periodDays: 7, rank: 1), version: 1,
+                validFrom: t("2026-01-01T00:00:00Z")))
+        let initial = Fact.paymentVerified(
+            PaymentVerified(
+                channel: .googleplay, transactionId: "GPA.1", originalTransactionId: "token-abc",
+                productId: "vip_weekly", purchaseDate: t("2026-03-01T00:00:00Z"),
+                expiresDate: t("2026-03-08T00:00:00Z"), price: Money(minorUnits: 1200, currency: cny)))
+        let bound = Fact.transactionBound(
+            TransactionBound(
+                channel: .googleplay, transactionId: "GPA.1", orderId: "o1", userId: "u1", method: .applicationUsername)
+        )
+        let renewal = Fact.subscriptionRenewed(
+            SubscriptionRenewed(
+                channel: .googleplay, originalTransactionId: "token-abc", transactionId: "GPA.1..0",
+                productId: "vip_weekly", purchaseDate: t("2026-03-08T00:00:00Z"), expiresDate: t("2026-03-15T00:00:00Z")
+            ))
+        let order = Fact.orderCreated(
+            OrderCreated(
+                orderId: "o1", userId: "u1", channel: .googleplay, productId: "vip_weekly",
+                price: Money(minorUnits: 1200, currency: cny)))
         var facts = [product, order, initial, bound, renewal]
         if renewalFirst { facts = [product, order, renewal, initial, bound] }
         var p = Projections()
-        for (i, f) in facts.enumerated() { p.apply(f, FactContext(position: Int64(i + 1), occurredAt: t("2026-03-20T00:00:00Z"))) }
+        for (i, f) in facts.enumerated() {
+            p.apply(f, FactContext(position: Int64(i + 1), occurredAt: t("2026-03-20T00:00:00Z")))
+        }
         return p
     }
 

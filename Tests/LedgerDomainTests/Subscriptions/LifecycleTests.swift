@@ -12,13 +12,20 @@ struct LifecycleTests {
 
     /// A month of vip bought, bound and granted for its 30 days.
     static func paidMonth(_ h: inout History) {
-        h.order("o1", "u1", "vip.month"); h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
+        h.order("o1", "u1", "vip.month")
+        h.verify("m1", "vip.month", original: "m1", days: 30)
+        h.bind("m1", "o1", "u1")
         h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30), order: "o1")
     }
 
-    static func state(_ h: inout History, _ change: LifecycleChange, at: Timestamp? = nil, expires: Timestamp? = nil, id: String) {
-        h.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .appstore, originalTransactionId: "m1", notificationId: id, change: change,
-                                                                 effectiveAt: at ?? h.now, expiresAt: expires)))
+    static func state(
+        _ h: inout History, _ change: LifecycleChange, at: Timestamp? = nil, expires: Timestamp? = nil, id: String
+    ) {
+        h.add(
+            .subscriptionStateChanged(
+                SubscriptionStateChanged(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: id, change: change,
+                    effectiveAt: at ?? h.now, expiresAt: expires)))
     }
 
     static func subscription(_ h: History) -> SubscriptionView? { h.fold().subscriptions["appstore:m1"] }
@@ -29,11 +36,17 @@ struct LifecycleTests {
         Self.paidMonth(&h)
         let paidUntil = try #require(Self.subscription(h)?.expiresAt)
         #expect(Self.subscription(h)?.status == .active && Self.subscription(h)?.accessUntil == paidUntil)
-        h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
-                                           gracePeriodExpiresAt: Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
-                                           inBillingRetry: true)), after: 30 * Self.day)
+        h.add(
+            .renewalFailed(
+                RenewalFailed(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
+                    gracePeriodExpiresAt: Timestamp(
+                        microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
+                    inBillingRetry: true)), after: 30 * Self.day)
         #expect(Self.subscription(h)?.status == .grace)
-        #expect(Self.subscription(h)?.accessUntil == Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000))
+        #expect(
+            Self.subscription(h)?.accessUntil
+                == Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000))
         Self.state(&h, .graceEnded, id: "n-ended")
         #expect(Self.subscription(h)?.status == .billingRetry && Self.subscription(h)?.accessUntil == paidUntil)
         Self.state(&h, .onHold, id: "n-hold")
@@ -42,9 +55,13 @@ struct LifecycleTests {
         #expect(Self.subscription(h)?.status == .active)
         let pausedAt = h.now
         Self.state(&h, .paused, id: "n-pause")
-        #expect(Self.subscription(h)?.status == .paused && Self.subscription(h)?.accessUntil == min(paidUntil, pausedAt))
-        h.add(.storeRevoked(StoreRevoked(channel: .appstore, originalTransactionId: "m1", transactionId: "m1", notificationId: "n-revoke",
-                                         revokedAt: h.now, revocationType: "FAMILY_REVOKE")))
+        #expect(
+            Self.subscription(h)?.status == .paused && Self.subscription(h)?.accessUntil == min(paidUntil, pausedAt))
+        h.add(
+            .storeRevoked(
+                StoreRevoked(
+                    channel: .appstore, originalTransactionId: "m1", transactionId: "m1", notificationId: "n-revoke",
+                    revokedAt: h.now, revocationType: "FAMILY_REVOKE")))
         #expect(Self.subscription(h)?.status == .revoked)
     }
 
@@ -52,26 +69,43 @@ struct LifecycleTests {
     func googleGraceWithoutEnd() {
         var h = History()
         Self.paidMonth(&h)
-        h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-g", inBillingRetry: false)), after: 30 * Self.day)
-        #expect(Self.subscription(h)?.status == .grace && Self.subscription(h)?.accessUntil == Self.subscription(h)?.expiresAt)
+        h.add(
+            .renewalFailed(
+                RenewalFailed(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-g", inBillingRetry: false)),
+            after: 30 * Self.day)
+        #expect(
+            Self.subscription(h)?.status == .grace
+                && Self.subscription(h)?.accessUntil == Self.subscription(h)?.expiresAt)
     }
 
     @Test("time granted to the end of grace is owed; beyond it, or through billing retry, it is drift")
     func graceMayBeGranted() throws {
         for (extra, drift) in [(Int64(0), false), (10, false), (16, false), (17, true)] {
             var h = History()
-            h.order("o1", "u1", "vip.month"); h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
+            h.order("o1", "u1", "vip.month")
+            h.verify("m1", "vip.month", original: "m1", days: 30)
+            h.bind("m1", "o1", "u1")
             let paidUntil = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
-            h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
-                                               gracePeriodExpiresAt: Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
-                                               inBillingRetry: true)))
+            h.add(
+                .renewalFailed(
+                    RenewalFailed(
+                        channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
+                        gracePeriodExpiresAt: Timestamp(
+                            microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
+                        inBillingRetry: true)))
             h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30 + extra), order: "o1")
             #expect(h.kinds().contains("subscription-drift") == drift, "30 + \(extra) days")
         }
         // Without grace (billing retry, on hold), nothing past the paid period is owed.
         var h = History()
-        h.order("o1", "u1", "vip.month"); h.verify("m1", "vip.month", original: "m1", days: 30); h.bind("m1", "o1", "u1")
-        h.add(.renewalFailed(RenewalFailed(channel: .appstore, originalTransactionId: "m1", notificationId: "n-retry", inBillingRetry: true)))
+        h.order("o1", "u1", "vip.month")
+        h.verify("m1", "vip.month", original: "m1", days: 30)
+        h.bind("m1", "o1", "u1")
+        h.add(
+            .renewalFailed(
+                RenewalFailed(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-retry", inBillingRetry: true)))
         Self.state(&h, .onHold, id: "n-hold")
         h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 40), order: "o1")
         #expect(h.kinds() == ["subscription-drift"])
@@ -81,8 +115,11 @@ struct LifecycleTests {
     func storeRevocation() {
         var h = History()
         Self.paidMonth(&h)
-        h.add(.storeRevoked(StoreRevoked(channel: .appstore, originalTransactionId: "m1", transactionId: "m1", notificationId: "n-rev",
-                                         revokedAt: h.now, revocationType: "FAMILY_REVOKE")))
+        h.add(
+            .storeRevoked(
+                StoreRevoked(
+                    channel: .appstore, originalTransactionId: "m1", transactionId: "m1", notificationId: "n-rev",
+                    revokedAt: h.now, revocationType: "FAMILY_REVOKE")))
         h.wait(hours: 1)
         #expect(h.kinds() == ["refund-not-revoked"])
         h.revoke("u1", "m1", .revoke)
@@ -96,9 +133,12 @@ struct LifecycleTests {
         let until = Timestamp(microsecondsSince1970: h.now.microseconds + 40 * Self.day * 1_000_000)
         Self.state(&h, .extended, expires: until, id: "n-ext")
         #expect(Self.subscription(h)?.expiresAt == until)
-        h.add(.subscriptionStateChanged(SubscriptionStateChanged(channel: .appstore, originalTransactionId: "m1", notificationId: "n-price",
-                                                                 change: .priceConsent, effectiveAt: h.now, priceConsent: .accepted,
-                                                                 newPrice: Money(minorUnits: 3000, currency: History.cny))))
+        h.add(
+            .subscriptionStateChanged(
+                SubscriptionStateChanged(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-price",
+                    change: .priceConsent, effectiveAt: h.now, priceConsent: .accepted,
+                    newPrice: Money(minorUnits: 3000, currency: History.cny))))
         #expect(Self.subscription(h)?.priceConsent == .accepted && Self.subscription(h)?.newPrice?.minorUnits == 3000)
         #expect(Self.subscription(h)?.status == .active)
     }
@@ -106,30 +146,47 @@ struct LifecycleTests {
     @Test("an untranslated notification is a notice until a later fact completes it")
     func untranslatedUntilCompleted() {
         var h = History()
-        h.add(.storeNotificationReceived(StoreNotificationReceived(
-            channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"), subtype: NotificationType(raw: "PARTIAL"),
-            transactionId: "GPA.1", originalTransactionId: "tok", untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
-        h.add(.storeNotificationReceived(StoreNotificationReceived(
-            channel: .appstore, notificationId: "n-x", type: NotificationType(raw: "EXTERNAL_PURCHASE_TOKEN"), untranslated: "not translated")))
+        h.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"),
+                    subtype: NotificationType(raw: "PARTIAL"),
+                    transactionId: "GPA.1", originalTransactionId: "tok",
+                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        h.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .appstore, notificationId: "n-x", type: NotificationType(raw: "EXTERNAL_PURCHASE_TOKEN"),
+                    untranslated: "not translated")))
         let fs = h.audit()
         #expect(fs.map(\.kind) == [.untranslatedNotification, .untranslatedNotification])
         #expect(fs.allSatisfy { $0.severity == .info && $0.amountAtRisk == nil })
         #expect(Set(fs.compactMap(\.transactionId)) == ["GPA.1", "notification:n-x"])
         // A void without a quantity is not a whole void: nothing is owed back yet.
         #expect(h.fold().transactions["GPA.1"]?.storeRevokedPosition == nil)
-        h.add(.purchaseVoided(PurchaseVoided(transactionId: "GPA.1", purchaseToken: "tok", voidedAt: h.now, voidedQuantity: 1)))
+        h.add(
+            .purchaseVoided(
+                PurchaseVoided(transactionId: "GPA.1", purchaseToken: "tok", voidedAt: h.now, voidedQuantity: 1)))
         #expect(h.audit().compactMap(\.transactionId) == ["notification:n-x"])
     }
 
     @Test("a partial void's quantity imported from the Voided Purchases API completes it and is judged")
     func voidedQuantityFromAStatement() {
         var h = History()
-        h.add(.paymentVerified(PaymentVerified(channel: .googleplay, transactionId: "GPA.7", originalTransactionId: "tok7", productId: "coins_60",
-                                               quantity: 3, purchaseDate: h.now, price: Money(minorUnits: 1800, currency: History.cny))))
-        h.add(.storeNotificationReceived(StoreNotificationReceived(
-            channel: .googleplay, notificationId: "m-v", type: NotificationType(raw: "VOIDED_PURCHASE"), transactionId: "GPA.7",
-            untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
-        var line = StatementLine(digest: "sha256:00", line: 1, source: .googleplayVoided, kind: .refund, transactionId: "GPA.7", amount: nil, at: h.now)
+        h.add(
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .googleplay, transactionId: "GPA.7", originalTransactionId: "tok7", productId: "coins_60",
+                    quantity: 3, purchaseDate: h.now, price: Money(minorUnits: 1800, currency: History.cny))))
+        h.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "m-v", type: NotificationType(raw: "VOIDED_PURCHASE"),
+                    transactionId: "GPA.7",
+                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        var line = StatementLine(
+            digest: "sha256:00", line: 1, source: .googleplayVoided, kind: .refund, transactionId: "GPA.7", amount: nil,
+            at: h.now)
         line.quantity = 1
         h.add(.statementLine(line))
         let p = h.fold()
@@ -144,11 +201,17 @@ struct LifecycleTests {
     @Test("a purchase notification awaiting its verification is completed by it")
     func awaitingVerification() {
         var h = History()
-        h.add(.storeNotificationReceived(StoreNotificationReceived(
-            channel: .appstore, notificationId: "n-1", type: NotificationType(raw: "ONE_TIME_CHARGE"), transactionId: "t1",
-            untranslated: "lacks the price", awaiting: .verification)))
+        h.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .appstore, notificationId: "n-1", type: NotificationType(raw: "ONE_TIME_CHARGE"),
+                    transactionId: "t1",
+                    untranslated: "lacks the price", awaiting: .verification)))
         #expect(h.kinds() == ["untranslated-notification"])
-        h.order("o1", "u1", "coins_60"); h.verify("t1", "coins_60"); h.bind("t1", "o1", "u1"); h.grant("g1", "u1", "t1", coins60, order: "o1")
+        h.order("o1", "u1", "coins_60")
+        h.verify("t1", "coins_60")
+        h.bind("t1", "o1", "u1")
+        h.grant("g1", "u1", "t1", coins60, order: "o1")
         #expect(h.kinds() == [])
     }
 }
