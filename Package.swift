@@ -187,6 +187,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "LedgerScenariosTests",
+            dependencies: ["LedgerScenarios", "LedgerDomain", "LedgerCore", "LedgerFoldStore"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "LedgerPostgresTests", dependencies: ["LedgerPostgres"], swiftSettings: strict),
+        .testTarget(
             name: "LedgerFoldStoreTests", dependencies: ["LedgerFoldStore", "LedgerCore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerDomainTests",

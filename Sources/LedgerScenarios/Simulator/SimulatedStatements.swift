@@ -32,8 +32,7 @@ public struct SimulatedStatements: Sendable {
     public static let kinds: [FindingKind] = [.unrecordedSale, .unrecordedRefund, .unconfirmedPayment, .amountMismatch]
 
     public init(_ sim: Simulator) {
-        var p = Projections()
-        for (i, f) in sim.facts.enumerated() { p.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
+        let p = sim.fold()
         let end = sim.facts.last?.at.microseconds ?? Simulator.start.microseconds
         self.init(
             p, seed: sim.seed, faults: sim.faults,

@@ -113,6 +113,14 @@ public struct Simulator: Sendable {
         self.injected = injected
     }
 
+    /// The history folded in memory, each fact at its index in the history (plus one) as its position:
+    /// what the log would give once the history is appended to an empty one.
+    public func fold() -> Projections {
+        var p = Projections()
+        for (i, f) in facts.enumerated() { p.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
+        return p
+    }
+
     /// The history as events to append: deterministic event ids (from the seed and the index) and
     /// the writing service as metadata.
     public func events() -> [NewEvent] {

@@ -56,7 +56,7 @@ struct SnapshotTests {
         var bytes: [UInt8] = []
         var states = Scenarios.all.map { $0.projections() }
         states.append(
-            SimulatorTests.fold(Simulator(users: 40, days: 20, seed: 3, faults: try FaultSpec.parse("all=0.05"))))
+            Simulator(users: 40, days: 20, seed: 3, faults: try FaultSpec.parse("all=0.05")).fold())
         for state in states { try state.writeSnapshot(partBytes: 4096) { bytes += $0 } }
         #expect(Projections.snapshotVersion == 8)
         #expect(SHA256.hash(bytes).hexString == "76fce57eec98504a6b4816aa036fe9e742c69c4e07779dfe40b0a0c373942cd6")
@@ -68,7 +68,7 @@ struct SnapshotTests {
     @Test func theViewsOwnFieldsKeepEveryStoredProperty() throws {
         var states = Scenarios.all.map { $0.projections() }
         states.append(
-            SimulatorTests.fold(Simulator(users: 80, days: 30, seed: 11, faults: try FaultSpec.parse("all=0.07"))))
+            Simulator(users: 80, days: 30, seed: 11, faults: try FaultSpec.parse("all=0.07")).fold())
         for state in states {
             let reference = try state.snapshot(fields: false)
             let fast = try state.snapshot()
@@ -83,7 +83,7 @@ struct SnapshotTests {
         #expect(throws: DecodingError.self) { try Projections(snapshot: Array(bytes.dropLast())) }
         #expect(throws: DecodingError.self) { try Projections(snapshot: []) }
         var parts: [[UInt8]] = []
-        try SimulatorTests.fold(Simulator(users: 20, days: 10, seed: 3, faults: .none)).writeSnapshot(partBytes: 500) {
+        try Simulator(users: 20, days: 10, seed: 3, faults: .none).fold().writeSnapshot(partBytes: 500) {
             parts.append($0)
         }
         #expect(parts.count > 3)

@@ -30,7 +30,7 @@ struct ViewExtrasTests {
     /// In a history with every fault, most views carry no extras, and those that do are the
     /// ones with refunds, closes, revocations, voids, transfers or upgrades.
     @Test func onlyViewsWithRareFactsCarryExtras() throws {
-        let p = SimulatorTests.fold(Simulator(users: 80, days: 30, seed: 5, faults: try FaultSpec.parse("all=0.05")))
+        let p = Simulator(users: 80, days: 30, seed: 5, faults: try FaultSpec.parse("all=0.05")).fold()
         let orders = p.orders.values.filter { !$0.extras.isEmpty }
         let transactions = p.transactions.values.filter { !$0.extras.isEmpty }
         #expect(!orders.isEmpty && orders.count * 4 < p.orders.count)

@@ -7,19 +7,13 @@ import Testing
 
 @Suite("Simulator")
 struct SimulatorTests {
-    static func fold(_ sim: Simulator) -> Projections {
-        var p = Projections()
-        for (i, f) in sim.facts.enumerated() { p.apply(f.fact, FactContext(position: Int64(i + 1), occurredAt: f.at)) }
-        return p
-    }
-
     static func spec(_ text: String) -> FaultSpec {
         do { return try FaultSpec.parse(text) } catch { preconditionFailure("\(text): \(error)") }
     }
 
     /// The audit's keys against the ground truth's, printing the symmetric difference with details.
     static func checkGroundTruth(_ sim: Simulator, _ label: String) {
-        let findings = Audit.run(fold(sim), options: AuditOptions())
+        let findings = Audit.run(sim.fold(), options: AuditOptions())
         let actual = Set(findings.map(\.key)), expected = Set(sim.groundTruth.map(\.key))
         if actual != expected {
             let extra = findings.filter { !expected.contains($0.key) }.map { "  unexpected \($0.key): \($0.detail)" }
@@ -34,7 +28,7 @@ struct SimulatorTests {
     /// positions only.
     @Test func anAuditsFoldWithoutUsersPositionsFindsTheSame() {
         let sim = Simulator(users: 60, days: 20, seed: 9, faults: Self.spec("all=0.05"))
-        let kept = Self.fold(sim)
+        let kept = sim.fold()
         var lean = Projections()
         lean.keepsUserPositions = false
         for (i, f) in sim.facts.enumerated() {
@@ -91,7 +85,7 @@ struct SimulatorTests {
         for seed: UInt64 in [1, 2, 3, 20_260_301] {
             let sim = Simulator(users: 400, days: 30, seed: seed, faults: .none)
             #expect(sim.groundTruth.isEmpty)
-            let p = Self.fold(sim)
+            let p = sim.fold()
             let findings = Audit.run(p, options: AuditOptions())
             #expect(
                 findings.isEmpty,
@@ -197,7 +191,7 @@ struct SimulatorTests {
             #expect((seen[kind] ?? 0) > 0, "no \(kind) in a clean history of 400 users")
         }
         #expect(unnamed.isEmpty, "store facts without an app: \(unnamed.prefix(5))")
-        #expect(Audit.run(Self.fold(sim), options: AuditOptions()).isEmpty)
+        #expect(Audit.run(sim.fold(), options: AuditOptions()).isEmpty)
     }
 
     @Test func injectedFaultsAreExactlyWhatTheAuditFinds() {
