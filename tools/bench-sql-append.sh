@@ -3,7 +3,8 @@
 # expected version, gap-free positions, the hash chain), driven by pgbench as independent writers
 # would drive it (each connection a session of its own, as separate services in any language),
 # beside a raw INSERT of the same row shape into a table with no constraint, in the same run, at 1
-# and 16 connections. Prints a markdown table.
+# and 16 connections; and by the path a writer that must scale takes: the claim and the event
+# committed pending, then seal_events for its position. Prints a markdown table.
 # With MESSAGE_DB set to a checkout of Message DB (github.com/message-db/message-db), its
 # write_message runs in the same run, on the same cluster and the same baseline, installed in its
 # own schema `message_store` (removed afterwards when this script made it): the peer's ratio beside
@@ -43,14 +44,27 @@ GRANT USAGE ON SEQUENCE "$schema".raw_events_position_seq TO ledger_writer;
 SQL
 # The same event each side: its own stream, an idempotency key, a small payload.
 cat > "$work/append.sql" <<'SQL'
-\set n random(1, 2000000000)
+\set n random(1, 1000000000000000000)
 SELECT count(*) FROM append_events(jsonb_build_array(jsonb_build_object(
     'stream', 'bench-' || :client_id || '-' || :n, 'type', 'CoinsSpent', 'expectedVersion', 'no-stream',
     'idempotencyKey', 'bench:' || :client_id || ':' || :n, 'payload', jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1),
     'occurredAt', now()::text)));
 SQL
+# The same event by the path a writer that must scale takes (docs/library.md): claim it and commit
+# it pending, then seal_events for its position (whoever seals next seals every pending event).
+cat > "$work/pending.sql" <<'SQL'
+\set n random(1, 1000000000000000000)
+BEGIN;
+INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
+VALUES (md5('p' || :client_id || '-' || :n)::uuid, 'pending:' || :client_id || ':' || :n, 'pending-' || :client_id || '-' || :n, 0);
+INSERT INTO pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at, idempotency_key)
+VALUES (md5('p' || :client_id || '-' || :n)::uuid, 'pending-' || :client_id || '-' || :n, 0, 'CoinsSpent', 1,
+        jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), now(), 'pending:' || :client_id || ':' || :n);
+COMMIT;
+SELECT count(*) FROM seal_events(ARRAY[md5('p' || :client_id || '-' || :n)::uuid]);
+SQL
 cat > "$work/raw.sql" <<'SQL'
-\set n random(1, 2000000000)
+\set n random(1, 1000000000000000000)
 INSERT INTO raw_events (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, recorded_at,
                         idempotency_key, hash)
 VALUES (gen_random_uuid(), 'bench-' || :client_id || '-' || :n, 0, 'CoinsSpent', 1,
@@ -74,7 +88,7 @@ if [ -n "${MESSAGE_DB:-}" ]; then
     PGOPTIONS='-c client_min_messages=warning' psql "$LEDGER_DATABASE_URL" -q -v ON_ERROR_STOP=1 -f "$db/$f" >&2
   done
   cat > "$work/message-db.sql" <<'SQL'
-\set n random(1, 2000000000)
+\set n random(1, 1000000000000000000)
 SELECT message_store.write_message(gen_random_uuid()::varchar, 'bench' || :client_id || '-' || :n, 'CoinsSpent',
     jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), '{}'::jsonb, -1);
 SQL
@@ -101,21 +115,24 @@ measure() { # script clients [url]: sets tps and latency, or stops the script wi
 }
 ratio() { echo "$(( $1 * 100 / ($2 > 0 ? $2 : 1) )) %"; }
 if [ -n "${MESSAGE_DB:-}" ]; then
-  echo "| writers (connections) | append_events/s | avg latency ms | raw INSERT/s | avg latency ms | ratio | Message DB write_message/s | avg latency ms | its ratio |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| writers (connections) | append_events/s | avg latency ms | raw INSERT/s | avg latency ms | ratio | pending + seal_events/s | avg latency ms | ratio | Message DB write_message/s | avg latency ms | its ratio |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 else
-  echo "| writers (connections) | append_events/s | avg latency ms | raw INSERT/s | avg latency ms | ratio |"
-  echo "|---:|---:|---:|---:|---:|---:|"
+  echo "| writers (connections) | append_events/s | avg latency ms | raw INSERT/s | avg latency ms | ratio | pending + seal_events/s | avg latency ms | ratio |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 fi
 for c in 1 16; do
   measure append "$c"; at=$tps; al=$latency
   measure raw "$c"; rt=$tps; rl=$latency
+  measure pending "$c"; pt=$tps; pl=$latency
+  row="| $c | $at | $al | $rt | $rl | $(ratio "$at" "$rt") | $pt | $pl | $(ratio "$pt" "$rt") |"
   if [ -n "${MESSAGE_DB:-}" ]; then
     PGOPTIONS="-c search_path=message_store,public" measure message-db "$c" "$LEDGER_DATABASE_URL"; mt=$tps; ml=$latency
-    echo "| $c | $at | $al | $rt | $rl | $(ratio "$at" "$rt") | $mt | $ml | $(ratio "$mt" "$rt") |"
-  else
-    echo "| $c | $at | $al | $rt | $rl | $(ratio "$at" "$rt") |"
+    row="$row $mt | $ml | $(ratio "$mt" "$rt") |"
   fi
+  echo "$row"
 done
 positions=$(psql "$LEDGER_DATABASE_URL" -Atc "SELECT count(*) || ' events, positions ' || min(position) || '-' || max(position) FROM \"$schema\".events")
-echo "append_events stored $positions (gap-free: the count equals the last position)"
+pending=$(psql "$LEDGER_DATABASE_URL" -Atc "SELECT count(*) FROM \"$schema\".pending_events")
+echo "both ledger paths stored $positions (gap-free: the count equals the last position), $pending left pending"
+[ "$pending" = 0 ] || { echo "bench-sql-append: $pending events were left pending" >&2; exit 1; }
