@@ -18,7 +18,7 @@ public struct PublicInitMacro: MemberMacro {
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         guard declaration.is(StructDeclSyntax.self) else {
-            throw MacroError(node: Syntax(node), message: "@PublicInit applies to a struct")
+            throw MacroError(description: "@PublicInit applies to a struct")
         }
         var parameters: [String] = []
         var assignments: [String] = []
@@ -27,12 +27,11 @@ public struct PublicInitMacro: MemberMacro {
             let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
             for binding in variable.bindings {
                 guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmedDescription else {
-                    throw MacroError(node: Syntax(binding), message: "@PublicInit needs one name per stored property")
+                    throw MacroError(description: "@PublicInit needs one name per stored property")
                 }
                 if isLet && binding.initializer != nil { continue }
                 guard let type = binding.typeAnnotation?.type.trimmed else {
-                    throw MacroError(
-                        node: Syntax(binding), message: "@PublicInit needs the type of '\(name)' written out")
+                    throw MacroError(description: "@PublicInit needs the type of '\(name)' written out")
                 }
                 var parameter = "\(name): \(type)"
                 if let value = binding.initializer?.value.trimmedDescription {
@@ -67,11 +66,9 @@ public struct PublicInitMacro: MemberMacro {
     }
 }
 
-/// Why `@PublicInit` cannot expand where it is written (the compiler shows `description` there).
+/// Why `@PublicInit` cannot expand: the compiler shows `description` at the attribute.
 struct MacroError: Error, CustomStringConvertible {
-    let node: Syntax
-    let message: String
-    var description: String { message }
+    let description: String
 }
 
 @main

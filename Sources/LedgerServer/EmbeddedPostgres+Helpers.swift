@@ -1,5 +1,7 @@
 import Foundation
+import LedgerCore
 import LedgerPostgres
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,6 +9,9 @@ import Glibc
 // Where the server's binaries are, and running them as the server's user under the cluster's lock
 // (EmbeddedPostgres.swift).
 extension EmbeddedPostgres {
+    /// The first 12 hex digits of the SHA-256 of `s`: a short, stable name for a folder's path.
+    static func shortDigest(_ s: String) -> String { String(SHA256.hash(Array(s.utf8)).hexString.prefix(12)) }
+
     // MARK: Helpers
 
     /// Newest `/usr/lib/postgresql/N/bin`, else the folder of `pg_ctl` on PATH, else `LEDGER_PG_BIN`.

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerCore
 import LedgerPostgres
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ public struct EmbeddedPostgres: Sendable {
     public static func defaultRoot(in directory: URL) -> URL {
         let local = directory.appendingPathComponent(".ledger")
         if isRoot, !othersCanTraverse(local.deletingLastPathComponent()) {
-            return URL(fileURLWithPath: "/var/tmp/ledger-\(LedgerCoreDigest.short(local.path))")
+            return URL(fileURLWithPath: "/var/tmp/ledger-\(Self.shortDigest(local.path))")
         }
         return local
     }
@@ -84,7 +85,7 @@ public struct EmbeddedPostgres: Sendable {
     var socketDirectory: URL {
         let candidate = root.appendingPathComponent("run")
         if candidate.path.utf8.count + 20 < 100 { return candidate }
-        let digest = LedgerCoreDigest.short(root.path)
+        let digest = Self.shortDigest(root.path)
         return URL(fileURLWithPath: "/tmp/ledger-\(digest)")
     }
 
@@ -327,10 +328,4 @@ public struct EmbeddedPostgres: Sendable {
             }
         }
     }
-}
-
-import LedgerCore
-
-enum LedgerCoreDigest {
-    static func short(_ s: String) -> String { String(SHA256.hash(Array(s.utf8)).hexString.prefix(12)) }
 }

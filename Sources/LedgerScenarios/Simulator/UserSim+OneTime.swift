@@ -371,5 +371,4 @@ extension UserSim {
                     entitlement: .coins(pick([(30, 2), (60, 1)])), reason: .goodwill,
                     authorizedBy: pick([("support:alice", 1), ("support:bob", 1)]))))
     }
-
 }
