@@ -138,6 +138,14 @@ public struct ChainVerifier: Sendable {
 
     public init() {}
 
+    /// A verifier that starts after `position`, whose event's hash is `hash`: it checks that what
+    /// follows chains onto that event, trusting what comes before it (an anchor proven earlier).
+    public init(after position: Int64, hash: [UInt8]) {
+        precondition(position >= 0 && hash.count == EventChain.genesis.count, "a start needs a position and a hash")
+        previous = hash
+        lastPosition = position
+    }
+
     /// Checks one event; after the first problem the chain continues from the stored hash, so later
     /// events are still checked against their own predecessor.
     public mutating func consume(_ event: RecordedEvent) {

@@ -266,6 +266,30 @@ public final class EventStore: Sendable {
         return try await chainReport(verifier.result, through: through)
     }
 
+    /// ``verifyChain(through:progress:)`` from an anchor on: first whether the log still holds the
+    /// anchored event with the anchored hash (``check(_:)``), then whether every event after it
+    /// chains onto it, to the head. It trusts what comes before the anchor, which a full check
+    /// proved when the anchor was taken: a nightly check of a long log reads only what is new.
+    /// A problem with the anchor itself is reported at the anchored position, nothing re-hashed.
+    public func verifyChain(
+        from anchor: Anchor, progress: @escaping @Sendable (Int64) -> Void = { _ in }
+    ) async throws -> ChainReport {
+        let check = try await self.check([anchor])[0]
+        guard let hash = Hex.bytes(anchor.hash), check.holds else {
+            return ChainReport(
+                verified: 0, lastPosition: anchor.position, lastHash: Hex.bytes(anchor.hash) ?? [],
+                firstBrokenPosition: anchor.position,
+                problem: "the anchor does not hold: \(check.problem ?? "its hash is not hexadecimal")")
+        }
+        let verifier = LockedVerifier(ChainVerifier(after: anchor.position, hash: hash))
+        try await scan(after: anchor.position) { event in
+            let n = verifier.consume(event)
+            if n % 50_000 == 0 { progress(n) }
+            return true
+        }
+        return try await chainReport(verifier.result, through: nil)
+    }
+
     /// What a verifier that read the log in position order through `through` (or to its end) says,
     /// checked against the head row when it reached the head.
     public func chainReport(_ v: ChainVerifier, through: Int64?) async throws -> ChainReport {
@@ -321,7 +345,8 @@ public struct ChainReport: Sendable, Hashable {
 
 /// A ChainVerifier fed from the connection's thread and read afterwards.
 private final class LockedVerifier: Sendable {
-    private let state = Mutex(ChainVerifier())
+    private let state: Mutex<ChainVerifier>
+    init(_ verifier: ChainVerifier = ChainVerifier()) { state = Mutex(verifier) }
     func consume(_ e: RecordedEvent) -> Int64 {
         state.withLock {
             $0.consume(e)

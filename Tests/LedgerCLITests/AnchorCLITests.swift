@@ -26,6 +26,15 @@ struct AnchorCLITests {
             let ok = try await cli.run(["verify-chain", "--anchor", file])
             #expect(ok.status == 0, "\(ok.stderr)")
             #expect(firstAnchor(ok.stdout)?["holds"] == .bool(true))
+            #expect(try JSONValue.parse(ok.stdout)["from"] == .int(0))
+
+            // From the anchor: nothing after it yet, and its hash is the head's.
+            let since = try await cli.run(["verify-chain", "--from-anchor", file])
+            #expect(since.status == 0, "\(since.stderr)")
+            let sinceJSON = try JSONValue.parse(since.stdout)
+            #expect(sinceJSON["from"] == .int(10) && sinceJSON["verified"] == .int(0))
+            #expect(sinceJSON["headHash"] == .string(hash) && sinceJSON["intact"] == .bool(true))
+            #expect(since.stderr.contains("after the anchor at position 10"))
 
             // The owner removes the tail and moves the head back: the chain verifies, the anchor does not.
             try await TestDatabase.cutTail(config, keeping: 8)
@@ -34,9 +43,15 @@ struct AnchorCLITests {
             #expect(caught.status == 1)
             #expect(firstAnchor(caught.stdout)?["holds"] == .bool(false))
             #expect(caught.stderr.contains("does NOT hold"))
+            let fromCut = try await cli.run(["verify-chain", "--from-anchor", file])
+            #expect(fromCut.status == 1)
+            #expect(try JSONValue.parse(fromCut.stdout)["firstBrokenPosition"] == .int(10))
+            #expect(fromCut.stderr.contains("the anchor does not hold"), "\(fromCut.stderr)")
 
             let missing = try await cli.run(["verify-chain", "--anchor", file + ".missing"])
             #expect(missing.status == 65)
+            let unreadable = try await cli.run(["verify-chain", "--from-anchor", file + ".missing"])
+            #expect(unreadable.status == 65 && unreadable.stderr.contains("--from-anchor"))
         }
     }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerLog
+import LedgerTesting
+import Testing
+
+/// `verifyChain(from:)`: the anchored event first, then only what follows it.
+@Suite("Verifying from an anchor", .timeLimit(.minutes(2)))
+struct AnchoredVerifyTests {
+    static func fiveMore(_ store: EventStore) async throws {
+        _ = try await store.append((0..<5).map { testEvent(stream: "later\($0 % 2)") })
+    }
+
+    @Test func onlyWhatFollowsTheAnchorIsReadAndItChainsOntoIt() async throws {
+        try await TestDatabase.withSchema("fromanchorok") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            let empty = try await store.anchor()
+            try await AnchorTests.tenEvents(store)
+            let anchor = try await store.anchor()
+            let atTheHead = try await store.verifyChain(from: anchor)
+            #expect(atTheHead.isIntact && atTheHead.verified == 0 && atTheHead.lastPosition == 10)
+            #expect(atTheHead.lastHash.hexString == anchor.hash)
+
+            try await Self.fiveMore(store)
+            let since = try await store.verifyChain(from: anchor)
+            let whole = try await store.verifyChain()
+            #expect(since.isIntact, "\(since.problem ?? "")")
+            #expect(since.verified == 5 && since.lastPosition == 15)
+            #expect(since.lastHash == whole.lastHash)
+            let fromTheStart = try await store.verifyChain(from: empty)
+            #expect(fromTheStart.verified == 15 && fromTheStart.lastHash == whole.lastHash)
+        }
+    }
+
+    @Test func aChangeAfterTheAnchorIsNamed() async throws {
+        try await TestDatabase.withSchema("fromanchorafter") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            try await AnchorTests.tenEvents(store)
+            let anchor = try await store.anchor()
+            try await Self.fiveMore(store)
+            try await TestDatabase.tamper(
+                owner,
+                "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = '{\"changed\": true}' WHERE position = 12"
+            )
+            let report = try await store.verifyChain(from: anchor)
+            #expect(!report.isIntact)
+            #expect(report.firstBrokenPosition == 12, "\(report.problem ?? "")")
+        }
+    }
+
+    @Test func aRewriteBeforeTheAnchorFailsTheAnchorAndNothingIsReHashed() async throws {
+        try await TestDatabase.withSchema("fromanchorrewrite") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            try await AnchorTests.tenEvents(store)
+            let anchor = try await store.anchor()
+            try await Self.fiveMore(store)
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            try await TestDatabase.tamper(
+                owner,
+                "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = '{\"changed\": true}' WHERE position = 4")
+            try await AnchorTests.rechain(from: 4, admin, owner.schema)
+            #expect(try await store.verifyChain().isIntact, "re-chained: the chain alone cannot see it")
+            let report = try await store.verifyChain(from: anchor)
+            #expect(!report.isIntact && report.verified == 0 && report.firstBrokenPosition == 10)
+            #expect(report.problem?.contains("the anchor does not hold") == true, "\(report.problem ?? "")")
+            #expect(report.problem?.contains("rewritten") == true)
+        }
+    }
+
+    /// The scope, stated: an edit before the anchor that leaves the anchored hash as it is is the
+    /// full check's to find, not this one's.
+    @Test func whatComesBeforeTheAnchorIsTrustedNotRead() async throws {
+        try await TestDatabase.withSchema("fromanchortrust") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            try await AnchorTests.tenEvents(store)
+            let anchor = try await store.anchor()
+            try await Self.fiveMore(store)
+            try await TestDatabase.tamper(
+                owner,
+                "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = '{\"changed\": true}' WHERE position = 3")
+            let since = try await store.verifyChain(from: anchor)
+            #expect(since.isIntact && since.verified == 5)
+            #expect(try await store.verifyChain().firstBrokenPosition == 3)
+        }
+    }
+
+    @Test func anAnchorOfAnotherSchemaIsRefused() async throws {
+        try await TestDatabase.withSchema("fromanchorother") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            try await AnchorTests.tenEvents(store)
+            var anchor = try await store.anchor()
+            anchor.schema = "somewhere_else"
+            let report = try await store.verifyChain(from: anchor)
+            #expect(!report.isIntact && report.problem?.contains("of schema somewhere_else") == true)
+        }
+    }
+}
