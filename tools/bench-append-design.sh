@@ -18,56 +18,24 @@
 # .ledger/); MESSAGE_DB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/ensure-deps.sh >&2
-seconds=${LEDGER_BENCH_SECONDS:-10}
-if [ -z "${LEDGER_BIN:-}" ]; then
-  swift build -c release --product ledger >&2
-  LEDGER_BIN=.build/release/ledger
-fi
-if [ -z "${LEDGER_DATABASE_URL:-}" ]; then LEDGER_DATABASE_URL="$("$LEDGER_BIN" db start)"; fi
-pgbench=$(command -v pgbench || { ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1; } || true)
-[ -n "$pgbench" ] && [ -x "$pgbench" ] || { echo "bench-append-design: pgbench not found (it comes with Debian's postgresql package)" >&2; exit 1; }
+source tools/bench/pgbench-common.sh
+bench_setup bench-append-design
 stamp=$(date +%s)
 schemas=("design_raw_$stamp" "design_split_$stamp" "design_inbox_$stamp")
-work=$(mktemp -d)
-made_message_store=false
 cleanup() {
   for s in "${schemas[@]}"; do psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS \"$s\" CASCADE" >/dev/null 2>&1 || true; done
-  if [ "$made_message_store" = true ]; then
-    psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS message_store CASCADE" >/dev/null 2>&1 || true
-  fi
+  drop_message_store
   rm -rf "$work"
 }
 trap cleanup EXIT
 raw=${schemas[0]} split=${schemas[1]} inbox=${schemas[2]}
 for s in "${schemas[@]}"; do "$LEDGER_BIN" migrate --database-url "$LEDGER_DATABASE_URL" --schema "$s" >&2; done
-PGOPTIONS="-c search_path=$raw -c client_min_messages=warning" psql "$LEDGER_DATABASE_URL" -q -v ON_ERROR_STOP=1 <<'SQL'
-CREATE TABLE raw_events (position bigserial, event_id uuid, stream_id text, stream_version bigint, event_type text,
-    schema_version integer, payload jsonb, metadata jsonb, occurred_at timestamptz, recorded_at timestamptz,
-    idempotency_key text, hash bytea);
-GRANT INSERT ON raw_events TO ledger_writer;
-GRANT USAGE ON SEQUENCE raw_events_position_seq TO ledger_writer;
-SQL
+create_raw_events "$raw"
 for c in split inbox; do
   PGOPTIONS="-c search_path=${!c} -c client_min_messages=warning" psql "$LEDGER_DATABASE_URL" -q -v ON_ERROR_STOP=1 \
     -f tools/append-design/candidate.sql -f "tools/append-design/$c.sql" -f tools/append-design/positions.sql >&2
 done
-# The same event on every side: a new stream of its own, an idempotency key, a small payload.
-cat > "$work/raw.sql" <<'SQL'
-\set n random(1, 1000000000000000000)
-INSERT INTO raw_events (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, recorded_at,
-                        idempotency_key, hash)
-VALUES (gen_random_uuid(), 'bench-' || :client_id || '-' || :n, 0, 'CoinsSpent', 1,
-        jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), '{}', now(), now(),
-        'bench:' || :client_id || ':' || :n, sha256(convert_to(:n::text, 'UTF8')));
-SQL
-cat > "$work/append.sql" <<'SQL'
-\set n random(1, 1000000000000000000)
-SELECT count(*) FROM append_events(jsonb_build_array(jsonb_build_object(
-    'stream', 'bench-' || :client_id || '-' || :n, 'type', 'CoinsSpent', 'expectedVersion', 'no-stream',
-    'idempotencyKey', 'bench:' || :client_id || ':' || :n, 'payload', jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1),
-    'occurredAt', now()::text)));
-SQL
+# The candidates' writer: the same event as every side's (tools/bench/pgbench-common.sh).
 cat > "$work/design.sql" <<'SQL'
 \set n random(1, 1000000000000000000)
 SELECT count(*) FROM append_fact(gen_random_uuid(), 'bench-' || :client_id || '-' || :n, 'CoinsSpent',
@@ -94,47 +62,12 @@ SELECT seal_round();
 SQL
 # Today's tables, as a writer that must scale uses them (docs/library.md), but answered at its
 # commit: the claim and the event committed pending, sealed by a sealer beside the writers.
-cat > "$work/pending.sql" <<'SQL'
-\set n random(1, 1000000000000000000)
-BEGIN;
-INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
-VALUES (md5('p' || :client_id || '-' || :n)::uuid, 'pending:' || :client_id || ':' || :n, 'pending-' || :client_id || '-' || :n, 0);
-INSERT INTO pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at, idempotency_key)
-VALUES (md5('p' || :client_id || '-' || :n)::uuid, 'pending-' || :client_id || '-' || :n, 0, 'CoinsSpent', 1,
-        jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), now(), 'pending:' || :client_id || ':' || :n);
-COMMIT;
-SQL
+cp "$work/pending-claim.sql" "$work/pending.sql"
 cat > "$work/pending-sealer.sql" <<'SQL'
 SELECT try_seal_pending();
 \sleep 1 ms
 SQL
-if [ -n "${MESSAGE_DB:-}" ]; then
-  db="$MESSAGE_DB/database"
-  [ -f "$db/functions/write-message.sql" ] || { echo "bench-append-design: MESSAGE_DB=$MESSAGE_DB is not a Message DB checkout (no database/functions/write-message.sql)" >&2; exit 1; }
-  if [ "$(psql "$LEDGER_DATABASE_URL" -Atc "SELECT count(*) FROM pg_namespace WHERE nspname = 'message_store'")" != 0 ]; then
-    echo "bench-append-design: schema message_store exists already; drop it or use another database" >&2; exit 1
-  fi
-  made_message_store=true
-  for f in roles/message-store.sql schema/message-store.sql extensions/pgcrypto.sql tables/messages.sql types/message.sql \
-      functions/message-store-version.sql functions/hash-64.sql functions/acquire-lock.sql functions/category.sql \
-      functions/is-category.sql functions/id.sql functions/cardinal-id.sql functions/stream-version.sql \
-      functions/write-message.sql indexes/messages-id.sql indexes/messages-stream.sql indexes/messages-category.sql; do
-    PGOPTIONS='-c client_min_messages=warning' psql "$LEDGER_DATABASE_URL" -q -v ON_ERROR_STOP=1 -f "$db/$f" >&2
-  done
-  cat > "$work/message-db.sql" <<'SQL'
-\set n random(1, 1000000000000000000)
-SELECT message_store.write_message(gen_random_uuid()::varchar, 'bench' || :client_id || '-' || :n, 'CoinsSpent',
-    jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), '{}'::jsonb, -1);
-SQL
-fi
-# The writer role's login, as bench-sql-append.sh finds it.
-if [ -n "${LEDGER_WRITER_DATABASE_URL:-}" ]; then
-  writer="$LEDGER_WRITER_DATABASE_URL"
-elif [[ "$LEDGER_DATABASE_URL" == *"://"* ]]; then
-  if [[ "$LEDGER_DATABASE_URL" == *"?"* ]]; then writer="$LEDGER_DATABASE_URL&user=ledger_writer"; else writer="$LEDGER_DATABASE_URL?user=ledger_writer"; fi
-else
-  writer="$LEDGER_DATABASE_URL user=ledger_writer"
-fi
+if [ -n "${MESSAGE_DB:-}" ]; then install_message_db; fi
 run_pgbench() { # script clients seconds schema url: sets tps and latency
   # (serialization failures, a lost race on a shared stream, are tried again as a client would)
   if ! PGOPTIONS="-c search_path=$4" "$pgbench" -n --max-tries=1000 -c "$2" -j "$(( $2 < 2 ? 1 : 2 ))" -T "$3" -f "$work/$1.sql" "$5" >"$work/out.$1" 2>"$work/err.$1"; then
@@ -164,7 +97,6 @@ drain() { # schema: seals until a round seals nothing and no fact is left unseal
   done
   echo "bench-append-design: $left facts of $1 left unsealed" >&2; exit 1
 }
-ratio() { echo "$(( $1 * 100 / ($2 > 0 ? $2 : 1) )) %"; }
 line() { # side writers rate latency [rounds]
   echo "| $1 | $2 | $3 | $4 | $(ratio "$3" "$rt") | ${5:--} |"
 }

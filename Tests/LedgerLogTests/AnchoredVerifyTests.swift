@@ -12,6 +12,28 @@ struct AnchoredVerifyTests {
         _ = try await store.append((0..<5).map { testEvent(stream: "later\($0 % 2)") })
     }
 
+    /// Ten events, an anchor at the tenth, five more; then `body` with the store and the anchor.
+    static func withAnchoredLog(
+        _ name: String, _ body: (EventStore, Anchor, LedgerConfiguration) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withSchema(name) { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            try await AnchorTests.tenEvents(store)
+            let anchor = try await store.anchor()
+            try await fiveMore(store)
+            try await body(store, anchor, owner)
+        }
+    }
+
+    /// As the owner, triggers off: the payload of the event at `position` changed, its hash not.
+    static func change(_ position: Int64, _ owner: LedgerConfiguration) async throws {
+        try await TestDatabase.tamper(
+            owner,
+            "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = '{\"changed\": true}' WHERE position = \(position)"
+        )
+    }
+
     @Test func onlyWhatFollowsTheAnchorIsReadAndItChainsOntoIt() async throws {
         try await TestDatabase.withSchema("fromanchorok") { owner in
             let store = try await EventStore.open(owner.connecting(as: .writer))
@@ -35,16 +57,8 @@ struct AnchoredVerifyTests {
     }
 
     @Test func aChangeAfterTheAnchorIsNamed() async throws {
-        try await TestDatabase.withSchema("fromanchorafter") { owner in
-            let store = try await EventStore.open(owner.connecting(as: .writer))
-            defer { Task { await store.close() } }
-            try await AnchorTests.tenEvents(store)
-            let anchor = try await store.anchor()
-            try await Self.fiveMore(store)
-            try await TestDatabase.tamper(
-                owner,
-                "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = '{\"changed\": true}' WHERE position = 12"
-            )
+        try await Self.withAnchoredLog("fromanchorafter") { store, anchor, owner in
+            try await Self.change(12, owner)
             let report = try await store.verifyChain(from: anchor)
             #expect(!report.isIntact)
             #expect(report.firstBrokenPosition == 12, "\(report.problem ?? "")")
@@ -52,17 +66,10 @@ struct AnchoredVerifyTests {
     }
 
     @Test func aRewriteBeforeTheAnchorFailsTheAnchorAndNothingIsReHashed() async throws {
-        try await TestDatabase.withSchema("fromanchorrewrite") { owner in
-            let store = try await EventStore.open(owner.connecting(as: .writer))
-            defer { Task { await store.close() } }
-            try await AnchorTests.tenEvents(store)
-            let anchor = try await store.anchor()
-            try await Self.fiveMore(store)
+        try await Self.withAnchoredLog("fromanchorrewrite") { store, anchor, owner in
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
-            try await TestDatabase.tamper(
-                owner,
-                "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = '{\"changed\": true}' WHERE position = 4")
+            try await Self.change(4, owner)
             try await AnchorTests.rechain(from: 4, admin, owner.schema)
             #expect(try await store.verifyChain().isIntact, "re-chained: the chain alone cannot see it")
             let report = try await store.verifyChain(from: anchor)
@@ -75,15 +82,8 @@ struct AnchoredVerifyTests {
     /// The scope, stated: an edit before the anchor that leaves the anchored hash as it is is the
     /// full check's to find, not this one's.
     @Test func whatComesBeforeTheAnchorIsTrustedNotRead() async throws {
-        try await TestDatabase.withSchema("fromanchortrust") { owner in
-            let store = try await EventStore.open(owner.connecting(as: .writer))
-            defer { Task { await store.close() } }
-            try await AnchorTests.tenEvents(store)
-            let anchor = try await store.anchor()
-            try await Self.fiveMore(store)
-            try await TestDatabase.tamper(
-                owner,
-                "UPDATE \(quoteIdentifier(owner.schema)).events SET payload = '{\"changed\": true}' WHERE position = 3")
+        try await Self.withAnchoredLog("fromanchortrust") { store, anchor, owner in
+            try await Self.change(3, owner)
             let since = try await store.verifyChain(from: anchor)
             #expect(since.isIntact && since.verified == 5)
             #expect(try await store.verifyChain().firstBrokenPosition == 3)
@@ -91,13 +91,10 @@ struct AnchoredVerifyTests {
     }
 
     @Test func anAnchorOfAnotherSchemaIsRefused() async throws {
-        try await TestDatabase.withSchema("fromanchorother") { owner in
-            let store = try await EventStore.open(owner.connecting(as: .writer))
-            defer { Task { await store.close() } }
-            try await AnchorTests.tenEvents(store)
-            var anchor = try await store.anchor()
-            anchor.schema = "somewhere_else"
-            let report = try await store.verifyChain(from: anchor)
+        try await Self.withAnchoredLog("fromanchorother") { store, anchor, _ in
+            var other = anchor
+            other.schema = "somewhere_else"
+            let report = try await store.verifyChain(from: other)
             #expect(!report.isIntact && report.problem?.contains("of schema somewhere_else") == true)
         }
     }
