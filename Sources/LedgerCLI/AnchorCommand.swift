@@ -13,6 +13,10 @@ struct AnchorCommand: AsyncParsableCommand {
             Keep anchors where the database's owner cannot change them (another system, a signed commit, a
             printout). `ledger verify-chain --anchor FILE...` then proves each anchored event is still in the log
             with the same hash: a removed tail, a rewritten and re-chained history or an inserted row shows.
+
+            With --position, the anchor of an earlier event as the log stores it now: the last event of a range
+            about to be archived, say. Run a full `verify-chain` first: such an anchor is worth what the log is
+            worth when it is taken.
             """))
 
     @OptionGroup var connection: ConnectionOptions
@@ -20,11 +24,25 @@ struct AnchorCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write the anchor to this file instead of stdout.")
     var output: String?
 
+    @Option(help: "Anchor the event at this position (at most the head) instead of the head.")
+    var position: Int64?
+
     func run() async throws {
         try await runReportingErrors {
+            if let position, position < 0 { throw InputProblem("--position \(position): a position is 0 or more") }
             let store = try await EventStore.open(try await connection.configuration(as: .auditor))
             defer { Task { await store.close() } }
-            let anchor = try await store.anchor()
+            let anchor: Anchor
+            if let position {
+                guard let found = try await store.anchor(at: position) else {
+                    throw InputProblem(
+                        "--position \(position): the log has no event there (its head is \(try await store.headPosition()))"
+                    )
+                }
+                anchor = found
+            } else {
+                anchor = try await store.anchor()
+            }
             let text = anchor.json.compactText + "\n"
             if let output {
                 try writeOutput(text, to: output)

@@ -76,6 +76,25 @@ extension EventStore {
             recordedAt: position > 0 ? r.string(0, 2).flatMap(Timestamp.init) : nil)
     }
 
+    /// The anchor of the event at `position` as the log stores it now (0: the empty log's), nil
+    /// when the log has no event there. An anchor taken later than its position is worth what the
+    /// log was worth when it was taken: run a full `verify-chain` first.
+    public func anchor(at position: Int64) async throws -> Anchor? {
+        if position == 0 {
+            return Anchor(
+                schema: configuration.schema, position: 0, hash: EventChain.genesis.hexString, recordedAt: nil)
+        }
+        let s = quoteIdentifier(configuration.schema)
+        let r = try await pool.withConnection { conn in
+            try await conn.query(
+                "SELECT hash, recorded_at FROM \(s).events WHERE position = $1", [.int8(position)], prepared: true)
+        }
+        guard r.count == 1, let hash = r.bytea(0, 0) else { return nil }
+        return Anchor(
+            schema: configuration.schema, position: position, hash: hash.hexString,
+            recordedAt: r.string(0, 1).flatMap(Timestamp.init))
+    }
+
     /// Whether each anchored event is still in the log with its anchored hash. (Run the chain
     /// check too: it proves everything before each anchor leads to that hash.)
     public func check(_ anchors: [Anchor]) async throws -> [AnchorCheck] {

@@ -35,6 +35,13 @@ struct AnchorCLITests {
             #expect(sinceJSON["from"] == .int(10) && sinceJSON["verified"] == .int(0))
             #expect(sinceJSON["headHash"] == .string(hash) && sinceJSON["intact"] == .bool(true))
             #expect(since.stderr.contains("after the anchor at position 10"))
+            let earlier = file + ".6"
+            defer { try? FileManager.default.removeItem(atPath: earlier) }
+            #expect(try await cli.run(["anchor", "--position", "6", "--output", earlier]).status == 0)
+            let fromSix = try JSONValue.parse(try await cli.run(["verify-chain", "--from-anchor", earlier]).stdout)
+            #expect(fromSix["from"] == .int(6) && fromSix["verified"] == .int(4) && fromSix["intact"] == .bool(true))
+            let beyond = try await cli.run(["anchor", "--position", "11"])
+            #expect(beyond.status == 65 && beyond.stderr.contains("its head is 10"), "\(beyond.stderr)")
 
             // The owner removes the tail and moves the head back: the chain verifies, the anchor does not.
             try await TestDatabase.cutTail(config, keeping: 8)

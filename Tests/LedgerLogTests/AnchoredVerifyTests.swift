@@ -90,6 +90,19 @@ struct AnchoredVerifyTests {
         }
     }
 
+    /// An anchor of an earlier event is the hash stored there: what an anchor taken when it was
+    /// the head said, and verifying from it reads what follows.
+    @Test func anAnchorAtAnEarlierPositionIsTheStoredOne() async throws {
+        try await Self.withAnchoredLog("fromanchorat") { store, anchor, _ in
+            #expect(try await store.anchor(at: 10) == anchor)
+            #expect(try await store.anchor(at: 0)?.hash == String(repeating: "0", count: 64))
+            #expect(try await store.anchor(at: 16) == nil)
+            let seven = try #require(try await store.anchor(at: 7))
+            let report = try await store.verifyChain(from: seven)
+            #expect(report.isIntact && report.verified == 8 && report.lastPosition == 15)
+        }
+    }
+
     @Test func anAnchorOfAnotherSchemaIsRefused() async throws {
         try await Self.withAnchoredLog("fromanchorother") { store, anchor, _ in
             var other = anchor
