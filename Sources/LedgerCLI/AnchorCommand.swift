@@ -36,7 +36,7 @@ struct AnchorCommand: AsyncParsableCommand {
             if let position {
                 guard let found = try await store.anchor(at: position) else {
                     throw InputProblem(
-                        "--position \(position): the log has no event there (its head is \(try await store.headPosition()))"
+                        "--position \(position): the log has no event there; its head is \(try await store.headPosition()), so give a position from 0 to that"
                     )
                 }
                 anchor = found

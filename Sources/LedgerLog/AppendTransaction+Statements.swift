@@ -111,11 +111,7 @@ extension AppendTransaction {
             let e = row.prepared.event
             out.append(contentsOf: e.eventId.lowercased.utf8)
             out.append(0x09)
-            if let k = e.idempotencyKey {
-                CopyText.appendEscaped(k, into: &out)
-            } else {
-                CopyText.appendNull(into: &out)
-            }
+            CopyText.appendEscaped(e.idempotencyKey, into: &out)
             out.append(0x09)
             CopyText.appendEscaped(e.stream, into: &out)
             out.append(0x09)
@@ -174,11 +170,7 @@ extension AppendTransaction {
             out.append(0x09)
             out.append(contentsOf: e.occurredAt.iso8601.utf8)
             out.append(0x09)
-            if let k = e.idempotencyKey {
-                CopyText.appendEscaped(k, into: &out)
-            } else {
-                CopyText.appendNull(into: &out)
-            }
+            CopyText.appendEscaped(e.idempotencyKey, into: &out)
             out.append(0x0A)
         }
     }

@@ -90,7 +90,7 @@ package enum EventRows {
         out.append(0x09)
         out.append(contentsOf: recordedAt)
         out.append(0x09)
-        if let k = idempotencyKey { CopyText.appendEscaped(k, into: &out) } else { CopyText.appendNull(into: &out) }
+        CopyText.appendEscaped(idempotencyKey, into: &out)
         out.append(0x09)
         out.append(0x5C)
         out.append(0x5C)

@@ -275,11 +275,13 @@ public final class EventStore: Sendable {
         from anchor: Anchor, progress: @escaping @Sendable (Int64) -> Void = { _ in }
     ) async throws -> ChainReport {
         let check = try await self.check([anchor])[0]
-        guard let hash = Hex.bytes(anchor.hash), check.holds else {
+        let hash = Hex.bytes(anchor.hash)
+        guard let hash, hash.count == EventChain.genesis.count, check.holds else {
             return ChainReport(
-                verified: 0, lastPosition: anchor.position, lastHash: Hex.bytes(anchor.hash) ?? [],
-                firstBrokenPosition: anchor.position,
-                problem: "the anchor does not hold: \(check.problem ?? "its hash is not hexadecimal")")
+                verified: 0, lastPosition: anchor.position, lastHash: hash ?? [], firstBrokenPosition: anchor.position,
+                problem:
+                    "the anchor does not hold: \(check.problem ?? "its hash is not 64 hex digits"); nothing after it was checked (a full verify-chain, without --from-anchor, re-hashes the whole log)"
+            )
         }
         let verifier = LockedVerifier(ChainVerifier(after: anchor.position, hash: hash))
         try await scan(after: anchor.position) { event in

@@ -30,6 +30,12 @@ public enum CopyText {
         }
     }
 
+    /// Appends `s` as one field, or the NULL marker `\N` when it is nil.
+    @inlinable
+    public static func appendEscaped(_ s: String?, into out: inout [UInt8]) {
+        if let s { appendEscaped(s, into: &out) } else { appendNull(into: &out) }
+    }
+
     /// Appends the NULL marker `\N`.
     @inlinable
     public static func appendNull(into out: inout [UInt8]) {
