@@ -134,10 +134,11 @@ extension Audit {
             // The owner when the grant was made: a move to another user counts from its position.
             var expected = c.owner(t, at: g.position)
             if expected == nil, let oid = g.orderId, let o = c.p.orders[oid], let u = o.userId {
-                expected = (u, o.positions.first)
+                expected = Context.Owner(user: u, proof: .position(o.positions.first))
             }
             guard let e = expected, e.user != g.userId else { continue }
-            wrong[g.userId, default: ([], e.user, e.position)].grants.append(g)
+            if wrong[g.userId] == nil { wrong[g.userId] = ([], e.user, c.position(of: e.proof)) }
+            wrong[g.userId]!.grants.append(g)
         }
         for (user, w) in wrong {
             let order = t.orderId ?? w.grants[0].orderId

@@ -168,6 +168,7 @@ struct EntitlementRulesTests {
         h.order("o1", "u1", "vip.month")
         h.verify("m1", "vip.month", original: "m1", days: 30)
         h.bind("m1", "o1", "u1")
+        let binding = h.last
         h.grant("g1", "u1", "m1", vipMonth, order: "o1")
         h.renew("m2", original: "m1")
         h.grant("g2", "u1", "m2", vipMonth)
@@ -176,6 +177,8 @@ struct EntitlementRulesTests {
         h.grant("g3", "u9", "m3", vipMonth)
         #expect(h.kinds() == ["wrong-user"])
         #expect(h.audit().first?.transactionId == "m3" && h.audit().first?.userId == "u9")
+        // The proof of ownership: the original's binding, then the wrong grant.
+        #expect(h.audit().first?.positions == [binding, h.last])
     }
 
     // MARK: negative-balance
