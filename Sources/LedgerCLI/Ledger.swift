@@ -65,7 +65,7 @@ struct FoldMemoryOptions: ParsableArguments {
         help: ArgumentHelp(
             "Memory for the fold's views, e.g. 256MiB or 2GiB; beyond it the oldest views spill to a temporary file and are read back when needed (same results, slower). 'none': no limit.",
             discussion:
-                "Default: $LEDGER_FOLD_MEMORY, else a quarter of this machine's memory (or of its control group's limit when lower). Units are binary (MB = MiB)."
+                "Default: $LEDGER_FOLD_MEMORY, else 64MiB (a quarter of this machine's memory, or of its control group's limit, when that is less). Units are binary (MB = MiB)."
         ))
     var foldMemory: String?
 

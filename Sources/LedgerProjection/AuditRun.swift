@@ -96,9 +96,8 @@ extension LogReplay {
     ) async throws -> AuditRun {
         let target = try await checkReached(through)
         let daily = DailyCounter()
-        var (empty, spillFile) = try memory.emptyState()
         // No finding names the facts behind a user: their positions are not kept.
-        empty.keepsUserPositions = false
+        let (empty, spillFile) = try memory.emptyState(keepsUserPositions: false)
         let (fold, verifier) = try await Self.piped(empty, total: target, progress: progress) { add in
             try await scanFactsVerifyingChain(through: target) { rows in
                 daily.count(rows)

@@ -38,9 +38,18 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     /// Everything in memory.
     public static let unlimited = FoldMemory(limit: nil)
 
-    /// A quarter of the memory this process may use (the machine's, or its control group's limit
-    /// when that is lower, as in a container): what a fold takes unless told otherwise.
-    public static var automatic: FoldMemory { FoldMemory(limit: availableMemory.map { $0 / 4 }) }
+    /// What a fold takes unless told otherwise: ``defaultLimit``, or a quarter of the memory this
+    /// process may use (the machine's, or its control group's limit when that is lower, as in a
+    /// container) when that is less.
+    public static var automatic: FoldMemory {
+        FoldMemory(limit: min(defaultLimit, availableMemory.map { $0 / 4 } ?? defaultLimit))
+    }
+
+    /// 64 MiB. On the 10-million-fact benchmark log (200,000 users, every user then in memory), an
+    /// audit and a rebuild kept to it took the time of unlimited ones, give or take the machine's
+    /// noise, and peaked at about a sixth of their memory (figures in docs/benchmarks.md). The
+    /// views of a log of up to a few hundred thousand facts fit in it whole.
+    public static let defaultLimit = 64 << 20
 
     /// `$TMPDIR`, or /tmp.
     public static var temporaryDirectory: String {
@@ -89,8 +98,9 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An empty fold state that keeps to this limit, and its spill file when it has a limit.
-    public func emptyState() throws -> (Projections, SpillFile?) {
+    public func emptyState(keepsUserPositions: Bool = true) throws -> (Projections, SpillFile?) {
         var state = Projections()
+        state.keepsUserPositions = keepsUserPositions
         guard let limit else { return (state, nil) }
         let file = try SpillFile(directory: directory)
         state.spillViews(to: file, memory: limit, pageSize: pageSize)

@@ -115,6 +115,8 @@ struct FoldMemoryTests {
             FoldMemory(parsing: "2GiB")?.description == "2 GiB"
                 && FoldMemory(parsing: "1500000000")?.description == "1430 MiB")
         #expect(FoldMemory(parsing: "1000")?.description == "1000 bytes")
-        #expect((FoldMemory.automatic.limit ?? 0) > 0)
+        // 64 MiB, or less where a quarter of the machine's memory is less.
+        #expect((FoldMemory.automatic.limit ?? 0) > 0 && (FoldMemory.automatic.limit ?? .max) <= 64 << 20)
+        #expect(FoldMemory.automatic.limit == min(64 << 20, (FoldMemory.availableMemory ?? .max) / 4))
     }
 }
