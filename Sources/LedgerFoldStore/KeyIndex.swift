@@ -3,7 +3,7 @@
 /// linearly and kept at most three quarters full.
 ///
 /// It grows by a quarter at a time, not by doubling: a key's first slot is its hash scaled to the
-/// number of slots (``home(_:)``), which any number of slots allows, where a mask needs a power of
+/// number of slots (``home(_:_:)``), which any number of slots allows, where a mask needs a power of
 /// two. Doubling left the index between three eighths and three quarters full, and each time it
 /// grew it held the old slots and twice as many new ones at once: the transactions of a
 /// 10-million-fact log (1.6 million) crossed three quarters of 2^21 slots near the end of the fold
