@@ -57,7 +57,7 @@ struct BenchRebuild: AsyncParsableCommand {
 
             // Full rebuild in a child process.
             let r0 = ContinuousClock.now
-            let (child, childPeak) = try await PeakMemory.runMeasured(
+            let (child, usage) = try await PeakMemory.runMeasured(
                 ["rebuild", "all", "--json", "--no-snapshot", "--database-url", url, "--schema", schema]
                     + foldMemory.arguments)
             let rebuildWall = (ContinuousClock.now - r0).seconds
@@ -66,7 +66,7 @@ struct BenchRebuild: AsyncParsableCommand {
             else {
                 throw ValidationError("the rebuild failed (exit \(child.status)): \(child.stderr)")
             }
-            let peak = childPeak ?? 0
+            let peak = usage.peakBytes ?? 0
             let foldMs = report["foldMilliseconds"]?.intValue ?? 0
             let writeMs = report["writeMilliseconds"]?.intValue ?? 0
             let copyRate = Double(head) / copySeconds
@@ -105,6 +105,7 @@ struct BenchRebuild: AsyncParsableCommand {
                             "", "",
                         ],
                         ["peak RSS of the rebuild (its own VmHWM)", "\(peak / 1_048_576) MiB", "", ""],
+                        ["CPU time of the rebuild (its own, user + system)", cpu(usage), "", ""],
                     ]), terminator: "")
         }
     }
@@ -232,7 +233,7 @@ struct BenchAudit: AsyncParsableCommand {
             let copySeconds = try await BenchRebuild.copyOut(admin, config.schema)
             await admin.close()
             let t0 = ContinuousClock.now
-            let (child, childPeak) = try await PeakMemory.runMeasured(
+            let (child, usage) = try await PeakMemory.runMeasured(
                 [
                     "audit", "--format", "json", "--output", "/dev/null",
                     "--database-url", config.connectionString, "--schema", config.schema,
@@ -260,7 +261,8 @@ struct BenchAudit: AsyncParsableCommand {
                                 format: "%.1f s = %@ rows/s", copySeconds, grouped(Int64(Double(head) / copySeconds))),
                             String(format: "%.2fx the time", seconds / copySeconds),
                         ],
-                        ["peak RSS of the audit (its own VmHWM)", "\((childPeak ?? 0) / 1_048_576) MiB", "", ""],
+                        ["peak RSS of the audit (its own VmHWM)", "\((usage.peakBytes ?? 0) / 1_048_576) MiB", "", ""],
+                        ["CPU time of the audit (its own, user + system)", cpu(usage), "", ""],
                     ]), terminator: "")
         }
     }
@@ -306,13 +308,13 @@ struct BenchProject: AsyncParsableCommand {
 
             func start(_ snapshotEvery: Int64) async throws -> (seconds: Double, peak: Int64, stderr: String) {
                 let t0 = ContinuousClock.now
-                let (child, peak) = try await PeakMemory.runMeasured(
+                let (child, usage) = try await PeakMemory.runMeasured(
                     ["project", "--snapshot-every", "\(snapshotEvery)", "--database-url", url, "--schema", schema]
                         + foldMemory.arguments)
                 guard child.status == 0 else {
                     throw ValidationError("the projector failed (exit \(child.status)): \(child.stderr)")
                 }
-                return ((ContinuousClock.now - t0).seconds, peak ?? 0, child.stderr)
+                return ((ContinuousClock.now - t0).seconds, usage.peakBytes ?? 0, child.stderr)
             }
             try await admin.execute("DELETE FROM \(s).projector_snapshots")
             let scratch = try await start(0)
@@ -349,4 +351,9 @@ struct BenchProject: AsyncParsableCommand {
                     ]), terminator: "")
         }
     }
+}
+
+/// A child's CPU time for a benchmark's table: seconds, or "-" when it did not say.
+private func cpu(_ usage: PeakMemory.Usage) -> String {
+    usage.cpuSeconds.map { String(format: "%.1f s", $0) } ?? "-"
 }

@@ -338,18 +338,27 @@ struct FollowTests {
 @Suite("Peak memory of a child")
 struct PeakMemoryTests {
     /// `ledger bench` measures a rebuild or an audit in a child by the peak the child reports itself
-    /// (wait4's ru_maxrss would include this process's own peak, inherited across fork and exec).
+    /// (wait4's ru_maxrss would include this process's own peak, inherited across fork and exec),
+    /// and by the CPU time it used, in microseconds, after it.
     @Test func aChildReportsItsOwnPeakNotItsParents() async throws {
         let ballast = [UInt8](repeating: 1, count: 384 << 20)  // written, so resident here
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-peak-\(UUID().uuidString)")
             .path
         defer { try? FileManager.default.removeItem(atPath: file) }
+        let t0 = ContinuousClock.now
         let r = try await CLI(url: "", schema: "").run(
             ["--help"], withConnection: false, environment: ["LEDGER_PEAK_RSS_FILE": file])
+        let wall = ContinuousClock.now - t0
         #expect(r.status == 0)
-        let peak = try #require(Int64(try String(contentsOfFile: file, encoding: .utf8)))
+        let fields = try String(contentsOfFile: file, encoding: .utf8).split(separator: " ")
+        #expect(fields.count == 2, "\(fields)")
+        let peak = try #require(fields.first.flatMap { Int64($0) })
         #expect(peak > 1 << 20 && peak < 256 << 20, "the child reported \(peak) bytes")
         #expect(ballast.count == 384 << 20)
+        // Its CPU time: some, and no more than two cores could give it while it ran.
+        let cpu = try #require(fields.dropFirst().first.flatMap { Int64($0) })
+        let wallMicros = wall.components.seconds * 1_000_000 + wall.components.attoseconds / 1_000_000_000_000
+        #expect(cpu > 0 && cpu <= 2 * wallMicros, "the child reported \(cpu) µs of CPU in \(wall)")
     }
 }
 
