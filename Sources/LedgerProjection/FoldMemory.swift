@@ -45,12 +45,13 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
         FoldMemory(limit: min(defaultLimit, availableMemory.map { $0 / 4 } ?? defaultLimit))
     }
 
-    /// 64 MiB. On the 10-million-fact benchmark log (200,000 users, every user then in memory), an
-    /// audit and a rebuild kept to it took the time of unlimited ones, give or take the machine's
-    /// noise, and peaked at about a sixth of their memory (figures in docs/benchmarks.md). Its
-    /// shares (``Projections/spillViews(to:memory:pageSize:)``) keep about 220,000 users, the newest
-    /// 8,192 orders and 8,192 transactions and 4,096 subscriptions: older ones spill even in a small
-    /// log, and are rarely read back (33 reads in an audit of 200,000 facts).
+    /// 64 MiB. On the 10-million-fact benchmark log (200,000 users, every user then in memory), a
+    /// rebuild kept to it took the time of an unlimited one, give or take the machine's noise, an
+    /// audit a quarter more CPU (its spilled views encoded and decoded), and both peaked at about a
+    /// sixth of their memory (figures in docs/benchmarks.md). Its shares
+    /// (``Projections/spillViews(to:memory:pageSize:)``) keep about 220,000 users, the newest 8,192
+    /// orders and 8,192 transactions and 4,096 subscriptions: older ones spill even in a small log,
+    /// and are rarely read back (33 reads in an audit of 200,000 facts).
     public static let defaultLimit = 64 << 20
 
     /// `$TMPDIR`, or /tmp.
