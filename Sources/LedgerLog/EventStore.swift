@@ -257,13 +257,7 @@ public final class EventStore: Sendable {
     public func verifyChain(
         through: Int64? = nil, progress: @escaping @Sendable (Int64) -> Void = { _ in }
     ) async throws -> ChainReport {
-        let verifier = LockedVerifier()
-        try await scan(through: through) { event in
-            let n = verifier.consume(event)
-            if n % 50_000 == 0 { progress(n) }
-            return true
-        }
-        return try await chainReport(verifier.result, through: through)
+        try await rehash(ChainVerifier(), after: 0, through: through, progress: progress)
     }
 
     /// ``verifyChain(through:progress:)`` from an anchor on: first whether the log still holds the
@@ -283,13 +277,22 @@ public final class EventStore: Sendable {
                     "the anchor does not hold: \(check.problem ?? "its hash is not 64 hex digits"); nothing after it was checked (a full verify-chain, without --from-anchor, re-hashes the whole log)"
             )
         }
-        let verifier = LockedVerifier(ChainVerifier(after: anchor.position, hash: hash))
-        try await scan(after: anchor.position) { event in
+        return try await rehash(
+            ChainVerifier(after: anchor.position, hash: hash), after: anchor.position, through: nil, progress: progress)
+    }
+
+    /// Feeds `start` every event after `after` (through `through`, or to the end) in position order,
+    /// then reports what it found.
+    private func rehash(
+        _ start: ChainVerifier, after: Int64, through: Int64?, progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> ChainReport {
+        let verifier = LockedVerifier(start)
+        try await scan(after: after, through: through) { event in
             let n = verifier.consume(event)
             if n % 50_000 == 0 { progress(n) }
             return true
         }
-        return try await chainReport(verifier.result, through: nil)
+        return try await chainReport(verifier.result, through: through)
     }
 
     /// What a verifier that read the log in position order through `through` (or to its end) says,
@@ -348,7 +351,7 @@ public struct ChainReport: Sendable, Hashable {
 /// A ChainVerifier fed from the connection's thread and read afterwards.
 private final class LockedVerifier: Sendable {
     private let state: Mutex<ChainVerifier>
-    init(_ verifier: ChainVerifier = ChainVerifier()) { state = Mutex(verifier) }
+    init(_ verifier: ChainVerifier) { state = Mutex(verifier) }
     func consume(_ e: RecordedEvent) -> Int64 {
         state.withLock {
             $0.consume(e)

@@ -137,8 +137,8 @@ extension Audit {
                 expected = Context.Owner(user: u, proof: .position(o.positions.first))
             }
             guard let e = expected, e.user != g.userId else { continue }
-            if wrong[g.userId] == nil { wrong[g.userId] = ([], e.user, c.position(of: e.proof)) }
-            wrong[g.userId]!.grants.append(g)
+            // The proof is looked up (an autoclosure) only for the first wrong grant to this user.
+            wrong[g.userId, default: ([], e.user, c.position(of: e.proof))].grants.append(g)
         }
         for (user, w) in wrong {
             let order = t.orderId ?? w.grants[0].orderId
