@@ -32,18 +32,3 @@ struct PreparedEvent: Sendable {
         self.metadataText = event.metadata.json.canonicalText
     }
 }
-
-/// Runs an ``AppendPlan`` over libpq: one transaction for a group of independent requests
-/// (group commit). Reads the snapshot the plan needs, then does what the plan says.
-///
-/// Positions and the hash chain are given under the append lock (a transaction advisory lock per
-/// schema), so a reader that has seen position N has seen everything before it. Uniqueness and
-/// versions do not need the lock: every event is claimed in `event_claims` (migration 0013),
-/// whose unique and foreign-key constraints are the final word for any writer.
-///
-/// When the lock is free, the transaction takes it, seals what other writers left pending, and
-/// writes its rows straight into `events` (one commit). When another session holds it, the
-/// transaction does not wait: it commits its rows as pending, then asks `seal_events` for their
-/// positions, which seals them together with every other writer's pending rows (or waits for the
-/// session that is doing so). Independent writers thus share one sealing transaction instead of
-/// queuing one by one behind a lock held across each commit.

@@ -108,28 +108,41 @@ public final class EventStore: Sendable {
         // is durable whenever anything of its request is. (Only after a crash that loses the claim
         // of a request that wrote nothing could the key name another body.) Waiting for a flush of
         // its own took every request two flushes, one of them outside the group commit.
+        //
+        // Two statements, in one round trip: the insert waits for a concurrent request that is
+        // recording the same key (a client's retry racing its original) and leaves that row alone;
+        // the select, a statement of its own under READ COMMITTED, has a snapshot taken after
+        // that wait, so it sees the row the other request committed.
+        let parameters: [PostgresValue] = [.text(caller), .text(key)]
         let stored = try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
-                try conn.execute("BEGIN; SET LOCAL synchronous_commit TO off")
                 do {
-                    let r = try conn.query(
-                        """
-                        WITH claimed AS (
+                    let results = try conn.pipeline([
+                        Statement("BEGIN ISOLATION LEVEL READ COMMITTED"),
+                        Statement("SET LOCAL synchronous_commit TO off"),
+                        Statement(
+                            """
                             INSERT INTO \(s).append_requests (caller, request_key, body_digest) VALUES ($1, $2, $3)
-                            ON CONFLICT (caller, request_key) DO NOTHING RETURNING body_digest)
-                        SELECT encode(body_digest, 'hex') FROM claimed
-                        UNION ALL SELECT encode(body_digest, 'hex') FROM \(s).append_requests WHERE caller = $1 AND request_key = $2
-                        LIMIT 1
-                        """, [.text(caller), .text(key), .bytea(digest)], prepared: true)
-                    try conn.execute("COMMIT")
-                    return r
+                            ON CONFLICT (caller, request_key) DO NOTHING
+                            """, parameters + [.bytea(digest)], prepared: true),
+                        Statement(
+                            "SELECT body_digest FROM \(s).append_requests WHERE caller = $1 AND request_key = $2",
+                            parameters, prepared: true),
+                        Statement("COMMIT"),
+                    ])
+                    return results[3]
                 } catch {
                     if conn.isConnected { try? conn.execute("ROLLBACK") }
                     throw error
                 }
             }
         }
-        return stored.string(0, 0) == digest.hexString ? .body : .otherBody
+        guard stored.count == 1, let recorded = stored.bytea(0, 0) else {
+            throw LedgerError.migration(
+                "the request key \(Echo.quoted(key, limit: 80)) was recorded but cannot be read back from \(configuration.schema).append_requests; nothing was written"
+            )
+        }
+        return recorded == digest ? .body : .otherBody
     }
 
     // MARK: Read

@@ -13,19 +13,24 @@ public struct QueryResult: Sendable {
 
     public var count: Int { rows.count }
 
-    public func string(_ row: Int, _ column: Int) -> String? { rows[row][column] }
+    /// The value at `row`, `column`: nil for SQL NULL, and for a row or column the result does not
+    /// have (a statement that found no row answers nil; it never stops the process).
+    public func string(_ row: Int, _ column: Int) -> String? {
+        guard rows.indices.contains(row), rows[row].indices.contains(column) else { return nil }
+        return rows[row][column]
+    }
 
     public func int64(_ row: Int, _ column: Int) -> Int64? {
-        rows[row][column].flatMap { Int64($0) }
+        string(row, column).flatMap { Int64($0) }
     }
 
     public func bool(_ row: Int, _ column: Int) -> Bool? {
-        rows[row][column].map { $0 == "t" }
+        string(row, column).map { $0 == "t" }
     }
 
     /// Decodes a bytea column in PostgreSQL's hex output format (`\x0a1b...`).
     public func bytea(_ row: Int, _ column: Int) -> [UInt8]? {
-        rows[row][column].flatMap(Self.decodeHexBytea)
+        string(row, column).flatMap(Self.decodeHexBytea)
     }
 
     public static func decodeHexBytea(_ s: String) -> [UInt8]? {

@@ -266,6 +266,38 @@ struct AppendEndpointTests {
         #expect(throws: TokenTableError.self) { try TokenTable(parsing: "billing append,delete sha256:00") }
     }
 
+    /// A client's retries racing its original under one Idempotency-Key (eight copies of one
+    /// request at once, five rounds): one is 201, the others 200 with the same position, none a
+    /// conflict or an error, and the fact is stored once.
+    @Test func retriesRacingTheirOriginalGetItsResult() async throws {
+        try await ServiceFixture.with("httpkeyrace") { f in
+            try await f.test { client in
+                for round in 0..<5 {
+                    let headers = ServiceFixture.bearer(
+                        f.appendToken, [HTTPField.Name("Idempotency-Key")!: "race-\(round)"])
+                    let body = ByteBuffer(lines: [ServiceFixture.orderLine("race\(round)")])
+                    let answers = try await withThrowingTaskGroup(of: (HTTPResponse.Status, Int64?).self) { group in
+                        for _ in 0..<8 {
+                            group.addTask {
+                                let r = try await client.execute(
+                                    uri: "/v1/events", method: .post, headers: headers, body: body)
+                                guard case .array(let events)? = r.json?["events"] else { return (r.status, nil) }
+                                return (r.status, events.first?["position"]?.intValue)
+                            }
+                        }
+                        var all: [(HTTPResponse.Status, Int64?)] = []
+                        for try await a in group { all.append(a) }
+                        return all
+                    }
+                    #expect(answers.filter { $0.0 == .created }.count == 1, "round \(round): \(answers.map(\.0))")
+                    #expect(answers.filter { $0.0 == .ok }.count == 7, "round \(round): \(answers.map(\.0))")
+                    #expect(Set(answers.map(\.1)).count == 1 && answers[0].1 != nil)
+                }
+            }
+            #expect(try await f.rows() == 5)
+        }
+    }
+
     /// One caller may have `maximumAppendsPerCaller` appends in flight; the next is 429 with
     /// Retry-After and writes nothing, while another caller is still served.
     @Test func aCallerOverItsAppendsInFlightIsTold429() async throws {
