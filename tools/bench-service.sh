@@ -4,6 +4,8 @@
 # WeChat Pay notifications (verification included; keys the script makes); the library append and raw INSERT are measured in the same run by
 # `ledger bench append`. Prints a markdown table. Options (environment):
 #   LEDGER_BENCH_SECONDS (default 10) per wrk run; LEDGER_BENCH_PORT (default 18181);
+#   LEDGER_BENCH_ONLY=events: the POST /v1/events rows only (no notifications, no library run), for
+#   alternate runs of two builds;
 #   LEDGER_BIN (default: builds and uses .build/release/ledger); LEDGER_DATABASE_URL (default: the
 #   private cluster under .ledger/).
 set -euo pipefail
@@ -31,46 +33,89 @@ trap cleanup EXIT
 "$LEDGER_BIN" serve token --name bench --scopes append,read > "$work/token"
 export LEDGER_BENCH_TOKEN=$(awk '/^token:/ {print $2}' "$work/token")
 awk '/^line:/ {print $2, $3, $4}' "$work/token" > "$work/tokens"
-# Enough distinct notifications that none repeats within a run.
-python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography >&2
-notifications=${LEDGER_BENCH_NOTIFICATIONS:-$((seconds * 2500))}
-python3 tools/bench/appstore_fixture.py "$work/fixture" "$notifications" >&2
-python3 tools/bench/stores_fixture.py "$work/fixture" "$notifications" >&2
-LEDGER_APPSTORE_ROOT_CERT="$work/fixture/root.pem" LEDGER_APPSTORE_BUNDLE_ID=com.example.ledgerbench \
-LEDGER_GOOGLE_JWKS="$work/fixture/google-jwks.json" LEDGER_GOOGLE_AUDIENCE=https://ledger.example.test/v1/notifications/googleplay \
-LEDGER_GOOGLE_SERVICE_ACCOUNT=rtdn-push@example-project.iam.gserviceaccount.com LEDGER_GOOGLE_PACKAGE_NAME=com.example.ledgerbench \
-LEDGER_WECHAT_PLATFORM_CERTS="$work/fixture/wechat-platform.pem" LEDGER_WECHAT_APIV3_KEY_FILE="$work/fixture/wechat-apiv3.key" \
-LEDGER_WECHAT_APPID=wxbench0000000001 LEDGER_WECHAT_MCHID=1900000109 \
+only=${LEDGER_BENCH_ONLY:-}
+if [ "$only" = events ]; then
   "$LEDGER_BIN" serve --port "$port" --tokens-file "$work/tokens" 2> "$work/serve.log" &
+else
+  # Enough distinct notifications that none repeats within a run.
+  python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography >&2
+  notifications=${LEDGER_BENCH_NOTIFICATIONS:-$((seconds * 2500))}
+  python3 tools/bench/appstore_fixture.py "$work/fixture" "$notifications" >&2
+  python3 tools/bench/stores_fixture.py "$work/fixture" "$notifications" >&2
+  LEDGER_APPSTORE_ROOT_CERT="$work/fixture/root.pem" LEDGER_APPSTORE_BUNDLE_ID=com.example.ledgerbench \
+  LEDGER_GOOGLE_JWKS="$work/fixture/google-jwks.json" LEDGER_GOOGLE_AUDIENCE=https://ledger.example.test/v1/notifications/googleplay \
+  LEDGER_GOOGLE_SERVICE_ACCOUNT=rtdn-push@example-project.iam.gserviceaccount.com LEDGER_GOOGLE_PACKAGE_NAME=com.example.ledgerbench \
+  LEDGER_WECHAT_PLATFORM_CERTS="$work/fixture/wechat-platform.pem" LEDGER_WECHAT_APIV3_KEY_FILE="$work/fixture/wechat-apiv3.key" \
+  LEDGER_WECHAT_APPID=wxbench0000000001 LEDGER_WECHAT_MCHID=1900000109 \
+    "$LEDGER_BIN" serve --port "$port" --tokens-file "$work/tokens" 2> "$work/serve.log" &
+fi
 server=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 export LEDGER_BENCH_LUA="$PWD/tools/bench" LEDGER_BENCH_BODIES="$work/fixture/bodies.jsonl" LEDGER_BENCH_THREADS=2 \
   LEDGER_BENCH_GOOGLE_BODIES="$work/fixture/google.jsonl" LEDGER_BENCH_GOOGLE_TOKEN="$work/fixture/google-token" \
   LEDGER_BENCH_WECHAT="$work/fixture/wechat.tsv"
 
-row() {  # name, connections, wrk output
-  local r
-  r=$(grep '^RESULT' <<< "$3")
-  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$(sed 's/.*rps=\([0-9]*\).*/\1/' <<< "$r")" \
-    "$(sed 's/.*p50_ms=\([0-9.]*\).*/\1/' <<< "$r")" "$(sed 's/.*p99_ms=\([0-9.]*\).*/\1/' <<< "$r")" \
-    "$(sed 's/.*p999_ms=\([0-9.]*\).*/\1/' <<< "$r")" "$(sed 's/.*errors=\([0-9]*\).*/\1/' <<< "$r")"
+# CPU time (ms) of the service and of the database's processes (those of pg_stat_activity that run
+# on this machine: the embedded cluster's), and the database's commits, read before and after each
+# run: a shared machine moves the rates, less what each request costs.
+tick=$(getconf CLK_TCK)
+cpu_ms() {  # pids...: user + system CPU in ms, of those that are still running
+  local t=0 p
+  for p in "$@"; do
+    if [ -r "/proc/$p/stat" ]; then t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); fi
+  done
+  echo $((t * 1000 / tick))
 }
-echo "| workload | connections | requests/s | p50 ms | p99 ms | p99.9 ms | errors (non-2xx) |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+db_pids() {
+  local p
+  for p in $(psql "$LEDGER_DATABASE_URL" -Atc "SELECT pid FROM pg_stat_activity" 2>/dev/null); do
+    if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = postgres ]; then echo "$p"; fi
+  done
+}
+commits() { psql "$LEDGER_DATABASE_URL" -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
+measure() {  # wrk arguments...: runs wrk, prints its output and a MEASURED line
+  local before after s0 d0 c0 out
+  before=$(db_pids)
+  s0=$(cpu_ms "$server"); d0=$(cpu_ms $before); c0=$(commits)
+  out=$(wrk "$@")
+  # Connections opened during the run count from 0 (the pool opens them on demand).
+  after=$(printf '%s\n' $before $(db_pids) | sort -u)
+  echo "$out"
+  echo "MEASURED service_ms=$(( $(cpu_ms "$server") - s0 )) db_ms=$(( $(cpu_ms $after) - d0 )) db_local=$([ -n "$after" ] && echo 1 || echo 0) commits=$(( $(commits) - c0 ))"
+}
+
+row() {  # name, connections, output of measure
+  local r m n
+  r=$(grep '^RESULT' <<< "$3")
+  m=$(grep '^MEASURED' <<< "$3")
+  n=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<< "$r")
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$(sed 's/.*rps=\([0-9]*\).*/\1/' <<< "$r")" \
+    "$(sed 's/.*p50_ms=\([0-9.]*\).*/\1/' <<< "$r")" "$(sed 's/.*p99_ms=\([0-9.]*\).*/\1/' <<< "$r")" \
+    "$(sed 's/.*p999_ms=\([0-9.]*\).*/\1/' <<< "$r")" "$(sed 's/.*errors=\([0-9]*\).*/\1/' <<< "$r")" \
+    "$(awk -v ms="$(sed 's/.*service_ms=\([0-9]*\).*/\1/' <<< "$m")" -v n="$n" 'BEGIN { printf "%.3f", n ? ms / n : 0 }')" \
+    "$(awk -v ms="$(sed 's/.*db_ms=\([0-9]*\).*/\1/' <<< "$m")" -v n="$n" -v local="$(sed 's/.*db_local=\([01]\).*/\1/' <<< "$m")" \
+        'BEGIN { if (local == 1 && n) printf "%.3f", ms / n; else printf "-" }')" \
+    "$(awk -v c="$(sed 's/.*commits=\([0-9]*\).*/\1/' <<< "$m")" -v n="$n" 'BEGIN { printf "%.2f", n ? c / n : 0 }')"
+}
+echo "| workload | connections | requests/s | p50 ms | p99 ms | p99.9 ms | errors (non-2xx) | service CPU ms/request | database CPU ms/request | database commits per request |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for c in 16 64; do
-  out=$(LEDGER_BENCH_RUN="$run-$c" wrk -t2 -c"$c" -d"${seconds}s" --timeout 10s -s tools/bench/append.lua "http://127.0.0.1:$port")
+  out=$(LEDGER_BENCH_RUN="$run-$c" measure -t2 -c"$c" -d"${seconds}s" --timeout 10s -s tools/bench/append.lua "http://127.0.0.1:$port")
   row "POST /v1/events (1 fact)" "$c" "$out"
 done
-out=$(wrk -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/appstore.lua "http://127.0.0.1:$port")
-row "POST /v1/notifications/appstore (verify 3 JWS, 2 facts)" 16 "$out"
-out=$(wrk -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/googleplay.lua "http://127.0.0.1:$port")
-row "POST /v1/notifications/googleplay (verify OIDC token, 1 fact)" 16 "$out"
-out=$(wrk -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/wechatpay.lua "http://127.0.0.1:$port")
-row "POST /v1/notifications/wechatpay (verify RSA, decrypt, 1 fact)" 16 "$out"
+if [ "$only" != events ]; then
+  out=$(measure -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/appstore.lua "http://127.0.0.1:$port")
+  row "POST /v1/notifications/appstore (verify 3 JWS, 2 facts)" 16 "$out"
+  out=$(measure -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/googleplay.lua "http://127.0.0.1:$port")
+  row "POST /v1/notifications/googleplay (verify OIDC token, 1 fact)" 16 "$out"
+  out=$(measure -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/wechatpay.lua "http://127.0.0.1:$port")
+  row "POST /v1/notifications/wechatpay (verify RSA, decrypt, 1 fact)" 16 "$out"
+fi
 stored=$(curl -s -H "Authorization: Bearer $LEDGER_BENCH_TOKEN" "http://127.0.0.1:$port/readyz" | sed 's/.*"head":\([0-9]*\).*/\1/')
 echo
 echo "events in the log after the HTTP runs: $stored"
 kill -TERM "$server"; wait "$server" 2>/dev/null || true; server=""
+[ "$only" = events ] && exit 0
 echo
 echo "library append and raw INSERT, same run (ledger bench append --seconds $((seconds / 2 > 1 ? seconds / 2 : 2))):"
 LEDGER_SCHEMA="bench_lib_$run" "$LEDGER_BIN" bench append --seconds "$((seconds / 2 > 1 ? seconds / 2 : 2))"
