@@ -63,6 +63,37 @@ struct NotificationEndpointTests {
         }
     }
 
+    /// A store delivers at least once, and a retry can arrive while the first delivery is still
+    /// being appended: eight copies of one signed notification at once, three rounds, are each
+    /// answered 200, its facts stored once and its payload kept once.
+    @Test func copiesOfOneNotificationAtOnceAreAppendedOnce() async throws {
+        let chain = try TestAppleChain()
+        let verifier = AppleVerifier(.init(roots: [chain.root], bundleId: TestAppleChain.bundleId))
+        try await ServiceFixture.with("httpapplerace", configure: { $0.notifications.appStore = verifier }) { f in
+            try await f.test { client in
+                for round in 1...3 {
+                    let body = try chain.notificationBody(
+                        uuid: "5d1c0a52-8c5e-4d0b-9a11-00000000010\(round)", transactionId: "200000012345670\(round)")
+                    let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                        for _ in 0..<8 {
+                            group.addTask {
+                                try await client.execute(
+                                    uri: "/v1/notifications/appstore", method: .post, body: ByteBuffer(bytes: body)
+                                ).status
+                            }
+                        }
+                        var all: [HTTPResponse.Status] = []
+                        for try await s in group { all.append(s) }
+                        return all
+                    }
+                    #expect(statuses.allSatisfy { $0 == .ok }, "round \(round): \(statuses)")
+                }
+            }
+            #expect(try await Self.payloads(f).count == 3)
+            #expect(try await f.rows() == 6)
+        }
+    }
+
     @Test func weChatNotificationsAreVerifiedAndDeduplicated() async throws {
         let wx = try TestWeChat()
         try await ServiceFixture.with(
