@@ -57,7 +57,8 @@ export LEDGER_BENCH_LUA="$PWD/tools/bench" LEDGER_BENCH_BODIES="$work/fixture/bo
 
 # CPU time (ms) of the service and of the database's processes (those of pg_stat_activity that run
 # on this machine: the embedded cluster's), and the database's commits, read before and after each
-# run: a shared machine moves the rates, less what each request costs.
+# run: a shared machine moves the rates, less what each request costs. (PostgreSQL publishes its
+# commit counts about once a second: the commits are exact for runs of several seconds, not for 2-3.)
 tick=$(getconf CLK_TCK)
 cpu_ms() {  # pids...: user + system CPU in ms, of those that are still running
   local t=0 p
@@ -68,7 +69,7 @@ cpu_ms() {  # pids...: user + system CPU in ms, of those that are still running
 }
 db_pids() {
   local p
-  for p in $(psql "$LEDGER_DATABASE_URL" -Atc "SELECT pid FROM pg_stat_activity" 2>/dev/null); do
+  for p in $(psql "$LEDGER_DATABASE_URL" -Atc "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid()" 2>/dev/null); do
     if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = postgres ]; then echo "$p"; fi
   done
 }

@@ -139,7 +139,7 @@ public final class EventStore: Sendable {
         }
         guard stored.count == 1, let recorded = stored.bytea(0, 0) else {
             throw LedgerError.migration(
-                "the request key \(Echo.quoted(key, limit: 80)) was recorded but cannot be read back from \(configuration.schema).append_requests; nothing was written"
+                "the request key \(Echo.quoted(key, limit: 80)) was recorded but cannot be read back from \(configuration.schema).append_requests (the writer role needs SELECT on it: run `ledger migrate`, which grants it); nothing was written: send the request again"
             )
         }
         return recorded == digest ? .body : .otherBody
