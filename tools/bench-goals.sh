@@ -25,9 +25,10 @@ cd "$(dirname "$0")/.."
 events=${LEDGER_BENCH_EVENTS:-10000000}
 users=${LEDGER_BENCH_USERS:-200000}
 seconds=${LEDGER_BENCH_SECONDS:-10}
-build="a release build of $(git describe --always --dirty 2>/dev/null || echo "an unknown commit")"
-if [ -n "${LEDGER_BIN:-}" ]; then build="$LEDGER_BIN"; fi
-if [ -z "${LEDGER_BIN:-}" ]; then
+if [ -n "${LEDGER_BIN:-}" ]; then
+  build="$LEDGER_BIN"
+else
+  build="a release build of $(git describe --always --dirty 2>/dev/null || echo "an unknown commit")"
   swift build -c release --product ledger >&2
   LEDGER_BIN=.build/release/ledger
 fi
@@ -38,8 +39,6 @@ out=${LEDGER_BENCH_OUT:-$(mktemp -d /tmp/ledger-goals.XXXXXX)}
 mkdir -p "$out"
 log_options=(--events "$events" --users "$users")
 if [ -n "${LEDGER_BENCH_LOG_SCHEMA:-}" ]; then log_options+=(--schema "$LEDGER_BENCH_LOG_SCHEMA"); fi
-schema="bench_goals_$(date +%s)"
-trap 'psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS \"$schema\" CASCADE" >/dev/null 2>&1 || true' EXIT
 
 step() { # name, command...: runs it, keeps its output in $out/name.txt, stops the script if it fails
   local name=$1; shift
@@ -50,7 +49,7 @@ step() { # name, command...: runs it, keeps its output in $out/name.txt, stops t
     exit 1
   fi
 }
-step append env LEDGER_SCHEMA="$schema" "$LEDGER_BIN" bench append --seconds "$seconds"
+step append "$LEDGER_BIN" bench append --seconds "$seconds"
 step sql-append env LEDGER_BENCH_SECONDS="$seconds" tools/bench-sql-append.sh
 step rebuild "$LEDGER_BIN" bench rebuild "${log_options[@]}"
 step audit "$LEDGER_BIN" bench audit "${log_options[@]}"

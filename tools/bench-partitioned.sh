@@ -14,7 +14,7 @@
 #                the plain layout gets from a unique index, one row of `events` per claimed event,
 #                is a statement trigger here that looks each new id up in every partition's index:
 #                its cost is measured with the rest.
-# Then, alternating the layouts: binary COPY TO of the whole log (the baseline), `ledger
+# Then, one layout after the other: binary COPY TO of the whole log (the baseline), `ledger
 # verify-chain`, `ledger audit` (default memory) and `append_events` from pgbench at 1 and 16
 # writers, each session with the plans the library's writer uses (plan_cache_mode =
 # force_generic_plan: planning a statement over every partition at each call costs more than
@@ -29,7 +29,8 @@
 #     as `ledger bench rebuild` makes it; bench_log_N for other sizes);
 #   LEDGER_BENCH_PARTITION_SIZE (default 1000000); LEDGER_BENCH_SECONDS (default 10) per pgbench run;
 #   LEDGER_BENCH_KEEP=1 keeps the copies (they take about as much disk as the logs they copy), and
-#   LEDGER_BENCH_REUSE=1 measures copies an earlier run kept instead of copying again;
+#   LEDGER_BENCH_REUSE=1 measures copies an earlier run kept instead of copying again (and keeps
+#   them);
 #   LEDGER_BIN (default: builds and uses .build/release/ledger); LEDGER_DATABASE_URL (default: the
 #     private cluster under .ledger/; the user must be a superuser, to copy with triggers off).
 set -euo pipefail
