@@ -70,24 +70,23 @@ text_cell() { # file, row prefix, column number (columns are separated by two sp
 number() { local v=${1//,/}; echo "${v%%[!0-9.]*}"; }   # the first number of a cell, without grouping
 seconds_of() { sed 's/ s.*//' <<< "$1"; }                   # "4.1 s = ..." -> 4.1
 
-a_ledger=$(need "$(number "$(markdown_cell append '(a)' 2)")" "(a) row" append)
-a_base=$(need "$(number "$(markdown_cell append '(a)' 3)")" "(a) baseline" append)
-bp_ledger=$(need "$(number "$(markdown_cell append "(b')" 2)")" "(b') row" append)
-bp_base=$(need "$(number "$(markdown_cell append "(b')" 3)")" "(b') baseline" append)
-c_ledger=$(need "$(number "$(markdown_cell append '(c) batches of 1000' 2)")" "batches of 1000 row" append)
-c_base=$(need "$(number "$(markdown_cell append '(c) batches of 1000' 3)")" "batches of 1000 baseline" append)
-s_ledger=$(need "$(markdown_cell sql-append 16 2)" "16-writer row" sql-append)
-s_base=$(need "$(markdown_cell sql-append 16 4)" "16-writer raw INSERT" sql-append)
+# A figure from a file's markdown row or text row (named by its prefix), as a number or in seconds.
+md() { need "$(number "$(markdown_cell "$1" "$2" "$3")")" "$4" "$1"; }       # file prefix cell what
+tx() { need "$(number "$(text_cell "$1" "$2" "$3")")" "$4" "$1"; }           # file prefix column what
+txs() { need "$(seconds_of "$(text_cell "$1" "$2" "$3")")" "$4" "$1"; }      # file prefix column what
+
+a_ledger=$(md append '(a)' 2 "(a) row"); a_base=$(md append '(a)' 3 "(a) baseline")
+bp_ledger=$(md append "(b')" 2 "(b') row"); bp_base=$(md append "(b')" 3 "(b') baseline")
+c_ledger=$(md append '(c) batches of 1000' 2 "batches of 1000 row")
+c_base=$(md append '(c) batches of 1000' 3 "batches of 1000 baseline")
+s_ledger=$(md sql-append 16 2 "16-writer row"); s_base=$(md sql-append 16 4 "16-writer raw INSERT")
 m_peer=$(markdown_cell sql-append 16 10)
-fold=$(need "$(number "$(text_cell rebuild 'pure fold' 2)")" "pure fold row" rebuild)
-fold_copy=$(need "$(number "$(text_cell rebuild 'pure fold' 3)")" "pure fold's COPY TO rate" rebuild)
-rebuild=$(need "$(seconds_of "$(text_cell rebuild 'full rebuild' 2)")" "full rebuild row" rebuild)
-rebuild_copy=$(need "$(seconds_of "$(text_cell rebuild 'full rebuild' 3)")" "rebuild's COPY TO" rebuild)
-rebuild_peak=$(need "$(number "$(text_cell rebuild 'peak RSS' 2)")" "rebuild's peak RSS" rebuild)
-audit=$(need "$(seconds_of "$(text_cell audit 'audit (' 2)")" "audit row" audit)
-audit_copy=$(need "$(seconds_of "$(text_cell audit 'audit (' 3)")" "audit's COPY TO" audit)
-audit_peak=$(need "$(number "$(text_cell audit 'peak RSS' 2)")" "audit's peak RSS" audit)
-snap=$(need "$(seconds_of "$(text_cell project 'projector start from the snapshot' 2)")" "start from a snapshot" project)
+fold=$(tx rebuild 'pure fold' 2 "pure fold row"); fold_copy=$(tx rebuild 'pure fold' 3 "pure fold's COPY TO rate")
+rebuild=$(txs rebuild 'full rebuild' 2 "full rebuild row"); rebuild_copy=$(txs rebuild 'full rebuild' 3 "rebuild's COPY TO")
+rebuild_peak=$(tx rebuild 'peak RSS' 2 "rebuild's peak RSS")
+audit=$(txs audit 'audit (' 2 "audit row"); audit_copy=$(txs audit 'audit (' 3 "audit's COPY TO")
+audit_peak=$(tx audit 'peak RSS' 2 "audit's peak RSS")
+snap=$(txs project 'projector start from the snapshot' 2 "start from a snapshot")
 snap_peak=$(need "$(sed 's/.*peak RSS \([0-9]*\).*/\1/' <<< "$(text_cell project 'projector start from the snapshot' 2)")" "snapshot start's peak" project)
 http=$(need "$(awk -F '|' '$3 ~ /^ *64 *$/ { gsub(/ /, "", $4); print $4; exit }' "$out/service.txt")" "64-connection row" service)
 http_p99=$(need "$(awk -F '|' '$3 ~ /^ *64 *$/ { gsub(/ /, "", $6); print $6; exit }' "$out/service.txt")" "64-connection p99" service)
