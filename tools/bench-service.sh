@@ -34,21 +34,22 @@ trap cleanup EXIT
 export LEDGER_BENCH_TOKEN=$(awk '/^token:/ {print $2}' "$work/token")
 awk '/^line:/ {print $2, $3, $4}' "$work/token" > "$work/tokens"
 only=${LEDGER_BENCH_ONLY:-}
-if [ "$only" = events ]; then
-  "$LEDGER_BIN" serve --port "$port" --tokens-file "$work/tokens" 2> "$work/serve.log" &
-else
+verifiers=()  # the notification routes' settings, with the keys and chains of the fixture
+if [ "$only" != events ]; then
   # Enough distinct notifications that none repeats within a run.
   python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography >&2
   notifications=${LEDGER_BENCH_NOTIFICATIONS:-$((seconds * 2500))}
   python3 tools/bench/appstore_fixture.py "$work/fixture" "$notifications" >&2
   python3 tools/bench/stores_fixture.py "$work/fixture" "$notifications" >&2
-  LEDGER_APPSTORE_ROOT_CERT="$work/fixture/root.pem" LEDGER_APPSTORE_BUNDLE_ID=com.example.ledgerbench \
-  LEDGER_GOOGLE_JWKS="$work/fixture/google-jwks.json" LEDGER_GOOGLE_AUDIENCE=https://ledger.example.test/v1/notifications/googleplay \
-  LEDGER_GOOGLE_SERVICE_ACCOUNT=rtdn-push@example-project.iam.gserviceaccount.com LEDGER_GOOGLE_PACKAGE_NAME=com.example.ledgerbench \
-  LEDGER_WECHAT_PLATFORM_CERTS="$work/fixture/wechat-platform.pem" LEDGER_WECHAT_APIV3_KEY_FILE="$work/fixture/wechat-apiv3.key" \
-  LEDGER_WECHAT_APPID=wxbench0000000001 LEDGER_WECHAT_MCHID=1900000109 \
-    "$LEDGER_BIN" serve --port "$port" --tokens-file "$work/tokens" 2> "$work/serve.log" &
+  verifiers=(
+    LEDGER_APPSTORE_ROOT_CERT="$work/fixture/root.pem" LEDGER_APPSTORE_BUNDLE_ID=com.example.ledgerbench
+    LEDGER_GOOGLE_JWKS="$work/fixture/google-jwks.json" LEDGER_GOOGLE_AUDIENCE=https://ledger.example.test/v1/notifications/googleplay
+    LEDGER_GOOGLE_SERVICE_ACCOUNT=rtdn-push@example-project.iam.gserviceaccount.com LEDGER_GOOGLE_PACKAGE_NAME=com.example.ledgerbench
+    LEDGER_WECHAT_PLATFORM_CERTS="$work/fixture/wechat-platform.pem" LEDGER_WECHAT_APIV3_KEY_FILE="$work/fixture/wechat-apiv3.key"
+    LEDGER_WECHAT_APPID=wxbench0000000001 LEDGER_WECHAT_MCHID=1900000109
+  )
 fi
+env "${verifiers[@]}" "$LEDGER_BIN" serve --port "$port" --tokens-file "$work/tokens" 2> "$work/serve.log" &
 server=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 export LEDGER_BENCH_LUA="$PWD/tools/bench" LEDGER_BENCH_BODIES="$work/fixture/bodies.jsonl" LEDGER_BENCH_THREADS=2 \
@@ -119,5 +120,4 @@ kill -TERM "$server"; wait "$server" 2>/dev/null || true; server=""
 [ "$only" = events ] && exit 0
 echo
 echo "library append and raw INSERT, same run (ledger bench append --seconds $((seconds / 2 > 1 ? seconds / 2 : 2))):"
-LEDGER_SCHEMA="bench_lib_$run" "$LEDGER_BIN" bench append --seconds "$((seconds / 2 > 1 ? seconds / 2 : 2))"
-psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS \"bench_lib_$run\" CASCADE" >/dev/null 2>&1 || true
+"$LEDGER_BIN" bench append --seconds "$((seconds / 2 > 1 ? seconds / 2 : 2))"
