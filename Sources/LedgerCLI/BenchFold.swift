@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import LedgerCore
+import LedgerDomain
+import LedgerScenarios
+
+/// `ledger bench fold`: the pure fold alone, typed facts already in memory, round after round; no
+/// database. The figure `bench rebuild` prints beside COPY TO, without the rest, for a profiler.
+struct BenchFold: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fold",
+        abstract: "Measure the pure fold alone: generated facts in memory, folded round after round (no database).",
+        discussion: paragraphs(
+            """
+            Generates --events facts (deterministic per --seed, the same history `bench rebuild`
+            loads), then folds them into a fresh state --rounds times and prints each round's rate.
+            Use a release build; run it under a profiler to see where the fold's time goes.
+            """))
+
+    @Option(help: "Facts folded each round.") var events: Int = 2_000_000
+    @Option(help: "Distinct users in the generated history.") var users: Int = 200_000
+    @Option(help: "Generator seed.") var seed: UInt64 = 42
+    @Option(help: "Rounds, each a fresh fold of the same facts.") var rounds: Int = 3
+
+    func validate() throws {
+        guard events > 0, users > 0, rounds > 0 else {
+            throw ValidationError("--events, --users and --rounds must be positive")
+        }
+    }
+
+    func run() throws {
+        var facts: [(Fact, FactContext)] = []
+        facts.reserveCapacity(events)
+        for (i, (fact, at)) in HistoryGenerator(users: users, seed: seed).prefix(events).enumerated() {
+            facts.append((fact, FactContext(position: Int64(i + 1), occurredAt: at)))
+        }
+        print("ledger bench fold: \(grouped(Int64(facts.count))) facts, \(grouped(Int64(users))) users, seed \(seed)")
+        for round in 1...rounds {
+            var fold = Projections()
+            let start = ContinuousClock.now
+            for (fact, ctx) in facts { fold.apply(fact, ctx) }
+            let seconds = (ContinuousClock.now - start).seconds
+            print(
+                "round \(round): \(grouped(Int64(Double(facts.count) / seconds))) facts/s "
+                    + "(\(String(format: "%.2f", seconds)) s; \(fold.orders.count) orders, "
+                    + "\(fold.transactions.count) transactions, \(fold.users.count) users, \(fold.anomalies.count) anomalies)"
+            )
+        }
+    }
+}
