@@ -32,25 +32,37 @@ extension ViewTable {
         }
     }
 
-    /// The views in order, a page at a time: a spilled page is read back whole, the next spilled
-    /// page on another thread while this one is gone through (reading back, not what the caller
-    /// does with the views, is what takes the time).
+    /// The views in order, a page at a time: a spilled page is read back whole, and the next
+    /// ``readAhead`` spilled pages on other threads while this one is gone through (reading back,
+    /// not what the caller does with the views, is what takes the time: with one page ahead, the
+    /// audit's rules waited on the one reader for most of their time).
     @usableFromInline struct PageIterator {
         @usableFromInline let table: ViewTable
         @usableFromInline var p = 0, i = 0
         @usableFromInline var current: Page = ([], 0, [])
-        /// Page `p`, being read back.
-        @usableFromInline var ahead: PageReader?
+        /// Pages `p`, `p + 1`, ... being read back, in order (spilled pages come first in a table,
+        /// so the pages being read are always the next ones).
+        @usableFromInline var ahead: [PageReader] = []
+        /// The next page to start reading back.
+        @usableFromInline var scheduled = 0
+
+        /// Spilled pages read back at once, ahead of the one gone through: each holds a page of
+        /// views in memory (a few MiB) until its turn.
+        @inlinable static var readAhead: Int { 2 }
 
         @inlinable init(table: ViewTable) { self.table = table }
 
         @inlinable mutating func withNext<T>(_ body: (String, Value) throws -> T) rethrows -> T? {
             while i == current.values.count {
                 guard p < table.pages.count else { return nil }
-                current = ahead?.wait() ?? table.page(p)
+                current = ahead.isEmpty ? table.page(p) : ahead.removeFirst().wait()
                 p += 1
                 i = 0
-                ahead = p << table.shift < table.spilledBelow ? PageReader(table, p) : nil
+                scheduled = Swift.max(scheduled, p)
+                while scheduled < p + Self.readAhead, scheduled << table.shift < table.spilledBelow {
+                    ahead.append(PageReader(table, scheduled))
+                    scheduled += 1
+                }
             }
             defer { i += 1 }
             let (keys, j) = (current.keys, i)

@@ -187,6 +187,27 @@ struct ViewTableTests {
         check(copy!.table, copy!.reference, "the copy")
     }
 
+    /// A table of many spilled pages goes through them in order, whichever way it is read (pages
+    /// are read back ahead of the one gone through, on other threads), with the changes made after
+    /// a page was spilled; reading part of it and stopping leaves the table as it was.
+    @Test func manySpilledPagesAreReadBackInOrder() {
+        var table = ViewTable<Counter>()
+        table.spill(to: MemorySpillStore(), pageSize: 4, residentPages: 1, recallCapacity: 2)
+        let n = 4 * 25 + 3
+        for i in 0..<n { table["k\(i)"] = Counter(total: Int64(i), note: "") }
+        for i in stride(from: 0, to: n, by: 7) { _ = table.update("k\(i)") { $0.note = "changed" } }
+        let keys = (0..<n).map { "k\($0)" }
+        let views = (0..<n).map { Counter(total: Int64($0), note: $0 % 7 == 0 ? "changed" : "") }
+        #expect(table.spilled.views >= n - 8, "all but the pages kept in memory are spilled")
+        #expect(Array(table.values.prefix(6)) == Array(views.prefix(6)), "part of it")
+        #expect(table.keys == keys)
+        #expect(Array(table.values) == views)
+        #expect(table.map(\.key) == keys && table.map(\.value) == views)
+        var inPlace: [(String, Counter)] = []
+        table.forEachInPlace { inPlace.append(($0, $1)) }
+        #expect(inPlace.map(\.0) == keys && inPlace.map(\.1) == views)
+    }
+
     /// Pages added as their bytes (what a snapshot's part holds), then views added as views: the
     /// table reads, changes and iterates them as if each had been added and spilled one by one,
     /// and a key it already has, spilled or in memory, is refused.
