@@ -33,11 +33,11 @@ extension ViewTable {
     }
 
     /// The views in order, a page at a time: a spilled page is read back whole, and the next
-    /// ``readAhead`` spilled pages on other threads while this one is gone through (reading back,
-    /// not what the caller does with the views, is what takes the time: with one page ahead, the
-    /// audit's rules waited on the one reader for most of their time).
+    /// `readAhead` spilled pages on other threads while this one is gone through (reading back,
+    /// not what the caller does with the views, is what takes the time).
     @usableFromInline struct PageIterator {
         @usableFromInline let table: ViewTable
+        @usableFromInline let readAhead: Int
         @usableFromInline var p = 0, i = 0
         @usableFromInline var current: Page = ([], 0, [])
         /// Pages `p`, `p + 1`, ... being read back, in order (spilled pages come first in a table,
@@ -46,11 +46,11 @@ extension ViewTable {
         /// The next page to start reading back.
         @usableFromInline var scheduled = 0
 
-        /// Spilled pages read back at once, ahead of the one gone through: each holds a page of
-        /// views in memory (a few MiB) until its turn.
-        @inlinable static var readAhead: Int { 2 }
-
-        @inlinable init(table: ViewTable) { self.table = table }
+        @inlinable init(table: ViewTable, readAhead: Int = 1) {
+            precondition(readAhead >= 1, "at least one page read ahead")
+            self.table = table
+            self.readAhead = readAhead
+        }
 
         @inlinable mutating func withNext<T>(_ body: (String, Value) throws -> T) rethrows -> T? {
             while i == current.values.count {
@@ -59,7 +59,7 @@ extension ViewTable {
                 p += 1
                 i = 0
                 scheduled = Swift.max(scheduled, p)
-                while scheduled < p + Self.readAhead, scheduled << table.shift < table.spilledBelow {
+                while scheduled < p + readAhead, scheduled << table.shift < table.spilledBelow {
                     ahead.append(PageReader(table, scheduled))
                     scheduled += 1
                 }

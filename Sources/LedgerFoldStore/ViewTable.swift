@@ -257,9 +257,11 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return try with(offset: i, body)
     }
 
-    /// `body` applied to each key and its view where it lies, in order.
-    @inlinable public func forEachInPlace(_ body: (String, Value) throws -> Void) rethrows {
-        var views = PageIterator(table: self)
+    /// `body` applied to each key and its view where it lies, in order. Spilled pages are read back
+    /// on other threads, `readAhead` of them at once ahead of the one gone through (each a page of
+    /// views in memory until its turn): more than one pays where nothing else needs the cores.
+    @inlinable public func forEachInPlace(readAhead: Int = 1, _ body: (String, Value) throws -> Void) rethrows {
+        var views = PageIterator(table: self, readAhead: readAhead)
         while try views.withNext(body) != nil {}
     }
 

@@ -188,7 +188,7 @@ struct ViewTableTests {
     }
 
     /// A table of many spilled pages goes through them in order, whichever way it is read (pages
-    /// are read back ahead of the one gone through, on other threads), with the changes made after
+    /// are read back ahead of the one gone through, on other threads, one or more at once), with the changes made after
     /// a page was spilled; reading part of it and stopping leaves the table as it was.
     @Test func manySpilledPagesAreReadBackInOrder() {
         var table = ViewTable<Counter>()
@@ -203,9 +203,11 @@ struct ViewTableTests {
         #expect(table.keys == keys)
         #expect(Array(table.values) == views)
         #expect(table.map(\.key) == keys && table.map(\.value) == views)
-        var inPlace: [(String, Counter)] = []
-        table.forEachInPlace { inPlace.append(($0, $1)) }
-        #expect(inPlace.map(\.0) == keys && inPlace.map(\.1) == views)
+        for readAhead in 1...3 {
+            var inPlace: [(String, Counter)] = []
+            table.forEachInPlace(readAhead: readAhead) { inPlace.append(($0, $1)) }
+            #expect(inPlace.map(\.0) == keys && inPlace.map(\.1) == views, "\(readAhead) pages read ahead")
+        }
     }
 
     /// Pages added as their bytes (what a snapshot's part holds), then views added as views: the

@@ -46,7 +46,7 @@ extension Audit {
             c.catalogue[d.channel, default: [:]][d.storeProductId] = defs
         }
         // In place: iterating a table copies each view out first.
-        p.transactions.forEachInPlace { _, t in
+        p.transactions.forEachInPlace(readAhead: readAhead) { _, t in
             // Sandbox purchases are shown apart and judged by no rule.
             guard !t.isSandbox else { return }
             // Fast path: the common clean transaction allocates nothing (no grant list, no
@@ -63,16 +63,22 @@ extension Audit {
             subscriptionDrift(t, active, &c)
             unacknowledgedPurchase(t, &c)
         }
-        p.orders.forEachInPlace { _, o in
+        p.orders.forEachInPlace(readAhead: readAhead) { _, o in
             productMismatch(o, &c)
             staleOrder(o, &c)
         }
-        p.users.forEachInPlace { _, u in negativeBalance(u, &c) }
+        p.users.forEachInPlace(readAhead: readAhead) { _, u in negativeBalance(u, &c) }
         reconcile(&c)
         untranslatedNotifications(p, &c)
         c.findings.sort()
         return c.findings
     }
+
+    /// Spilled pages of views read back at once, ahead of the one the rules go through. The rules
+    /// go through one table at a time once the log is read, with the cores to themselves; with one
+    /// page ahead they waited on its reader (a 10 M-fact audit kept to 64 MiB: 9.5 s after the log
+    /// was read, 6.5 s with two).
+    static let readAhead = 2
 
     struct Context {
         let p: Projections
@@ -145,7 +151,7 @@ extension Audit {
         /// accountToken (lowercased) -> the first order (by id) minted with it.
         mutating func buildTokenOrders() {
             var index: [String: String] = [:]
-            p.orders.forEachInPlace { _, o in
+            p.orders.forEachInPlace(readAhead: readAhead) { _, o in
                 guard let tok = o.accountToken?.lowercased() else { return }
                 if let seen = index[tok], seen < o.orderId { return }
                 index[tok] = o.orderId

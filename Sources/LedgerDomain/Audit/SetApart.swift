@@ -21,7 +21,7 @@ extension Audit {
     public static func verifiedPurchases(_ p: Projections) -> (byChannel: [Channel: Int64], sandbox: [SandboxPurchase])
     {
         var byChannel: [Channel: Int64] = [:], sandbox: [SandboxPurchase] = []
-        p.transactions.forEachInPlace { _, t in
+        p.transactions.forEachInPlace(readAhead: Audit.readAhead) { _, t in
             guard t.verified else { return }
             if t.isSandbox {
                 sandbox.append(
