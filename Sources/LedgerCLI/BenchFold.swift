@@ -38,7 +38,9 @@ struct BenchFold: ParsableCommand {
         for round in 1...rounds {
             var fold = Projections()
             let start = ContinuousClock.now
-            for (fact, ctx) in facts { fold.apply(fact, ctx) }
+            // Each fact read where it lies, as the fold's pipeline does: iterating the array would
+            // copy every fact out of it first.
+            facts.withUnsafeBufferPointer { facts in for i in facts.indices { fold.apply(facts[i].0, facts[i].1) } }
             let seconds = (ContinuousClock.now - start).seconds
             print(
                 "round \(round): \(grouped(Int64(Double(facts.count) / seconds))) facts/s "
