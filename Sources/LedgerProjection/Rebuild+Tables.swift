@@ -79,7 +79,7 @@ extension LogReplay {
     ) async throws -> (rows: Int64, checksum: String) {
         let r = try await conn.query(
             """
-            SELECT count(*), left(md5(coalesce(sum(('x' || left(md5(t::text), 16))::bit(64)::bigint::numeric), 0)::text), 16)
+            SELECT count(*), left(md5(coalesce(sum(hash_record_extended(t, 0)::numeric), 0)::text), 16)
             FROM \(schema).\(table) t
             """)
         let rows = r.int64(0, 0) ?? 0
