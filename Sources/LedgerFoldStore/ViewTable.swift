@@ -257,9 +257,8 @@ public struct ViewTable<Value: Sendable>: Sendable {
         return try with(offset: i, body)
     }
 
-    /// `body` applied to each key and its view where it lies, in order. Spilled pages are read back
-    /// on other threads, `readAhead` of them at once ahead of the one gone through (each a page of
-    /// views in memory until its turn): more than one pays where nothing else needs the cores.
+    /// `body` applied to each key and its view where it lies, in order; spilled pages read back
+    /// `readAhead` at once on other threads, each a page of views in memory until its turn.
     @inlinable public func forEachInPlace(readAhead: Int = 1, _ body: (String, Value) throws -> Void) rethrows {
         var views = PageIterator(table: self, readAhead: readAhead)
         while try views.withNext(body) != nil {}
