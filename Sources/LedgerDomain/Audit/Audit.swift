@@ -76,8 +76,8 @@ extension Audit {
 
     /// Spilled pages of views read back at once, ahead of the one the rules go through. The rules
     /// go through one table at a time once the log is read, with the cores to themselves; with one
-    /// page ahead they waited on its reader (a 10 M-fact audit kept to 64 MiB: 9.5 s after the log
-    /// was read, 6.5 s with two).
+    /// page ahead they waited on its reader (a 10 M-fact audit kept to 64 MiB: 9.4 s after the log
+    /// was read, 5.7 s with two).
     static let readAhead = 2
 
     struct Context {
