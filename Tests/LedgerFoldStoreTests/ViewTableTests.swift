@@ -187,9 +187,9 @@ struct ViewTableTests {
         check(copy!.table, copy!.reference, "the copy")
     }
 
-    /// A table of many spilled pages goes through them in order, whichever way it is read (pages
-    /// are read back ahead of the one gone through, on other threads, one or more at once), with the changes made after
-    /// a page was spilled; reading part of it and stopping leaves the table as it was.
+    /// A table of many spilled pages goes through them in order, whichever way it is read and however
+    /// many pages are read back at once ahead of the one gone through (on other threads), with the
+    /// changes made after a page was spilled; reading part of it and stopping leaves it as it was.
     @Test func manySpilledPagesAreReadBackInOrder() {
         var table = ViewTable<Counter>()
         table.spill(to: MemorySpillStore(), pageSize: 4, residentPages: 1, recallCapacity: 2)
