@@ -17,6 +17,9 @@ public struct RebuildOptions: Sendable {
     public var snapshot: Bool
     /// How much memory the fold keeps its views in (``FoldMemory``); the tables do not depend on it.
     public var memory: FoldMemory
+    /// Below this many rows in all, the shadow tables are written on one connection: a small
+    /// rebuild is over before a second one pays for itself. (Tests set 0, to write on two.)
+    var rowsForSecondConnection = 100_000
 
     public init(
         models: [ReadModel] = ReadModel.allCases, through: Int64? = nil, verify: Bool = false, snapshot: Bool = true,
@@ -141,7 +144,9 @@ extension LogReplay {
         let schema = quoteIdentifier(configuration.schema)
         let tables = options.models.flatMap { m in m.tables.map { (name: $0.name, key: $0.key) } }
 
-        let results = try await writeShadows(tables, from: state, verify: options.verify, main: conn)
+        let results = try await writeShadows(
+            tables, from: state, verify: options.verify, rowsForSecondConnection: options.rowsForSecondConnection,
+            main: conn)
         if options.verify {
             try await conn.withIsolation { conn in
                 for t in tables { try conn.execute("DROP TABLE IF EXISTS \(schema).\(t.name)_rebuild") }
@@ -171,7 +176,7 @@ extension LogReplay {
     /// first, so the two finish close together. Results come back in the order of `tables`.
     private func writeShadows(
         _ tables: [(name: String, key: [String])], from state: Projections, verify: Bool,
-        main: PostgresConnection
+        rowsForSecondConnection: Int, main: PostgresConnection
     ) async throws -> [TableResult] {
         let schema = configuration.schema
         // Greedy split by rows to write: each table to the lighter of the two lanes.
@@ -183,8 +188,7 @@ extension LogReplay {
             lanes[lane].append(i)
             load[lane] += sizes[i]
         }
-        // A small rebuild is over before a second connection pays for itself.
-        if load.reduce(0, +) < Self.rowsForSecondConnection {
+        if load.reduce(0, +) < rowsForSecondConnection {
             lanes = [lanes[0] + lanes[1], []]
         }
         let second =
@@ -222,9 +226,6 @@ extension LogReplay {
             throw error
         }
     }
-
-    /// Below this many rows in all, the shadow tables are written on one connection.
-    static let rowsForSecondConnection = 100_000
 
     /// The rows a table's shadow will hold, to spread the work.
     private static func shadowRows(_ table: String, _ state: Projections) -> Int {
