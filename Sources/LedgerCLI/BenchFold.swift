@@ -29,24 +29,35 @@ struct BenchFold: ParsableCommand {
     }
 
     func run() throws {
-        var facts: [(Fact, FactContext)] = []
-        facts.reserveCapacity(events)
-        for (i, (fact, at)) in HistoryGenerator(users: users, seed: seed).prefix(events).enumerated() {
-            facts.append((fact, FactContext(position: Int64(i + 1), occurredAt: at)))
-        }
+        let facts = Self.generatedFacts(events: events, users: users, seed: seed)
         print("ledger bench fold: \(grouped(Int64(facts.count))) facts, \(grouped(Int64(users))) users, seed \(seed)")
         for round in 1...rounds {
-            var fold = Projections()
-            let start = ContinuousClock.now
-            // Each fact read where it lies, as the fold's pipeline does: iterating the array would
-            // copy every fact out of it first.
-            facts.withUnsafeBufferPointer { facts in for i in facts.indices { fold.apply(facts[i].0, facts[i].1) } }
-            let seconds = (ContinuousClock.now - start).seconds
+            let (fold, seconds) = Self.fold(facts)
             print(
                 "round \(round): \(grouped(Int64(Double(facts.count) / seconds))) facts/s "
                     + "(\(String(format: "%.2f", seconds)) s; \(fold.orders.count) orders, "
                     + "\(fold.transactions.count) transactions, \(fold.users.count) users, \(fold.anomalies.count) anomalies)"
             )
         }
+    }
+
+    /// The first `events` facts of the generated history (deterministic per `seed`), typed, with
+    /// their places in the log: what the pure fold folds (`bench fold`, `bench rebuild`).
+    static func generatedFacts(events: Int, users: Int, seed: UInt64) -> [(Fact, FactContext)] {
+        var facts: [(Fact, FactContext)] = []
+        facts.reserveCapacity(events)
+        for (i, (fact, at)) in HistoryGenerator(users: users, seed: seed).prefix(events).enumerated() {
+            facts.append((fact, FactContext(position: Int64(i + 1), occurredAt: at)))
+        }
+        return facts
+    }
+
+    /// A fresh fold of `facts`, and the seconds it took. Each fact is read where it lies, as the
+    /// fold's pipeline does: iterating the array would copy every fact out of it first.
+    static func fold(_ facts: [(Fact, FactContext)]) -> (Projections, seconds: Double) {
+        var fold = Projections()
+        let start = ContinuousClock.now
+        facts.withUnsafeBufferPointer { facts in for i in facts.indices { fold.apply(facts[i].0, facts[i].1) } }
+        return (fold, (ContinuousClock.now - start).seconds)
     }
 }

@@ -42,19 +42,13 @@ struct BenchRebuild: AsyncParsableCommand {
             let copySeconds = try await Self.copyOut(admin, schema)
             await admin.close()
 
-            // Pure fold: typed facts already in memory, folded.
-            var facts: [(Fact, FactContext)] = []
-            facts.reserveCapacity(foldEvents)
-            for (i, (fact, at)) in HistoryGenerator(users: users, seed: seed).prefix(foldEvents).enumerated() {
-                facts.append((fact, FactContext(position: Int64(i + 1), occurredAt: at)))
-            }
-            var fold = Projections()
-            let f0 = ContinuousClock.now
-            // Each fact read where it lies, as the fold's pipeline does (`bench fold` measures the same).
-            facts.withUnsafeBufferPointer { facts in for i in facts.indices { fold.apply(facts[i].0, facts[i].1) } }
-            let foldSeconds = (ContinuousClock.now - f0).seconds
-            let foldRate = Double(facts.count) / foldSeconds
-            facts = []
+            // Pure fold: typed facts already in memory, folded (as `bench fold` does); the facts and
+            // the fold freed before the rebuild runs.
+            let (folded, foldRate) = {
+                let facts = BenchFold.generatedFacts(events: foldEvents, users: users, seed: seed)
+                let (fold, seconds) = BenchFold.fold(facts)
+                return (fold.position, Double(facts.count) / seconds)
+            }()
 
             // Full rebuild in a child process.
             let r0 = ContinuousClock.now
@@ -87,7 +81,7 @@ struct BenchRebuild: AsyncParsableCommand {
                     ["measure", "ledger", "raw PostgreSQL COPY TO (same run)", "ledger / COPY TO"],
                     [
                         [
-                            "pure fold (\(grouped(Int64(fold.position))) typed facts in memory)",
+                            "pure fold (\(grouped(folded)) typed facts in memory)",
                             "\(grouped(Int64(foldRate))) ev/s",
                             "\(grouped(Int64(copyRate))) rows/s", String(format: "%.2fx", foldRate / copyRate),
                         ],
