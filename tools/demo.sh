@@ -17,9 +17,33 @@ ledger=".build/debug/ledger"
 
 step() { printf '\n== %s\n' "$*" >&2; }
 step "database"
-if [ -z "${LEDGER_DATABASE_URL:-}" ]; then "$ledger" db start; else echo "using LEDGER_DATABASE_URL" >&2; fi
-step "migrate"
-"$ledger" migrate
+if [ -z "${LEDGER_DATABASE_URL:-}" ]; then url=$("$ledger" db start); else url=$LEDGER_DATABASE_URL; echo "using LEDGER_DATABASE_URL" >&2; fi
+echo "$url"
+
+# The demo works in two schemas of its own, made afresh on every run: a schema kept from an older
+# version would hold facts that the example file of this version retries with other content, which
+# the ledger refuses (an idempotency conflict), as it should. A schema of that name that the demo did
+# not make is never dropped: the demo stops and says so.
+export LEDGER_SCHEMA=demo
+story=demo_story
+marker="made by tools/demo.sh, dropped and made again by its next run"
+fresh_schema() {
+  # Empty when there is no such schema; its comment (or "-") when there is.
+  local found
+  found=$(psql "$url" -XAtq -v ON_ERROR_STOP=1 -v s="$1" <<<"
+    SELECT coalesce(obj_description(oid, 'pg_namespace'), '-') FROM pg_namespace WHERE nspname = :'s'")
+  if [ -n "$found" ]; then
+    if [ "$found" != "$marker" ]; then
+      echo "demo: schema $1 exists and was not made by the demo: it is left as it is (drop it, or give the demo another database)" >&2
+      exit 1
+    fi
+    psql "$url" -XAtq -v ON_ERROR_STOP=1 <<<"SET client_min_messages = warning; DROP SCHEMA \"$1\" CASCADE"
+  fi
+  "$ledger" migrate --schema "$1"
+  psql "$url" -XAtq -v ON_ERROR_STOP=1 -v m="$marker" <<<"COMMENT ON SCHEMA \"$1\" IS :'m'"
+}
+step "migrate (schema $LEDGER_SCHEMA, made afresh)"
+fresh_schema "$LEDGER_SCHEMA"
 step "append schema/examples/purchase-facts.jsonl"
 "$ledger" append --file schema/examples/purchase-facts.jsonl
 step "append the same file again (an idempotent retry: original positions come back)"
@@ -46,19 +70,19 @@ step "show the user of scenario 8: a VIP month that renews and a VIP quarter, st
 
 reports="reports"
 mkdir -p "$reports"
-step "simulate a month of purchases by 3,000 users with faults injected (schema story), through the append path"
-"$ledger" migrate --schema story
-"$ledger" simulate --schema story --users 3000 --days 30 --seed 2026 --faults all=0.004,chain-broken=1 --truth "$reports/story-truth.json"
+step "simulate a month of purchases by 3,000 users with faults injected (schema $story), through the append path"
+fresh_schema "$story"
+"$ledger" simulate --schema "$story" --users 3000 --days 30 --seed 2026 --faults all=0.004,chain-broken=1 --truth "$reports/story-truth.json"
 step "rebuild the read models of that history"
-"$ledger" rebuild all --schema story
+"$ledger" rebuild all --schema "$story"
 step "audit it: every finding with its evidence, checked against the simulator's ground truth"
-"$ledger" audit --schema story --expect "$reports/story-truth.json" --output "$reports/audit.txt"
+"$ledger" audit --schema "$story" --expect "$reports/story-truth.json" --output "$reports/audit.txt"
 sed -n '1,30p' "$reports/audit.txt"
 echo "... (the whole table: $reports/audit.txt)"
 step "the reports for finance: JSON, CSV and a self-contained HTML page"
-"$ledger" audit --schema story --format json --output "$reports/audit.json"
-"$ledger" audit --schema story --format csv --output "$reports/audit.csv"
-"$ledger" audit --schema story --format html --output "$reports/audit.html"
+"$ledger" audit --schema "$story" --format json --output "$reports/audit.json"
+"$ledger" audit --schema "$story" --format csv --output "$reports/audit.csv"
+"$ledger" audit --schema "$story" --format html --output "$reports/audit.html"
 if command -v chromium >/dev/null 2>&1; then
   tools/check-report.sh "$reports/audit.html" "$reports/audit.json" "$reports/audit.png"
 else
