@@ -35,13 +35,20 @@ struct BenchReconcile: AsyncParsableCommand {
             if options.schema == nil { options.schema = "bench_reconcile" }
             let config = try await options.configuration(as: nil)
             let admin = try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-bench")
-            do { try await BenchRebuild.requireBenchmarkSchema(config.schema, admin) } catch {
+            let existing: Int64
+            do {
+                let note = try await BenchRebuild.requireBenchmarkSchema(config.schema, admin)
+                existing =
+                    (try? await admin.query("SELECT last_position FROM \(quoteIdentifier(config.schema)).log_head")
+                        .int64(0, 0)) ?? 0
+                if let note, !reload {
+                    try BenchRebuild.refuseReplacing(
+                        config.schema, note: note, events: events, users: users, seed: seed, head: existing)
+                }
+            } catch {
                 await admin.close()
                 throw error
             }
-            let existing =
-                (try? await admin.query("SELECT last_position FROM \(quoteIdentifier(config.schema)).log_head").int64(
-                    0, 0)) ?? 0
             if reload || existing < Int64(events) {
                 _ = try await BenchRebuild.ensureLoaded(
                     config, admin, events: events, users: users, seed: seed, reload: true)

@@ -383,19 +383,29 @@ struct BenchSchemaTests {
         }
     }
 
-    /// A schema the benchmark made is regenerated when another size is asked for.
-    @Test func aBenchmarkRegeneratesItsOwnLog() async throws {
+    /// A benchmark log is reused when the same one is asked for; another one is refused, the log
+    /// kept, unless `--reload` says to replace it.
+    @Test func aBenchmarkKeepsItsLogUnlessToldToReplaceIt() async throws {
         try await TestDatabase.withSchema("clibenchown", migrate: false) { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
-            let first = try await cli.run([
-                "bench", "rebuild", "--events", "300", "--users", "5", "--fold-events", "100",
-            ])
+            func bench(_ events: Int, _ extra: [String] = []) async throws -> CLI.Output {
+                try await cli.run(
+                    ["bench", "rebuild", "--events", "\(events)", "--users", "5", "--fold-events", "100"] + extra)
+            }
+            let first = try await bench(300)
             #expect(first.status == 0, "\(first.stderr)")
-            let second = try await cli.run([
-                "bench", "rebuild", "--events", "400", "--users", "5", "--fold-events", "100",
-            ])
-            #expect(second.status == 0, "\(second.stderr)")
-            #expect(second.stderr.contains("generating and loading 400 facts"), "\(second.stderr)")
+            let same = try await bench(300)
+            #expect(same.status == 0 && same.stderr.contains("reusing the 300-fact log"), "\(same.stderr)")
+            let other = try await bench(400)
+            #expect(other.status != 0)
+            #expect(
+                other.stderr.contains("holds another benchmark log (events 300, users 5, seed 42; head 300)")
+                    && other.stderr.contains("--reload"), "\(other.stderr)")
+            let kept = try await cli.run(["read", "--limit", "1000"])
+            #expect(kept.status == 0 && lines(kept.stdout).count == 300, "\(kept.stderr)")
+            let replaced = try await bench(400, ["--reload"])
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            #expect(replaced.stderr.contains("generating and loading 400 facts"), "\(replaced.stderr)")
         }
     }
 }
