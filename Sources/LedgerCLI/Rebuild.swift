@@ -267,6 +267,7 @@ struct Rebuild: AsyncParsableCommand {
             ("position", .int(r.position)), ("swapped", .bool(r.swapped)),
             ("foldMilliseconds", .int(Int64(r.foldSeconds * 1000))),
             ("writeMilliseconds", .int(Int64(r.writeSeconds * 1000))),
+            ("writeConnections", .int(Int64(r.writeConnections))),
             ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null),
             ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
             ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),

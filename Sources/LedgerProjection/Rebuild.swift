@@ -53,6 +53,8 @@ public struct RebuildReport: Sendable {
     public var position: Int64
     public var foldSeconds: Double
     public var writeSeconds: Double
+    /// How many connections wrote the shadow tables: two for a large rebuild, one for a small one.
+    public var writeConnections = 1
     public var tables: [TableResult]
     public var swapped: Bool
     public var livePositions: [ReadModel: Int64]
@@ -144,7 +146,7 @@ extension LogReplay {
         let schema = quoteIdentifier(configuration.schema)
         let tables = options.models.flatMap { m in m.tables.map { (name: $0.name, key: $0.key) } }
 
-        let results = try await writeShadows(
+        let (results, writeConnections) = try await writeShadows(
             tables, from: state, verify: options.verify, rowsForSecondConnection: options.rowsForSecondConnection,
             main: conn)
         if options.verify {
@@ -158,6 +160,7 @@ extension LogReplay {
         var report = RebuildReport(
             position: target, foldSeconds: (t1 - t0).seconds, writeSeconds: (t2 - t1).seconds,
             tables: results, swapped: !options.verify, livePositions: live)
+        report.writeConnections = writeConnections
         report.spill = SpillReport(state, spillFile)
         if options.snapshot && !options.verify {
             let name = configuration.schema
@@ -173,11 +176,12 @@ extension LogReplay {
     /// Fills the shadow table of each of `tables` (name, key) and checksums it (with `verify`, also
     /// against the live table), on two connections at once: while one waits for PostgreSQL to
     /// build indexes or checksum a table, the other streams rows. The larger tables are spread
-    /// first, so the two finish close together. Results come back in the order of `tables`.
+    /// first, so the two finish close together. Results come back in the order of `tables`, with
+    /// the number of connections that wrote them.
     private func writeShadows(
         _ tables: [(name: String, key: [String])], from state: Projections, verify: Bool,
         rowsForSecondConnection: Int, main: PostgresConnection
-    ) async throws -> [TableResult] {
+    ) async throws -> ([TableResult], connections: Int) {
         let schema = configuration.schema
         // Greedy split by rows to write: each table to the lighter of the two lanes.
         var lanes: [[Int]] = [[], []]
@@ -220,7 +224,7 @@ extension LogReplay {
                 return tables.indices.map { byIndex[$0]! }
             }
             await second?.close()
-            return results
+            return (results, second == nil ? 1 : 2)
         } catch {
             await second?.close()
             throw error
