@@ -8,16 +8,19 @@ public struct GeneratedEvents: Sequence, Sendable {
     let count: Int
     let users: Int
     let seed: UInt64
+    let ids: IdShape
 
-    /// The first `count` facts of the history of `users` users generated from `seed`.
-    public init(count: Int, users: Int, seed: UInt64) {
+    /// The first `count` facts of the history of `users` users generated from `seed`, with ids of
+    /// the shape `ids`.
+    public init(count: Int, users: Int, seed: UInt64, ids: IdShape = .short) {
         self.count = count
         self.users = users
         self.seed = seed
+        self.ids = ids
     }
 
     public func makeIterator() -> AnyIterator<NewEvent> {
-        var gen = HistoryGenerator(users: users, seed: seed)
+        var gen = HistoryGenerator(users: users, seed: seed, ids: ids)
         var i = 0
         return AnyIterator {
             guard i < count, let (fact, at) = gen.next() else { return nil }

@@ -6,6 +6,13 @@ import LedgerScenarios
 
 /// `ledger bench fold`: the pure fold alone, typed facts already in memory, round after round; no
 /// database. The figure `bench rebuild` prints beside COPY TO, without the rest, for a profiler.
+/// `--ids`' help, for every benchmark that generates a history.
+let idsHelp = ArgumentHelp(
+    "How the generated ids are written: short (at most 15 bytes, which a Swift string keeps inline) or store (as long as the stores' and apps' ids, 16 to 28 bytes, on the heap).",
+    valueName: IdShape.allCases.map(\.rawValue).joined(separator: "|"))
+
+extension IdShape: ExpressibleByArgument {}
+
 struct BenchFold: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fold",
@@ -21,6 +28,7 @@ struct BenchFold: ParsableCommand {
     @Option(help: "Distinct users in the generated history.") var users: Int = 200_000
     @Option(help: "Generator seed.") var seed: UInt64 = 42
     @Option(help: "Rounds, each a fresh fold of the same facts.") var rounds: Int = 3
+    @Option(help: idsHelp) var ids: IdShape = .short
 
     func validate() throws {
         guard events > 0, users > 0, rounds > 0 else {
@@ -29,8 +37,10 @@ struct BenchFold: ParsableCommand {
     }
 
     func run() throws {
-        let facts = Self.generatedFacts(events: events, users: users, seed: seed)
-        print("ledger bench fold: \(grouped(Int64(facts.count))) facts, \(grouped(Int64(users))) users, seed \(seed)")
+        let facts = Self.generatedFacts(events: events, users: users, seed: seed, ids: ids)
+        print(
+            "ledger bench fold: \(grouped(Int64(facts.count))) facts, \(grouped(Int64(users))) users, seed \(seed), \(ids) ids"
+        )
         for round in 1...rounds {
             let (fold, seconds) = Self.fold(facts)
             print(
@@ -43,10 +53,10 @@ struct BenchFold: ParsableCommand {
 
     /// The first `events` facts of the generated history (deterministic per `seed`), typed, with
     /// their places in the log: what the pure fold folds (`bench fold`, `bench rebuild`).
-    static func generatedFacts(events: Int, users: Int, seed: UInt64) -> [(Fact, FactContext)] {
+    static func generatedFacts(events: Int, users: Int, seed: UInt64, ids: IdShape) -> [(Fact, FactContext)] {
         var facts: [(Fact, FactContext)] = []
         facts.reserveCapacity(events)
-        for (i, (fact, at)) in HistoryGenerator(users: users, seed: seed).prefix(events).enumerated() {
+        for (i, (fact, at)) in HistoryGenerator(users: users, seed: seed, ids: ids).prefix(events).enumerated() {
             facts.append((fact, FactContext(position: Int64(i + 1), occurredAt: at)))
         }
         return facts

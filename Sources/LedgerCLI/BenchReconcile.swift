@@ -43,7 +43,8 @@ struct BenchReconcile: AsyncParsableCommand {
                         .int64(0, 0)) ?? 0
                 if let note, !reload {
                     try BenchRebuild.refuseReplacing(
-                        config.schema, note: note, events: events, users: users, seed: seed, head: existing)
+                        config.schema, note: note, events: events, users: users, seed: seed, ids: .short, head: existing
+                    )
                 }
             } catch {
                 await admin.close()
@@ -51,7 +52,7 @@ struct BenchReconcile: AsyncParsableCommand {
             }
             if reload || existing < Int64(events) {
                 _ = try await BenchRebuild.ensureLoaded(
-                    config, admin, events: events, users: users, seed: seed, reload: true)
+                    config, admin, events: events, users: users, seed: seed, ids: .short, reload: true)
             } else if existing > Int64(events) {
                 Diagnostics.say(
                     "bench: the statements of an earlier run are in schema \(config.schema): this import is a re-import (--reload for a first one)"

@@ -10,6 +10,7 @@ import LedgerDomain
 /// one streams, for logs of tens of millions of facts.)
 public struct HistoryGenerator: Sequence, IteratorProtocol {
     public let users: Int
+    public let ids: IdShape
     var rng: SplitMix64
     var pending: [(Fact, Timestamp)] = []
     var purchase = 0
@@ -42,8 +43,9 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
             channel: .wechat, storeProductId: "wx_coins_60", entitlement: .coins(60), version: 1, validFrom: start),
     ]
 
-    public init(users: Int, seed: UInt64) {
+    public init(users: Int, seed: UInt64, ids: IdShape = .short) {
         self.users = Swift.max(1, users)
+        self.ids = ids
         self.rng = SplitMix64(seed: seed)
         self.clock = Self.start.microseconds
         pending = Self.catalogue.reversed().map { (.productDefined($0), Self.start) }
@@ -63,7 +65,7 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
     mutating func generatePurchase() {
         purchase += 1
         let n = purchase
-        let user = "u\(rng.next() % UInt64(users))"
+        let user = ids.user(Int(rng.next() % UInt64(users)))
         let pick = rng.next() % 100
         let product =
             pick < 45
@@ -76,8 +78,8 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
         let channel = product.channel
         let price = Money(
             minorUnits: [600, 1800, 4500, 1200, 3000, 600][Self.catalogue.firstIndex(of: product)!], currency: Self.cny)
-        let orderId = "o\(n)"
-        let txId = "\(channel == .appstore ? "2000" : channel == .googleplay ? "GPA." : "4200")\(n)"
+        let orderId = ids.order(n)
+        let txId = ids.transaction(channel, n)
         let token = UUID(high: 0, unique: UInt64(n))
         var out: [(Fact, Timestamp)] = []
         out.append(
@@ -128,7 +130,7 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
             (
                 .entitlementGranted(
                     EntitlementGranted(
-                        grantId: "g\(n)", userId: user, channel: channel, transactionId: txId, orderId: orderId,
+                        grantId: ids.grant(n), userId: user, channel: channel, transactionId: txId, orderId: orderId,
                         entitlement: granted)), tick()
             ))
         if channel == .googleplay {
@@ -142,7 +144,8 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
         if case .coins(let c) = product.entitlement, rng.next() % 2 == 0 {
             out.append(
                 (
-                    .coinsSpent(CoinsSpent(spendId: "s\(n)", userId: user, amount: 1 + Int64(rng.next() % UInt64(c)))),
+                    .coinsSpent(
+                        CoinsSpent(spendId: ids.spend(n), userId: user, amount: 1 + Int64(rng.next() % UInt64(c)))),
                     tick()
                 ))
         }
@@ -150,7 +153,7 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
             var previous = first
             for r in 0..<Int(rng.next() % 3) {
                 let next = Timestamp(microsecondsSince1970: previous.microseconds + 30 * Self.day)
-                let renewal = "\(txId)r\(r)"
+                let renewal = ids.renewal(n, r, of: txId)
                 out.append(
                     (
                         .subscriptionRenewed(
@@ -162,7 +165,8 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
                     (
                         .entitlementGranted(
                             EntitlementGranted(
-                                grantId: "g\(n)r\(r)", userId: user, channel: channel, transactionId: renewal,
+                                grantId: ids.grant(n, renewal: r), userId: user, channel: channel,
+                                transactionId: renewal,
                                 entitlement: granted)), tick()
                     ))
                 previous = next
@@ -173,7 +177,7 @@ public struct HistoryGenerator: Sequence, IteratorProtocol {
                 (
                     .refunded(
                         Refunded(
-                            channel: channel, transactionId: txId, refundId: "rf\(n)", amount: price,
+                            channel: channel, transactionId: txId, refundId: ids.refund(n), amount: price,
                             refundedAt: Timestamp(microsecondsSince1970: clock))), tick()
                 ))
             out.append(
