@@ -117,7 +117,9 @@ final class FoldPipeline: Sendable {
         self.folding = folding
         // The reading thread hands over whole batches of rows: each is one element here.
         self.decoding = BatchStage<ScannedRows>(name: "ledger-decode", batchSize: 1) { batches in
-            let shared = SharedStrings()
+            // Room for the ids of the purchases in flight (a purchase's facts lie close together
+            // in the log), not for every user's: 128 KiB.
+            let shared = SharedStrings(slots: 8192)
             for rows in batches { folding.add(batch: rows.decoded(shared: shared)) }
         }
     }

@@ -141,19 +141,12 @@ extension FactField {
         return field
     }
 
-    /// A non-empty string of at most 200 characters, no control characters.
+    /// A non-empty string of at most 200 characters, no control characters. Decoding a replay
+    /// shares one string among the facts that repeat it (``SharedStrings``).
     public static func text(_ name: String, _ kp: FieldPath<Root, String>, _ doc: String? = nil) -> FactField {
         required(
             name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.string(k) }, put: { $0.set($1, $2) },
             text: { $0 })
-    }
-
-    /// A ``text(_:_:_:)`` that many facts repeat (a product id): decoding shares one string among
-    /// them (``SharedStrings``).
-    public static func catalogueText(_ name: String, _ kp: FieldPath<Root, String>, _ doc: String? = nil) -> FactField {
-        required(
-            name, kp, .ref("text", doc), get: { r, k throws(FactError) in try r.catalogueString(k) },
-            put: { $0.set($1, $2) }, text: { $0 })
     }
 
     /// A text field an older version required and the current one makes optional: read as

@@ -27,7 +27,8 @@ public struct PayloadReader {
     /// larger ones fall back to a set of indices).
     private var claimed: UInt64 = 0
     private var claimedBeyond: Set<Int> = []
-    /// Where ``catalogueString(_:maxLength:)`` shares the strings it makes, when set.
+    /// Where ``string(_:maxLength:)`` and ``optionalString(_:maxLength:)`` share the strings they
+    /// make, when set.
     var shared: SharedStrings?
 
     /// A decoded value's object (the append path: its canonical text is read).
@@ -142,16 +143,7 @@ public struct PayloadReader {
         return try checkString(key, v, maxLength: maxLength)
     }
 
-    /// A ``string(_:maxLength:)`` that many facts repeat (a product id): shared through
-    /// ``SharedStrings`` when the reader has them.
-    public mutating func catalogueString(_ key: String, maxLength: Int = 200) throws(FactError) -> String {
-        let v = try required(key)
-        return try checkString(key, v, maxLength: maxLength, shared: shared)
-    }
-
-    func checkString(
-        _ key: String, _ v: JSONTape.Member, maxLength: Int, shared: SharedStrings? = nil
-    ) throws(FactError) -> String {
+    func checkString(_ key: String, _ v: JSONTape.Member, maxLength: Int) throws(FactError) -> String {
         guard v.kind == .string else { throw fail(key, "must be a string (got \(v.kind.name))") }
         guard v.stringRange.count > 0 else { throw fail(key, "must not be empty") }
         // Unicode scalars, as JSON Schema's maxLength counts them: a grapheme count would let one

@@ -1,9 +1,11 @@
 import Foundation
 
-/// Strings that many payloads repeat (product ids), each made once and shared by every fact and
-/// view that holds it. A string of more than 15 UTF-8 bytes lives on the heap: ten million facts
-/// naming one of a few products made millions of copies of the same few names, about a tenth of a
-/// fold's memory, each a `malloc` on the decoding thread.
+/// Strings that many payloads repeat (product ids, and the ids of a user, an order or a
+/// transaction that each of its facts names), each made once and shared by every fact and view that
+/// holds it. A string of more than 15 UTF-8 bytes lives on the heap: ten million facts naming one
+/// of a few products made millions of copies of the same few names, about a tenth of a fold's
+/// memory, each a `malloc` on the decoding thread. With ids as long as the stores' (16 to 28
+/// bytes), sharing every text field took a sixth off a 10-million-fact rebuild's CPU.
 ///
 /// A small table of the strings last made, by a hash of their bytes; a string that finds another
 /// in its slot takes the slot. For one thread: a replay makes one per batch of rows it decodes.

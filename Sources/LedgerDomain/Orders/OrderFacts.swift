@@ -21,7 +21,7 @@ public struct OrderCreated: FactBody, Codable {
             .text("orderId", \.orderId),
             .text("userId", \.userId),
             .channel("channel", \.channel),
-            .catalogueText("productId", \.productId),
+            .text("productId", \.productId),
             .int(
                 "amount", \.price.minorUnits, min: 0, max: Money.maximumMinorUnits,
                 "The order price in minor units of currency."),

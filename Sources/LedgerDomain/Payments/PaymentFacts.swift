@@ -29,7 +29,7 @@ public struct ClientCallbackReceived: StoreAppFact {
                 "The signed-in user of the app that reported it; absent when the app was signed out."),
             .optionalText("orderId", \.orderId),
             .optionalText("transactionId", \.transactionId),
-            .catalogueText("productId", \.productId),
+            .text("productId", \.productId),
             .open("state", \.state, "The store result the app saw."),
             .optionalText(
                 "applicationUsername", \.applicationUsername,

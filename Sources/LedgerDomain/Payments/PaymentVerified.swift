@@ -46,7 +46,7 @@ public struct PaymentVerified: StoreAppFact {
         .optionalText(
             "originalTransactionId", \.originalTransactionId,
             "Apple originalTransactionId or Google purchaseToken; names the subscription."),
-        .catalogueText("productId", \.productId),
+        .text("productId", \.productId),
         .int("quantity", \.quantity, min: 1, max: 10_000),
         .timestamp("purchaseDate", \.purchaseDate),
         .optionalTimestamp("expiresDate", \.expiresDate, "For subscriptions; must be after purchaseDate."),

@@ -24,7 +24,7 @@ public struct SubscriptionRenewed: StoreAppFact {
             .channel("channel", \.channel),
             .text("originalTransactionId", \.originalTransactionId),
             .text("transactionId", \.transactionId),
-            .catalogueText("productId", \.productId),
+            .text("productId", \.productId),
             .timestamp("purchaseDate", \.purchaseDate),
             .timestamp("expiresDate", \.expiresDate, "Must be after purchaseDate."),
             .optionalObject("price", \.price),
