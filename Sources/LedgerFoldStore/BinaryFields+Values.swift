@@ -13,11 +13,13 @@ extension BinaryWriter {
     @inlinable package func ints(_ xs: [Int64]) { array(xs) { self.int($0) } }
     /// As ``array(_:_:)`` writes an array.
     @inlinable package func few<V>(_ xs: Few<V>, _ write: (V) -> Void) {
+        if case .many(let all) = xs.storage { heapBytes += Self.allocation(all.capacity * MemoryLayout<V>.stride) }
         count(xs.count)
         for x in xs { write(x) }
     }
     /// As ``ints(_:)`` writes an array of them.
     @inlinable package func positions(_ ps: PositionList) {
+        if !ps.isInline { heapBytes += Self.allocation(ps.outOfLine.capacity) }
         count(ps.count)
         for p in ps { int(p) }
     }

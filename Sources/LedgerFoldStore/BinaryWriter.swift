@@ -29,6 +29,17 @@ public final class BinaryWriter {
     /// A writer for ``BinaryFields`` values written one after another (``take()`` the bytes).
     public convenience init() { self.init(fields: true) }
 
+    /// An estimate of the memory the values written hold on the heap, out of their own bytes:
+    /// each string of more than 15 UTF-8 bytes (shorter ones lie in the string itself), each array
+    /// with room for elements (by its capacity), each list of positions out of line, with the
+    /// allocator's rounding and header. A string shared by several values is counted for each.
+    /// What a ``ViewTable`` learns, from the pages it spills, about what its views take in memory.
+    @usableFromInline package var heapBytes = 0
+
+    /// The memory an allocation of `bytes` takes: glibc's chunk, its 8-byte header and 16-byte
+    /// alignment, for the object with its 32-byte header (a Swift string's or array's storage).
+    @inlinable package static func allocation(_ bytes: Int) -> Int { (32 + bytes + 8 + 15) & ~15 }
+
     /// How many bytes are written and not taken yet.
     public var count: Int { bytes.count }
 
@@ -95,6 +106,7 @@ public final class BinaryWriter {
     }
 
     @inlinable public func array<V>(_ xs: [V], _ write: (V) -> Void) {
+        if xs.capacity > 0 { heapBytes += Self.allocation(xs.capacity * MemoryLayout<V>.stride) }
         count(xs.count)
         for x in xs { write(x) }
     }
@@ -118,6 +130,7 @@ public final class BinaryWriter {
     @inlinable public func string(_ s: String) {
         var s = s
         s.withUTF8 { utf8 in
+            if utf8.count > 15 { heapBytes += Self.allocation(utf8.count + 1) }
             varint(UInt64(utf8.count))
             bytes.append(contentsOf: utf8)
         }

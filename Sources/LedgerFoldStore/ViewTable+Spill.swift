@@ -8,8 +8,18 @@ extension ViewTable {
     /// From now on, keeps `residentPages` pages of `pageSize` views in memory (the newest) and at
     /// most `recallCapacity` spilled views read back, and spills the others to `store`. Only an
     /// empty table can be told: its page size changes.
+    ///
+    /// With `memory`, those two counts are where the table starts. Each time it spills a page, it
+    /// counts what a view of that page took in memory (its own bytes, its key, and what its strings,
+    /// arrays and positions hold on the heap, as ``BinaryWriter/heapBytes`` estimates while the
+    /// page is written), and from then on keeps as many pages as that fills three quarters of
+    /// `memory` with, and as many views read back as a quarter holds. A view's size depends on the
+    /// log (ids of 4 bytes are kept in the view, ids of 24 on the heap), so a count fixed in
+    /// advance held a 10-million-fact rebuild to 247 MiB with short ids and let it reach 332 MiB
+    /// with ids as long as the stores'.
     @inlinable public mutating func spill(
-        to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int
+        to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int,
+        memory: Int? = nil
     )
     where Value: BinaryFields {
         precondition(isEmpty, "a table is told to spill before it has views")
@@ -20,9 +30,10 @@ extension ViewTable {
         shift = pageSize.trailingZeroBitCount
         spill = Spill(
             settings: .init(
-                store: store, shift: shift, residentPages: residentPages, recallCapacity: recallCapacity,
+                store: store, shift: shift, memory: memory,
                 write: { key, view, w in ViewRecord.write(key, view, to: w) },
-                read: { r in try ViewRecord.read(r) }))
+                read: { r in try ViewRecord.read(r) }),
+            residentPages: residentPages, recallCapacity: recallCapacity)
     }
 
     /// The store the table spills to, if it spills.
@@ -44,7 +55,7 @@ extension ViewTable {
 
     /// For a table that spills: the views a page holds, and how many pages it keeps in memory.
     @inlinable package var spillShape: (pageSize: Int, residentPages: Int)? {
-        spill.map { (pageSize, $0.settings.residentPages) }
+        spill.map { (pageSize, $0.residentPages) }
     }
 
     /// Whether every view the table has is spilled (or it has none): what
@@ -86,6 +97,18 @@ extension ViewTable {
         }
     }
 
+    /// When a page is full: spills the oldest pages beyond those the table keeps, after counting
+    /// what a view takes if no page has told it yet (with a memory to keep to).
+    @inlinable mutating func keepToMemory() {
+        let full = pages.count - 2
+        if spill!.bytesPerView == 0, spill!.settings.memory != nil, full >= spill!.firstResident {
+            let first = (full << shift) - spilledBelow
+            spill!.measure(page: residentKeys[first..<(first + pageSize)], pages[full])
+        }
+        // More than one page at a time when the table has just learnt its views take more room.
+        while pages.count - spill!.firstResident > spill!.residentPages { spillOldestPage() }
+    }
+
     @inlinable mutating func spillOldestPage() {
         let p = spill!.firstResident
         // The oldest page in memory: its keys are the first ones kept.
@@ -110,26 +133,34 @@ extension ViewTable {
         @usableFromInline var blocks: [(offset: Int64, count: Int)] = []
         /// Spilled views read back, by offset; `changed` ones are written again before they go.
         @usableFromInline var recalled: [Int: Recalled] = [:]
+        /// How many pages stay in memory, and how many spilled views may be read back at once
+        /// (measured again at each page spilled, when the table keeps to a memory).
+        @usableFromInline var residentPages: Int
+        @usableFromInline var recallCapacity: Int
+        /// What a view of the last page spilled took in memory, in bytes (0: none spilled yet).
+        @usableFromInline var bytesPerView = 0
 
-        @inlinable init(settings: Settings) { self.settings = settings }
+        @inlinable init(settings: Settings, residentPages: Int, recallCapacity: Int) {
+            self.settings = settings
+            self.residentPages = residentPages
+            self.recallCapacity = recallCapacity
+        }
 
         @usableFromInline final class Settings: Sendable {
             @usableFromInline let store: any SpillStore
             /// log2 of the views a page holds.
             @usableFromInline let shift: Int
-            @usableFromInline let residentPages: Int
-            @usableFromInline let recallCapacity: Int
+            /// The bytes the table keeps its views in, when it measures them (nil: fixed counts).
+            @usableFromInline let memory: Int?
             @usableFromInline let write: @Sendable (String, Value, BinaryWriter) -> Void
             @usableFromInline let read: @Sendable (BinaryReader) throws -> (String, Value)
 
             @inlinable init(
-                store: any SpillStore, shift: Int, residentPages: Int, recallCapacity: Int,
+                store: any SpillStore, shift: Int, memory: Int?,
                 write: @escaping @Sendable (String, Value, BinaryWriter) -> Void,
                 read: @escaping @Sendable (BinaryReader) throws -> (String, Value)
             ) {
-                (self.store, self.shift, self.residentPages, self.recallCapacity, self.write, self.read) = (
-                    store, shift, residentPages, recallCapacity, write, read
-                )
+                (self.store, self.shift, self.memory, self.write, self.read) = (store, shift, memory, write, read)
             }
         }
 
@@ -155,7 +186,8 @@ extension ViewTable {
             return UInt64(offset) << 24 | UInt64(count)
         }
 
-        /// Writes the next page to spill (the views and keys in it) as one block.
+        /// Writes the next page to spill (the views and keys in it) as one block; with a memory to
+        /// keep to, counts again how many pages and recalled views fit in it.
         @inlinable mutating func write(page keys: [String], _ views: [Value]) {
             let w = BinaryWriter()
             var ends: [Int] = []
@@ -164,7 +196,27 @@ extension ViewTable {
                 settings.write(key, view, w)
                 ends.append(w.count)
             }
+            count(w, views: views.count)
             write(block: w.take(), ends: ends)
+        }
+
+        /// Counts what the views of a full page take in memory, before any page is spilled: a
+        /// table whose views take far more than it assumed would otherwise fill its memory many
+        /// times over before its first spill told it so.
+        @inlinable mutating func measure(page keys: ArraySlice<String>, _ views: [Value]) {
+            let w = BinaryWriter()
+            for (key, view) in zip(keys, views) { settings.write(key, view, w) }
+            count(w, views: views.count)
+        }
+
+        /// With a memory to keep to, counts again how many pages and recalled views fit in it,
+        /// from the views `w` wrote.
+        @inlinable mutating func count(_ w: BinaryWriter, views: Int) {
+            guard let memory = settings.memory, views > 0 else { return }
+            // A view's own bytes and its key's in the page's arrays, and what they hold on the heap.
+            bytesPerView = MemoryLayout<Value>.stride + MemoryLayout<String>.stride + w.heapBytes / views
+            residentPages = Swift.max(1, memory * 3 / 4 / (views * bytesPerView))
+            recallCapacity = Swift.max(1, memory / 4 / bytesPerView)
         }
 
         /// Writes the next page to spill as `bytes`, its views one after another, each ending
@@ -196,7 +248,7 @@ extension ViewTable {
         /// Keeps a spilled view read back; first, when the cache is full, writes its changed views
         /// again and empties it.
         @inlinable mutating func recall(_ i: Int, _ key: String, _ value: Value) {
-            if recalled.count >= settings.recallCapacity { writeBack() }
+            if recalled.count >= recallCapacity { writeBack() }
             recalled[i] = Recalled(key: key, value: value)
         }
 

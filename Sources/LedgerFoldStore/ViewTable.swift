@@ -374,7 +374,7 @@ public struct ViewTable<Value: Sendable>: Sendable {
             pages.append([])
             let room = pages.count > 1 ? pageSize : Swift.min(pageSize, total)
             if room > 0 { pages[pages.count - 1].reserveCapacity(room) }
-            if let s = spill, pages.count - s.firstResident > s.settings.residentPages { spillOldestPage() }
+            if spill != nil { keepToMemory() }
         }
         pages[pages.count - 1].append(value)
         residentKeys.append(key)

@@ -45,13 +45,16 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
         FoldMemory(limit: min(defaultLimit, availableMemory.map { $0 / 4 } ?? defaultLimit))
     }
 
-    /// 64 MiB. On the 10-million-fact benchmark log (200,000 users, every user then in memory), a
-    /// rebuild kept to it took the time of an unlimited one, give or take the machine's noise, an
-    /// audit a quarter more CPU (its spilled views encoded and decoded), and both peaked at about a
-    /// sixth of their memory (figures in docs/benchmarks.md). Its shares
-    /// (``Projections/spillViews(to:memory:pageSize:)``) keep about 220,000 users, the newest 8,192
-    /// orders and 8,192 transactions and 4,096 subscriptions: older ones spill even in a small log,
-    /// and are rarely read back (33 reads in an audit of 200,000 facts).
+    /// 64 MiB. On the 10-million-fact benchmark log (200,000 users), a rebuild kept to it took
+    /// the time of an unlimited one, give or take the machine's noise, an audit a quarter more CPU
+    /// (its spilled views encoded and decoded), and both peaked at about a sixth of their memory,
+    /// under 256 MiB with short ids and with ids as long as the stores' (figures in
+    /// docs/benchmarks.md). Its shares (``Projections/spillViews(to:memory:pageSize:)``) keep the
+    /// newest orders, transactions and subscriptions, a page or two of each: older ones spill even
+    /// in a small log, and are rarely read back (33 reads in an audit of 200,000 facts). How many
+    /// users stay in memory depends on what a user's view takes: with short ids every user of that
+    /// log (a rebuild read 2,080 views back), with ids as long as the stores' not all of them (it
+    /// read 880,000 back, and took a tenth more time than with short ids).
     public static let defaultLimit = 64 << 20
 
     /// `$TMPDIR`, or /tmp.

@@ -197,16 +197,20 @@ extension Projections {
     /// the newest pages and a quarter the spilled views read back. (With half for users and a
     /// quarter for transactions, a rebuild of the 10-million-fact benchmark log kept to 64 MiB read
     /// 498,000 views back and took 65 s, against 56 s unlimited; with these shares, 34,000 and
-    /// 54-56 s.)
+    /// 54-56 s.) Each table counts what its views take from its first full page and from every
+    /// page it spills (``ViewTable/spill(to:pageSize:residentPages:recallCapacity:memory:)``), so
+    /// the shares hold whatever the ids' length: with ids as long as the stores', a view takes
+    /// about twice its bytes with short ones.
     public mutating func spillViews(
         to store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize
     ) {
         func spill<V: BinaryFields>(_ table: inout ViewTable<V>, _ share: Int) {
-            // A view's own bytes plus what it keeps out of line (ids, positions, arrays of two or more).
+            // Until a page is spilled and measured: a view's own bytes plus what it keeps out of
+            // line (ids, positions, arrays of two or more) as short ids make it.
             let perView = MemoryLayout<V>.stride + 96
             table.spill(
                 to: store, pageSize: pageSize, residentPages: max(1, share * 3 / 4 / (pageSize * perView)),
-                recallCapacity: max(1, share / 4 / perView))
+                recallCapacity: max(1, share / 4 / perView), memory: share)
         }
         spill(&users, memory * 3 / 4)
         spill(&transactions, memory / 8)
