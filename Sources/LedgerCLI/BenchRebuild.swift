@@ -262,7 +262,7 @@ struct BenchAudit: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let (config, admin, head) = try await log.open(connection)
-            let (users, seed) = (log.users, log.seed)
+            let (users, seed, ids) = (log.users, log.seed, log.ids)
             let copySeconds = try await BenchRebuild.copyOut(admin, config.schema)
             await admin.close()
             let t0 = ContinuousClock.now
@@ -277,7 +277,7 @@ struct BenchAudit: AsyncParsableCommand {
                 throw ValidationError("the audit failed (exit \(child.status)): \(child.stderr)")
             }
             print(
-                "ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)"
+                "ledger bench audit: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), \(ids) ids, fold memory \(try foldMemory.memory)"
             )
             for line in child.stderr.split(separator: "\n") where line.hasPrefix("audit: ") && line.contains("spilled")
             {
