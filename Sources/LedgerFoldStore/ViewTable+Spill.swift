@@ -9,14 +9,14 @@ extension ViewTable {
     /// most `recallCapacity` spilled views read back, and spills the others to `store`. Only an
     /// empty table can be told: its page size changes.
     ///
-    /// With `memory`, those two counts are where the table starts. Each time it spills a page, it
-    /// counts what a view of that page took in memory (its own bytes, its key, and what its strings,
-    /// arrays and positions hold on the heap, as ``BinaryWriter/heapBytes`` estimates while the
-    /// page is written), and from then on keeps as many pages as that fills three quarters of
-    /// `memory` with, and as many views read back as a quarter holds. A view's size depends on the
-    /// log (ids of 4 bytes are kept in the view, ids of 24 on the heap), so a count fixed in
-    /// advance held a 10-million-fact rebuild to 247 MiB with short ids and let it reach 332 MiB
-    /// with ids as long as the stores'.
+    /// With `memory`, those two counts are where the table starts. From its first full page, and
+    /// from each page it spills, it counts what a view of that page takes in memory (its own bytes,
+    /// its key, and what its strings, arrays and positions hold on the heap, as
+    /// ``BinaryWriter/heapBytes`` estimates while the page is written), and from then on keeps as
+    /// many pages as fill three quarters of `memory`, and as many views read back as a quarter
+    /// holds. A view's size depends on the log (an id of up to 15 bytes lies in its string, a longer
+    /// one on the heap), so a count fixed in advance held a 10-million-fact rebuild to 247 MiB with
+    /// short ids and let it reach 332 MiB with ids as long as the stores'.
     @inlinable public mutating func spill(
         to store: any SpillStore, pageSize: Int = defaultPageSize, residentPages: Int, recallCapacity: Int,
         memory: Int? = nil
@@ -134,10 +134,10 @@ extension ViewTable {
         /// Spilled views read back, by offset; `changed` ones are written again before they go.
         @usableFromInline var recalled: [Int: Recalled] = [:]
         /// How many pages stay in memory, and how many spilled views may be read back at once
-        /// (measured again at each page spilled, when the table keeps to a memory).
+        /// (counted again at each page spilled, when the table keeps to a memory).
         @usableFromInline var residentPages: Int
         @usableFromInline var recallCapacity: Int
-        /// What a view of the last page spilled took in memory, in bytes (0: none spilled yet).
+        /// What a view of the last page counted takes in memory, in bytes (0: none counted yet).
         @usableFromInline var bytesPerView = 0
 
         @inlinable init(settings: Settings, residentPages: Int, recallCapacity: Int) {

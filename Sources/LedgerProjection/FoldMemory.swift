@@ -54,7 +54,7 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     /// in a small log, and are rarely read back (33 reads in an audit of 200,000 facts). How many
     /// users stay in memory depends on what a user's view takes: with short ids every user of that
     /// log (a rebuild read 2,080 views back), with ids as long as the stores' not all of them (it
-    /// read 880,000 back, and took a tenth more time than with short ids).
+    /// read 880,000 back).
     public static let defaultLimit = 64 << 20
 
     /// `$TMPDIR`, or /tmp.

@@ -199,8 +199,7 @@ extension Projections {
     /// 498,000 views back and took 65 s, against 56 s unlimited; with these shares, 34,000 and
     /// 54-56 s.) Each table counts what its views take from its first full page and from every
     /// page it spills (``ViewTable/spill(to:pageSize:residentPages:recallCapacity:memory:)``), so
-    /// the shares hold whatever the ids' length: with ids as long as the stores', a view takes
-    /// about twice its bytes with short ones.
+    /// the shares hold whatever the ids' length (docs/benchmarks.md, "Ids as long as the stores'").
     public mutating func spillViews(
         to store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize
     ) {
