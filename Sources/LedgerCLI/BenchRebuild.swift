@@ -244,7 +244,7 @@ struct BenchProject: AsyncParsableCommand {
                 ]
             }
             print(
-                "ledger bench project: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), fold memory \(try foldMemory.memory)"
+                "ledger bench project: \(grouped(head)) facts, \(grouped(Int64(users))) users, seed \(seed), \(log.ids) ids, fold memory \(try foldMemory.memory)"
             )
             print(
                 textTable(
