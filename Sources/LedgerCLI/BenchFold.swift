@@ -6,13 +6,6 @@ import LedgerScenarios
 
 /// `ledger bench fold`: the pure fold alone, typed facts already in memory, round after round; no
 /// database. The figure `bench rebuild` prints beside COPY TO, without the rest, for a profiler.
-/// `--ids`' help, for every benchmark that generates a history.
-let idsHelp = ArgumentHelp(
-    "How the generated ids are written: short (at most 15 bytes, which a Swift string keeps inline) or store (as long as the stores' and apps' ids, 16 to 28 bytes, on the heap).",
-    valueName: IdShape.allCases.map(\.rawValue).joined(separator: "|"))
-
-extension IdShape: ExpressibleByArgument {}
-
 struct BenchFold: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fold",

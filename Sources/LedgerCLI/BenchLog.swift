@@ -9,6 +9,13 @@ import LedgerScenarios
 // `reconcile`): made once in a schema a benchmark made, named by what they were generated from, and
 // kept (BenchRebuild.swift measures on them).
 
+/// `--ids`' help, for every benchmark that generates a history.
+let idsHelp = ArgumentHelp(
+    "How the generated ids are written: short (at most 15 bytes, which a Swift string keeps inline) or store (as long as the stores' and apps' ids, 16 to 28 bytes, on the heap).",
+    valueName: IdShape.allCases.map(\.rawValue).joined(separator: "|"))
+
+extension IdShape: ExpressibleByArgument {}
+
 /// The generated log the projection benchmarks run on (schema `bench_rebuild` unless given).
 struct BenchLogOptions: ParsableArguments {
     @Option(help: "Facts in the generated log.") var events: Int = 10_000_000
@@ -69,17 +76,20 @@ extension BenchRebuild {
         return note
     }
 
-    /// Refuses to drop, without `--reload`, a loaded benchmark log other than the one asked for: it
-    /// took minutes to generate, and another run may want it again. A note that names no log is an
-    /// earlier build's (short ids, of any size) or a load that did not finish: it is kept when it
-    /// may be the one asked for, and dropped when it holds nothing.
-    static func refuseReplacing(
-        _ schema: String, note: String, events: Int, users: Int, seed: UInt64, ids: IdShape, head: Int64
-    ) throws {
+    /// Whether the schema's log (its `note` and `head`) is the one asked for, to be reused. A log
+    /// that is not is dropped and loaded again only when it holds nothing; any other one took
+    /// minutes to generate and another run may want it again, so it is kept and the run refused
+    /// (`--reload` drops it). A note that names no log is an earlier build's (short ids, of any
+    /// size) or a load that did not finish: it is the one asked for when its size is.
+    static func holdsLogAskedFor(
+        _ schema: String, note: String, head: Int64, events: Int, users: Int, seed: UInt64, ids: IdShape
+    ) throws -> Bool {
         let asked = benchmarkSchemaNote(events: events, users: users, seed: seed, ids: ids)
-        guard note != asked, head > 0 else { return }
+        if note == asked || (note == benchmarkSchemaNote && ids == .short && head == Int64(events)) {
+            return head == Int64(events)
+        }
+        guard head > 0 else { return false }
         guard note != benchmarkSchemaNote else {
-            if ids == .short && head == Int64(events) { return }
             throw ValidationError(
                 "schema \(schema) holds a benchmark log of \(grouped(head)) facts that an earlier build loaded, or "
                     + "whose load did not finish; it is kept: name another --schema, or add --reload to drop it and "
@@ -104,11 +114,7 @@ extension BenchRebuild {
         var head: Int64 = 0
         if let note, !reload {
             head = (try? await admin.query("SELECT last_position FROM \(s).log_head").int64(0, 0)) ?? 0
-            try refuseReplacing(schema, note: note, events: events, users: users, seed: seed, ids: ids, head: head)
-            // Kept: the log asked for, or an earlier build's of its size (short ids). Else nothing
-            // is loaded yet.
-            if note != benchmarkSchemaNote(events: events, users: users, seed: seed, ids: ids)
-                && !(note == benchmarkSchemaNote && ids == .short)
+            if try !holdsLogAskedFor(schema, note: note, head: head, events: events, users: users, seed: seed, ids: ids)
             {
                 head = 0
             }
