@@ -196,7 +196,7 @@ extension ViewTable {
                 settings.write(key, view, w)
                 ends.append(w.count)
             }
-            count(w, views: views.count)
+            recount(from: w, views: views.count)
             write(block: w.take(), ends: ends)
         }
 
@@ -206,12 +206,12 @@ extension ViewTable {
         @inlinable mutating func measure(page keys: ArraySlice<String>, _ views: [Value]) {
             let w = BinaryWriter()
             for (key, view) in zip(keys, views) { settings.write(key, view, w) }
-            count(w, views: views.count)
+            recount(from: w, views: views.count)
         }
 
         /// With a memory to keep to, counts again how many pages and recalled views fit in it,
         /// from the views `w` wrote.
-        @inlinable mutating func count(_ w: BinaryWriter, views: Int) {
+        @inlinable mutating func recount(from w: BinaryWriter, views: Int) {
             guard let memory = settings.memory, views > 0 else { return }
             // A view's own bytes and its key's in the page's arrays, and what they hold on the heap.
             bytesPerView = MemoryLayout<Value>.stride + MemoryLayout<String>.stride + w.heapBytes / views

@@ -25,14 +25,14 @@ public enum IdShape: String, Sendable, CaseIterable {
 
     func transaction(_ channel: Channel, _ n: Int) -> String {
         switch (self, channel) {
-        case (.short, .appstore): "2000\(n)"
-        case (.short, .googleplay): "GPA.\(n)"
-        case (.short, _): "4200\(n)"
-        case (.store, .appstore): "2000000" + Self.digits(n, 9)
+        case (.short, .appstore): return "2000\(n)"
+        case (.short, .googleplay): return "GPA.\(n)"
+        case (.short, _): return "4200\(n)"
+        case (.store, .appstore): return "2000000" + Self.digits(n, 9)
         case (.store, .googleplay):
-            { d in "GPA.\(d.prefix(4))-\(d.dropFirst(4).prefix(4))-\(d.dropFirst(8).prefix(4))-\(d.suffix(5))" }(
-                Self.digits(n, 17))
-        case (.store, _): "420000120260101" + Self.digits(n, 13)
+            let d = Self.digits(n, 17)
+            return "GPA.\(d.prefix(4))-\(d.dropFirst(4).prefix(4))-\(d.dropFirst(8).prefix(4))-\(d.suffix(5))"
+        case (.store, _): return "420000120260101" + Self.digits(n, 13)
         }
     }
 
