@@ -109,6 +109,29 @@ extension ViewTable {
         while pages.count - spill!.firstResident > spill!.residentPages { spillOldestPage() }
     }
 
+    /// With a memory to keep to: counts again what the views in memory take now, from a sample of
+    /// about a page of them spread over every page in memory, and spills the oldest pages when the
+    /// views no longer fit. A view grows after its page was counted (a user's positions, with each
+    /// fact of the user's), and a table whose views all fit adds no page to count them by again:
+    /// the fold calls this every so many facts (``Projections``). It only ever counts a view as
+    /// taking more than before; the pages spilled count it again as they are.
+    @inlinable public mutating func keepToMemoryAsViewsGrow() where Value: BinaryFields {
+        guard spill?.settings.memory != nil, spilledBelow < count else { return }
+        let resident = count - spilledBelow, mask = pageSize - 1
+        let step = Swift.max(1, resident >> shift)
+        let w = BinaryWriter()
+        var sampled = 0
+        for i in stride(from: 0, to: resident, by: step) {
+            let o = spilledBelow + i
+            spill!.settings.write(residentKeys[i], pages[o >> shift][o & mask], w)
+            sampled += 1
+        }
+        let before = spill!.bytesPerView
+        spill!.recount(from: w, views: sampled)
+        if spill!.bytesPerView < before { spill!.recount(bytesPerView: before) }
+        while pages.count - spill!.firstResident > spill!.residentPages { spillOldestPage() }
+    }
+
     @inlinable mutating func spillOldestPage() {
         let p = spill!.firstResident
         // The oldest page in memory: its keys are the first ones kept.
@@ -212,11 +235,18 @@ extension ViewTable {
         /// With a memory to keep to, counts again how many pages and recalled views fit in it,
         /// from the views `w` wrote.
         @inlinable mutating func recount(from w: BinaryWriter, views: Int) {
-            guard let memory = settings.memory, views > 0 else { return }
+            guard settings.memory != nil, views > 0 else { return }
             // A view's own bytes and its key's in the page's arrays, and what they hold on the heap.
-            bytesPerView = MemoryLayout<Value>.stride + MemoryLayout<String>.stride + w.heapBytes / views
-            residentPages = Swift.max(1, memory * 3 / 4 / (views * bytesPerView))
-            recallCapacity = Swift.max(1, memory / 4 / bytesPerView)
+            recount(bytesPerView: MemoryLayout<Value>.stride + MemoryLayout<String>.stride + w.heapBytes / views)
+        }
+
+        /// With a memory to keep to, how many pages and recalled views fit in it when a view takes
+        /// `bytes`.
+        @inlinable mutating func recount(bytesPerView bytes: Int) {
+            guard let memory = settings.memory else { return }
+            bytesPerView = bytes
+            residentPages = Swift.max(1, memory * 3 / 4 / ((1 << settings.shift) * bytes))
+            recallCapacity = Swift.max(1, memory / 4 / bytes)
         }
 
         /// Writes the next page to spill as `bytes`, its views one after another, each ending

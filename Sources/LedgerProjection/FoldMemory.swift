@@ -52,9 +52,9 @@ public struct FoldMemory: Sendable, Hashable, CustomStringConvertible {
     /// docs/benchmarks.md). Its shares (``Projections/spillViews(to:memory:pageSize:)``) keep the
     /// newest orders, transactions and subscriptions, a page or two of each: older ones spill even
     /// in a small log, and are rarely read back (33 reads in an audit of 200,000 facts). How many
-    /// users stay in memory depends on what a user's view takes: with short ids every user of that
-    /// log (a rebuild read 2,080 views back), with ids as long as the stores' not all of them (it
-    /// read 880,000 back).
+    /// users stay in memory depends on what a user's view takes, which grows with the ids' length
+    /// and, in a rebuild, with the user's history: about 80,000 of that log's 200,000 with short
+    /// ids (a rebuild read 554,000 views back), fewer with ids as long as the stores' (952,000).
     public static let defaultLimit = 64 << 20
 
     /// `$TMPDIR`, or /tmp.

@@ -63,4 +63,40 @@ struct SpillMemoryTests {
         #expect(long.spill!.bytesPerView - short.spill!.bytesPerView == BinaryWriter.allocation(26))
         #expect(long.spillShape!.residentPages < short.spillShape!.residentPages)
     }
+
+    /// Views that grow after their pages were counted (short notes, then long ones on the heap):
+    /// every view still fits, so no page spills to count them by, until the table is told to count
+    /// again. Then it keeps what fits, and reads back the same views it was given.
+    @Test func viewsThatGrowAfterTheyWereCountedAreCountedAgain() {
+        let memory = 64 << 10, pageSize = 16
+        var table = ViewTable<Counter>()
+        table.spill(
+            to: MemorySpillStore(), pageSize: pageSize, residentPages: 1, recallCapacity: 1, memory: memory)
+        var reference: [String: Counter] = [:]
+        for i in 0..<480 {
+            table["k\(i)"] = Counter(total: Int64(i), note: "o\(i)")
+            reference["k\(i)"] = Counter(total: Int64(i), note: "o\(i)")
+        }
+        #expect(table.spilled.views == 0, "480 short views fit 48 KiB")
+        let counted = table.spill!.bytesPerView
+        for i in 0..<480 {
+            let note = "order-\(i)-" + String(repeating: "x", count: 200)
+            table.update("k\(i)") { $0.note = note }
+            reference["k\(i)"]!.note = note
+        }
+        #expect(table.spilled.views == 0 && table.spill!.bytesPerView == counted, "nothing counted them again")
+
+        table.keepToMemoryAsViewsGrow()
+        let perView = table.spill!.bytesPerView
+        #expect(perView >= counted + 200, "\(perView) B a view, \(counted) before")
+        let resident = table.count - table.spilled.views
+        #expect(table.spilled.views > 0)
+        #expect((resident - pageSize) * perView <= memory * 3 / 4, "\(resident) views of \(perView) B")
+        #expect(Dictionary(uniqueKeysWithValues: Array(table)) == reference)
+
+        // Views that shrink are not counted as smaller: the pages spilled count them as they are.
+        for i in 0..<480 { _ = table.update("k\(i)") { $0.note = "o" } }
+        table.keepToMemoryAsViewsGrow()
+        #expect(table.spill!.bytesPerView == perView)
+    }
 }

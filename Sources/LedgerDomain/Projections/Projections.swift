@@ -49,6 +49,10 @@ public struct Projections: Sendable {
     /// is settled). Such a state is never written as a snapshot or as read models.
     public var keepsUserPositions = true
     public internal(set) var changes = Changes()
+    /// Tables kept to a memory count again what their views in memory take at each position that
+    /// is a multiple of this mask plus one (``spillViews(to:memory:pageSize:countingEvery:)``);
+    /// `Int64.max`: never (positions start at 1).
+    var viewsCountedAt: Int64 = .max
 
     /// Keys of the views changed since ``takeChanges()``. (Anomalies are append-only: a writer
     /// keeps how many it has written and takes the rest.)
@@ -73,6 +77,7 @@ public struct Projections: Sendable {
     /// `Entitlements/EntitlementFold.swift`, `Catalogue/CatalogueFold.swift`).
     public mutating func apply(_ fact: Fact, _ ctx: FactContext) {
         position = ctx.position
+        if ctx.position & viewsCountedAt == 0 { keepViewsToMemory() }
         if logTime.map({ ctx.occurredAt > $0 }) ?? true { logTime = ctx.occurredAt }
         switch fact {
         case .productDefined(let f), .productChanged(let f): apply(f, ctx)
@@ -200,9 +205,17 @@ extension Projections {
     /// 54-56 s.) Each table counts what its views take from its first full page and from every
     /// page it spills (``ViewTable/spill(to:pageSize:residentPages:recallCapacity:memory:)``), so
     /// the shares hold whatever the ids' length (docs/benchmarks.md, "Ids as long as the stores'").
+    ///
+    /// Views grow after they are counted (a user's positions, in a rebuild or a projector), so
+    /// every `countingEvery` facts (a power of two) each table counts again what its views in memory
+    /// take, and spills what no longer fits (``ViewTable/keepToMemoryAsViewsGrow()``).
     public mutating func spillViews(
-        to store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize
+        to store: any SpillStore, memory: Int, pageSize: Int = ViewTable<OrderView>.defaultPageSize,
+        countingEvery: Int64 = 1 << 17
     ) {
+        precondition(
+            countingEvery > 0 && countingEvery & (countingEvery - 1) == 0, "not a power of two: \(countingEvery)")
+        viewsCountedAt = countingEvery - 1
         func spill<V: BinaryFields>(_ table: inout ViewTable<V>, _ share: Int) {
             // Until a page is spilled and measured: a view's own bytes plus what it keeps out of
             // line (ids, positions, arrays of two or more) as short ids make it.
@@ -215,6 +228,15 @@ extension Projections {
         spill(&transactions, memory / 8)
         spill(&orders, memory / 16)
         spill(&subscriptions, memory / 16)
+    }
+
+    /// Each table kept to a memory counts again what its views in memory take, and spills what no
+    /// longer fits.
+    mutating func keepViewsToMemory() {
+        users.keepToMemoryAsViewsGrow()
+        transactions.keepToMemoryAsViewsGrow()
+        orders.keepToMemoryAsViewsGrow()
+        subscriptions.keepToMemoryAsViewsGrow()
     }
 
     /// The bytes of the store the tables spill to (one for all four; nil when they do not

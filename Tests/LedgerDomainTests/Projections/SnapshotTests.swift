@@ -108,11 +108,12 @@ struct SpilledFoldTests {
         SnapshotTests.fold(history[...], into: &inMemory, from: 0)
         let expected = try inMemory.snapshot()
         let findings = Audit.run(inMemory)
-        // Tiny pages and caches: almost every view is spilled, read back and written again.
-        for (pageSize, memory) in [(4, 1), (8, 20_000), (64, 200_000)] {
+        // Tiny pages and caches: almost every view is spilled, read back and written again; and
+        // the views in memory counted again every 16 or 64 facts, or at the default's rare turns.
+        for (pageSize, memory, every) in [(4, 1, 16), (8, 20_000, 1 << 17), (64, 200_000, 64), (8, 20_000, 16)] {
             let store = MemorySpillStore()
             var spilled = Projections()
-            spilled.spillViews(to: store, memory: memory, pageSize: pageSize)
+            spilled.spillViews(to: store, memory: memory, pageSize: pageSize, countingEvery: Int64(every))
             SnapshotTests.fold(history[...], into: &spilled, from: 0)
             if inMemory.orders.count > pageSize * 2 {
                 #expect(spilled.spilledViews > 0, "\(label): nothing spilled with pages of \(pageSize)")
@@ -123,6 +124,36 @@ struct SpilledFoldTests {
             let sameAudit = Audit.run(spilled) == findings
             #expect(sameAudit, "\(label), pages of \(pageSize), \(memory) bytes: audit differs")
         }
+    }
+
+    /// A user's view grows with every fact about the user, after its page was counted. Given
+    /// room for every user as their first page counted them, a fold that counts again as it goes
+    /// finds they take more, and spills some; one that never counts again keeps them all.
+    @Test func usersGrowingAfterTheirPageWasCountedAreCountedAgain() throws {
+        let history = Simulator(users: 80, days: 30, seed: 7, faults: FaultSpec()).facts
+        let pageSize = 4
+        func folded(memory: Int, countingEvery: Int64) -> Projections {
+            var p = Projections()
+            p.spillViews(to: MemorySpillStore(), memory: memory, pageSize: pageSize, countingEvery: countingEvery)
+            SnapshotTests.fold(history[...], into: &p, from: 0)
+            return p
+        }
+        let never: Int64 = 1 << 40
+        // What a user's view takes as the first page counts it, and at the end.
+        let first = folded(memory: 1 << 20, countingEvery: never).users
+        let last = folded(memory: 1 << 20, countingEvery: 32).users
+        let (firstBytes, lastBytes) = (first.spill!.bytesPerView, last.spill!.bytesPerView)
+        #expect(
+            lastBytes > firstBytes + firstBytes / 16,
+            "a user's view: \(firstBytes) B at first, \(lastBytes) B at the end")
+        // Users get three quarters of the memory, and their pages three quarters of that: room
+        // for every page of users at the first count.
+        let pages = (first.count + pageSize - 1) / pageSize
+        let memory = (pages * pageSize * firstBytes * 16 + 8) / 9 + 64
+        let once = folded(memory: memory, countingEvery: never), again = folded(memory: memory, countingEvery: 32)
+        #expect(once.users.spilled.views == 0, "\(first.count) users, \(memory) bytes")
+        #expect(again.users.spilled.views > 0)
+        #expect(try again.snapshot() == once.snapshot())
     }
 
     @Test func theReleaseScenariosFoldTheSameSpilled() throws {
