@@ -115,7 +115,7 @@ extension ViewTable {
     /// fact of the user's), and a table whose views all fit adds no page to count them by again:
     /// the fold calls this every so many facts (``Projections``). It only ever counts a view as
     /// taking more than before; the pages spilled count it again as they are.
-    @inlinable public mutating func keepToMemoryAsViewsGrow() where Value: BinaryFields {
+    @inlinable package mutating func keepToMemoryAsViewsGrow() where Value: BinaryFields {
         guard spill?.settings.memory != nil, spilledBelow < count else { return }
         let resident = count - spilledBelow, mask = pageSize - 1
         let step = Swift.max(1, resident >> shift)
