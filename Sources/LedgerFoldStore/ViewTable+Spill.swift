@@ -105,7 +105,12 @@ extension ViewTable {
             let first = (full << shift) - spilledBelow
             spill!.measure(page: residentKeys[first..<(first + pageSize)], pages[full])
         }
-        // More than one page at a time when the table has just learnt its views take more room.
+        spillBeyondResidentPages()
+    }
+
+    /// Spills the oldest pages beyond those the table keeps: more than one at a time when it has
+    /// just learnt its views take more room.
+    @inlinable mutating func spillBeyondResidentPages() {
         while pages.count - spill!.firstResident > spill!.residentPages { spillOldestPage() }
     }
 
@@ -126,10 +131,8 @@ extension ViewTable {
             spill!.settings.write(residentKeys[i], pages[o >> shift][o & mask], w)
             sampled += 1
         }
-        let before = spill!.bytesPerView
-        spill!.recount(from: w, views: sampled)
-        if spill!.bytesPerView < before { spill!.recount(bytesPerView: before) }
-        while pages.count - spill!.firstResident > spill!.residentPages { spillOldestPage() }
+        spill!.recount(from: w, views: sampled, atLeast: spill!.bytesPerView)
+        spillBeyondResidentPages()
     }
 
     @inlinable mutating func spillOldestPage() {
@@ -233,20 +236,15 @@ extension ViewTable {
         }
 
         /// With a memory to keep to, counts again how many pages and recalled views fit in it,
-        /// from the views `w` wrote.
-        @inlinable mutating func recount(from w: BinaryWriter, views: Int) {
-            guard settings.memory != nil, views > 0 else { return }
+        /// from the `views` that `w` wrote (a full page, or a sample): taking a view to need at
+        /// least `atLeast` bytes.
+        @inlinable mutating func recount(from w: BinaryWriter, views: Int, atLeast: Int = 0) {
+            guard let memory = settings.memory, views > 0 else { return }
             // A view's own bytes and its key's in the page's arrays, and what they hold on the heap.
-            recount(bytesPerView: MemoryLayout<Value>.stride + MemoryLayout<String>.stride + w.heapBytes / views)
-        }
-
-        /// With a memory to keep to, how many pages and recalled views fit in it when a view takes
-        /// `bytes`.
-        @inlinable mutating func recount(bytesPerView bytes: Int) {
-            guard let memory = settings.memory else { return }
-            bytesPerView = bytes
-            residentPages = Swift.max(1, memory * 3 / 4 / ((1 << settings.shift) * bytes))
-            recallCapacity = Swift.max(1, memory / 4 / bytes)
+            let counted = MemoryLayout<Value>.stride + MemoryLayout<String>.stride + w.heapBytes / views
+            bytesPerView = Swift.max(atLeast, counted)
+            residentPages = Swift.max(1, memory * 3 / 4 / ((1 << settings.shift) * bytesPerView))
+            recallCapacity = Swift.max(1, memory / 4 / bytesPerView)
         }
 
         /// Writes the next page to spill as `bytes`, its views one after another, each ending

@@ -49,9 +49,9 @@ public struct Projections: Sendable {
     /// is settled). Such a state is never written as a snapshot or as read models.
     public var keepsUserPositions = true
     public internal(set) var changes = Changes()
-    /// Tables kept to a memory count again what their views in memory take at each position that
-    /// is a multiple of this mask plus one (``spillViews(to:memory:pageSize:countingEvery:)``);
-    /// `Int64.max`: never (positions start at 1).
+    /// Tables kept to a memory count again what their views in memory take at each position that is
+    /// a multiple of `countingEvery` (``spillViews(to:memory:pageSize:countingEvery:)``): this is
+    /// `countingEvery - 1`, a mask; `Int64.max`: never (positions start at 1).
     var viewsCountedAt: Int64 = .max
 
     /// Keys of the views changed since ``takeChanges()``. (Anomalies are append-only: a writer
