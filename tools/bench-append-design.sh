@@ -5,7 +5,10 @@
 #   split  positions in a narrow table of their own (a reader joins it with the facts);
 #   inbox  each fact copied into `events` as the ledger lays it out today (readers unchanged).
 # Each runs with its sealer looping beside the writers (pgbench, one more connection), answered at
-# commit and answered with the position (the writer polls for it), in the same run as a raw INSERT
+# commit and answered with the position (the writer polls for it); inbox also from one process
+# (`ledger bench sealer`: a connection for each writer, and a sealer task beside them that either
+# loops or hands each waiting writer its position as its round commits, as the library would), in
+# the same run as a raw INSERT
 # of the same row shape, the ledger's append_events, today's tables answered at commit (the claim
 # and the pending row, with today's sealer beside) and, with MESSAGE_DB set to a checkout of
 # Message DB, its write_message: every side one event per transaction, each connection its own
@@ -97,6 +100,16 @@ drain() { # schema: seals until a round seals nothing and no fact is left unseal
   done
   echo "bench-append-design: $left facts of $1 left unsealed" >&2; exit 1
 }
+in_process() { # schema writers answer: the candidate driven from one process (`ledger bench sealer`); sets tps, latency, rounds
+  local out
+  if ! out=$("$LEDGER_BIN" bench sealer --database-url "$writer" --schema "$1" --writers "$2" --seconds "$seconds" --answer "$3"); then
+    echo "bench-append-design: ledger bench sealer failed on $1 with $2 writer(s)" >&2; exit 1
+  fi
+  tps=$(sed -n 's/.*events_per_second=\([0-9]*\).*/\1/p' <<<"$out")
+  latency=$(sed -n 's/.*avg_ms=\([0-9.]*\).*/\1/p' <<<"$out")
+  rounds=$(sed -n 's/.*rounds=\([0-9]*\).*/\1/p' <<<"$out")
+  backlog=$(sed -n 's/.*backlog=\([0-9]*\).*/\1/p' <<<"$out")
+}
 line() { # side writers rate latency [rounds]
   echo "| $1 | $2 | $3 | $4 | $(ratio "$3" "$rt") | ${5:--} |"
 }
@@ -117,6 +130,10 @@ for c in 1 16; do
   line "inbox" "$c" "$tps" "$latency" "$rounds"
   with_sealer positioned "$c" "$inbox"
   line "inbox, waiting for the position" "$c" "$tps" "$latency" "$rounds"
+  in_process "$inbox" "$c" commit
+  line "inbox, one process, answered at commit ($backlog left to seal at the end)" "$c" "$tps" "$latency" "$rounds"
+  in_process "$inbox" "$c" position
+  line "inbox, one process, the sealer hands each writer its position" "$c" "$tps" "$latency" "$rounds"
   if [ -n "${MESSAGE_DB:-}" ]; then
     run_pgbench message-db "$c" "$seconds" "message_store,public" "$LEDGER_DATABASE_URL"
     line "Message DB write_message" "$c" "$tps" "$latency"

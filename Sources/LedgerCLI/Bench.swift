@@ -5,6 +5,6 @@ struct Bench: AsyncParsableCommand {
         abstract: "Benchmarks that print figures.",
         subcommands: [
             BenchAppend.self, BenchFold.self, BenchRebuild.self, BenchAudit.self, BenchProject.self,
-            BenchReconcile.self,
+            BenchReconcile.self, BenchSealer.self,
         ])
 }

@@ -520,3 +520,46 @@ struct ProgressCLITests {
         }
     }
 }
+
+@Suite("ledger bench sealer: the candidate append path", .timeLimit(.minutes(2)))
+struct BenchSealerTests {
+    /// The candidate of `tools/append-design/` driven from one process: every writer is answered,
+    /// with its fact's position when it waits for one, and everything the writers appended is
+    /// sealed once, in gap-free positions, each stream's versions in log order.
+    @Test func everyWriterIsAnsweredAndEveryFactIsSealedOnce() async throws {
+        try await TestDatabase.withSchema("clisealer") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            let refused = try await cli.run(["bench", "sealer", "--writers", "2", "--appends-per-writer", "5"])
+            #expect(
+                refused.status != 0 && refused.stderr.contains("does not hold the candidate append path"),
+                "\(refused.stderr)")
+            let admin = try await PostgresConnection.connect(
+                config.connectionString, settings: ["search_path": config.schema])
+            for file in ["candidate.sql", "inbox.sql", "positions.sql"] {
+                try await admin.execute(
+                    try String(
+                        contentsOf: TestDatabase.packageRoot.appendingPathComponent("tools/append-design/\(file)"),
+                        encoding: .utf8))
+            }
+            for answer in ["position", "commit"] {
+                let run = try await cli.run([
+                    "bench", "sealer", "--writers", "4", "--appends-per-writer", "25", "--seconds", "60", "--answer",
+                    answer,
+                ])
+                #expect(run.status == 0, "\(run.stderr)")
+                #expect(run.stdout.hasPrefix("events=100 "), "\(run.stdout)")
+                #expect(
+                    run.stdout.contains(answer == "position" ? "positions=100" : "positions=0"), "\(run.stdout)")
+            }
+            let log = try await admin.query(
+                """
+                SELECT (SELECT count(*) FROM facts), count(*), count(DISTINCT event_id), min(position), max(position),
+                       (SELECT count(*) FROM (SELECT stream_version - (row_number() OVER (PARTITION BY stream_id ORDER BY position) - 1) AS off
+                                              FROM sealed_log) t WHERE off <> 0)
+                FROM sealed_log
+                """)
+            #expect((0..<6).map { log.int64(0, $0) } == [200, 200, 200, 1, 200, 0])
+            await admin.close()
+        }
+    }
+}
