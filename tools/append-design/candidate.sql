@@ -21,9 +21,11 @@ CREATE TABLE facts (
     CONSTRAINT facts_idempotency_key_key UNIQUE (idempotency_key),
     CONSTRAINT facts_stream_version_key UNIQUE (stream_id, stream_version)
 );
--- Transaction ids grow with time, so a block range index finds a round's facts for almost nothing
--- per insert.
-CREATE INDEX facts_writer_xid ON facts USING brin (writer_xid) WITH (pages_per_range = 8);
+-- A round finds its facts by transaction id. Ids grow with time, so each insert lands at the index's
+-- right edge. (A block range index cost the insert even less, but until a vacuum summarized the
+-- pages written since the last one, every round read all of them: 790 pages, 3.3 ms, at 50,000 facts.
+-- Rounds that run for every waiting writer ran at a third of this index's rate.)
+CREATE INDEX facts_writer_xid ON facts (writer_xid);
 
 CREATE TABLE seal_state (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
