@@ -28,11 +28,23 @@ struct BenchSealer: AsyncParsableCommand {
     @Option(help: "Stop a writer after this many appends, if its seconds have not run out first.")
     var appendsPerWriter: Int?
 
-    @Option(help: "commit: a writer is answered at its commit; position: when a round has sealed its fact.")
+    @Option(
+        help:
+            "commit: a writer is answered at its commit; position: when a round has sealed its fact; position-async: the same, the writer not waiting for its own commit's flush (the round's makes it durable)."
+    )
     var answer: Answer = .position
 
     enum Answer: String, ExpressibleByArgument, CaseIterable {
         case commit, position
+        case positionAsync = "position-async"
+
+        var workload: SealerWorkload.Answer {
+            switch self {
+            case .commit: .commit
+            case .position: .position
+            case .positionAsync: .positionAsync
+            }
+        }
     }
 
     func validate() throws {
@@ -45,7 +57,8 @@ struct BenchSealer: AsyncParsableCommand {
         try await runReportingErrors {
             let r = try await SealerWorkload.run(
                 url: try await connection.resolveURL(), schema: connection.resolvedSchema, writers: writers,
-                seconds: seconds, appendsPerWriter: appendsPerWriter, answer: answer == .commit ? .commit : .position)
+                seconds: seconds, appendsPerWriter: appendsPerWriter,
+                answer: answer.workload)
             let m = r.measurement
             print(
                 "events=\(m.events) events_per_second=\(Int(m.perSecond)) avg_ms=\(format(m.latencies.reduce(0, +) / Double(max(1, m.latencies.count)) * 1000)) p99_ms=\(format(m.percentile(0.99))) rounds=\(r.rounds) positions=\(r.positions) backlog=\(r.backlog)"
