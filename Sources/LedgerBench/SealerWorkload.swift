@@ -30,7 +30,7 @@ public enum SealerWorkload {
         public var measurement: AppendWorkload.Measurement
         /// The sealer's rounds in the run.
         public var rounds: Int
-        /// Positions handed to writers (``Answer/position``): every one distinct, checked.
+        /// Positions handed to writers (when they wait for them): every one distinct, checked.
         public var positions: Int
         /// Facts committed but not sealed yet when the writers stopped: a sealer that falls behind
         /// its writers (answered at commit) leaves them for later, and its rate cannot last.
@@ -50,8 +50,7 @@ public enum SealerWorkload {
         let sealer = Sealer(
             connection: try await PostgresConnection.connect(
                 url, applicationName: "ledger-bench-sealer", settings: settings))
-        let candidate = try await sealer.holdsTheCandidate()
-        guard candidate else {
+        guard try await sealer.holdsTheCandidate() else {
             await sealer.close()
             throw Failure(
                 description:
@@ -66,7 +65,7 @@ public enum SealerWorkload {
                 try await PostgresConnection.connect(
                     url, applicationName: "ledger-bench-writer", settings: writerSettings))
         }
-        let beside = answer == .commit ? Task { await sealer.loopBeside() } : nil
+        let beside = answer == .commit ? Task { try await sealer.loopBeside() } : nil
         let start = ContinuousClock.now
         let end = start + .milliseconds(Int(seconds * 1000))
         let tag = UUID().uuidString.prefix(8).lowercased()
@@ -85,7 +84,7 @@ public enum SealerWorkload {
         let elapsed = (ContinuousClock.now - start).seconds
         let backlog = try await sealer.unsealed()
         await sealer.stopBeside()
-        await beside?.value
+        try await beside?.value
         try await sealer.drain()
         for c in connections { await c.close() }
         await sealer.close()
@@ -191,12 +190,13 @@ public enum SealerWorkload {
         }
 
         /// Rounds every millisecond until ``stopBeside()``, for writers answered at their commit
-        /// (as `tools/bench-append-design.sh`'s pgbench sealer does).
-        func loopBeside() async {
+        /// (as `tools/bench-append-design.sh`'s pgbench sealer does). A round that fails ends the
+        /// loop, and its error is the run's.
+        func loopBeside() async throws {
             while besideRuns {
-                _ = try? await connection.query("SELECT seal_round()")
+                _ = try await connection.query("SELECT seal_round()")
                 rounds += 1
-                try? await Task.sleep(for: .milliseconds(1))
+                try await Task.sleep(for: .milliseconds(1))
             }
         }
 
@@ -215,7 +215,10 @@ public enum SealerWorkload {
                 _ = try await connection.query("SELECT seal_round()")
                 try await Task.sleep(for: .milliseconds(10))
             }
-            throw Failure(description: "facts left unsealed after 1,000 rounds")
+            throw Failure(
+                description:
+                    "facts still unsealed after 1,000 rounds: a transaction left open in the cluster holds the sealer's horizon back (see pg_stat_activity's backend_xid); end it and run again"
+            )
         }
     }
 }

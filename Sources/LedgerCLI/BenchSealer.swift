@@ -6,6 +6,8 @@ import LedgerCore
 /// sealer that positions and chains in rounds) driven from one process, each writer answered at its
 /// commit or with its position. `tools/bench-append-design.sh` runs it beside raw INSERT and the
 /// same path driven by pgbench, on the schemas it makes.
+extension SealerWorkload.Answer: ExpressibleByArgument {}
+
 struct BenchSealer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sealer",
@@ -32,20 +34,7 @@ struct BenchSealer: AsyncParsableCommand {
         help:
             "commit: a writer is answered at its commit; position: when a round has sealed its fact; position-async: the same, the writer not waiting for its own commit's flush (the round's makes it durable)."
     )
-    var answer: Answer = .position
-
-    enum Answer: String, ExpressibleByArgument, CaseIterable {
-        case commit, position
-        case positionAsync = "position-async"
-
-        var workload: SealerWorkload.Answer {
-            switch self {
-            case .commit: .commit
-            case .position: .position
-            case .positionAsync: .positionAsync
-            }
-        }
-    }
+    var answer: SealerWorkload.Answer = .position
 
     func validate() throws {
         guard writers >= 1 else { throw ValidationError("--writers must be at least 1") }
@@ -58,7 +47,7 @@ struct BenchSealer: AsyncParsableCommand {
             let r = try await SealerWorkload.run(
                 url: try await connection.resolveURL(), schema: connection.resolvedSchema, writers: writers,
                 seconds: seconds, appendsPerWriter: appendsPerWriter,
-                answer: answer.workload)
+                answer: answer)
             let m = r.measurement
             print(
                 "events=\(m.events) events_per_second=\(Int(m.perSecond)) avg_ms=\(format(m.latencies.reduce(0, +) / Double(max(1, m.latencies.count)) * 1000)) p99_ms=\(format(m.percentile(0.99))) rounds=\(r.rounds) positions=\(r.positions) backlog=\(r.backlog)"
