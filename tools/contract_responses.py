@@ -11,7 +11,7 @@ reaches is named, not assumed.
     contract_responses.py stores DIR            keys for the three stores; prints their settings
     contract_responses.py check SPEC URL TOKEN DIR USER ORDER
 """
-import base64, datetime, json, os, sys, time, urllib.error, urllib.parse, urllib.request, uuid
+import base64, datetime, json, os, subprocess, sys, time, urllib.error, urllib.parse, urllib.request, uuid
 
 import jsonschema, yaml
 from cryptography import x509
@@ -300,6 +300,30 @@ class Contract:
         return missing + [f"no answer met the schema {w}" for w in sorted(wanted - self.seen_objects)]
 
 
+# ---- the harness: another writer ----
+
+class AnotherWriter:
+    """Another writer of the same log in the middle of its commit: a psql session holding the log's
+    append lock (LEDGER_DATABASE_URL, LEDGER_SCHEMA, as contract-test.sh exports them), until
+    the block ends. Not part of the document: what the service sees when other processes append."""
+
+    def __enter__(self):
+        self.psql = subprocess.Popen(["psql", os.environ["LEDGER_DATABASE_URL"], "-qAt", "-v", "ON_ERROR_STOP=1"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        lock = "ledger-append:" + os.environ["LEDGER_SCHEMA"]
+        self.psql.stdin.write(f"BEGIN;\nSELECT pg_advisory_xact_lock(4243, hashtext('{lock}'));\n\\echo locked\n")
+        self.psql.stdin.flush()
+        while (line := self.psql.stdout.readline()) and line.strip() != "locked":
+            pass
+        if not line:
+            raise RuntimeError("psql could not take the append lock")
+        return self
+
+    def __exit__(self, *exc):
+        self.psql.communicate("COMMIT;\n", timeout=60)
+        return False
+
+
 # ---- the client ----
 
 class Client:
@@ -361,6 +385,14 @@ def run(spec, base, token, folder, user, order):
     _, _, appended = c.call("POST", "/v1/events", json.dumps(facts).encode(), key, expect=201)
     c.call("POST", "/v1/events", json.dumps(facts).encode(), key, expect=200)
     c.call("POST", "/v1/events", json.dumps(facts + facts).encode(), key, expect=409)
+    # Answered at commit while another writer holds the append lock: 202, position null.
+    later = [dict(facts[0], stream=f"order:contract/{run_id}-later", idempotencyKey=f"order:contract/{run_id}-later:created",
+                  payload=dict(facts[0]["payload"], orderId=f"contract/{run_id}-later"))]
+    with AnotherWriter():
+        _, headers, accepted = c.call("POST", "/v1/events", json.dumps(later).encode(),
+                                      {"Content-Type": "application/json", "Prefer": "respond-async"}, expect=202)
+    if headers.get("Preference-Applied") != "respond-async" or accepted["events"][0]["position"] is not None:
+        contract.failures.append(f"Prefer: respond-async while the lock was held: {headers.get('Preference-Applied')}, {accepted}")
     c.call("POST", "/v1/events", b'{"stream":"order:x","type":"NoSuchFact","payload":{},"occurredAt":"2026-03-31T08:15:00Z"}\n',
            {"Content-Type": "application/x-ndjson"}, expect=422)
     c.call("POST", "/v1/events", b"{", {"Content-Type": "application/json"}, expect=400)

@@ -131,9 +131,11 @@ public enum AppendWorkload {
         return Measurement(events: latencies.count * batch, elapsed: elapsed, latencies: latencies)
     }
 
-    /// Appends of `batch` events by `clients` tasks sharing `stores`.
+    /// Appends of `batch` events by `clients` tasks sharing `stores`; `atCommit`: answered at their
+    /// commit (``EventStore/appendAtCommit(_:)``), not waiting for their positions.
     public static func ledgerAppends(
-        stores: [EventStore], clients: Int, batch: Int, duration: Duration, counter: inout Counter
+        stores: [EventStore], clients: Int, batch: Int, duration: Duration, atCommit: Bool = false,
+        counter: inout Counter
     ) async throws -> Measurement {
         let base = counter.take(100_000_000)
         let start = ContinuousClock.now
@@ -148,7 +150,11 @@ public enum AppendWorkload {
                         let first = i
                         let t0 = ContinuousClock.now
                         let events = (0..<batch).map { event(first + $0) }
-                        _ = try await store.append(events)
+                        if atCommit {
+                            _ = try await store.appendAtCommit(events)
+                        } else {
+                            _ = try await store.append(events)
+                        }
                         lat.append((ContinuousClock.now - t0).seconds)
                         i += batch
                     }

@@ -3,13 +3,23 @@ import LedgerPostgres
 import Logging
 
 /// Serializes appends onto one writer connection and commits concurrent requests together.
+///
+/// An append answered at its commit may leave its events pending, when another writer held the
+/// append lock. Every writer's next transaction seals what is pending if it can take the lock, so
+/// under load they seal each other's. When this writer has nothing more to append and left events
+/// pending that no transaction of its own has sealed since, it seals them itself: it tries the lock
+/// (without waiting for it), and tries again a moment later while another writer holds it.
 actor AppendCoordinator {
     private let configuration: LedgerConfiguration
     private let connection: PostgresConnection
     private let logger: Logger
-    private var pending: [(request: [PreparedEvent], continuation: CheckedContinuation<[AppendedEvent], any Error>)] =
-        []
+    private var pending:
+        [(request: [PreparedEvent], waits: Bool, continuation: CheckedContinuation<[AppendedEvent], any Error>)] = []
     private var flushing = false
+    /// Whether this writer committed events as pending, answered at commit, that no later
+    /// transaction of its own is known to have sealed.
+    private var leftPending = false
+    private var closed = false
 
     init(configuration: LedgerConfiguration, connection: PostgresConnection, logger: Logger) {
         self.configuration = configuration
@@ -17,13 +27,31 @@ actor AppendCoordinator {
         self.logger = logger
     }
 
-    func close() async { await connection.close() }
+    /// Seals what this writer left pending (waiting for the append lock, a moment at most while
+    /// another writer commits), then closes the connection.
+    func close() async {
+        closed = true
+        if leftPending {
+            let s = quoteIdentifier(configuration.schema)
+            do {
+                _ = try await connection.withIsolation { try $0.execute("SELECT \(s).seal_pending()") }
+                leftPending = false
+            } catch {
+                logger.warning(
+                    "append: could not seal the events this writer left pending before closing; the next append of any writer seals them",
+                    metadata: ["error": "\(error)"])
+            }
+        }
+        await connection.close()
+    }
 
     func backendPID() async -> Int32 { await connection.backendPID }
 
-    func submit(_ request: [PreparedEvent]) async throws -> [AppendedEvent] {
+    /// `waits`: whether the append waits for its events' positions (false: answered at commit, an
+    /// event still pending with position 0).
+    func submit(_ request: [PreparedEvent], waits: Bool = true) async throws -> [AppendedEvent] {
         try await withCheckedThrowingContinuation { continuation in
-            pending.append((request, continuation))
+            pending.append((request, waits, continuation))
             if !flushing {
                 flushing = true
                 Task { await self.flush() }
@@ -32,7 +60,18 @@ actor AppendCoordinator {
     }
 
     private func flush() async {
-        while !pending.isEmpty {
+        var sealDelay = Duration.milliseconds(1)
+        while true {
+            if pending.isEmpty {
+                guard leftPending, !closed else { break }
+                if await sealLeftPending() { continue }
+                // Another writer holds the append lock: it seals what was committed before it took
+                // it; ask again a moment later for what came after.
+                try? await Task.sleep(for: sealDelay)
+                sealDelay = min(sealDelay * 2, .milliseconds(100))
+                continue
+            }
+            sealDelay = .milliseconds(1)
             var take = 0
             var events = 0
             while take < pending.count,
@@ -43,7 +82,8 @@ actor AppendCoordinator {
             }
             let group = Array(pending.prefix(take))
             pending.removeFirst(take)
-            let outcomes = await run(group.map(\.request))
+            let outcomes = await run(group.map(\.request), waits: group.map(\.waits))
+            noteLeftPending(outcomes)
             for (entry, outcome) in zip(group, outcomes) {
                 entry.continuation.resume(with: outcome)
             }
@@ -51,14 +91,56 @@ actor AppendCoordinator {
         flushing = false
     }
 
+    /// Keeps ``leftPending`` up to date after a group. A group that wrote an event into the log
+    /// sealed everything committed before (it held the append lock and sealed what was pending
+    /// first, or it waited in `seal_events`, which seals every pending event); one that only left
+    /// events pending, answered at commit, leaves them to be sealed.
+    private func noteLeftPending(_ outcomes: [Result<[AppendedEvent], any Error>]) {
+        let events = outcomes.flatMap { (try? $0.get()) ?? [] }
+        if events.contains(where: { $0.position > 0 && !$0.alreadyStored }) {
+            leftPending = false
+        } else if events.contains(where: { $0.position == 0 }) {
+            leftPending = true
+        }
+    }
+
+    /// Seals every pending event if the append lock is free now; false when another writer holds
+    /// it. An error is logged and ends the attempt: the events are stored, and the next append of
+    /// any writer (or `ledger serve`, or `ledger seal`) seals them.
+    private func sealLeftPending() async -> Bool {
+        let s = quoteIdentifier(configuration.schema)
+        do {
+            let sealed = try await connection.withIsolation { conn in
+                do {
+                    let results = try conn.pipeline([
+                        Statement("BEGIN"), Statement("SELECT \(s).try_seal_pending()", prepared: true),
+                        Statement("COMMIT"),
+                    ])
+                    return results[1].bool(0, 0) == true
+                } catch {
+                    if conn.isConnected { try? conn.execute("ROLLBACK") }
+                    throw error
+                }
+            }
+            if sealed { leftPending = false }
+            return sealed
+        } catch {
+            logger.warning(
+                "append: could not seal the events this writer left pending; the next append of any writer seals them",
+                metadata: ["error": "\(error)"])
+            leftPending = false
+            return true
+        }
+    }
+
     /// Runs one group; on a server error with several requests, runs each alone so that one
     /// request's failure never fails another's.
-    private func run(_ requests: [[PreparedEvent]]) async -> [Result<[AppendedEvent], any Error>] {
+    private func run(_ requests: [[PreparedEvent]], waits: [Bool]) async -> [Result<[AppendedEvent], any Error>] {
         do {
-            return try await runWithReconnect(requests).map { $0.mapError { $0 as any Error } }
+            return try await runWithReconnect(requests, waits: waits).map { $0.mapError { $0 as any Error } }
         } catch let error as PostgresError where requests.count > 1 && !error.isConnectionFailure {
             var out: [Result<[AppendedEvent], any Error>] = []
-            for r in requests { out.append(contentsOf: await run([r])) }
+            for (r, w) in zip(requests, waits) { out.append(contentsOf: await run([r], waits: [w])) }
             return out
         } catch let error as PostgresError {
             return requests.map { _ in .failure(LedgerError.database(error)) }
@@ -67,8 +149,9 @@ actor AppendCoordinator {
         }
     }
 
-    private func runWithReconnect(_ requests: [[PreparedEvent]]) async throws -> [Result<[AppendedEvent], LedgerError>]
-    {
+    private func runWithReconnect(
+        _ requests: [[PreparedEvent]], waits: [Bool]
+    ) async throws -> [Result<[AppendedEvent], LedgerError>] {
         let deadline = ContinuousClock.now + configuration.reconnectTimeout
         let schema = configuration.schema
         let channel = configuration.channel
@@ -101,8 +184,8 @@ actor AppendCoordinator {
                     while true {
                         do {
                             return try AppendTransaction.run(
-                                requests: requests, schema: schema, channel: channel, lookUpStored: lookUpStored,
-                                on: conn)
+                                requests: requests, waits: waits, schema: schema, channel: channel,
+                                lookUpStored: lookUpStored, on: conn)
                         } catch let error as PostgresError
                             where error.isUniqueViolation
                             && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") && !lookUpStored

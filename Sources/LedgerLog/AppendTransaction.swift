@@ -15,7 +15,9 @@ import LedgerPostgres
 /// transaction does not wait: it commits its rows as pending, then asks `seal_events` for their
 /// positions, which seals them together with every other writer's pending rows (or waits for the
 /// session that is doing so). Independent writers thus share one sealing transaction instead of
-/// queuing one by one behind a lock held across each commit.
+/// queuing one by one behind a lock held across each commit. A request answered at its commit
+/// (``EventStore/appendAtCommit(_:)``) does not ask: its events wait pending for the next writer
+/// that takes the lock, or for its own store's coordinator when it has nothing more to append.
 enum AppendTransaction {
     /// The writer connection's settings. Its statements are prepared once and run with array
     /// parameters of a few elements; left to choose, PostgreSQL plans them again at every execution
@@ -48,8 +50,12 @@ enum AppendTransaction {
     /// and lets the unique constraints on event id and idempotency key find retries: a violation
     /// aborts the transaction and the caller runs the group again with `lookUpStored` true, which
     /// returns the stored events' original positions (or a typed conflict).
+    ///
+    /// `waits[i]`: whether request `i` waits for its events' positions. One that does not is
+    /// answered at its commit: an event committed as pending (or stored before and still pending)
+    /// keeps position 0 in its outcome, and the next writer to take the append lock seals it.
     static func run(
-        requests: [[PreparedEvent]], schema: String, channel: String, lookUpStored: Bool,
+        requests: [[PreparedEvent]], waits: [Bool], schema: String, channel: String, lookUpStored: Bool,
         on conn: isolated PostgresConnection
     ) throws -> [Result<[AppendedEvent], LedgerError>] {
         let s = quoteIdentifier(schema)
@@ -66,9 +72,10 @@ enum AppendTransaction {
         case .rollBack:
             try conn.execute(end)
             // Retries of events still pending: their positions once sealed.
-            if hasPending(plan.outcomes) {
+            if hasPending(plan.outcomes, waits) {
                 return try withSealedPositions(
-                    plan.outcomes, sealed: try conn.pipeline([sealEvents(plan.outcomes, schema: s)])[0])
+                    plan.outcomes, waits,
+                    sealed: try conn.pipeline([sealEvents(plan.outcomes, waits, schema: s)])[0])
             }
         case .write(let rows, let head, let recordedAt):
             do {
@@ -93,24 +100,29 @@ enum AppendTransaction {
                         try conn.pipeline(finish)
                     }
                     // A retry of an event another writer committed as pending after this one sealed.
-                    if hasPending(plan.outcomes) {
+                    if hasPending(plan.outcomes, waits) {
                         return try withSealedPositions(
-                            plan.outcomes, sealed: try conn.pipeline([sealEvents(plan.outcomes, schema: s)])[0])
+                            plan.outcomes, waits,
+                            sealed: try conn.pipeline([sealEvents(plan.outcomes, waits, schema: s)])[0])
                     }
                 } else {
-                    // Committed as pending, then sealed (by this session or the one sealing now).
-                    let seal = [Statement("COMMIT"), sealEvents(plan.outcomes, schema: s)]
-                    let sealed: QueryResult
+                    // Committed as pending, then sealed (by this session or the one sealing now)
+                    // for the requests that wait for their positions.
+                    let waiting = waits.contains(true)
+                    let seal = [Statement("COMMIT")] + (waiting ? [sealEvents(plan.outcomes, waits, schema: s)] : [])
+                    let sealed: QueryResult?
                     do {
                         if rows.count <= insertThreshold {
-                            sealed = try conn.pipeline(
-                                [claimStatement(rows, schema: s), pendingStatement(rows, schema: s)] + seal)[3]
+                            let results = try conn.pipeline(
+                                [claimStatement(rows, schema: s), pendingStatement(rows, schema: s)] + seal)
+                            sealed = waiting ? results[3] : nil
                         } else {
                             try conn.copyIn(
                                 "COPY \(s).event_claims (\(claimColumns)) FROM STDIN", chunks: claimChunks(rows))
                             try conn.copyIn(
                                 "COPY \(s).pending_events (\(pendingColumns)) FROM STDIN", chunks: pendingChunks(rows))
-                            sealed = try conn.pipeline(seal)[1]
+                            let results = try conn.pipeline(seal)
+                            sealed = waiting ? results[1] : nil
                         }
                     } catch let error as PostgresError
                         where (error.sqlState == .lockNotAvailable || error.isRetryableTransactionFailure)
@@ -120,7 +132,8 @@ enum AppendTransaction {
                         // the COMMIT: this attempt's rows are stored.
                         throw SealFailed(written: Set(rows.map(\.prepared.event.eventId)), error: error)
                     }
-                    return try withSealedPositions(plan.outcomes, sealed: sealed)
+                    guard let sealed else { return plan.outcomes }
+                    return try withSealedPositions(plan.outcomes, waits, sealed: sealed)
                 }
             } catch let error as PostgresError where error.isConnectionFailure {
                 // The COMMIT may have run: the caller asks the database how this transaction ended.
@@ -165,9 +178,12 @@ enum AppendTransaction {
         }
     }
 
-    /// Whether an outcome names an event still pending (position 0).
-    private static func hasPending(_ outcomes: [Result<[AppendedEvent], LedgerError>]) -> Bool {
-        outcomes.contains { (try? $0.get())?.contains { $0.position == 0 } ?? false }
+    /// Whether the outcome of a request that waits for its positions names an event still pending
+    /// (position 0).
+    private static func hasPending(_ outcomes: [Result<[AppendedEvent], LedgerError>], _ waits: [Bool]) -> Bool {
+        zip(outcomes, waits).contains { outcome, waits in
+            waits && ((try? outcome.get())?.contains { $0.position == 0 } ?? false)
+        }
     }
 
     /// `seal_events`, or the commit of what it sealed, failed with an error worth asking again
@@ -183,16 +199,21 @@ enum AppendTransaction {
     /// How the statement that asks for positions names the function (to tell its errors apart).
     static let sealEventsCall = "seal_events("
 
-    /// `seal_events` for every event of the outcomes (new or already stored).
-    private static func sealEvents(_ outcomes: [Result<[AppendedEvent], LedgerError>], schema s: String) -> Statement {
-        let ids = outcomes.flatMap { (try? $0.get()) ?? [] }.map { $0.eventId.lowercased }
+    /// `seal_events` for every event (new or already stored) of the requests that wait for their
+    /// positions.
+    private static func sealEvents(
+        _ outcomes: [Result<[AppendedEvent], LedgerError>], _ waits: [Bool], schema s: String
+    ) -> Statement {
+        let ids = zip(outcomes, waits).flatMap { outcome, waits in waits ? (try? outcome.get()) ?? [] : [] }
+            .map { $0.eventId.lowercased }
         return Statement(
             "SELECT event_id, position FROM \(s).\(sealEventsCall)$1::uuid[])", [.uuidArray(ids)], prepared: true)
     }
 
-    /// The outcomes with each event's sealed position (`seal_events`'s rows: event id, position).
+    /// The outcomes of the requests that wait for their positions with each event's sealed
+    /// position (`seal_events`'s rows: event id, position); the others as they are.
     private static func withSealedPositions(
-        _ outcomes: [Result<[AppendedEvent], LedgerError>], sealed: QueryResult
+        _ outcomes: [Result<[AppendedEvent], LedgerError>], _ waits: [Bool], sealed: QueryResult
     ) throws -> [Result<[AppendedEvent], LedgerError>] {
         var positions: [UUID: Int64] = [:]
         for r in 0..<sealed.count {
@@ -200,8 +221,8 @@ enum AppendTransaction {
                 positions[id] = p
             }
         }
-        return try outcomes.map { outcome in
-            guard case .success(let events) = outcome else { return outcome }
+        return try zip(outcomes, waits).map { outcome, waits in
+            guard waits, case .success(let events) = outcome else { return outcome }
             return .success(
                 try events.map { e in
                     guard let p = positions[e.eventId] else {

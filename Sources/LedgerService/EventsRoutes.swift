@@ -63,8 +63,11 @@ struct EventsRoutes {
                     "\(decoded.events.count) facts, over the limit of \(limits.maximumBatchEvents) per request; nothing was written"
             )
         }
+        // `Prefer: respond-async` (RFC 7240): answered at commit, a position null while the event
+        // waits to be sealed (when another writer held the append lock), 202 then.
+        let atCommit = Self.prefersAsync(request.headers[values: .prefer])
         let started = ContinuousClock.now
-        let appended: [AppendedEvent]
+        let appended: [CommittedEvent]
         do {
             appended = try await gate.run(caller: context.caller ?? "", limit: limits.maximumAppendsPerCaller) {
                 // The key covers the whole request: another body under it is a conflict, whatever
@@ -80,7 +83,8 @@ struct EventsRoutes {
                             "the Idempotency-Key \(Echo.quoted(key, limit: 80)) was sent before with another body; a key names one request for good: use a new key for a new request; nothing was written",
                         field: "Idempotency-Key", key: key)
                 }
-                return try await stores.writer.append(decoded.events)
+                if atCommit { return try await stores.writer.appendAtCommit(decoded.events) }
+                return try await stores.writer.append(decoded.events).map(CommittedEvent.init)
             }
         } catch let e as Problem where e.code == "idempotency-conflict" {
             metrics.conflict("idempotency-conflict")
@@ -98,12 +102,25 @@ struct EventsRoutes {
         for (i, (line, a)) in zip(decoded.lines, appended).enumerated() {
             if i > 0 { out += "," }
             out +=
-                "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position),\"alreadyStored\":\(a.alreadyStored)}"
+                "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position.map(String.init) ?? "null"),\"alreadyStored\":\(a.alreadyStored)}"
         }
         out += "],\"appended\":\(stored),\"alreadyStored\":\(appended.count - stored)}\n"
-        return Response(
-            status: stored == 0 ? .ok : .created, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(string: out)))
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if atCommit { headers[.preferenceApplied] = "respond-async" }
+        let status: HTTPResponse.Status =
+            appended.contains { $0.position == nil } ? .accepted : stored == 0 ? .ok : .created
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: out)))
+    }
+
+    /// Whether the `Prefer` headers ask for `respond-async` (tokens are case-insensitive, a
+    /// header may list several preferences, each with parameters after `;`).
+    static func prefersAsync(_ values: [String]) -> Bool {
+        values.contains { value in
+            value.split(separator: ",").contains { preference in
+                preference.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+                    == "respond-async"
+            }
+        }
     }
 
     /// The body as JSON lines: as sent, or, for `application/json`, each fact of the one object or
@@ -249,6 +266,9 @@ struct EventsRoutes {
 extension HTTPField.Name {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    /// RFC 7240: a client's preferences, and which of them the answer applied.
+    static let prefer = HTTPField.Name("Prefer")!
+    static let preferenceApplied = HTTPField.Name("Preference-Applied")!
     /// The id of the request on every answer, and on every log line written while answering it.
     static let requestId = HTTPField.Name("Request-Id")!
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LedgerCore
+import LedgerPostgres
 import LedgerService
 import LedgerTesting
 import NIOCore
@@ -38,6 +39,71 @@ struct AppendEndpointTests {
                 #expect(b.allSatisfy { $0["alreadyStored"] == .bool(true) })
                 #expect(a.map { $0["line"] } == [.int(1), .int(2)])
             }
+            #expect(try await f.rows() == 2)
+        }
+    }
+
+    /// `Prefer: respond-async`: answered at commit. A writer alone gets its positions (201); one
+    /// that finds the append lock taken (another process appending to the same log) gets 202 with
+    /// position null, and the event is in the log once sealed (by the service itself here).
+    @Test func respondAsyncIsAnsweredAtCommitAndSealedLater() async throws {
+        try await ServiceFixture.with("httpasync") { f in
+            let admin = try await TestDatabase.admin(f.owner)
+            let s = quoteIdentifier(f.owner.schema)
+            try await f.test { client in
+                var headers = ServiceFixture.bearer(f.appendToken)
+                headers[HTTPField.Name("Prefer")!] = "wait=5, respond-async"
+                let alone = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: headers,
+                    body: ByteBuffer(lines: [ServiceFixture.orderLine("o1")]))
+                #expect(alone.status == .created)
+                #expect(alone.headers[HTTPField.Name("Preference-Applied")!] == "respond-async")
+                guard case .array(let first)? = alone.json?["events"] else {
+                    Issue.record("no events in \(alone.text)")
+                    return
+                }
+                #expect(first.map { $0["position"] } == [.int(1)])
+
+                // Another session holds the append lock, as another writer in the middle of its commit.
+                try await admin.execute("BEGIN")
+                _ = try await admin.query(
+                    "SELECT pg_advisory_xact_lock(4243, hashtext($1))", [.text("ledger-append:" + f.owner.schema)])
+                let line = ServiceFixture.orderLine("o2")
+                let pending = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(lines: [line]))
+                #expect(pending.status == .accepted)
+                guard case .array(let events)? = pending.json?["events"] else {
+                    Issue.record("no events in \(pending.text)")
+                    return
+                }
+                #expect(events.map { $0["position"] } == [.null])
+                #expect(events.map { $0["alreadyStored"] } == [.bool(false)])
+                #expect(events.map { $0["version"] } == [.int(0)])
+                #expect(pending.json?["appended"] == .int(1))
+                // A retry while it is pending: the original, still without a position.
+                let retry = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(lines: [line]))
+                #expect(retry.status == .accepted)
+                #expect(retry.json?["alreadyStored"] == .int(1))
+                // Without the preference, the same retry waits for its position: not while the lock is held.
+                #expect(try await f.rows() == 1)
+
+                try await admin.execute("COMMIT")
+                while try await admin.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) != 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let sealed = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                    body: ByteBuffer(lines: [line]))
+                #expect(sealed.status == .ok)
+                guard case .array(let after)? = sealed.json?["events"] else {
+                    Issue.record("no events in \(sealed.text)")
+                    return
+                }
+                #expect(after.map { $0["position"] } == [.int(2)])
+                #expect(after.map { $0["eventId"] } == events.map { $0["eventId"] })
+            }
+            await admin.close()
             #expect(try await f.rows() == 2)
         }
     }
