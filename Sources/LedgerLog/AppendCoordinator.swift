@@ -6,9 +6,11 @@ import Logging
 ///
 /// An append answered at its commit may leave its events pending, when another writer held the
 /// append lock. Every writer's next transaction seals what is pending if it can take the lock, so
-/// under load they seal each other's. When this writer has nothing more to append and left events
-/// pending that no transaction of its own has sealed since, it seals them itself: it tries the lock
-/// (without waiting for it), and tries again a moment later while another writer holds it.
+/// under load they seal each other's. When this writer has been idle for ``idleBeforeSealing``
+/// and left events pending that no transaction of its own has sealed since, it seals them itself:
+/// it tries the lock (without waiting for it), and tries again later, at growing intervals, while
+/// another writer holds it. An append that comes meanwhile runs at once (its own transaction
+/// seals them if it takes the lock).
 actor AppendCoordinator {
     private let configuration: LedgerConfiguration
     private let connection: PostgresConnection
@@ -20,6 +22,9 @@ actor AppendCoordinator {
     /// transaction of its own is known to have sealed.
     private var leftPending = false
     private var closed = false
+    /// The idle moment after which this writer seals what it left pending: an append that comes
+    /// sooner seals it anyway, in its own transaction.
+    static let idleBeforeSealing = Duration.milliseconds(2)
 
     init(configuration: LedgerConfiguration, connection: PostgresConnection, logger: Logger) {
         self.configuration = configuration
@@ -60,18 +65,7 @@ actor AppendCoordinator {
     }
 
     private func flush() async {
-        var sealDelay = Duration.milliseconds(1)
-        while true {
-            if pending.isEmpty {
-                guard leftPending, !closed else { break }
-                if await sealLeftPending() { continue }
-                // Another writer holds the append lock: it seals what was committed before it took
-                // it; ask again a moment later for what came after.
-                try? await Task.sleep(for: sealDelay)
-                sealDelay = min(sealDelay * 2, .milliseconds(100))
-                continue
-            }
-            sealDelay = .milliseconds(1)
+        while !pending.isEmpty {
             var take = 0
             var events = 0
             while take < pending.count,
@@ -89,6 +83,26 @@ actor AppendCoordinator {
             }
         }
         flushing = false
+        if leftPending { sealWhenIdle(after: Self.idleBeforeSealing) }
+    }
+
+    /// Seals what this writer left pending after `delay`, unless it is appending again by then or
+    /// what it left has been sealed; while another writer holds the append lock, tries again after
+    /// twice the delay (at most a second: that writer seals what was committed before it took it).
+    private func sealWhenIdle(after delay: Duration) {
+        Task {
+            try? await Task.sleep(for: delay)
+            guard leftPending, !flushing, !closed else { return }
+            flushing = true
+            let sealed = await sealLeftPending()
+            flushing = false
+            if !pending.isEmpty {
+                flushing = true
+                Task { await self.flush() }
+            } else if !sealed {
+                sealWhenIdle(after: min(delay * 2, .seconds(1)))
+            }
+        }
     }
 
     /// Keeps ``leftPending`` up to date after a group. A group that wrote an event into the log
