@@ -88,8 +88,9 @@ actor AppendCoordinator {
 
     /// Seals what this writer left pending after `delay`, unless it is appending again by then or
     /// what it left has been sealed; while another writer holds the append lock, tries again after
-    /// twice the delay (at most a second: that writer seals what was committed before it took it).
-    private func sealWhenIdle(after delay: Duration) {
+    /// twice the delay (at most a second: that writer seals what was committed before it took it),
+    /// for about half a minute in all, then leaves them to the next writer that takes the lock.
+    private func sealWhenIdle(after delay: Duration, waited: Duration = .zero) {
         Task {
             try? await Task.sleep(for: delay)
             guard leftPending, !flushing, !closed else { return }
@@ -100,10 +101,21 @@ actor AppendCoordinator {
                 flushing = true
                 Task { await self.flush() }
             } else if !sealed {
-                sealWhenIdle(after: min(delay * 2, .seconds(1)))
+                let waited = waited + delay
+                guard waited < Self.sealingPatience else {
+                    logger.warning(
+                        "append: the append lock stayed taken for \(Self.sealingPatience); the events this writer left pending are stored and wait for the next writer that takes it (or `ledger seal`)"
+                    )
+                    leftPending = false
+                    return
+                }
+                sealWhenIdle(after: min(delay * 2, .seconds(1)), waited: waited)
             }
         }
     }
+
+    /// How long an idle writer keeps trying to seal what it left pending while the lock is taken.
+    static let sealingPatience = Duration.seconds(30)
 
     /// Keeps ``leftPending`` up to date after a group. A group that wrote an event into the log
     /// sealed everything committed before (it held the append lock and sealed what was pending
