@@ -37,13 +37,14 @@ actor AppendCoordinator {
     func close() async {
         closed = true
         if leftPending {
-            let s = quoteIdentifier(configuration.schema)
+            // One statement, its own transaction: seal_pending waits for the lock, which the
+            // transaction's end releases.
             do {
-                _ = try await connection.withIsolation { try $0.execute("SELECT \(s).seal_pending()") }
+                _ = try await connection.query("SELECT \(quoteIdentifier(configuration.schema)).seal_pending()")
                 leftPending = false
             } catch {
                 logger.warning(
-                    "append: could not seal the events this writer left pending before closing; the next append of any writer seals them",
+                    "append: could not seal the events this writer left pending before closing; they are stored, and the next append of any writer seals them (or run `ledger seal`)",
                     metadata: ["error": "\(error)"])
             }
         }
@@ -134,25 +135,17 @@ actor AppendCoordinator {
     /// it. An error is logged and ends the attempt: the events are stored, and the next append of
     /// any writer (or `ledger serve`, or `ledger seal`) seals them.
     private func sealLeftPending() async -> Bool {
-        let s = quoteIdentifier(configuration.schema)
         do {
-            let sealed = try await connection.withIsolation { conn in
-                do {
-                    let results = try conn.pipeline([
-                        Statement("BEGIN"), Statement("SELECT \(s).try_seal_pending()", prepared: true),
-                        Statement("COMMIT"),
-                    ])
-                    return results[1].bool(0, 0) == true
-                } catch {
-                    if conn.isConnected { try? conn.execute("ROLLBACK") }
-                    throw error
-                }
-            }
+            // One statement, its own transaction: the lock try_seal_pending takes ends with it.
+            let sealed =
+                try await connection.query(
+                    "SELECT \(quoteIdentifier(configuration.schema)).try_seal_pending()", prepared: true
+                ).bool(0, 0) == true
             if sealed { leftPending = false }
             return sealed
         } catch {
             logger.warning(
-                "append: could not seal the events this writer left pending; the next append of any writer seals them",
+                "append: could not seal the events this writer left pending; they are stored, and the next append of any writer seals them (or run `ledger seal`)",
                 metadata: ["error": "\(error)"])
             leftPending = false
             return true

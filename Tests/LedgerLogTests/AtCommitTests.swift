@@ -31,27 +31,9 @@ struct AtCommitTests {
     /// by readers), answered without a position; a retry is recognized; sealed once the lock is free,
     /// by the store itself, with nothing more appended.
     @Test func aWriterThatFindsTheLockTakenIsAnsweredAtCommitAndSealsItsEventsItself() async throws {
-        try await TestDatabase.withSchema("atcommitlock") { owner in
-            let config = owner.connecting(as: .writer)
-            let store = try await EventStore.open(config)
-            let other = try await EventStore.open(config)
-            defer {
-                Task {
-                    await store.close()
-                    await other.close()
-                }
-            }
-            let s = quoteIdentifier(owner.schema)
-            _ = try await store.append([testEvent(stream: "s")])
-            let holder = try await TestDatabase.admin(owner)
-            let watcher = try await TestDatabase.admin(owner)
-            defer {
-                Task {
-                    await holder.close()
-                    await watcher.close()
-                }
-            }
-            try await SealerTests.holdAppendLock(holder, schema: owner.schema)
+        try await SealerTests.withContendedLog("atcommitlock") { c in
+            let (store, other, holder, watcher, s) = (c.store, c.other, c.holder, c.watcher, c.s)
+            try await SealerTests.holdAppendLock(holder, schema: c.owner.schema)
             let events = [testEvent(stream: "s", key: "ac-1"), testEvent(stream: "s", expected: .exact(1))]
             // Answered while the lock is still held: it did not wait for it.
             let committed = try await store.appendAtCommit(events)

@@ -19,16 +19,20 @@ struct SealerTests {
             "SELECT pg_advisory_xact_lock(4243, hashtext($1))", [.text("ledger-append:" + schema)])
     }
 
-    /// Polls (by count, each poll a query) until `sql` returns `expected`; a hang is caught by the
-    /// suite's time limit, not by a wall-clock bound here.
-    static func waitUntil(_ conn: PostgresConnection, _ sql: String, equals expected: Int64) async throws {
-        while try await conn.query(sql).int64(0, 0) != expected {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+    /// A fresh schema with one event appended (stream "s", position 1) and what a test of a contended
+    /// append needs: two writer stores, an admin session to hold the append lock, one to watch.
+    struct Contended {
+        let owner: LedgerConfiguration
+        let store: EventStore
+        let other: EventStore
+        let holder: PostgresConnection
+        let watcher: PostgresConnection
+        /// The schema, quoted for SQL.
+        var s: String { quoteIdentifier(owner.schema) }
     }
 
-    @Test func aWriterThatFindsTheLockTakenCommitsPendingAndIsSealedWhenItIsFree() async throws {
-        try await TestDatabase.withSchema("sealer") { owner in
+    static func withContendedLog(_ label: String, _ body: (Contended) async throws -> Void) async throws {
+        try await TestDatabase.withSchema(label) { owner in
             let config = owner.connecting(as: .writer)
             let store = try await EventStore.open(config)
             let other = try await EventStore.open(config)
@@ -38,7 +42,6 @@ struct SealerTests {
                     await other.close()
                 }
             }
-            let s = quoteIdentifier(owner.schema)
             _ = try await store.append([testEvent(stream: "s")])
             let holder = try await TestDatabase.admin(owner)
             let watcher = try await TestDatabase.admin(owner)
@@ -48,8 +51,22 @@ struct SealerTests {
                     await watcher.close()
                 }
             }
+            try await body(Contended(owner: owner, store: store, other: other, holder: holder, watcher: watcher))
+        }
+    }
 
-            try await Self.holdAppendLock(holder, schema: owner.schema)
+    /// Polls (by count, each poll a query) until `sql` returns `expected`; a hang is caught by the
+    /// suite's time limit, not by a wall-clock bound here.
+    static func waitUntil(_ conn: PostgresConnection, _ sql: String, equals expected: Int64) async throws {
+        while try await conn.query(sql).int64(0, 0) != expected {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test func aWriterThatFindsTheLockTakenCommitsPendingAndIsSealedWhenItIsFree() async throws {
+        try await Self.withContendedLog("sealer") { c in
+            let (store, other, holder, watcher, s) = (c.store, c.other, c.holder, c.watcher, c.s)
+            try await Self.holdAppendLock(holder, schema: c.owner.schema)
             let event = testEvent(stream: "s", key: "pending-1")
             let first = Task { try await store.append([event]) }
             // The same event again, from another writer, while it is still pending: a retry.

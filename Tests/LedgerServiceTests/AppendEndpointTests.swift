@@ -85,7 +85,7 @@ struct AppendEndpointTests {
                     uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(lines: [line]))
                 #expect(retry.status == .accepted)
                 #expect(retry.json?["alreadyStored"] == .int(1))
-                // Without the preference, the same retry waits for its position: not while the lock is held.
+                // Stored pending, not in the log while the lock is held.
                 #expect(try await f.rows() == 1)
 
                 try await admin.execute("COMMIT")
