@@ -5,7 +5,8 @@
 #
 #   ledger bench append          appends, 1 client / 16 stores (answered with positions, and at
 #                                commit) / batches, beside INSERT and COPY
-#   tools/bench-sql-append.sh    16 independent writers (pgbench), beside INSERT and Message DB
+#   tools/bench-sql-append.sh    16 independent writers (pgbench; append_events, and answered at
+#                                commit), beside INSERT and Message DB
 #   ledger bench rebuild         pure fold and a full rebuild, beside COPY TO of the log
 #   ledger bench audit           the audit, beside COPY TO
 #   ledger bench project         the projector's start from a snapshot
@@ -90,7 +91,8 @@ bq_ledger=$(md append "(b'')" 2 "(b'') row"); bq_base=$(md append "(b'')" 3 "(b'
 c_ledger=$(md append '(c) batches of 1000' 2 "batches of 1000 row")
 c_base=$(md append '(c) batches of 1000' 3 "batches of 1000 baseline")
 s_ledger=$(md sql-append 16 2 "16-writer row"); s_base=$(md sql-append 16 4 "16-writer raw INSERT")
-m_peer=$(markdown_cell sql-append 16 10)
+sc_ledger=$(md sql-append 16 10 "16-writer at-commit cell")
+m_peer=$(markdown_cell sql-append 16 13)
 fold=$(tx rebuild 'pure fold' 2 "pure fold row"); fold_copy=$(tx rebuild 'pure fold' 3 "pure fold's COPY TO rate")
 rebuild=$(txs rebuild 'full rebuild' 2 "full rebuild row"); rebuild_copy=$(txs rebuild 'full rebuild' 3 "rebuild's COPY TO")
 rebuild_peak=$(tx rebuild 'peak RSS' 2 "rebuild's peak RSS")
@@ -126,6 +128,7 @@ if [ -n "$m_peer" ]; then
 else
   echo "| append, 16 independent writers (append_events, pgbench) | $(grouped "$s_ledger") ev/s | INSERT $(grouped "$s_base") ev/s; Message DB not run (set MESSAGE_DB) | $(pct "$s_ledger" "$s_base") | >= Message DB's | not judged |"
 fi
+echo "| the same, append_events_at_commit | $(grouped "$sc_ledger") ev/s | INSERT $(grouped "$s_base") ev/s | $(pct "$sc_ledger" "$s_base") | | |"
 echo "| append, 16 independent stores in one process (library) | $(grouped "$bp_ledger") ev/s | INSERT $(grouped "$bp_base") ev/s | $(pct "$bp_ledger" "$bp_base") | | |"
 echo "| the same, answered at commit (library) | $(grouped "$bq_ledger") ev/s | INSERT $(grouped "$bq_base") ev/s | $(pct "$bq_ledger" "$bq_base") | | |"
 echo "| append, batches of 1,000 | $(grouped "$c_ledger") ev/s | COPY $(grouped "$c_base") ev/s | $(pct "$c_ledger" "$c_base") | >= 70 % | $(met "$c_ledger * 10 >= $c_base * 7") |"

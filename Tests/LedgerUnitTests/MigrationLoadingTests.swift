@@ -59,6 +59,7 @@ struct MigrationLoadingTests {
                 "0001_event_log", "0004_least_privilege", "0010_store_notification_payloads", "0011_append_function",
                 "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash",
                 "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys",
+                "0019_append_events_at_commit",
             ])
         #expect(
             readModels.map(\.name) == [
@@ -82,6 +83,7 @@ struct MigrationLoadingTests {
                 "84fa805c64ebb73b78c3bab6e331d9388f854fe78e45254fe5269cc3d482de75",
                 "dcab80616dae700fdd01c9cb6d64610ec2bee0fa191231870e3b724bb1be65b4",
                 "41e85a6d4f37c434bf196e999a97ed5314e9ddede35f2c549313eae6d1dd3f1c",
+                "b15c3844d78c81cc7df1bc11528876319554fceb0fa342ce3b0b34e5ae6da622",
             ])
     }
 

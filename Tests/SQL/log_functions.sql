@@ -74,3 +74,40 @@ BEGIN
     ASSERT try_seal_pending(), 'try_seal_pending could not take a free lock';
     ASSERT (SELECT count(*) FROM seal_events(ARRAY[]::uuid[])) = 0, 'seal_events of no ids returned rows';
 END $$;
+
+-- batch_event: an item's defaults, and errors that name the item.
+DO $$
+DECLARE
+    b record;
+BEGIN
+    SELECT * INTO b FROM batch_event('{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T08:15:00Z"}', 3);
+    ASSERT b.event_id IS NOT NULL AND b.schema_version = 1 AND b.metadata = '{}' AND b.expected = '"any"'
+           AND b.idempotency_key IS NULL AND b.occurred_at = '2026-03-31T08:15:00Z', format('defaults: %s', b);
+    BEGIN
+        PERFORM batch_event('{"stream":"s"}', 7);
+        RAISE EXCEPTION 'an item without type, payload and occurredAt was read';
+    EXCEPTION WHEN not_null_violation THEN
+        ASSERT SQLERRM LIKE 'batch item 7:%', SQLERRM;
+    END;
+    BEGIN
+        PERFORM batch_event('{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T08:15:00Z","expectedVersion":"v1"}', 2);
+        RAISE EXCEPTION 'an expectedVersion that is neither "any", "no-stream" nor a number was read';
+    EXCEPTION WHEN invalid_parameter_value THEN
+        ASSERT SQLERRM LIKE 'batch item 2:%', SQLERRM;
+    END;
+END $$;
+
+-- append_events_at_commit: with the append lock free (this transaction takes it), it is
+-- append_events: positions, and a retry returns them.
+DO $$
+DECLARE
+    batch jsonb := '[{"stream":"order:sql-2","type":"OrderCreated","payload":{"orderId":"sql-2"},
+                      "occurredAt":"2026-03-31T08:15:00Z","idempotencyKey":"order:sql-2:created"}]';
+    first record;
+    again record;
+BEGIN
+    SELECT * INTO first FROM append_events_at_commit(batch);
+    ASSERT first.position = (SELECT last_position FROM log_head) AND NOT first.already_stored, format('first append: %s', first);
+    SELECT * INTO again FROM append_events_at_commit(batch);
+    ASSERT again.position = first.position AND again.already_stored, format('a retry: %s', again);
+END $$;

@@ -9,15 +9,7 @@ DECLARE
     head record;
     item jsonb;
     n integer := 0;
-    v_id uuid;
-    v_stream text;
-    v_type text;
-    v_schema integer;
-    v_payload jsonb;
-    v_metadata jsonb;
-    v_occurred timestamptz;
-    v_key text;
-    v_expected jsonb;
+    b record;
     stored record;
     current_version bigint;
     recorded timestamptz;
@@ -40,38 +32,21 @@ BEGIN
     started := head.last_position;
     FOR item IN SELECT value FROM jsonb_array_elements(batch) LOOP
         n := n + 1;
-        IF jsonb_typeof(item) <> 'object' THEN
-            RAISE EXCEPTION 'batch item %: each event is a JSON object', n USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        v_id := coalesce((item->>'eventId')::uuid, gen_random_uuid());
-        v_stream := item->>'stream';
-        v_type := item->>'type';
-        v_schema := coalesce((item->>'schemaVersion')::integer, 1);
-        v_payload := item->'payload';
-        v_metadata := coalesce(item->'metadata', '{}'::jsonb);
-        v_occurred := (item->>'occurredAt')::timestamptz;
-        v_key := item->>'idempotencyKey';
-        v_expected := coalesce(item->'expectedVersion', '"any"'::jsonb);
-        IF v_stream IS NULL OR v_type IS NULL OR v_payload IS NULL OR v_occurred IS NULL THEN
-            RAISE EXCEPTION 'batch item %: stream, type, payload and occurredAt are required', n USING ERRCODE = 'not_null_violation';
-        END IF;
-        IF NOT (v_expected IN ('"any"'::jsonb, '"no-stream"'::jsonb) OR jsonb_typeof(v_expected) = 'number') THEN
-            RAISE EXCEPTION 'batch item %: expectedVersion must be "any", "no-stream" or a version >= 0', n USING ERRCODE = 'invalid_parameter_value';
-        END IF;
+        SELECT * INTO b FROM batch_event(item, n);
         attempts := 0;
         <<claim>>
         LOOP
             -- A retry: the same event id, or the same business key, already stored.
             SELECT e.position, e.event_id, e.stream_id, e.stream_version, e.event_type, e.schema_version, e.payload, e.idempotency_key
             INTO stored FROM events e
-            WHERE e.event_id = v_id OR (v_key IS NOT NULL AND e.idempotency_key = v_key)
+            WHERE e.event_id = b.event_id OR (b.idempotency_key IS NOT NULL AND e.idempotency_key = b.idempotency_key)
             ORDER BY e.position LIMIT 1;
             IF FOUND THEN
-                IF stored.stream_id <> v_stream OR stored.event_type <> v_type OR stored.schema_version <> v_schema
-                   OR stored.payload <> v_payload OR (stored.event_id = v_id AND stored.idempotency_key IS DISTINCT FROM v_key)
-                   OR (stored.event_id <> v_id AND EXISTS (SELECT 1 FROM events x WHERE x.event_id = v_id)) THEN
+                IF stored.stream_id <> b.stream_id OR stored.event_type <> b.event_type OR stored.schema_version <> b.schema_version
+                   OR stored.payload <> b.payload OR (stored.event_id = b.event_id AND stored.idempotency_key IS DISTINCT FROM b.idempotency_key)
+                   OR (stored.event_id <> b.event_id AND EXISTS (SELECT 1 FROM events x WHERE x.event_id = b.event_id)) THEN
                     RAISE EXCEPTION 'idempotency conflict: batch item % (event %, key %) is already stored at position % with different content; nothing from this batch was written',
-                        n, v_id, coalesce(v_key, '-'), stored.position
+                        n, b.event_id, coalesce(b.idempotency_key, '-'), stored.position
                         USING ERRCODE = 'LK409';
                 END IF;
                 event_id := stored.event_id;
@@ -82,15 +57,15 @@ BEGIN
                 RETURN NEXT;
                 EXIT claim;
             END IF;
-            SELECT max(e.stream_version) INTO current_version FROM events e WHERE e.stream_id = v_stream;
-            IF (v_expected = '"no-stream"'::jsonb AND current_version IS NOT NULL)
-               OR (jsonb_typeof(v_expected) = 'number' AND current_version IS DISTINCT FROM (v_expected #>> '{}')::bigint) THEN
+            SELECT max(e.stream_version) INTO current_version FROM events e WHERE e.stream_id = b.stream_id;
+            IF (b.expected = '"no-stream"'::jsonb AND current_version IS NOT NULL)
+               OR (jsonb_typeof(b.expected) = 'number' AND current_version IS DISTINCT FROM (b.expected #>> '{}')::bigint) THEN
                 RAISE EXCEPTION 'version conflict on stream %: expected %, but the stream %; nothing from this batch was written',
-                    v_stream, v_expected #>> '{}', coalesce('is at version ' || current_version, 'does not exist')
+                    b.stream_id, b.expected #>> '{}', coalesce('is at version ' || current_version, 'does not exist')
                     USING ERRCODE = 'LV409';
             END IF;
             INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
-            VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0))
+            VALUES (b.event_id, b.idempotency_key, b.stream_id, coalesce(current_version + 1, 0))
             ON CONFLICT DO NOTHING;
             IF NOT FOUND THEN
                 -- A writer that did not hold the lock committed this id, key or version as
@@ -98,7 +73,7 @@ BEGIN
                 attempts := attempts + 1;
                 IF attempts > 100 THEN
                     RAISE EXCEPTION 'batch item % (event %, key %): stream % kept changing under concurrent appends; nothing from this batch was written',
-                        n, v_id, coalesce(v_key, '-'), v_stream USING ERRCODE = 'LV409';
+                        n, b.event_id, coalesce(b.idempotency_key, '-'), b.stream_id USING ERRCODE = 'LV409';
                 END IF;
                 PERFORM seal_pending();
                 SELECT h.last_position, h.last_hash, h.last_recorded_at INTO head FROM log_head h;
@@ -108,8 +83,8 @@ BEGIN
                 CONTINUE claim;
             END IF;
             next_position := next_position + 1;
-            new_row := ROW(next_position, v_id, v_stream, coalesce(current_version + 1, 0), v_type, v_schema, v_payload, v_metadata,
-                           v_occurred, recorded, v_key, NULL, NULL, NULL)::events;
+            new_row := ROW(next_position, b.event_id, b.stream_id, coalesce(current_version + 1, 0), b.event_type, b.schema_version, b.payload, b.metadata,
+                           b.occurred_at, recorded, b.idempotency_key, NULL, NULL, NULL)::events;
             new_row.hash := chain_hash(previous, new_row);
             INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
                                 occurred_at, recorded_at, idempotency_key, hash)

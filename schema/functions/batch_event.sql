@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/batch_event.sql

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0019_append_events_at_commit.sql
