@@ -13,6 +13,8 @@
 #   ledger bench rebuild / audit --ids store: both again on the same history with ids as long as
 #                                the stores' (their peak memory)
 #   tools/bench-service.sh       the HTTP service at 64 connections (LEDGER_BENCH_ONLY=events)
+#   ledger bench fold            first and last, a canary: the pure fold alone (no database, the
+#                                same code whatever the run), to tell a slow host from a slow build
 #
 # Options (environment):
 #   LEDGER_BENCH_EVENTS (default 10000000) and LEDGER_BENCH_USERS (default 200000): the generated log
@@ -54,6 +56,7 @@ step() { # name, command...: runs it, keeps its output in $out/name.txt, stops t
     exit 1
   fi
 }
+step canary-before "$LEDGER_BIN" bench fold --rounds 3
 step append "$LEDGER_BIN" bench append --seconds "$seconds"
 step sql-append env LEDGER_BENCH_SECONDS="$seconds" tools/bench-sql-append.sh
 step rebuild "$LEDGER_BIN" bench rebuild "${log_options[@]}"
@@ -65,6 +68,7 @@ store_options=(--events "$events" --users "$users" --ids store --schema "${LEDGE
 step rebuild-store "$LEDGER_BIN" bench rebuild "${store_options[@]}"
 step audit-store "$LEDGER_BIN" bench audit "${store_options[@]}"
 step service env LEDGER_BENCH_ONLY=events LEDGER_BENCH_SECONDS="$seconds" tools/bench-service.sh
+step canary-after "$LEDGER_BIN" bench fold --rounds 3
 
 # Readers of the outputs above. Each stops the script, naming the file, when its figure is missing.
 need() { # value, what, file
@@ -105,6 +109,11 @@ snap_peak=$(need "$(sed 's/.*peak RSS \([0-9]*\).*/\1/' <<< "$(text_cell project
 http=$(need "$(awk -F '|' '$3 ~ /^ *64 *$/ { gsub(/ /, "", $4); print $4; exit }' "$out/service.txt")" "64-connection row" service)
 http_p99=$(need "$(awk -F '|' '$3 ~ /^ *64 *$/ { gsub(/ /, "", $6); print $6; exit }' "$out/service.txt")" "64-connection p99" service)
 
+best_round() { # file: the best round's rate of a bench fold output
+  need "$(awk '/^round / { v = $3; gsub(/,/, "", v); if (v + 0 > best) best = v + 0 } END { if (best) print best }' "$out/$1.txt")" "round" "$1"
+}
+canary_before=$(best_round canary-before); canary_after=$(best_round canary-after)
+
 calc() { awk "BEGIN { $1 }"; }
 grouped() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<< "${1%.*}"; }   # 2000000 -> 2,000,000
 pct() { calc "printf \"%d %%\", $1 * 100 / ($2 > 0 ? $2 : 1)"; }
@@ -133,5 +142,7 @@ echo "| append, 16 independent stores in one process (library) | $(grouped "$bp_
 echo "| the same, answered at commit (library) | $(grouped "$bq_ledger") ev/s | INSERT $(grouped "$bq_base") ev/s | $(pct "$bq_ledger" "$bq_base") | | |"
 echo "| append, batches of 1,000 | $(grouped "$c_ledger") ev/s | COPY $(grouped "$c_base") ev/s | $(pct "$c_ledger" "$c_base") | >= 70 % | $(met "$c_ledger * 10 >= $c_base * 7") |"
 echo "| HTTP, one fact a POST, 64 connections | $(grouped "$http") facts/s, p99 $http_p99 ms | | | >= 8,000 facts/s, p99 <= 20 ms | $(met "$http >= 8000 && $http_p99 <= 20") |"
+echo
+echo "Host canary (\`ledger bench fold\`, no database, best of 3 rounds): $(grouped "$canary_before") facts/s before the benchmarks, $(grouped "$canary_after") after. The fold's code is the same in every run: when these move between runs, or between the two, the host's speed moved with them."
 echo
 echo "Each benchmark's whole output: $out"
