@@ -83,7 +83,7 @@ struct MigrationLoadingTests {
                 "84fa805c64ebb73b78c3bab6e331d9388f854fe78e45254fe5269cc3d482de75",
                 "dcab80616dae700fdd01c9cb6d64610ec2bee0fa191231870e3b724bb1be65b4",
                 "41e85a6d4f37c434bf196e999a97ed5314e9ddede35f2c549313eae6d1dd3f1c",
-                "b15c3844d78c81cc7df1bc11528876319554fceb0fa342ce3b0b34e5ae6da622",
+                "003dd8f0c54625b50a3f8abb4d3da1e0d99f7d8b35eb4a32bdc569c8d23ee4df",
             ])
     }
 

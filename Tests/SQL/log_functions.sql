@@ -75,25 +75,28 @@ BEGIN
     ASSERT (SELECT count(*) FROM seal_events(ARRAY[]::uuid[])) = 0, 'seal_events of no ids returned rows';
 END $$;
 
--- batch_event: an item's defaults, and errors that name the item.
+-- append_events and append_events_at_commit: a bad item is named by its place in the batch.
 DO $$
 DECLARE
-    b record;
+    good text := '{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T08:15:00Z"}';
 BEGIN
-    SELECT * INTO b FROM batch_event('{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T08:15:00Z"}', 3);
-    ASSERT b.event_id IS NOT NULL AND b.schema_version = 1 AND b.metadata = '{}' AND b.expected = '"any"'
-           AND b.idempotency_key IS NULL AND b.occurred_at = '2026-03-31T08:15:00Z', format('defaults: %s', b);
     BEGIN
-        PERFORM batch_event('{"stream":"s"}', 7);
-        RAISE EXCEPTION 'an item without type, payload and occurredAt was read';
+        PERFORM append_events(format('[%s, {"stream":"s"}]', good)::jsonb);
+        RAISE EXCEPTION 'an item without type, payload and occurredAt was appended';
     EXCEPTION WHEN not_null_violation THEN
-        ASSERT SQLERRM LIKE 'batch item 7:%', SQLERRM;
+        ASSERT SQLERRM LIKE 'batch item 2:%', SQLERRM;
     END;
     BEGIN
-        PERFORM batch_event('{"stream":"s","type":"OrderCreated","payload":{},"occurredAt":"2026-03-31T08:15:00Z","expectedVersion":"v1"}', 2);
-        RAISE EXCEPTION 'an expectedVersion that is neither "any", "no-stream" nor a number was read';
+        PERFORM append_events_at_commit(format('[%s, %s, 7]', good, good)::jsonb);
+        RAISE EXCEPTION 'an item that is not an object was appended';
     EXCEPTION WHEN invalid_parameter_value THEN
-        ASSERT SQLERRM LIKE 'batch item 2:%', SQLERRM;
+        ASSERT SQLERRM LIKE 'batch item 3:%', SQLERRM;
+    END;
+    BEGIN
+        PERFORM append_events_at_commit('[]');
+        RAISE EXCEPTION 'an empty batch was taken';
+    EXCEPTION WHEN invalid_parameter_value THEN
+        ASSERT SQLERRM LIKE 'append_events_at_commit takes%', SQLERRM;
     END;
 END $$;
 

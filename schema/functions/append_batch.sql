@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/append_batch.sql

@@ -1,1 +1,0 @@
-../../Sources/LedgerLog/Functions/batch_event.sql
