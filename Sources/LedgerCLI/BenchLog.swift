@@ -147,8 +147,9 @@ extension BenchRebuild {
             _ = try await EventStore.migrate(config, migrations: try Migration.eventLogAndReadModels())
         }
         // Settled before anything is timed: a log just loaded leaves its claims to autovacuum and
-        // its pages to the checkpointer, which would run beside the first measurements (a pure
-        // fold right after a load ran at half the rate it had before it). CHECKPOINT needs a
+        // its pages to the checkpointer, which would run beside the first measurements (in one
+        // run, a pure fold timed right after a load ran at half the rate of the same fold before
+        // and after the whole run, with a checkpoint beside it). CHECKPOINT needs a
         // superuser or pg_checkpoint; without them the background writer does it, as before.
         try await admin.execute("VACUUM ANALYZE \(s).events")
         try await admin.execute("VACUUM ANALYZE \(s).event_claims")

@@ -102,7 +102,7 @@ BEGIN
                    OR stored.payload <> v_payload OR (stored.event_id = v_id AND stored.idempotency_key IS DISTINCT FROM v_key)
                    OR (stored.event_id <> v_id AND EXISTS (SELECT 1 FROM event_claims x WHERE x.event_id = v_id)) THEN
                     RAISE EXCEPTION 'idempotency conflict: batch item % (event %, key %) is already stored % with different content; nothing from this batch was written',
-                        n, v_id, coalesce(v_key, '-'), coalesce('at position ' || stored.position, 'pending its position')
+                        n, v_id, coalesce(v_key, '-'), coalesce('at position ' || stored.position, '(committed, its position pending)')
                         USING ERRCODE = 'LK409';
                 END IF;
                 event_id := stored.event_id;
@@ -136,7 +136,7 @@ BEGIN
                 -- committed now.
                 attempts := attempts + 1;
                 IF attempts > 100 THEN
-                    RAISE EXCEPTION 'batch item % (event %, key %): stream % kept changing under concurrent appends; nothing from this batch was written',
+                    RAISE EXCEPTION 'batch item % (event %, key %): stream % kept changing under concurrent appends; nothing from this batch was written: send it again',
                         n, v_id, coalesce(v_key, '-'), v_stream USING ERRCODE = 'LV409';
                 END IF;
                 IF sealing THEN
