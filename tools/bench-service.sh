@@ -4,6 +4,10 @@
 # WeChat Pay notifications (verification included; keys the script makes); the library append and raw INSERT are measured in the same run by
 # `ledger bench append`. Prints a markdown table. Options (environment):
 #   LEDGER_BENCH_SECONDS (default 10) per wrk run; LEDGER_BENCH_PORT (default 18181);
+#   LEDGER_BENCH_INSTANCES (default 1): that many `ledger serve` processes on the same log, on
+#   consecutive ports, the connections shared between them (one wrk each, its latencies merged;
+#   with LEDGER_BENCH_ONLY=events); LEDGER_BENCH_RESPOND_ASYNC=1: the facts posted with
+#   `Prefer: respond-async` (answered at their commit);
 #   LEDGER_BENCH_ONLY=events: the POST /v1/events rows only (no notifications, no library run), for
 #   alternate runs of two builds;
 #   LEDGER_BIN (default: builds and uses .build/release/ledger); LEDGER_DATABASE_URL (default: the
@@ -22,9 +26,16 @@ export LEDGER_DATABASE_URL
 work=$(mktemp -d)
 run="b$(date +%s)"
 export LEDGER_SCHEMA="bench_http_$run"
-server=""
+instances=${LEDGER_BENCH_INSTANCES:-1}
+servers=()
+stop_servers() {
+  local p
+  for p in "${servers[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${servers[@]}"; do wait "$p" 2>/dev/null || true; done
+  servers=()
+}
 cleanup() {
-  if [ -n "$server" ]; then kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  stop_servers
   psql "$LEDGER_DATABASE_URL" -qc "DROP SCHEMA IF EXISTS \"$LEDGER_SCHEMA\" CASCADE" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -34,6 +45,10 @@ trap cleanup EXIT
 export LEDGER_BENCH_TOKEN=$(awk '/^token:/ {print $2}' "$work/token")
 awk '/^line:/ {print $2, $3, $4}' "$work/token" > "$work/tokens"
 only=${LEDGER_BENCH_ONLY:-}
+if [ "$instances" -gt 1 ] && [ "$only" != events ]; then
+  echo "LEDGER_BENCH_INSTANCES=$instances needs LEDGER_BENCH_ONLY=events (the notification fixtures are one sequence)" >&2
+  exit 64
+fi
 verifiers=()  # the notification routes' settings, with the keys and chains of the fixture
 if [ "$only" != events ]; then
   # Enough distinct notifications that none repeats within a run.
@@ -49,9 +64,13 @@ if [ "$only" != events ]; then
     LEDGER_WECHAT_APPID=wxbench0000000001 LEDGER_WECHAT_MCHID=1900000109
   )
 fi
-env "${verifiers[@]}" "$LEDGER_BIN" serve --port "$port" --tokens-file "$work/tokens" 2> "$work/serve.log" &
-server=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+for ((i = 0; i < instances; i++)); do
+  env "${verifiers[@]}" "$LEDGER_BIN" serve --port "$((port + i))" --tokens-file "$work/tokens" 2> "$work/serve.$i.log" &
+  servers+=($!)
+done
+for ((i = 0; i < instances; i++)); do
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$((port + i))/healthz" >/dev/null && break; sleep 0.1; done
+done
 export LEDGER_BENCH_LUA="$PWD/tools/bench" LEDGER_BENCH_BODIES="$work/fixture/bodies.jsonl" LEDGER_BENCH_THREADS=2 \
   LEDGER_BENCH_GOOGLE_BODIES="$work/fixture/google.jsonl" LEDGER_BENCH_GOOGLE_TOKEN="$work/fixture/google-token" \
   LEDGER_BENCH_WECHAT="$work/fixture/wechat.tsv"
@@ -75,15 +94,53 @@ db_pids() {
   done
 }
 commits() { psql "$LEDGER_DATABASE_URL" -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
-measure() {  # wrk arguments...: runs wrk, prints its output and a MEASURED line
+drive() {  # connections, script, wrk options...: wrk against every instance; one RESULT line
+  local c=$1 script=$2 i
+  shift 2
+  if [ "$instances" -eq 1 ]; then
+    wrk -t2 -c"$c" "$@" -s "$script" "http://127.0.0.1:$port"
+    return
+  fi
+  # One wrk an instance, the connections shared out; each writes its latency histogram, merged here.
+  for ((i = 0; i < instances; i++)); do
+    LEDGER_BENCH_HISTOGRAM="$work/latency.$i" LEDGER_BENCH_RUN="${LEDGER_BENCH_RUN:-$run}-i$i" \
+      wrk -t1 -c"$(( (c + instances - 1 - i) / instances ))" "$@" -s "$script" "http://127.0.0.1:$((port + i))" \
+      > "$work/wrk.$i" &
+  done
+  wait  # (a subshell: its children are the wrk runs)
+  sed 's/^RESULT /instance: /' "$work"/wrk.*  # the merged RESULT line below is the one a row reads
+  python3 - "$work" "$instances" <<'PY'
+import re, sys
+work, n = sys.argv[1], int(sys.argv[2])
+runs = [dict(re.findall(r"(\w+)=([\d.]+)", next(l for l in open(f"{work}/wrk.{i}") if l.startswith("RESULT")))) for i in range(n)]
+counts = {}
+for i in range(n):
+    for line in open(f"{work}/latency.{i}"):
+        us, k = map(int, line.split())
+        counts[us] = counts.get(us, 0) + k
+total = sum(counts.values())
+def percentile(p):
+    seen = 0
+    for us in sorted(counts):
+        seen += counts[us]
+        if seen >= total * p / 100:
+            return us / 1000
+    return 0.0
+print("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f errors=%d non2xx=%d" % (
+    sum(int(r["requests"]) for r in runs), max(float(r["seconds"]) for r in runs), sum(float(r["rps"]) for r in runs),
+    percentile(50), percentile(99), percentile(99.9), sum(int(r["errors"]) for r in runs), sum(int(r["non2xx"]) for r in runs)))
+PY
+  rm -f "$work"/wrk.* "$work"/latency.*
+}
+measure() {  # connections, script, wrk options...: runs wrk, prints its output and a MEASURED line
   local before after s0 d0 c0 out
   before=$(db_pids)
-  s0=$(cpu_ms "$server"); d0=$(cpu_ms $before); c0=$(commits)
-  out=$(wrk "$@")
+  s0=$(cpu_ms "${servers[@]}"); d0=$(cpu_ms $before); c0=$(commits)
+  out=$(drive "$@")
   # Connections opened during the run count from 0 (the pool opens them on demand).
   after=$(printf '%s\n' $before $(db_pids) | sort -u)
   echo "$out"
-  echo "MEASURED service_ms=$(( $(cpu_ms "$server") - s0 )) db_ms=$(( $(cpu_ms $after) - d0 )) db_local=$([ -n "$after" ] && echo 1 || echo 0) commits=$(( $(commits) - c0 ))"
+  echo "MEASURED service_ms=$(( $(cpu_ms "${servers[@]}") - s0 )) db_ms=$(( $(cpu_ms $after) - d0 )) db_local=$([ -n "$after" ] && echo 1 || echo 0) commits=$(( $(commits) - c0 ))"
 }
 
 row() {  # name, connections, output of measure
@@ -99,24 +156,25 @@ row() {  # name, connections, output of measure
         'BEGIN { if (local == 1 && n) printf "%.3f", ms / n; else printf "-" }')" \
     "$(awk -v c="$(sed 's/.*commits=\([0-9]*\).*/\1/' <<< "$m")" -v n="$n" 'BEGIN { printf "%.2f", n ? c / n : 0 }')"
 }
+[ "$instances" -gt 1 ] && echo "$instances instances of ledger serve on one log, the connections shared between them:"
 echo "| workload | connections | requests/s | p50 ms | p99 ms | p99.9 ms | errors (non-2xx) | service CPU ms/request | database CPU ms/request | database commits per request |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for c in 16 64; do
-  out=$(LEDGER_BENCH_RUN="$run-$c" measure -t2 -c"$c" -d"${seconds}s" --timeout 10s -s tools/bench/append.lua "http://127.0.0.1:$port")
+  out=$(LEDGER_BENCH_RUN="$run-$c" measure "$c" tools/bench/append.lua -d"${seconds}s" --timeout 10s)
   row "POST /v1/events (1 fact)" "$c" "$out"
 done
 if [ "$only" != events ]; then
-  out=$(measure -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/appstore.lua "http://127.0.0.1:$port")
+  out=$(measure 16 tools/bench/appstore.lua -d"${seconds}s" --timeout 10s)
   row "POST /v1/notifications/appstore (verify 3 JWS, 2 facts)" 16 "$out"
-  out=$(measure -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/googleplay.lua "http://127.0.0.1:$port")
+  out=$(measure 16 tools/bench/googleplay.lua -d"${seconds}s" --timeout 10s)
   row "POST /v1/notifications/googleplay (verify OIDC token, 1 fact)" 16 "$out"
-  out=$(measure -t2 -c16 -d"${seconds}s" --timeout 10s -s tools/bench/wechatpay.lua "http://127.0.0.1:$port")
+  out=$(measure 16 tools/bench/wechatpay.lua -d"${seconds}s" --timeout 10s)
   row "POST /v1/notifications/wechatpay (verify RSA, decrypt, 1 fact)" 16 "$out"
 fi
 stored=$(curl -s -H "Authorization: Bearer $LEDGER_BENCH_TOKEN" "http://127.0.0.1:$port/readyz" | sed 's/.*"head":\([0-9]*\).*/\1/')
 echo
 echo "events in the log after the HTTP runs: $stored"
-kill -TERM "$server"; wait "$server" 2>/dev/null || true; server=""
+stop_servers
 [ "$only" = events ] && exit 0
 echo
 echo "library append and raw INSERT, same run (ledger bench append --seconds $((seconds / 2 > 1 ? seconds / 2 : 2))):"

@@ -9,6 +9,8 @@ function setup(thread)
 end
 local counter = 0
 local run = os.getenv("LEDGER_BENCH_RUN") or "r"
+-- LEDGER_BENCH_RESPOND_ASYNC=1: each request answered at its commit (Prefer: respond-async).
+local prefer = os.getenv("LEDGER_BENCH_RESPOND_ASYNC") == "1" and "respond-async" or nil
 function request()
   counter = counter + 1
   local id = string.format("%s-%d-%d", run, tid, counter)
@@ -19,6 +21,7 @@ function request()
     ["Authorization"] = "Bearer " .. os.getenv("LEDGER_BENCH_TOKEN"),
     ["Content-Type"] = "application/x-ndjson",
     ["Idempotency-Key"] = id,
+    ["Prefer"] = prefer,
   }, body)
 end
 done = report.done
