@@ -67,6 +67,61 @@ BEGIN
     SET CONSTRAINTS ALL DEFERRED;
 END $$;
 
+-- advance_head: rows written by hand in one statement are checked together: a second row whose
+-- recorded_at goes back, a second row that does not chain, then both rows right (the head moves).
+DO $$
+DECLARE
+    head log_head;
+    t1 timestamptz;
+    t2 timestamptz;
+    r1 events;
+    r2 events;
+BEGIN
+    SELECT * INTO head FROM log_head;
+    INSERT INTO event_claims (event_id, stream_id, stream_version) VALUES
+        ('6f1c2d3e-0000-4000-8000-0000000000a1', 'order:hand-1', 0),
+        ('6f1c2d3e-0000-4000-8000-0000000000a2', 'order:hand-2', 0);
+    t1 := clock_timestamp();
+    PERFORM pg_sleep(0.002);
+    t2 := clock_timestamp();
+    r1 := ROW(head.last_position + 1, '6f1c2d3e-0000-4000-8000-0000000000a1', 'order:hand-1', 0, 'OrderCreated', 1,
+              '{"orderId":"hand-1"}', '{}', t1, t2, NULL, NULL, NULL, NULL)::events;
+    r1.hash := chain_hash(head.last_hash, r1);
+    r2 := ROW(head.last_position + 2, '6f1c2d3e-0000-4000-8000-0000000000a2', 'order:hand-2', 0, 'OrderCreated', 1,
+              '{"orderId":"hand-2"}', '{}', t1, t1, NULL, NULL, NULL, NULL)::events;
+    r2.hash := chain_hash(r1.hash, r2);
+    BEGIN
+        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                            occurred_at, recorded_at, idempotency_key, hash)
+        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
+               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
+        FROM unnest(ARRAY[r1, r2]) AS r;
+        RAISE EXCEPTION 'a recorded_at going back was kept';
+    EXCEPTION WHEN check_violation THEN
+        ASSERT SQLERRM = 'recorded_at goes back inside one append', SQLERRM;
+    END;
+    r2.recorded_at := t2;
+    r2.hash := decode(repeat('ab', 32), 'hex');
+    BEGIN
+        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                            occurred_at, recorded_at, idempotency_key, hash)
+        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
+               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
+        FROM unnest(ARRAY[r1, r2]) AS r;
+        RAISE EXCEPTION 'a row that does not chain was kept';
+    EXCEPTION WHEN check_violation THEN
+        ASSERT SQLERRM LIKE format('the event at position %s does not chain onto the log%%', head.last_position + 2), SQLERRM;
+    END;
+    r2.hash := chain_hash(r1.hash, r2);
+    INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                        occurred_at, recorded_at, idempotency_key, hash)
+    SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
+           r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
+    FROM unnest(ARRAY[r1, r2]) AS r;
+    ASSERT (SELECT (last_position, last_hash, last_recorded_at) = (head.last_position + 2, r2.hash, t2) FROM log_head),
+        'the head did not move to the second row';
+END $$;
+
 -- seal_pending and try_seal_pending: nothing pending, nothing sealed.
 DO $$
 BEGIN

@@ -5,7 +5,11 @@ BEGIN
     IF NOT pg_try_advisory_xact_lock(4243, hashtext('ledger-append:' || current_schema())) THEN
         RETURN false;
     END IF;
-    PERFORM seal_pending();
+    -- With the lock: what is pending now is sealed (rows committed after this look wait for the
+    -- next writer to take the lock, as they would after the seal).
+    IF EXISTS (SELECT 1 FROM pending_events) THEN
+        PERFORM seal_pending();
+    END IF;
     RETURN true;
 END
 $$;
