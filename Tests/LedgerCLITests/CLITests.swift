@@ -394,6 +394,10 @@ struct BenchSchemaTests {
             }
             let first = try await bench(300)
             #expect(first.status == 0, "\(first.stderr)")
+            // The pure fold's figure is the best of its rounds, each printed.
+            let rounds = lines(first.stdout).first { $0.hasPrefix("pure fold rounds: ") }
+            #expect(rounds?.split(separator: "; ").count == 3, "\(first.stdout)")
+            #expect(lines(first.stdout).contains { $0.hasPrefix("pure fold (100 typed facts in memory, best of 3)") })
             let same = try await bench(300)
             #expect(same.status == 0 && same.stderr.contains("reusing the 300-fact log"), "\(same.stderr)")
             let other = try await bench(400)
