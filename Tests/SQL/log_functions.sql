@@ -76,6 +76,13 @@ DECLARE
     t2 timestamptz;
     r1 events;
     r2 events;
+    -- Both rows in one statement, as the trigger sees an append.
+    insert_both text := $q$
+        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                            occurred_at, recorded_at, idempotency_key, hash)
+        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
+               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
+        FROM unnest($1::events[]) AS r$q$;
 BEGIN
     SELECT * INTO head FROM log_head;
     INSERT INTO event_claims (event_id, stream_id, stream_version) VALUES
@@ -91,11 +98,7 @@ BEGIN
               '{"orderId":"hand-2"}', '{}', t1, t1, NULL, NULL, NULL, NULL)::events;
     r2.hash := chain_hash(r1.hash, r2);
     BEGIN
-        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
-                            occurred_at, recorded_at, idempotency_key, hash)
-        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
-               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
-        FROM unnest(ARRAY[r1, r2]) AS r;
+        EXECUTE insert_both USING ARRAY[r1, r2];
         RAISE EXCEPTION 'a recorded_at going back was kept';
     EXCEPTION WHEN check_violation THEN
         ASSERT SQLERRM = 'recorded_at goes back inside one append', SQLERRM;
@@ -103,21 +106,13 @@ BEGIN
     r2.recorded_at := t2;
     r2.hash := decode(repeat('ab', 32), 'hex');
     BEGIN
-        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
-                            occurred_at, recorded_at, idempotency_key, hash)
-        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
-               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
-        FROM unnest(ARRAY[r1, r2]) AS r;
+        EXECUTE insert_both USING ARRAY[r1, r2];
         RAISE EXCEPTION 'a row that does not chain was kept';
     EXCEPTION WHEN check_violation THEN
         ASSERT SQLERRM LIKE format('the event at position %s does not chain onto the log%%', head.last_position + 2), SQLERRM;
     END;
     r2.hash := chain_hash(r1.hash, r2);
-    INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
-                        occurred_at, recorded_at, idempotency_key, hash)
-    SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
-           r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
-    FROM unnest(ARRAY[r1, r2]) AS r;
+    EXECUTE insert_both USING ARRAY[r1, r2];
     ASSERT (SELECT (last_position, last_hash, last_recorded_at) = (head.last_position + 2, r2.hash, t2) FROM log_head),
         'the head did not move to the second row';
 END $$;
