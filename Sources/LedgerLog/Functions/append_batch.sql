@@ -48,7 +48,7 @@ BEGIN
         sealing := true;
     END IF;
     IF sealing THEN
-        -- (seal_pending's own statements, about a tenth of a one-event append, only when needed.)
+        -- seal_pending's own statements (a tenth of a one-event append's server time) only when needed.
         IF EXISTS (SELECT 1 FROM pending_events) THEN
             PERFORM seal_pending();
         END IF;
