@@ -59,13 +59,8 @@ struct BenchRebuild: AsyncParsableCommand {
             // the rebuild runs.
             let (folded, foldRates) = {
                 let facts = BenchFold.generatedFacts(events: foldEvents, users: users, seed: seed, ids: ids)
-                var position: Int64 = 0
-                let rates = (0..<foldRounds).map { _ in
-                    let (fold, seconds) = BenchFold.fold(facts)
-                    position = fold.position
-                    return Double(facts.count) / seconds
-                }
-                return (position, rates)
+                let rates = (0..<foldRounds).map { _ in Double(facts.count) / BenchFold.fold(facts).seconds }
+                return (Int64(facts.count), rates)
             }()
             let foldRate = foldRates.max() ?? 0
 
