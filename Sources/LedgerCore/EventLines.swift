@@ -16,12 +16,7 @@ public enum EventLines {
         var seen: [UUID: (line: Int, index: Int)] = [:]
         for raw in Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
-            var bytes = raw
-            if bytes.last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
-            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw EventInputError(line: lineNumber, message: "not valid UTF-8")
-            }
+            guard let text = try Self.text(raw, line: lineNumber) else { continue }
             let (line, index) = (lineNumber, events.count)
             let event = try decoder.decode(
                 text, lineNumber: line, defaultEventId: eventId.map { id in { id(line, index) } })
@@ -38,5 +33,61 @@ public enum EventLines {
             lines.append(lineNumber)
         }
         return (events, lines)
+    }
+
+    /// A line's text without its `\r`, or nil when it is blank (spaces and tabs only); bytes that
+    /// are not UTF-8 are refused with the line's number.
+    public static func text(_ raw: some BidirectionalCollection<UInt8>, line: Int) throws(EventInputError) -> String? {
+        var bytes = raw[...]
+        if bytes.last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw EventInputError(line: line, message: "not valid UTF-8")
+        }
+        return text
+    }
+}
+
+/// The lines of a file read a chunk at a time, each with its 1-based number: a file of any size in
+/// the memory of its longest line and one chunk.
+public struct LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+    /// The number of the line ``next()`` returned last.
+    public private(set) var lineNumber = 0
+    /// The bytes read at a time.
+    public static let chunk = 1 << 20
+
+    private let chunkSize: Int
+
+    /// Reads `handle` from where it stands, `chunkSize` bytes at a time.
+    public init(_ handle: FileHandle, chunkSize: Int = LineReader.chunk) {
+        precondition(chunkSize > 0, "a chunk of at least one byte")
+        self.handle = handle
+        self.chunkSize = chunkSize
+    }
+
+    /// The next line's bytes (without its `\n`), or nil after the last one. A last line with no
+    /// `\n` is a line; an empty file has none.
+    public mutating func next() throws -> ArraySlice<UInt8>? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                defer { start = newline + 1 }
+                lineNumber += 1
+                return buffer[start..<newline]
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                lineNumber += 1
+                return buffer[start...]
+            }
+            buffer.removeSubrange(0..<start)
+            start = 0
+            let data = try handle.read(upToCount: chunkSize) ?? Data()
+            if data.isEmpty { atEnd = true } else { buffer.append(contentsOf: data) }
+        }
     }
 }
