@@ -188,10 +188,11 @@ struct BatchedAppend {
         /// What is stored, said before the error that stopped the rest is reported.
         func sayStored(_ what: String) {
             bar.finish()
+            let stored =
+                lastStoredLine > 0
+                ? "lines 1-\(lastStoredLine) are stored (\(grouped(done)) events)" : "nothing is stored"
             Diagnostics.say(
-                "ledger: "
-                    + (lastStoredLine > 0 ? "lines 1-\(lastStoredLine) are stored (\(grouped(done)) events)" : "nothing is stored")
-                    + "; \(what); run the same command again to append the rest (what is stored comes back with \"alreadyStored\": true)"
+                "ledger: \(stored); \(what); run the same command again to append the rest (what is stored comes back with \"alreadyStored\": true)"
             )
         }
         func flush() async throws {
