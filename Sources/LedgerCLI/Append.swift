@@ -151,11 +151,15 @@ struct BatchedAppend {
         return spool
     }
 
+    /// The longest line read: room for the largest payload written with every character escaped
+    /// (`\\u0000` is six bytes), and 1 MiB for the rest of the line.
+    func maximumLineBytes(_ decoder: EventLineDecoder) -> Int { decoder.validation.maximumPayloadBytes * 6 + (1 << 20) }
+
     /// Every line decoded and validated, none kept; the number of events. A line with neither an
     /// eventId nor an idempotencyKey is refused: appended again after a failed batch, it would be a
     /// second fact.
     func validateAll(_ input: FileHandle, decoder: EventLineDecoder) throws -> Int64 {
-        var lines = LineReader(input)
+        var lines = LineReader(input, maximumLineBytes: maximumLineBytes(decoder))
         var count: Int64 = 0
         while let raw = try lines.next() {
             guard let text = try EventLines.text(raw, line: lines.lineNumber) else { continue }
@@ -179,7 +183,7 @@ struct BatchedAppend {
     /// Appends the input in batches of ``batchSize`` events, printing each once it is stored. When
     /// one fails, says which lines are stored before the error is reported.
     func appendAll(_ input: FileHandle, decoder: EventLineDecoder, total: Int64, to store: EventStore) async throws {
-        var lines = LineReader(input)
+        var lines = LineReader(input, maximumLineBytes: maximumLineBytes(decoder))
         let bar = ProgressBar("ledger append", unit: "events")
         var batch: [NewEvent] = []
         var numbers: [Int] = []

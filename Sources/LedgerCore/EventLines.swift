@@ -61,12 +61,16 @@ public struct LineReader {
     public static let chunk = 1 << 20
 
     private let chunkSize: Int
+    private let maximumLineBytes: Int
 
-    /// Reads `handle` from where it stands, `chunkSize` bytes at a time.
-    public init(_ handle: FileHandle, chunkSize: Int = LineReader.chunk) {
-        precondition(chunkSize > 0, "a chunk of at least one byte")
+    /// Reads `handle` from where it stands, `chunkSize` bytes at a time. A line longer than
+    /// `maximumLineBytes` is refused with its number rather than read whole (a file with no line
+    /// breaks would be held in memory).
+    public init(_ handle: FileHandle, chunkSize: Int = LineReader.chunk, maximumLineBytes: Int = 16 << 20) {
+        precondition(chunkSize > 0 && maximumLineBytes > 0, "a chunk and a line of at least one byte")
         self.handle = handle
         self.chunkSize = chunkSize
+        self.maximumLineBytes = maximumLineBytes
     }
 
     /// The next line's bytes (without its `\n`), or nil after the last one. A last line with no
@@ -75,19 +79,27 @@ public struct LineReader {
         while true {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 defer { start = newline + 1 }
-                lineNumber += 1
-                return buffer[start..<newline]
+                return try line(start..<newline)
             }
             if atEnd {
                 guard start < buffer.count else { return nil }
                 defer { start = buffer.count }
-                lineNumber += 1
-                return buffer[start...]
+                return try line(start..<buffer.count)
             }
             buffer.removeSubrange(0..<start)
             start = 0
+            if buffer.count > maximumLineBytes { _ = try line(0..<buffer.count) }
             let data = try handle.read(upToCount: chunkSize) ?? Data()
             if data.isEmpty { atEnd = true } else { buffer.append(contentsOf: data) }
         }
+    }
+
+    /// The next line, numbered, unless it is longer than the limit.
+    private mutating func line(_ range: Range<Int>) throws(EventInputError) -> ArraySlice<UInt8> {
+        lineNumber += 1
+        guard range.count <= maximumLineBytes else {
+            throw EventInputError(line: lineNumber, message: "longer than \(maximumLineBytes) bytes")
+        }
+        return buffer[range]
     }
 }

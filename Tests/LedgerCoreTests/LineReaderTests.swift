@@ -5,13 +5,13 @@ import Testing
 @Suite("LineReader")
 struct LineReaderTests {
     /// Every line with its number, read `chunkSize` bytes at a time.
-    static func read(_ text: String, chunkSize: Int) throws -> [(Int, String)] {
+    static func read(_ text: String, chunkSize: Int, maximumLineBytes: Int = 1 << 20) throws -> [(Int, String)] {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-lines-\(UUID())")
         try Data(text.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
-        var reader = LineReader(handle, chunkSize: chunkSize)
+        var reader = LineReader(handle, chunkSize: chunkSize, maximumLineBytes: maximumLineBytes)
         var out: [(Int, String)] = []
         while let line = try reader.next() { out.append((reader.lineNumber, String(decoding: line, as: UTF8.self))) }
         return out
@@ -28,6 +28,16 @@ struct LineReaderTests {
         #expect(try Self.read(text + "\n", chunkSize: chunkSize).count == 6)
         #expect(try Self.read("", chunkSize: chunkSize).isEmpty)
         #expect(try Self.read("\n", chunkSize: chunkSize).map(\.1) == [""])
+    }
+
+    /// A line is read up to its limit, not whole: a file with no line breaks is refused early.
+    @Test(arguments: [1, 4, 100])
+    func aLineBeyondTheLimitIsRefusedWithItsNumber(chunkSize: Int) throws {
+        let text = "short\n" + String(repeating: "x", count: 10) + "\n"
+        #expect(try Self.read(text, chunkSize: chunkSize, maximumLineBytes: 10).count == 2)
+        #expect(throws: EventInputError(line: 2, message: "longer than 9 bytes")) {
+            try Self.read(text, chunkSize: chunkSize, maximumLineBytes: 9)
+        }
     }
 
     @Test func aLinesTextDropsItsCarriageReturnAndSkipsBlanks() throws {
