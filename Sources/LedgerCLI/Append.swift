@@ -218,14 +218,15 @@ struct BatchedAppend {
             batch.removeAll(keepingCapacity: true)
             numbers.removeAll(keepingCapacity: true)
         }
-        while let raw = try lines.next() {
-            do throws(EventInputError) {
+        while true {
+            do {
+                guard let raw = try lines.next() else { break }
                 guard let text = try EventLines.text(raw, line: lines.lineNumber) else { continue }
                 batch.append(try decoder.decode(text, lineNumber: lines.lineNumber))
             } catch {
-                // Validated a moment ago: the file changed under the command.
-                sayStored("line \(lines.lineNumber) changed since it was validated")
-                throw InputProblem("the input changed while it was appended: \(error)")
+                // Validated a moment ago: the file changed under the command, or cannot be read now.
+                sayStored("the input could not be read again as it was validated")
+                throw InputProblem("the input changed or failed while it was appended: \(error)")
             }
             numbers.append(lines.lineNumber)
             if batch.count == batchSize { try await flush() }
