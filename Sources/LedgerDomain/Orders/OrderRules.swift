@@ -5,10 +5,12 @@ extension Audit {
     /// **product-mismatch**: an order whose bound transaction (the first TransactionBound naming
     /// it) was verified with a product other than the order's (`OrderView.productMismatch`). One
     /// finding per order: user: the order's; positions: the order's first fact, the verification
-    /// and the binding; amount: the verified price (else the order's).
+    /// and the binding; amount: the verified price (else the order's). A sandbox transaction is
+    /// shown apart and judged by no rule, this one included.
     static func productMismatch(_ o: OrderView, _ c: inout Context) {
         guard o.productMismatch, let txId = o.transactionId, let created = o.created else { return }
         let t = c.p.transactions[txId]
+        guard t?.isSandbox != true else { return }
         let binding = t?.bindings.first(where: { $0.orderId == o.orderId })?.position
         c.add(
             .productMismatch, created.channel, user: created.userId, order: o.orderId, tx: txId,

@@ -25,6 +25,20 @@ struct OrderRulesTests {
         var near = History()
         near.purchase(1)
         #expect(near.kinds() == [])
+
+        // The same mismatch verified in the sandbox is shown apart, judged by no rule.
+        var sandbox = History()
+        sandbox.order("o1", "u1", "coins_60")
+        sandbox.launch("o1")
+        var verified = PaymentVerified(
+            channel: .appstore, transactionId: "t1", productId: "coins_300", purchaseDate: sandbox.now,
+            price: sandbox.price("coins_300"))
+        verified.environment = .sandbox
+        sandbox.add(.paymentVerified(verified))
+        sandbox.bind("t1", "o1", "u1", .skuFallback)
+        sandbox.grant("g1", "u1", "t1", .coins(300), order: "o1")
+        #expect(sandbox.kinds() == [])
+        #expect(Audit.sandboxPurchases(sandbox.fold()).map(\.transactionId) == ["t1"])
     }
 
     // MARK: stale-order
