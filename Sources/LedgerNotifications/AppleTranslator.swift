@@ -64,6 +64,11 @@ extension NotificationTranslator {
                             purchaseDate: purchased, expiresDate: expires, price: amount, app: bundle)))
             }
         case "DID_FAIL_TO_RENEW":
+            // No subtype: billing retry without grace; a subtype Apple adds later is not guessed at.
+            guard subtype == nil || subtype == "GRACE_PERIOD" else {
+                out.unknown("subtype \(subtype ?? "none")")
+                break
+            }
             needOriginal { o in
                 .renewalFailed(
                     RenewalFailed(
@@ -101,6 +106,11 @@ extension NotificationTranslator {
                         enabled: subtype == "AUTO_RENEW_ENABLED", app: bundle))
             }
         case "DID_CHANGE_RENEWAL_PREF":
+            // No subtype: the renewal goes back to the product in force (a downgrade canceled).
+            guard subtype == nil || subtype == "UPGRADE" || subtype == "DOWNGRADE" else {
+                out.unknown("subtype \(subtype ?? "none")")
+                break
+            }
             guard let to = r?["autoRenewProductId"]?.stringValue else {
                 out.missing("signedRenewalInfo's autoRenewProductId")
                 break
@@ -153,6 +163,12 @@ extension NotificationTranslator {
                 break
             }
             let revocationType = t["revocationType"]?.stringValue
+            // Absent (before Apple named it): a full refund. A type Apple adds later is not taken
+            // for one: it could return less money, or none.
+            if let revocationType, !["REFUND_FULL", "REFUND_PRORATED", "FAMILY_REVOKE"].contains(revocationType) {
+                out.unknown("revocationType \(revocationType)")
+                break
+            }
             if revocationType == "FAMILY_REVOKE" {
                 // No money moved: the store took the shared copy back.
                 needOriginal {

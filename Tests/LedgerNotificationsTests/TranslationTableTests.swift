@@ -193,6 +193,37 @@ struct TranslationTableTests {
         #expect(r.revocationType == "FAMILY_REVOKE" && r.transactionId == "2000000123456789")
     }
 
+    /// A subtype or revocation type Apple has not documented is kept as the notification only,
+    /// marked untranslated, never read as the nearest known one (a refund of unknown kind could
+    /// return less money than the price, or none).
+    @Test func appleUnknownSubtypesAreTheNotificationOnly() async throws {
+        let cases: [(String, String?, [(String, JSONValue)], [(String, JSONValue)])] = [
+            ("DID_FAIL_TO_RENEW", "SOMETHING_NEW", [], []),
+            ("DID_CHANGE_RENEWAL_PREF", "SOMETHING_NEW", [], [("autoRenewProductId", .string("vip_year"))]),
+            ("REFUND", nil, [("revocationType", .string("REFUND_SOMETHING_NEW"))], []),
+        ]
+        for (type, subtype, transaction, renewal) in cases {
+            let n = try await Self.apple(type, subtype, transaction: transaction, renewal: renewal)
+            #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived"], "\(type)")
+            #expect(Self.notification(n)?.untranslated?.contains("SOMETHING_NEW") == true, "\(type)")
+        }
+        // Without a revocation type (as before Apple named them), a refund is a full one.
+        let plain = try await Self.apple("REFUND")
+        guard case .refunded(let f) = plain.facts[1] else {
+            Issue.record("\(plain.facts)")
+            return
+        }
+        #expect(f.amount == Money(minorUnits: 999, currency: Self.usd))
+        // Without a subtype, a preference change takes the renewal back to the product in force.
+        let back = try await Self.apple(
+            "DID_CHANGE_RENEWAL_PREF", renewal: [("autoRenewProductId", .string("vip_month"))])
+        guard case .planChanged(let b) = back.facts[1] else {
+            Issue.record("\(back.facts)")
+            return
+        }
+        #expect(b.toProductId == "vip_month" && b.effective == .nextRenewal)
+    }
+
     @Test func appleTestsAndSummariesAreTheNotificationOnly() async throws {
         for type in ["TEST", "RENEWAL_EXTENSION"] {
             let n = try await Self.apple(type, withTransaction: type != "TEST")
