@@ -51,8 +51,9 @@ public enum StatementSource: String, CaseIterable, Sendable, Hashable, Comparabl
 
     /// Whether the statement lists every sale of its period (so a verified payment it lacks is
     /// unconfirmed). Refund bills and voided lists list refunds only; the financial report is
-    /// aggregated (no transaction ids).
-    public var listsSales: Bool { self == .wechatTradeBill || self == .appstoreHistory || self == .googleplayEarnings }
+    /// aggregated (no transaction ids); an App Store transaction history is one customer's (Apple's
+    /// Get Transaction History answers for the customer of the transaction it is asked about).
+    public var listsSales: Bool { self == .wechatTradeBill || self == .googleplayEarnings }
 }
 
 /// What one statement line says happened.

@@ -128,14 +128,19 @@ public struct SimulatedStatements: Sendable {
         // covered: a dropped sale whose own Beijing day has no bill stays a clean sale. Elsewhere a
         // statement covers [from, to). Either way the audit allows clock slack at the edges: a sale
         // within that of an uncovered time is not judged.
+        // An App Store history is one customer's: it lists no other customer's sale, so a sale it
+        // lacks is never unconfirmed.
         let days = Set((out[.wechat] ?? []).map { Self.beijingDay($0.at.microseconds) })
         let slack = AuditOptions().statementClockSlack.microseconds
         for sale in dropped {
             let t = sale.at.microseconds
-            let covered =
-                sale.channel == .wechat
-                ? days.contains(Self.beijingDay(t - slack)) && days.contains(Self.beijingDay(t + slack - 1))
-                : t - slack >= from.microseconds && t + slack <= to.microseconds
+            let covered: Bool
+            switch sale.channel {
+            case .wechat:
+                covered = days.contains(Self.beijingDay(t - slack)) && days.contains(Self.beijingDay(t + slack - 1))
+            case .appstore: covered = false
+            case .googleplay: covered = t - slack >= from.microseconds && t + slack <= to.microseconds
+            }
             guard !covered else { continue }
             out[sale.channel, default: []].append(sale)
             truth.removeAll { $0.kind == .unconfirmedPayment && $0.transactionId == sale.transactionId }

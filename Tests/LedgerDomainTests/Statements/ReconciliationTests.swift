@@ -176,6 +176,48 @@ struct ReconciliationRuleTests {
                 periodStart: at(-48), periodEnd: at(48), lines: 4)), at(24)
     )
 
+    /// An App Store transaction history is one customer's: a payment it lacks is not unconfirmed
+    /// (Google's earnings report lists every sale of the account, and there it is).
+    @Test(arguments: [
+        (Channel.appstore, StatementSource.appstoreHistory, false), (.googleplay, .googleplayEarnings, true),
+    ])
+    func onlyAStatementOfEverySaleLeavesAPaymentUnconfirmed(
+        _ channel: Channel, _ source: StatementSource, _ unconfirmed: Bool
+    ) {
+        func verified(_ tx: String) -> (Fact, Timestamp) {
+            (
+                .paymentVerified(
+                    PaymentVerified(
+                        channel: channel, transactionId: tx, productId: "vip_month", purchaseDate: Self.t0,
+                        price: Money(minorUnits: 999, currency: Currency("USD")!))), Self.t0
+            )
+        }
+        var sale = StatementLine(
+            digest: "sha256:bb", line: 1, source: source, kind: .sale, transactionId: "A",
+            amount: Money(minorUnits: 999, currency: Currency("USD")!), at: Self.t0)
+        sale.productId = "vip_month"
+        let facts: [(Fact, Timestamp)] = [
+            verified("A"), verified("B"),
+            (
+                .statementImported(
+                    StatementImported(
+                        source: source, digest: "sha256:bb", periodStart: Self.at(-48), periodEnd: Self.at(48), lines: 1
+                    )),
+                Self.at(24)
+            ),
+            (.statementLine(sale), Self.at(24)),
+            (
+                .orderCreated(
+                    OrderCreated(
+                        orderId: "later", userId: "u", channel: channel, productId: "vip_month",
+                        price: Money(minorUnits: 999, currency: Currency("USD")!))),
+                Self.at(60)
+            ),
+        ]
+        let found = Audit.run(Self.fold(facts)).filter { $0.kind == .unconfirmedPayment }
+        #expect(found.map(\.transactionId) == (unconfirmed ? ["B"] : []))
+    }
+
     @Test("each rule, with the window measured in log time")
     func rules() {
         var facts = [
