@@ -225,6 +225,12 @@ struct ParseContext: Sendable {
     let options: StatementOptions
     var progress: StatementProgress? = nil
 
+    /// The app a statement is of: the one its rows name, or none when they name several (a WeChat
+    /// Pay merchant's bill lists the sales of every appid it serves, a Google Play earnings report
+    /// every app of the account): such a statement covers the whole channel, so that a payment of
+    /// any of its apps that it lacks is unconfirmed, not only one of the first row's app.
+    static func statementApp(_ apps: Set<String>) -> String? { apps.count == 1 ? apps.first : nil }
+
     /// Reports every 1,024th row (and the last) read of `total`.
     func read(_ done: Int, of total: Int) {
         if let progress, done % 1024 == 0 || done == total { progress("read", done, total) }

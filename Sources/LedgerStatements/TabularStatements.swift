@@ -206,7 +206,7 @@ enum GooglePlayEarnings {
     static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
         let table = try Table(text, delimiter: .comma, required: required, aliases: aliases)
         var lines: [StatementLine] = []
-        var app: String?
+        var apps: Set<String> = []
         var months: (first: Int, last: Int)?  // year * 12 + month - 1
         for (done, row) in table.rows.enumerated() where !row.fields.allSatisfy({ $0.isEmpty }) {
             ctx.read(done + 1, of: table.rows.count)
@@ -247,7 +247,7 @@ enum GooglePlayEarnings {
             let sku = table.value(row, "Sku Id"), package = table.value(row, "Product id")
             line.productId = sku.isEmpty ? nil : sku
             line.app = package.isEmpty ? nil : package
-            app = app ?? line.app
+            if let app = line.app { apps.insert(app) }
             lines.append(line)
         }
         // The report's month (or months), read in Google's own zone, Pacific time.
@@ -257,7 +257,7 @@ enum GooglePlayEarnings {
                 pacificMonthStart(($0.last + 1) / 12, ($0.last + 1) % 12 + 1)
             )
         }
-        return try ctx.statement(lines, fallback: period, app: app)
+        return try ctx.statement(lines, fallback: period, app: ParseContext.statementApp(apps))
     }
 
     static func month(_ date: String) -> (year: Int, month: Int)? {

@@ -150,7 +150,7 @@ enum WeChatBill {
         var lines: [StatementLine] = []
         var sums: [String: Int64] = [:]
         var currency = Currency("CNY")!
-        var app: String?, merchant: String?
+        var apps: Set<String> = [], merchant: String?
         for (done, row) in details.enumerated() {
             ctx.read(done + 1, of: details.count)
             guard let c = Currency(try row.text("货币种类")) else {
@@ -161,14 +161,15 @@ enum WeChatBill {
                 sums[detail, default: 0] +=
                     feeColumns.contains(detail) ? try row.micros(detail, c) : try row.amount(detail, c)
             }
-            app = app ?? row.optional("公众账号ID")
+            if let app = row.optional("公众账号ID") { apps.insert(app) }
             merchant = merchant ?? row.optional("商户号")
             if let line = try detailLine(row, refundBill: refundBill, layout: layout, currency: c, ctx) {
                 lines.append(line)
             }
         }
         try checkSummary(summary, count: details.count, sums: sums, currency: currency)
-        return try ctx.statement(lines, offsetSeconds: beijingSeconds, app: app, merchant: merchant)
+        return try ctx.statement(
+            lines, offsetSeconds: beijingSeconds, app: ParseContext.statementApp(apps), merchant: merchant)
     }
 
     static func detailLine(

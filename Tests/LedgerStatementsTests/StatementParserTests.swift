@@ -45,6 +45,30 @@ struct StatementParserTests {
         #expect(f.lines.filter { $0.kind == .sale }.compactMap(\.amount?.minorUnits).reduce(0, +) == 12800)
     }
 
+    /// A merchant's bill lists the sales of every appid it serves, an earnings report every app of
+    /// the account: a statement whose rows name several apps is of none (the whole channel), so
+    /// that a payment of any of them that it lacks is judged, not only the first row's app's.
+    @Test func aStatementOfSeveralAppsIsOfTheWholeChannel() throws {
+        let bill = try Self.text("wechat-tradebill-2026-03-02.csv")
+        let two = try StatementParser.parse(
+            Array(Self.replacingLast(bill, "wx5f0e6a0b9c8d7e6f", with: "wx00000000000000bb").utf8),
+            source: .wechatTradeBill)
+        #expect(two.imported.app == nil && two.imported.merchant == "1900000109")
+        let report = try Self.text("googleplay-earnings-2026-03.csv")
+        let apps = try StatementParser.parse(
+            Array(Self.replacingLast(report, "com.example.android", with: "com.example.other").utf8),
+            source: .googleplayEarnings)
+        #expect(apps.imported.app == nil && apps.lines.last?.app == "com.example.other")
+        // One app named: the statement is that app's, as before.
+        #expect(
+            try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill).imported.app == "wx5f0e6a0b9c8d7e6f")
+    }
+
+    static func replacingLast(_ text: String, _ old: String, with new: String) -> String {
+        guard let r = text.range(of: old, options: .backwards) else { return text }
+        return text.replacingCharacters(in: r, with: new)
+    }
+
     @Test(
         "WeChat Pay bills as WeChat writes them: JSON with commas and quotes in 商户数据包, refund ids `0 on sales, fees to five decimals kept exactly"
     )
