@@ -89,11 +89,14 @@ enum Times {
         return String(shifted.prefix(10)) + " " + String(shifted.dropFirst(11).prefix(8))
     }
 
-    /// Whole milliseconds since 1970, as a JSON number or a string of digits (Google's int64 style).
+    /// Whole milliseconds since 1970, as a JSON number or a string of digits (Google's int64 style);
+    /// nil (not a time) beyond what microseconds since 1970 can hold.
     static func millis(_ v: JSONValue?) -> Timestamp? {
-        if let i = v?.intValue { return Timestamp(millisecondsSince1970: i) }
-        if let s = v?.stringValue, let i = Int64(s) { return Timestamp(millisecondsSince1970: i) }
-        return nil
+        guard let i = v?.intValue ?? v?.stringValue.flatMap({ Int64($0) }), i.magnitude <= UInt64(Int64.max / 1000)
+        else {
+            return nil
+        }
+        return Timestamp(millisecondsSince1970: i)
     }
 
     static func millisValue(_ t: Timestamp) -> Int64 { t.microseconds / 1000 }

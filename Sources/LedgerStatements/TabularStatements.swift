@@ -117,8 +117,18 @@ enum AppStoreFinance {
                 throw table.fail(row, "Sale or Return", "\"\(sr)\" is neither S nor R")
             }
             // Apple's Total_Units counts the units sold: returns are not subtracted from it.
-            if sr == "S" { units += q }
-            amount += ext
+            if sr == "S" {
+                let (sum, overflow) = units.addingReportingOverflow(q)
+                guard !overflow else {
+                    throw table.fail(row, "Quantity", "the units' sum up to this row is out of range")
+                }
+                units = sum
+            }
+            let (sum, overflow) = amount.addingReportingOverflow(ext)
+            guard !overflow else {
+                throw table.fail(row, "Extended Partner Share", "the sum up to this row is out of range")
+            }
+            amount = sum
             shareCurrencies.insert(sc.code)
             // A return row carries a negative quantity (and, in real reports, a negative price too): the
             // money returned is |price| x |quantity|.

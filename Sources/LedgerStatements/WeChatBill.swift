@@ -158,8 +158,10 @@ enum WeChatBill {
             }
             currency = c
             for detail in totalled where columns[detail] != nil {
-                sums[detail, default: 0] +=
-                    feeColumns.contains(detail) ? try row.micros(detail, c) : try row.amount(detail, c)
+                let value = feeColumns.contains(detail) ? try row.micros(detail, c) : try row.amount(detail, c)
+                let (sum, overflow) = sums[detail, default: 0].addingReportingOverflow(value)
+                guard !overflow else { throw row.fail(detail, "the column's sum up to this row is out of range") }
+                sums[detail] = sum
             }
             if let app = row.optional("公众账号ID") { apps.insert(app) }
             merchant = merchant ?? row.optional("商户号")

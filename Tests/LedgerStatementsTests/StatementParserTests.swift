@@ -64,6 +64,31 @@ struct StatementParserTests {
             try Self.sample("wechat-tradebill-2026-03-02.csv", .wechatTradeBill).imported.app == "wx5f0e6a0b9c8d7e6f")
     }
 
+    /// Sums and times beyond 64 bits are refused with the row and field named, never a trap.
+    @Test func numbersBeyondRangeAreRefusedNotATrap() throws {
+        // A WeChat bill: ten sales whose fee (in millionths of a yuan) sums past Int64.
+        let bill = try Self.text("wechat-tradebill-2026-03-02.csv").split(whereSeparator: \.isNewline).map(String.init)
+        let sale = bill[1].replacingOccurrences(of: "`0.18000,", with: "`999999999999.00000,")
+        let fees = ([bill[0]] + Array(repeating: sale, count: 10) + bill.suffix(2)).joined(separator: "\n") + "\n"
+        let wechat = Self.refusal(fees, .wechatTradeBill)
+        #expect(wechat?.field == "手续费" && wechat?.line != nil, "\(String(describing: wechat?.description))")
+        // An App Store financial report: units that sum past Int64.
+        let report = try Self.text("appstore-finance-2026-03.tsv").split(whereSeparator: \.isNewline).map(String.init)
+        let huge = report[1].split(separator: "\t", omittingEmptySubsequences: false).enumerated().map {
+            $0.offset == 5 ? "9223372036854775807" : $0.offset == 20 ? "0.00" : String($0.element)
+        }.joined(separator: "\t")
+        let units = Self.refusal(
+            ([report[0], huge, huge] + report.dropFirst(2)).joined(separator: "\n"), .appstoreFinance)
+        #expect(units?.field == "Quantity" && units?.line == 3, "\(String(describing: units?.description))")
+        // An App Store history whose purchase date is past what microseconds hold.
+        let history = #"""
+            {"bundleId":"com.example.purchases","environment":"Production","hasMore":false,"transactions":[{"transactionId":"1",\#
+            "originalTransactionId":"1","bundleId":"com.example.purchases","productId":"p","purchaseDate":99999999999999999,\#
+            "quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","environment":"Production","price":990,"currency":"USD"}]}
+            """#
+        #expect(Self.refusal(history, .appstoreHistory)?.description.contains("purchaseDate") == true)
+    }
+
     static func replacingLast(_ text: String, _ old: String, with new: String) -> String {
         guard let r = text.range(of: old, options: .backwards) else { return text }
         return text.replacingCharacters(in: r, with: new)
