@@ -192,11 +192,11 @@ struct BatchedAppend {
         /// What is stored, said before the error that stopped the rest is reported.
         func sayStored(_ what: String) {
             bar.finish()
-            let stored =
+            let kept =
                 lastStoredLine > 0
                 ? "lines 1-\(lastStoredLine) are stored (\(grouped(done)) events)" : "nothing is stored"
             Diagnostics.say(
-                "ledger: \(stored); \(what); run the same command again to append the rest (what is stored comes back with \"alreadyStored\": true)"
+                "ledger: \(kept); \(what); run the same command again to append the rest (what is stored comes back with \"alreadyStored\": true)"
             )
         }
         func flush() async throws {
