@@ -129,7 +129,7 @@ struct BatchedAppend {
     /// at once; the open handle keeps it until the end).
     func inputFile() throws -> FileHandle {
         if let file = command.file {
-            _ = try readableFile(file)
+            try checkReadable(file)
             guard let handle = FileHandle(forReadingAtPath: file) else {
                 throw InputProblem("--file \(Echo.quoted(file)): cannot open it; nothing was written")
             }
@@ -240,15 +240,15 @@ struct BatchedAppend {
 
 /// The bytes of `--file`, or an input problem that says why not (the system's reason).
 func readInputFile(_ path: String) throws -> Data {
-    _ = try readableFile(path)
+    try checkReadable(path)
     guard let data = FileManager.default.contents(atPath: path) else {
         throw InputProblem("--file \(Echo.quoted(path)): cannot read it (is it a directory?); nothing was written")
     }
     return data
 }
 
-/// `--file`'s path when it can be opened for reading, or an input problem with the system's reason.
-func readableFile(_ path: String) throws -> String {
+/// Throws an input problem with the system's reason unless `--file` can be opened for reading.
+func checkReadable(_ path: String) throws {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
         throw InputProblem(
@@ -259,5 +259,4 @@ func readableFile(_ path: String) throws -> String {
     if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
         throw InputProblem("--file \(Echo.quoted(path)): is a directory; nothing was written")
     }
-    return path
 }
