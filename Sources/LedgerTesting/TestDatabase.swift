@@ -51,13 +51,16 @@ public enum TestDatabase {
         return url
     }()
 
-    /// A fresh, migrated schema named after the test, dropped afterwards.
+    /// A fresh, migrated schema named after the test, dropped afterwards: on the tests' shared
+    /// server, or on `server` (a private cluster's URL) when given.
     public static func withSchema<T>(
         _ label: String = "t",
         migrate: Bool = true,
+        on server: String? = nil,
         _ body: (LedgerConfiguration) async throws -> T
     ) async throws -> T {
-        let url = try await url()
+        let url: String
+        if let server { url = withSessionLimits(server) } else { url = try await Self.url() }
         let name =
             "t_" + label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20) + "_"
             + UUID().uuidString.prefix(8).lowercased()
