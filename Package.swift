@@ -34,8 +34,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", exact: "1.7.4"),
-        // CSV for the stores' statement files (WeChat Pay bills, Google Play earnings reports).
-        .package(url: "https://github.com/swiftcsv/SwiftCSV", exact: "0.10.0"),
         // The one macro: a fact's public memberwise initializer.
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
@@ -80,7 +78,7 @@ let package = Package(
         // voided purchases and earnings): parsed and validated into statement facts, and written back (the simulator). Pure.
         .target(
             name: "LedgerStatements",
-            dependencies: ["LedgerDomain", "LedgerCore", .product(name: "SwiftCSV", package: "SwiftCSV")],
+            dependencies: ["LedgerDomain", "LedgerCore"],
             swiftSettings: strict
         ),
         // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator,

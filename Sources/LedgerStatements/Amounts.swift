@@ -9,6 +9,23 @@ enum Amounts {
         scaled(text, decimals: currency.exponent, whole: 15)
     }
 
+    /// As ``minorUnits(_:_:)``, and the whole part may be grouped in thousands with commas
+    /// (`"1,234.56"`), as a spreadsheet that re-exports a report may write it. Any other comma is
+    /// refused, never guessed: a decimal comma (`"1,99"`), and `"1,234"` in a currency of three
+    /// decimals, which could be either.
+    static func groupedMinorUnits(_ text: String, _ currency: Currency) -> Int64? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        guard t.contains(",") else { return minorUnits(t, currency) }
+        var number = Substring(t)
+        if number.first == "-" || number.first == "+" { number = number.dropFirst() }
+        let parts = number.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let groups = parts[0].split(separator: ",", omittingEmptySubsequences: false)
+        guard (1...3).contains(groups[0].count), groups.dropFirst().allSatisfy({ $0.count == 3 }),
+            parts.count == 2 || currency.exponent != 3
+        else { return nil }
+        return minorUnits(t.replacingOccurrences(of: ",", with: ""), currency)
+    }
+
     /// `"0.32000"`, `"-0.06"` in millionths of the major unit (at most six decimals), exactly.
     static func micros(_ text: String) -> Int64? { scaled(text, decimals: 6, whole: 12) }
 

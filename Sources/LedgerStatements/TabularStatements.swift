@@ -1,6 +1,5 @@
 import LedgerCore
 import LedgerDomain
-import SwiftCSV
 
 /// A delimited file's rows, read by header name, with errors naming line, column and header.
 struct Table {
@@ -11,13 +10,10 @@ struct Table {
     /// Columns are found by name whatever their case (`Sku Id`, `SKU ID`), and by the other names
     /// `aliases` gives (a report's header as another year wrote it: `Sales or Return` for `Sale or Return`).
     init(
-        _ text: String, delimiter: CSVDelimiter, required: [String], aliases: [String: [String]] = [:]
+        _ text: String, _ dialect: DelimitedText.Dialect, required: [String], aliases: [String: [String]] = [:]
     ) throws(StatementError) {
-        let csv: EnumeratedCSV
-        do { csv = try EnumeratedCSV(string: text, delimiter: delimiter, loadColumns: false) } catch {
-            throw StatementError("not \(delimiter == .tab ? "tab-separated" : "CSV") text: \(error)")
-        }
-        header = csv.header.map { $0.trimmingCharacters(in: .whitespaces) }
+        var records = try DelimitedText.records(text, dialect)[...]
+        header = (records.popFirst()?.fields ?? []).map { $0.trimmingCharacters(in: .whitespaces) }
         let byName = Dictionary(header.enumerated().map { ($1.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
         var columns: [String: Int] = [:]
         for (name, others) in aliases {
@@ -36,7 +32,7 @@ struct Table {
         }
         for (i, name) in header.enumerated() where columns[name.lowercased()] == nil { columns[name.lowercased()] = i }
         self.columns = columns
-        rows = csv.rows.enumerated().map { ($1, $0 + 2) }
+        rows = Array(records)
     }
 
     func value(_ row: (fields: [String], line: Int), _ name: String) -> String {
@@ -50,8 +46,13 @@ struct Table {
 
     func money(_ row: (fields: [String], line: Int), _ name: String, _ c: Currency) throws(StatementError) -> Int64 {
         let v = value(row, name)
-        guard let m = Amounts.minorUnits(v.replacingOccurrences(of: ",", with: ""), c) else {
-            throw fail(row, name, "\"\(v)\" is not an amount of \(c.code) (at most \(c.exponent) decimals)")
+        guard let m = Amounts.groupedMinorUnits(v, c) else {
+            throw fail(
+                row, name,
+                "\"\(v)\" is not an amount of \(c.code) (at most \(c.exponent) decimals"
+                    + (v.contains(",")
+                        ? "; a comma only groups thousands, as in 1,234.56: a decimal comma is refused, not guessed)"
+                        : ")"))
         }
         return m
     }
@@ -84,7 +85,7 @@ enum AppStoreFinance {
     }
 
     static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
-        let table = try Table(text, delimiter: .tab, required: required, aliases: aliases)
+        let table = try Table(text, .tab, required: required, aliases: aliases)
         var lines: [StatementLine] = []
         var totals: [String: (value: String, line: Int, column: Int)] = [:]
         var units: Int64 = 0, amount: Int64 = 0
@@ -214,7 +215,7 @@ enum GooglePlayEarnings {
     }
 
     static func parse(_ text: String, _ ctx: ParseContext) throws(StatementError) -> StatementFile {
-        let table = try Table(text, delimiter: .comma, required: required, aliases: aliases)
+        let table = try Table(text, .csv, required: required, aliases: aliases)
         var lines: [StatementLine] = []
         var apps: Set<String> = []
         var months: (first: Int, last: Int)?  // year * 12 + month - 1

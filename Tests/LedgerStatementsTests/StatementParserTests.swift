@@ -397,6 +397,48 @@ struct StatementParserTests {
                 && f.imported.periodEnd == Timestamp("2026-05-03T00:00:00Z"))
     }
 
+    @Test(
+        "real text in the reports: a \" in an App Store title, a Google title over two lines, amounts grouped in thousands; a decimal comma refused"
+    )
+    func reportsAsPeopleWriteThem() throws {
+        // Apple's reports are tab-separated and never quoted: a quote in a title is the title's.
+        let finance = try Self.text("appstore-finance-2026-03.tsv")
+        let quoted = try StatementParser.parse(
+            Array(finance.replacingOccurrences(of: "\t300 Coins\t", with: "\t300 \"Gold\" Coins\t").utf8),
+            source: .appstoreFinance)
+        #expect(
+            quoted.lines.map(\.amount)
+                == (try Self.sample("appstore-finance-2026-03.tsv", .appstoreFinance)).lines.map(\.amount))
+        // A quoted CSV field over two lines: every later line keeps its own number, in errors and on the lines.
+        let earnings = try Self.text("googleplay-earnings-2026-03.csv")
+        let twoLines = earnings.replacingOccurrences(
+            of: ",VIP Weekly (Example),", with: ",\"VIP Weekly\n(Example)\",")
+        let parsed = try StatementParser.parse(Array(twoLines.utf8), source: .googleplayEarnings)
+        #expect(parsed.lines.map(\.line) == [2, 3, 4, 6, 10, 11, 12])
+        let badTime = Self.refusal(
+            twoLines.replacingOccurrences(of: "8:02:17 AM PST", with: "08:02:17"), .googleplayEarnings)
+        #expect(badTime?.line == 10 && badTime?.field == "Transaction Time")
+        // Thousands grouped with commas read as they are; a decimal comma is refused, not read 100 times too large.
+        let grouped = earnings.replacingOccurrences(
+            of: ",CNY,12.00,1.000000,CNY,12.00", with: ",CNY,\"1,012.00\",1.000000,CNY,\"1,012.00\"")
+        #expect(
+            try StatementParser.parse(Array(grouped.utf8), source: .googleplayEarnings).lines[0].amount
+                == Self.money(101_200))
+        let comma = Self.refusal(
+            earnings.replacingOccurrences(of: "CNY,-1.80,1.000000", with: "CNY,\"-1,80\",1.000000"), .googleplayEarnings
+        )
+        #expect(
+            comma?.line == 3 && comma?.field == "Amount (Buyer Currency)"
+                && comma?.message.contains("a decimal comma is refused") == true)
+        // In a currency of three decimals, 1,234 is either; refused too.
+        #expect(Amounts.groupedMinorUnits("1,234", Currency("KWD")!) == nil)
+        #expect(Amounts.groupedMinorUnits("1,234.500", Currency("KWD")!) == 1_234_500)
+        #expect(Amounts.groupedMinorUnits("-12,345,678", Currency("JPY")!) == -12_345_678)
+        for bad in ["1,99", "12,34.00", "1,2345", ",123", "1,,234", "1.234,56"] {
+            #expect(Amounts.groupedMinorUnits(bad, Currency("USD")!) == nil, "\(bad)")
+        }
+    }
+
     @Test("Google Play voided purchases: refunds without an amount, totalResults checked")
     func googleplayVoided() throws {
         let f = try Self.sample("googleplay-voided.json", .googleplayVoided)
