@@ -20,7 +20,9 @@ extension Audit {
     /// `verifiedAt` is the `occurredAt` of the first of them.
     ///
     /// **Owner** of a transaction: its first TransactionBound's user; else, for a renewal, the
-    /// user its original transaction is bound to; else the user of the order whose accountToken
+    /// subscription's owner (the user its original transaction is bound to, until a
+    /// TransactionTransferred of the original or of any period moves the subscription; as of each
+    /// grant for wrong-user); else the user of the order whose accountToken
     /// equals the verified appAccountToken (several: the smallest order id); else (per grant) the
     /// user of the order the grant names.
     ///
@@ -111,6 +113,14 @@ extension Audit {
             }
             if let b = t.bindings.first { return Owner(user: b.userId, proof: .position(b.position)) }
             if let u = t.subscriptionUserId {
+                // A subscription that moved: its owner then, not now (few subscriptions ever move).
+                if !p.subscriptionOwners.isEmpty, let c = t.channel, let orig = t.originalTransactionId,
+                    let o = p.subscriptionOwners[Projections.subscriptionKey(c, orig)]?.owner(before: position)
+                {
+                    return Owner(
+                        user: o.userId,
+                        proof: o.position.map { .position($0) } ?? .originalBinding(t.channel, t.app, orig))
+                }
                 return Owner(
                     user: u,
                     proof: t.originalTransactionId.map { .originalBinding(t.channel, t.app, $0) } ?? .position(nil))

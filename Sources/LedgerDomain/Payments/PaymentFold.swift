@@ -55,6 +55,7 @@ extension Projections {
                 f.channel, orig, transaction: key, productId: f.productId,
                 purchase: f.purchaseDate, expires: expires, p)
         }
+        wholeVoid(key, p)
         transactionChanged(key)
         complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
     }

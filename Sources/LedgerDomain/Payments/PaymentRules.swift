@@ -72,7 +72,7 @@ extension Audit {
     /// unacknowledged that long), log time has passed with no acknowledgement done by then: none,
     /// or one whose own time (`acknowledgedAt`, when the call succeeded) is after the deadline,
     /// however early it reached the log. A purchase the store voided or revoked before the deadline
-    /// needed none. User and order: the owner and the binding's order; positions: the verification
+    /// (a void by the store's own time, however late it reached the log) needed none. User and order: the owner and the binding's order; positions: the verification
     /// and the bindings; amount: the revenue, which Google returns to the buyer.
     static func unacknowledgedPurchase(_ t: TransactionView, _ c: inout Context) {
         guard t.channel == .googleplay, t.verified, !t.isRenewal, let bought = t.purchaseDate ?? t.verifiedAt,
@@ -81,7 +81,9 @@ extension Audit {
         let deadline = Timestamp(
             microsecondsSince1970: bought.microseconds.addingSaturated(c.options.acknowledgementWindow.microseconds))
         if let ack = t.acknowledgedAt, ack <= deadline { return }
-        if let gone = [t.storeRevokedAt, t.voidedAt].compactMap({ $0 }).min(), gone < deadline { return }
+        if let gone = [t.storeVoidedAt, t.storeRevokedAt, t.voidedAt].compactMap({ $0 }).min(), gone < deadline {
+            return
+        }
         let late = t.acknowledgedAt.map { " (acknowledged only at \($0.iso8601))" } ?? ""
         c.add(
             .unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,

@@ -115,6 +115,7 @@ extension TransactionView.Extras: BinaryFields {
         transfers = try r.array { try r.fields(TransferRecord.self) }
         revocations = try r.array { try r.fields(RevocationRecord.self) }
         upgradedAt = try r.optionalTimestamp()
+        storeVoidedAt = try r.optionalTimestamp()
     }
 
     func write(binary w: BinaryWriter) {
@@ -134,5 +135,6 @@ extension TransactionView.Extras: BinaryFields {
         w.array(transfers) { w.fields($0) }
         w.array(revocations) { w.fields($0) }
         w.timestamp(upgradedAt)
+        w.timestamp(storeVoidedAt)
     }
 }

@@ -121,6 +121,7 @@ public struct TransactionView: Hashable, Sendable, Codable {
         var transfers: [TransferRecord] = []
         var revocations: [RevocationRecord] = []
         var upgradedAt: Timestamp?
+        var storeVoidedAt: Timestamp?
     }
 
     /// The extras to change, made when there are none yet.
@@ -172,6 +173,12 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var voidedAt: Timestamp? {
         get { extras.isEmpty ? nil : extras[0].voidedAt }
         _modify { yield &changingExtras.voidedAt }
+    }
+    /// When the store voided the purchase (whole or in part), by its own clock (Google's
+    /// `voidedTimeMillis`; ``voidedAt`` and ``storeRevokedAt`` are the log's times).
+    public var storeVoidedAt: Timestamp? {
+        get { extras.isEmpty ? nil : extras[0].storeVoidedAt }
+        _modify { yield &changingExtras.storeVoidedAt }
     }
     /// Moves to other users, in log order: the last one names the owner.
     public var transfers: [TransferRecord] {

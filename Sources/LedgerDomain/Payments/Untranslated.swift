@@ -19,13 +19,27 @@ public struct UntranslatedNotice: Hashable, Sendable, Codable {
 extension Projections {
     mutating func untranslated(_ f: StoreNotificationReceived, _ ctx: FactContext) {
         // One per notification: a redelivery is the same fact (its natural key), never stored twice.
-        guard let reason = f.untranslated else { return }
+        guard let reason = f.untranslated, !alreadyCompleted(f) else { return }
         let n = UntranslatedNotice(
             position: ctx.position, channel: f.channel, notificationId: f.notificationId,
             type: f.type.raw + (f.subtype.map { "/" + $0.raw } ?? ""), transactionId: f.transactionId,
             originalTransactionId: f.originalTransactionId, reason: reason, awaiting: f.awaiting?.rawValue)
         untranslated.append(n)
         if let key = Self.awaitingKey(n) { awaitingNotices.insert(key) }
+    }
+
+    /// Whether what the notice awaits is in the log already: the verification of the transaction it
+    /// names (a backend that verified before the notification arrived), or the quantity of its void.
+    /// (A notice that names only a purchase token cannot tell which purchase it awaits: it waits.)
+    func alreadyCompleted(_ f: StoreNotificationReceived) -> Bool {
+        guard let awaiting = f.awaiting, let tx = f.transactionId else { return false }
+        switch awaiting {
+        case .verification:
+            return withTransaction(f.channel, f.app, tx, \.verified) == true
+        case .voidedQuantity:
+            return withTransaction(f.channel, f.app, tx) { $0.voidedQuantity != nil || $0.storeRevokedPosition != nil }
+                == true
+        }
     }
 
     /// What completes a notice: `channel|awaiting|tx|<id>`, or `...|token|<original>` for one that

@@ -24,6 +24,9 @@ public struct Projections: Sendable {
     /// Transaction ids used by more than one channel or app (see `Payments/TransactionKeys.swift`).
     var shared = SharedTransactionIds()
     public internal(set) var subscriptions = ViewTable<SubscriptionView>()
+    /// The owners over time of each subscription that moved to another user, by its key (few:
+    /// only those a TransactionTransferred moved).
+    public internal(set) var subscriptionOwners: [String: SubscriptionOwners] = [:]
     public internal(set) var users = ViewTable<UserView>()
     public internal(set) var anomalies: [Anomaly] = []
     /// Verified notifications recorded untranslated, until a later fact completes them
@@ -170,8 +173,8 @@ public struct Projections: Sendable {
 /// The fold's state, without the change tracking: what a snapshot holds (`Snapshot.swift`).
 extension Projections: Codable {
     private enum CodingKeys: CodingKey {
-        case products, orders, transactions, shared, subscriptions, users, anomalies, untranslated, awaitingNotices,
-            policyGrants, statements, position, logTime
+        case products, orders, transactions, shared, subscriptions, subscriptionOwners, users, anomalies, untranslated,
+            awaitingNotices, policyGrants, statements, position, logTime
     }
 }
 

@@ -56,7 +56,7 @@ extension Projections {
         if f.voidedQuantity != nil {
             complete(.voidedQuantity, f.channel, transactionId: f.transactionId, original: nil)
         }
-        void(f.channel, f.app, f.transactionId, quantity: f.voidedQuantity, ctx)
+        void(f.channel, f.app, f.transactionId, quantity: f.voidedQuantity, at: f.voidedAt, ctx)
     }
 
     /// A Voided Purchases API line with its `voidedQuantity`, imported as a statement, records the
@@ -67,17 +67,22 @@ extension Projections {
             awaitsVoidedQuantity(l.channel, tx)
         else { return }
         complete(.voidedQuantity, l.channel, transactionId: tx, original: nil)
-        void(l.channel, l.app, tx, quantity: q, ctx)
+        void(l.channel, l.app, tx, quantity: q, at: l.at, ctx)
     }
 
-    /// `quantity` units of the purchase voided (all of it, a store revocation, when nil or not less than bought).
+    /// `quantity` units of the purchase voided at `at` by the store's clock: all of it (a store
+    /// revocation) when nil or not less than bought. Before the verification says how many were
+    /// bought, a quantity is kept as a partial void, and the verification decides (``wholeVoid(_:_:)``).
     mutating func void(
-        _ channel: Channel, _ app: String?, _ transactionId: String, quantity: Int64?, _ ctx: FactContext
+        _ channel: Channel, _ app: String?, _ transactionId: String, quantity: Int64?, at: Timestamp,
+        _ ctx: FactContext
     ) {
         let key = txKey(channel, app, transactionId)
-        guard let q = quantity, q < (transactions.with(key, \.quantity) ?? 1) else {
-            return revokedByStore(key, channel, ctx)
+        updateTransaction(key, ctx.position) { t in
+            if t.storeVoidedAt.map({ at < $0 }) ?? true { t.storeVoidedAt = at }
         }
+        let bought = transactions.with(key, { $0.verified ? $0.quantity : nil }) ?? nil
+        guard let q = quantity, q < bought ?? .max else { return revokedByStore(key, channel, ctx) }
         updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = channel }
             t.voidedQuantity = q
@@ -85,6 +90,23 @@ extension Projections {
             t.voidedAt = ctx.occurredAt
         }
         refundsChanged(key)
+    }
+
+    /// A verification of a transaction voided in part before it: a void of every unit bought is a
+    /// store revocation, from the void's position.
+    mutating func wholeVoid(_ key: String, _ p: Int64) {
+        guard transactions.with(key, { $0.voidedQuantity != nil }) == true else { return }
+        var whole = false
+        updateTransaction(key, p) { t in
+            guard let q = t.voidedQuantity, q >= t.quantity, t.storeRevokedPosition == nil else { return }
+            t.storeRevokedPosition = t.voidedPosition
+            t.storeRevokedAt = t.voidedAt
+            t.voidedQuantity = nil
+            t.voidedPosition = nil
+            t.voidedAt = nil
+            whole = true
+        }
+        if whole { refundsChanged(key) }
     }
 
     mutating func apply(_ f: Refunded, _ ctx: FactContext) {

@@ -32,6 +32,9 @@ extension Projections {
 
     mutating func apply(_ f: SubscriptionRenewed, _ ctx: FactContext) {
         let p = ctx.position
+        // A renewal known only from this fact is of its subscription's environment and ownership:
+        // a sandbox subscription renews in the sandbox, a family-shared one stays shared.
+        let terms = subscriptionTerms(f.channel, f.app, f.originalTransactionId)
         if !subscriptions.contains(Self.subscriptionKey(f.channel, f.originalTransactionId))
             && existingKey(f.channel, f.app, f.originalTransactionId) == nil
         {
@@ -51,6 +54,10 @@ extension Projections {
             if t.verifiedPosition == nil {
                 t.verifiedPosition = p
                 t.verifiedAt = ctx.occurredAt
+                if let terms {
+                    t.environment = terms.environment
+                    t.ownership = terms.ownership
+                }
             }
             t.isRenewal = true
         }
@@ -69,6 +76,13 @@ extension Projections {
                 s.failure = .init(
                     at: ctx.occurredAt, graceUntil: f.gracePeriodExpiresAt,
                     billingRetry: f.inBillingRetry && f.gracePeriodExpiresAt == nil)
+            }
+            if let until = f.gracePeriodExpiresAt {
+                let grace = SubscriptionView.Grace(at: ctx.occurredAt, until: until)
+                if !s.graces.contains(grace) {
+                    s.graces.append(grace)
+                    s.graces.sort { ($0.at, $0.until) < ($1.at, $1.until) }
+                }
             }
         }
     }
@@ -158,6 +172,29 @@ extension Projections {
 
     static func subscriptionKey(_ c: Channel, _ orig: String) -> String { "\(c.rawValue):\(orig)" }
 
+    /// The environment and ownership of a subscription's purchase: its original transaction's once
+    /// verified, else (Google names a subscription by its purchase token) its earliest verified period's.
+    func subscriptionTerms(
+        _ c: Channel, _ app: String?, _ orig: String
+    ) -> (environment: StoreEnvironment, ownership: Ownership)? {
+        if let terms = withTransaction(
+            c, app, orig, { $0.verifiedPosition == nil ? nil : ($0.environment, $0.ownership) })
+            ?? nil
+        {
+            return terms
+        }
+        guard let periods = subscriptions.with(Self.subscriptionKey(c, orig), \.periods) else { return nil }
+        for period in periods.sorted(by: { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) })
+        {
+            if let terms = transactions.with(
+                period.transactionId, { $0.verifiedPosition == nil ? nil : ($0.environment, $0.ownership) }) ?? nil
+            {
+                return terms
+            }
+        }
+        return nil
+    }
+
     /// `transactionId`: the key of the period's transaction.
     mutating func addPeriod(
         _ c: Channel, _ orig: String, transaction transactionId: String, productId: String,
@@ -200,31 +237,39 @@ extension Projections {
         }
     }
 
-    /// Renewals belong to the user their original transaction is bound to.
+    /// Renewals belong to the user their original transaction is bound to, until a move of the
+    /// original or of any of its periods (a TransactionTransferred) gives the subscription to another.
     mutating func subscriptionUserChanged(_ c: Channel, _ orig: String) {
-        guard
-            let (periods, linkedFrom) = subscriptions.with(
-                Self.subscriptionKey(c, orig), { ($0.periods, $0.linkedFrom) })
-        else { return }
-        // The owner: the binding of the original transaction; Google names a subscription by its
-        // purchase token, which is no transaction id, so there it is the binding of the earliest
+        let key = Self.subscriptionKey(c, orig)
+        guard let (periods, linkedFrom) = subscriptions.with(key, { ($0.periods, $0.linkedFrom) }) else { return }
+        // The first owner: the binding of the original transaction; Google names a subscription by
+        // its purchase token, which is no transaction id, so there it is the binding of the earliest
         // purchase that has one.
         let byPurchase = periods.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
         let origKey = existingKey(c, nil, orig)
-        var user = origKey.flatMap { transactions.with($0, \.userId) ?? nil }
-        if user == nil {
-            for period in byPurchase {
-                if let u = transactions.with(
-                    period.transactionId, { $0.transfers.last?.toUserId ?? $0.bindings.first?.userId }) ?? nil
-                {
-                    user = u
-                    break
-                }
+        var first: SubscriptionOwners.Owner?
+        var moves: [SubscriptionOwners.Owner] = []
+        var keys = origKey.map { [$0] } ?? []
+        for period in byPurchase where period.transactionId != origKey { keys.append(period.transactionId) }
+        for k in keys {
+            guard let (binding, transfers) = transactions.with(k, { ($0.bindings.first, $0.transfers) }) else {
+                continue
             }
+            if first == nil, let b = binding { first = .init(userId: b.userId, position: b.position) }
+            moves += transfers.map { .init(userId: $0.toUserId, position: $0.position) }
         }
-        // A linked purchase token carries the binding of the token it replaced.
-        if user == nil, let old = linkedFrom {
-            user = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil
+        // A linked purchase token carries the owner of the token it replaced.
+        if first == nil, let old = linkedFrom, let u = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil
+        {
+            first = .init(userId: u, position: nil)
+        }
+        moves.sort { ($0.position ?? 0) < ($1.position ?? 0) }
+        let owners = SubscriptionOwners(first: first, moves: moves)
+        let user = owners.current?.userId
+        if moves.isEmpty {
+            if subscriptionOwners[key] != nil { subscriptionOwners[key] = nil }
+        } else if subscriptionOwners[key] != owners {
+            subscriptionOwners[key] = owners
         }
         if c == .googleplay, let first = byPurchase.first?.transactionId {
             // A Google renewal keeps the purchase token and gets a new order id: every period but
@@ -235,7 +280,6 @@ extension Projections {
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
             }
         }
-        let key = Self.subscriptionKey(c, orig)
         if (subscriptions.with(key, \.userId) ?? nil) != user {
             subscriptions.update(key) { $0.userId = user }
             if tracksChanges { changes.subscriptions.insert(key) }

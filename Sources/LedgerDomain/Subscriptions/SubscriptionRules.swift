@@ -52,16 +52,25 @@ extension Audit {
 }
 
 extension Audit {
-    /// The days of grace the store signed after `t`'s period (a renewal failure after its start with
-    /// a grace end past its expiry), rounded up; 0 when none.
+    /// The days of grace the store signed after `t`'s period, rounded up; 0 when none. A grace
+    /// follows the period when its renewal failure came after the period started and before any
+    /// later period did, and it runs past the period's end (a grace after a later period is that
+    /// period's: it allows this one nothing).
     static func graceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
         guard let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate,
             let end = t.expiresDate,
-            let failure = p.subscriptions.with(Projections.subscriptionKey(channel, orig), { $0.failure }) ?? nil,
-            failure.at >= start, let grace = failure.graceUntil, grace > end
+            let (graces, periods) = p.subscriptions.with(
+                Projections.subscriptionKey(channel, orig), { ($0.graces, $0.periods) })
         else { return 0 }
         let day: Int64 = 86_400_000_000
-        return (grace.microseconds - end.microseconds + day - 1) / day
+        var days: Int64 = 0
+        for grace in graces where grace.at >= start && grace.until > end {
+            let later = periods.contains {
+                $0.transactionId != t.key && $0.purchaseDate > start && $0.purchaseDate < grace.at
+            }
+            if !later { days = max(days, (grace.until.microseconds - end.microseconds + day - 1) / day) }
+        }
+        return days
     }
 }
 

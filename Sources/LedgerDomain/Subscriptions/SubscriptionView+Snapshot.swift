@@ -35,6 +35,7 @@ extension SubscriptionView: BinaryFields {
         revokedAt = try r.optionalTimestamp()
         priceConsent = try r.optional { try r.open() }
         newPrice = try r.optional { try r.money() }
+        graces = try r.array { Grace(at: try r.timestamp(), until: try r.timestamp()) }
         positions = try r.positions()
     }
 
@@ -78,6 +79,10 @@ extension SubscriptionView: BinaryFields {
         w.timestamp(revokedAt)
         w.optional(priceConsent) { w.open($0) }
         w.optional(newPrice) { w.money($0) }
+        w.array(graces) {
+            w.timestamp($0.at)
+            w.timestamp($0.until)
+        }
         w.positions(positions)
     }
 }

@@ -38,6 +38,12 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
         public var billingRetry: Bool
     }
 
+    /// A grace period the store signed after a failed renewal: access until `until`.
+    public struct Grace: Hashable, Sendable, Codable {
+        public var at: Timestamp
+        public var until: Timestamp
+    }
+
     public struct Expiry: Hashable, Sendable, Codable {
         public var at: Timestamp
         public var reason: ExpirationReason
@@ -80,6 +86,9 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
     /// The buyer's answer to a price increase, and the new price.
     public var priceConsent: PriceConsent?
     public var newPrice: Money?
+    /// Every grace the store signed, by the failure's time: the time each period may be granted
+    /// beyond its end (``failure`` keeps only the latest failure, for the state).
+    public var graces: [Grace] = []
     public var positions = PositionList()
 
     /// A period is upgraded away when an upgrade to another product happened while it ran.
@@ -155,6 +164,32 @@ public struct SubscriptionView: Hashable, Sendable, Codable {
         case .revoked: return [paid, revokedAt].compactMap { $0 }.min()
         }
     }
+}
+
+/// Who a subscription belonged to over time: kept (in ``Projections``) only for one that moved,
+/// by a TransactionTransferred of its original or of any of its periods. A renewal is owed to the
+/// owner at its grant, not to whoever holds the subscription at the end of the log.
+public struct SubscriptionOwners: Hashable, Sendable, Codable {
+    public struct Owner: Hashable, Sendable, Codable {
+        public var userId: String
+        /// The binding or the move that made them the owner (none: a linked purchase token's owner).
+        public var position: Int64?
+    }
+
+    /// Before any move: the binding of its original (or earliest bound) purchase, or the owner of
+    /// the purchase token it replaced.
+    public var first: Owner?
+    /// Each move, by position.
+    public var moves: [Owner]
+
+    /// The owner just before `position`: the last move before it, else the first owner (a grant
+    /// logged before the binding that names the owner still owes that owner), else the first move.
+    public func owner(before position: Int64) -> Owner? {
+        moves.last { ($0.position ?? 0) < position } ?? first ?? moves.first
+    }
+
+    /// The owner now.
+    public var current: Owner? { moves.last ?? first }
 }
 
 extension TransactionView {

@@ -120,6 +120,13 @@ struct History {
                     expiresDate: Timestamp(microsecondsSince1970: now.microseconds + 30 * 86_400_000_000),
                     price: price("vip.month"))))
     }
+    mutating func transfer(_ tx: String, _ id: String, from: String?, to: String) {
+        add(
+            .transactionTransferred(
+                TransactionTransferred(
+                    channel: .appstore, transactionId: tx, transferId: id, fromUserId: from, toUserId: to,
+                    method: .supportCorrection, reason: "the buyer's new account", authorizedBy: "support")))
+    }
     mutating func spend(_ id: String, _ user: String, _ amount: Int64) {
         add(.coinsSpent(CoinsSpent(spendId: id, userId: user, amount: amount)))
     }

@@ -181,6 +181,49 @@ struct EntitlementRulesTests {
         #expect(h.audit().first?.positions == [binding, h.last])
     }
 
+    @Test(
+        "wrong-user: a subscription moved to another user owes each renewal to its owner when granted, whichever period the move names"
+    )
+    func wrongUserAfterASubscriptionMoved() {
+        var h = History()
+        h.order("o1", "u1", "vip.month")
+        h.verify("m1", "vip.month", original: "m1", days: 30)
+        h.bind("m1", "o1", "u1")
+        h.grant("g1", "u1", "m1", vipMonth, order: "o1")
+        h.renew("m2", original: "m1")
+        h.grant("g2", "u1", "m2", vipMonth)
+        // Support moves the subscription (its original) to u2: later renewals are u2's, earlier ones stay u1's.
+        h.transfer("m1", "mv1", from: "u1", to: "u2")
+        let move = h.last
+        h.renew("m3", original: "m1")
+        h.grant("g3", "u2", "m3", vipMonth)
+        #expect(h.kinds() == [])
+        #expect(h.fold().subscriptions["appstore:m1"]?.userId == "u2")
+        // A renewal granted to the old owner after the move is wrong, with the move as the proof.
+        var late = h
+        late.renew("m4", original: "m1")
+        late.grant("g4", "u1", "m4", vipMonth)
+        #expect(late.kinds() == ["wrong-user"])
+        #expect(late.audit().first?.transactionId == "m4" && late.audit().first?.positions == [move, late.last])
+        // A move that names the running period (a renewal) moves the subscription from then on.
+        var running = h
+        running.transfer("m3", "mv2", from: "u2", to: "u3")
+        running.renew("m5", original: "m1")
+        running.grant("g5", "u3", "m5", vipMonth)
+        #expect(running.kinds() == [])
+        #expect(running.fold().subscriptions["appstore:m1"]?.userId == "u3")
+        // A grant to the new owner before the move was wrong then.
+        var early = History()
+        early.order("o1", "u1", "vip.month")
+        early.verify("m1", "vip.month", original: "m1", days: 30)
+        early.bind("m1", "o1", "u1")
+        early.grant("g1", "u1", "m1", vipMonth, order: "o1")
+        early.renew("m2", original: "m1")
+        early.grant("g2", "u2", "m2", vipMonth)
+        early.transfer("m1", "mv1", from: "u1", to: "u2")
+        #expect(early.kinds() == ["wrong-user"])
+    }
+
     // MARK: negative-balance
 
     @Test("negative-balance: a spend below zero names the spend; back above zero, nothing")

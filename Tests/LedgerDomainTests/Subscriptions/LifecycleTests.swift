@@ -111,6 +111,66 @@ struct LifecycleTests {
         #expect(h.kinds() == ["subscription-drift"])
     }
 
+    @Test(
+        "a period's grace is the one after it: a later period's grace allows it nothing, a later failure takes none away"
+    )
+    func graceBelongsToItsPeriod() throws {
+        func history(graceAfterFirst: Bool) throws -> History {
+            var h = History()
+            h.order("o1", "u1", "vip.month")
+            h.verify("m1", "vip.month", original: "m1", days: 30)
+            h.bind("m1", "o1", "u1")
+            h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 40), order: "o1")
+            let firstEnd = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+            func fail(_ id: String, graceFrom end: Timestamp?) {
+                h.add(
+                    .renewalFailed(
+                        RenewalFailed(
+                            channel: .appstore, originalTransactionId: "m1", notificationId: id,
+                            gracePeriodExpiresAt: end.map {
+                                Timestamp(microsecondsSince1970: $0.microseconds + 16 * Self.day * 1_000_000)
+                            }, inBillingRetry: true)), after: 30 * Self.day)
+            }
+            fail("n-1", graceFrom: graceAfterFirst ? firstEnd : nil)
+            h.renew("m2", original: "m1")
+            h.grant("g2", "u1", "m2", vipMonth)
+            let secondEnd = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+            fail("n-2", graceFrom: graceAfterFirst ? nil : secondEnd)
+            return h
+        }
+        // 40 days for the first month: allowed by the 16 days of grace after it, though a failure
+        // without grace came later; not by the grace after the second month.
+        let early = try history(graceAfterFirst: true).audit()
+        #expect(early.isEmpty, "\(early)")
+        let late = try history(graceAfterFirst: false).audit()
+        #expect(late.map(\.kind) == [.subscriptionDrift] && late.first?.transactionId == "m1")
+    }
+
+    @Test("a renewal known only as SubscriptionRenewed is of its subscription's environment and ownership")
+    func renewalsKeepTheSubscriptionsTerms() {
+        for (environment, ownership) in [(StoreEnvironment.sandbox, Ownership.purchased), (.production, .familyShared)]
+        {
+            var h = History()
+            h.order("o1", "u1", "vip.month")
+            h.add(
+                .paymentVerified(
+                    PaymentVerified(
+                        channel: .appstore, transactionId: "m1", originalTransactionId: "m1", productId: "vip.month",
+                        purchaseDate: h.now,
+                        expiresDate: Timestamp(microsecondsSince1970: h.now.microseconds + 30 * Self.day * 1_000_000),
+                        environment: environment, ownership: ownership, price: h.price("vip.month"))))
+            h.bind("m1", "o1", "u1")
+            h.grant("g1", "u1", "m1", vipMonth, order: "o1")
+            h.renew("m2", original: "m1")
+            let renewal = h.fold().transactions["m2"]
+            #expect(renewal?.environment == environment && renewal?.ownership == ownership)
+            #expect(renewal?.revenue == nil, "\(environment.raw) \(ownership.raw)")
+            // Ungranted for a day: a sandbox renewal is judged by no rule; a family-shared one is still owed.
+            h.wait(hours: 25)
+            #expect(h.kinds() == (environment == .sandbox ? [] : ["missing-grant"]))
+        }
+    }
+
     @Test("a store revocation expects a revocation; taken back, it is clean")
     func storeRevocation() {
         var h = History()
@@ -213,5 +273,29 @@ struct LifecycleTests {
         h.bind("t1", "o1", "u1")
         h.grant("g1", "u1", "t1", coins60, order: "o1")
         #expect(h.kinds() == [])
+        // The backend verified first: the notification arrives complete already, and waits for nothing.
+        var first = History()
+        first.order("o1", "u1", "coins_60")
+        first.verify("t1", "coins_60")
+        first.bind("t1", "o1", "u1")
+        first.grant("g1", "u1", "t1", coins60, order: "o1")
+        first.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .appstore, notificationId: "n-1", type: NotificationType(raw: "ONE_TIME_CHARGE"),
+                    transactionId: "t1", untranslated: "lacks the price", awaiting: .verification)))
+        #expect(first.kinds() == [] && first.fold().untranslated.isEmpty)
+        // A void's quantity logged before its partial-void notification completes it too.
+        var void = History()
+        void.add(
+            .purchaseVoided(
+                PurchaseVoided(transactionId: "GPA.1", purchaseToken: "tok", voidedAt: void.now, voidedQuantity: 1)))
+        void.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"),
+                    subtype: NotificationType(raw: "PARTIAL"), transactionId: "GPA.1", originalTransactionId: "tok",
+                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        #expect(void.fold().untranslated.isEmpty)
     }
 }
