@@ -2,9 +2,12 @@ import LedgerCore
 
 /// Subscriptions: periods from verified purchases and renewals, billing problems, plan changes, expiry.
 extension Projections {
-    /// Google: `old` was replaced by `new` at `at`; it ends there, and its user carries over.
+    /// Google: `old` was replaced by `new` at `at`; it ends there, and its user carries over. Every
+    /// renewal of the new token names the old one again: the earliest replacement stands.
     mutating func supersede(_ c: Channel, _ old: String, by new: String, at: Timestamp, _ p: Int64) {
-        updateSubscription(c, old, p) { $0.superseded = .init(at: at, by: new) }
+        updateSubscription(c, old, p) { s in
+            if s.superseded.map({ at < $0.at }) ?? true { s.superseded = .init(at: at, by: new) }
+        }
         updateSubscription(c, new, p) { $0.linkedFrom = old }
     }
 

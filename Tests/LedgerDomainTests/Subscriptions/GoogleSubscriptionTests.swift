@@ -54,4 +54,25 @@ struct GoogleSubscriptionTests {
         // Not an orphan: the first purchase is bound; the renewal needs no binding of its own.
         #expect(!Audit.run(p).contains { $0.kind == .orphanPayment })
     }
+
+    @Test("a replaced purchase token ends at its replacement, however often the new token's renewals name it")
+    func aReplacedTokenStaysEnded() {
+        var p = Self.fold(renewalFirst: false)
+        let replaced = Self.t("2026-03-10T00:00:00Z")
+        // An upgrade on 10 March: a new token linked to the old; Google's reads of its renewals name the old token too.
+        for (i, (tx, start)) in [("GPA.2", replaced), ("GPA.2..0", Self.t("2026-04-10T00:00:00Z"))].enumerated() {
+            p.apply(
+                .paymentVerified(
+                    PaymentVerified(
+                        channel: .googleplay, transactionId: tx, originalTransactionId: "token-new",
+                        productId: "vip_weekly",
+                        purchaseDate: start,
+                        expiresDate: Timestamp(microsecondsSince1970: start.microseconds + 7 * 86_400_000_000),
+                        price: Money(minorUnits: 1200, currency: Self.cny), linkedPurchaseToken: "token-abc")),
+                FactContext(position: Int64(10 + i), occurredAt: start))
+        }
+        let old = p.subscriptions["googleplay:token-abc"]
+        #expect(old?.superseded?.at == replaced && old?.accessUntil == replaced)
+        #expect(p.subscriptions["googleplay:token-new"]?.userId == "u1")
+    }
 }
