@@ -185,13 +185,18 @@ struct EntitlementRulesTests {
         "wrong-user: a subscription moved to another user owes each renewal to its owner when granted, whichever period the move names"
     )
     func wrongUserAfterASubscriptionMoved() {
-        var h = History()
-        h.order("o1", "u1", "vip.month")
-        h.verify("m1", "vip.month", original: "m1", days: 30)
-        h.bind("m1", "o1", "u1")
-        h.grant("g1", "u1", "m1", vipMonth, order: "o1")
-        h.renew("m2", original: "m1")
-        h.grant("g2", "u1", "m2", vipMonth)
+        /// u1's month of vip, then its renewal m2 granted to `renewedFor`.
+        func subscription(renewedFor user: String) -> History {
+            var h = History()
+            h.order("o1", "u1", "vip.month")
+            h.verify("m1", "vip.month", original: "m1", days: 30)
+            h.bind("m1", "o1", "u1")
+            h.grant("g1", "u1", "m1", vipMonth, order: "o1")
+            h.renew("m2", original: "m1")
+            h.grant("g2", user, "m2", vipMonth)
+            return h
+        }
+        var h = subscription(renewedFor: "u1")
         // Support moves the subscription (its original) to u2: later renewals are u2's, earlier ones stay u1's.
         h.transfer("m1", "mv1", from: "u1", to: "u2")
         let move = h.last
@@ -213,13 +218,7 @@ struct EntitlementRulesTests {
         #expect(running.kinds() == [])
         #expect(running.fold().subscriptions["appstore:m1"]?.userId == "u3")
         // A grant to the new owner before the move was wrong then.
-        var early = History()
-        early.order("o1", "u1", "vip.month")
-        early.verify("m1", "vip.month", original: "m1", days: 30)
-        early.bind("m1", "o1", "u1")
-        early.grant("g1", "u1", "m1", vipMonth, order: "o1")
-        early.renew("m2", original: "m1")
-        early.grant("g2", "u2", "m2", vipMonth)
+        var early = subscription(renewedFor: "u2")
         early.transfer("m1", "mv1", from: "u1", to: "u2")
         #expect(early.kinds() == ["wrong-user"])
     }
