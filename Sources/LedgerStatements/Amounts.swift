@@ -11,8 +11,8 @@ enum Amounts {
 
     /// As ``minorUnits(_:_:)``, and the whole part may be grouped in thousands with commas
     /// (`"1,234.56"`), as a spreadsheet that re-exports a report may write it. Any other comma is
-    /// refused, never guessed: a decimal comma (`"1,99"`), and `"1,234"` in a currency of three
-    /// decimals, which could be either.
+    /// refused, never guessed: a decimal comma (`"1,99"`, `"1.000,00"`), and `"1,234"` in a currency
+    /// of three decimals, which could be either.
     static func groupedMinorUnits(_ text: String, _ currency: Currency) -> Int64? {
         let t = text.trimmingCharacters(in: .whitespaces)
         guard t.contains(",") else { return minorUnits(t, currency) }
@@ -20,8 +20,9 @@ enum Amounts {
         if number.first == "-" || number.first == "+" { number = number.dropFirst() }
         let parts = number.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let groups = parts[0].split(separator: ",", omittingEmptySubsequences: false)
-        guard (1...3).contains(groups[0].count), groups.dropFirst().allSatisfy({ $0.count == 3 }),
-            parts.count == 2 || currency.exponent != 3
+        // Commas only in the whole part (`1.000,00`, a point grouping thousands, is refused).
+        guard groups.count > 1, parts.count == 1 || !parts[1].contains(","), (1...3).contains(groups[0].count),
+            groups.dropFirst().allSatisfy({ $0.count == 3 }), parts.count == 2 || currency.exponent != 3
         else { return nil }
         return minorUnits(t.replacingOccurrences(of: ",", with: ""), currency)
     }

@@ -173,7 +173,7 @@ enum AppStoreFinance {
                 "says \(u.value), but the units sold (the S rows' Quantity) add up to \(units)")
         }
         if let a = totals["Total_Amount"], let currency {
-            guard Amounts.minorUnits(a.value, currency) == amount else {
+            guard Amounts.groupedMinorUnits(a.value, currency) == amount else {
                 throw StatementError(
                     line: a.line, column: a.column, field: "Total_Amount",
                     "says \(a.value), but the rows' Extended Partner Share adds up to \(Amounts.text(amount, currency))"

@@ -409,6 +409,9 @@ struct StatementParserTests {
         #expect(
             quoted.lines.map(\.amount)
                 == (try Self.sample("appstore-finance-2026-03.tsv", .appstoreFinance)).lines.map(\.amount))
+        // The report's total may be grouped as its rows may.
+        let groupedTotal = finance.replacingOccurrences(of: "Total_Amount\t5006.40", with: "Total_Amount\t5,006.40")
+        #expect(try StatementParser.parse(Array(groupedTotal.utf8), source: .appstoreFinance).lines.count == 4)
         // A quoted CSV field over two lines: every later line keeps its own number, in errors and on the lines.
         let earnings = try Self.text("googleplay-earnings-2026-03.csv")
         let twoLines = earnings.replacingOccurrences(
@@ -434,7 +437,7 @@ struct StatementParserTests {
         #expect(Amounts.groupedMinorUnits("1,234", Currency("KWD")!) == nil)
         #expect(Amounts.groupedMinorUnits("1,234.500", Currency("KWD")!) == 1_234_500)
         #expect(Amounts.groupedMinorUnits("-12,345,678", Currency("JPY")!) == -12_345_678)
-        for bad in ["1,99", "12,34.00", "1,2345", ",123", "1,,234", "1.234,56"] {
+        for bad in ["1,99", "12,34.00", "1,2345", ",123", "1,,234", "1.234,56", "1.000,00", "12.500,00", "1,000.00,0"] {
             #expect(Amounts.groupedMinorUnits(bad, Currency("USD")!) == nil, "\(bad)")
         }
     }
