@@ -112,15 +112,21 @@ extension Audit {
                 return Owner(user: m.toUserId, proof: .position(m.position))
             }
             if let b = t.bindings.first { return Owner(user: b.userId, proof: .position(b.position)) }
-            if let u = t.subscriptionUserId {
-                // A subscription that moved: its owner then, not now (few subscriptions ever move).
-                if !p.subscriptionOwners.isEmpty, let c = t.channel, let orig = t.originalTransactionId,
-                    let o = p.subscriptionOwners[Projections.subscriptionKey(c, orig)]?.owner(before: position)
-                {
+            // A subscription that moved: its owner then, not now (few subscriptions ever move); when
+            // nothing says who held it then, the order its token names, as for any purchase.
+            var moved = false
+            if !p.subscriptionOwners.isEmpty, t.subscriptionUserId != nil, let c = t.channel,
+                let orig = t.originalTransactionId,
+                let owners = p.subscriptionOwners[Projections.subscriptionKey(c, orig)]
+            {
+                if let o = owners.owner(before: position) {
                     return Owner(
                         user: o.userId,
                         proof: o.position.map { .position($0) } ?? .originalBinding(t.channel, t.app, orig))
                 }
+                moved = true
+            }
+            if let u = t.subscriptionUserId, !moved {
                 return Owner(
                     user: u,
                     proof: t.originalTransactionId.map { .originalBinding(t.channel, t.app, $0) } ?? .position(nil))

@@ -41,6 +41,7 @@ extension Projections {
             t.appAccountToken = f.appAccountToken
             t.environment = f.environment
             t.ownership = f.ownership
+            t.termsFromSubscription = false
             if t.verifiedPosition == nil {
                 t.verifiedPosition = p
                 t.verifiedAt = ctx.occurredAt
@@ -54,6 +55,7 @@ extension Projections {
             addPeriod(
                 f.channel, orig, transaction: key, productId: f.productId,
                 purchase: f.purchaseDate, expires: expires, p)
+            if !renewal { renewalsTakeTerms(f.channel, f.app, orig, p) }
         }
         wholeVoid(key, p)
         transactionChanged(key)

@@ -71,8 +71,9 @@ extension Audit {
     /// `purchaseDate` + the acknowledgement window (72 hours; Google refunds a purchase left
     /// unacknowledged that long), log time has passed with no acknowledgement done by then: none,
     /// or one whose own time (`acknowledgedAt`, when the call succeeded) is after the deadline,
-    /// however early it reached the log. A purchase the store voided or revoked before the deadline
-    /// (a void by the store's own time, however late it reached the log) needed none. User and order: the owner and the binding's order; positions: the verification
+    /// however early it reached the log. A purchase the store voided whole or revoked before the
+    /// deadline (a void by the store's own time, however late it reached the log) needed none; a
+    /// partial void leaves the rest to acknowledge. User and order: the owner and the binding's order; positions: the verification
     /// and the bindings; amount: the revenue, which Google returns to the buyer.
     static func unacknowledgedPurchase(_ t: TransactionView, _ c: inout Context) {
         guard t.channel == .googleplay, t.verified, !t.isRenewal, let bought = t.purchaseDate ?? t.verifiedAt,
@@ -81,9 +82,8 @@ extension Audit {
         let deadline = Timestamp(
             microsecondsSince1970: bought.microseconds.addingSaturated(c.options.acknowledgementWindow.microseconds))
         if let ack = t.acknowledgedAt, ack <= deadline { return }
-        if let gone = [t.storeVoidedAt, t.storeRevokedAt, t.voidedAt].compactMap({ $0 }).min(), gone < deadline {
-            return
-        }
+        // Taken back whole before it: a partial void leaves the rest to acknowledge.
+        if t.storeRevokedPosition != nil, let gone = t.revokedAtByStore ?? t.storeRevokedAt, gone < deadline { return }
         let late = t.acknowledgedAt.map { " (acknowledged only at \($0.iso8601))" } ?? ""
         c.add(
             .unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,

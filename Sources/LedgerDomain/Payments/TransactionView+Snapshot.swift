@@ -63,6 +63,7 @@ extension TransactionView: BinaryFields {
         ownership = try r.open()
         grants = try r.few { try r.fields(GrantRecord.self) }
         upgraded = try r.bool()
+        termsFromSubscription = try r.bool()
         positions = try r.positions()
         subscriptionUserId = try r.optionalString()
         extras = try r.array { try r.fields(Extras.self) }
@@ -95,6 +96,7 @@ extension TransactionView: BinaryFields {
         w.open(ownership)
         w.few(grants) { w.fields($0) }
         w.bool(upgraded)
+        w.bool(termsFromSubscription)
         w.positions(positions)
         w.string(subscriptionUserId)
         w.array(extras) { w.fields($0) }
@@ -115,7 +117,8 @@ extension TransactionView.Extras: BinaryFields {
         transfers = try r.array { try r.fields(TransferRecord.self) }
         revocations = try r.array { try r.fields(RevocationRecord.self) }
         upgradedAt = try r.optionalTimestamp()
-        storeVoidedAt = try r.optionalTimestamp()
+        revokedAtByStore = try r.optionalTimestamp()
+        voidedAtByStore = try r.optionalTimestamp()
     }
 
     func write(binary w: BinaryWriter) {
@@ -135,6 +138,7 @@ extension TransactionView.Extras: BinaryFields {
         w.array(transfers) { w.fields($0) }
         w.array(revocations) { w.fields($0) }
         w.timestamp(upgradedAt)
-        w.timestamp(storeVoidedAt)
+        w.timestamp(revokedAtByStore)
+        w.timestamp(voidedAtByStore)
     }
 }

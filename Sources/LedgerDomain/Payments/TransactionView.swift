@@ -71,6 +71,9 @@ public struct TransactionView: Hashable, Sendable, Codable {
     /// What refund requests and declines said, before any refund.
     public var noticeState: RefundState = .none
     public var upgraded = false
+    /// A renewal known only from SubscriptionRenewed: its environment and ownership are its
+    /// subscription's, and follow them when the subscription's purchase is verified after it.
+    public var termsFromSubscription = false
 
     public var environment: StoreEnvironment {
         get { environmentCode.value ?? unknownValues[0].environment! }
@@ -121,7 +124,8 @@ public struct TransactionView: Hashable, Sendable, Codable {
         var transfers: [TransferRecord] = []
         var revocations: [RevocationRecord] = []
         var upgradedAt: Timestamp?
-        var storeVoidedAt: Timestamp?
+        var revokedAtByStore: Timestamp?
+        var voidedAtByStore: Timestamp?
     }
 
     /// The extras to change, made when there are none yet.
@@ -174,11 +178,18 @@ public struct TransactionView: Hashable, Sendable, Codable {
         get { extras.isEmpty ? nil : extras[0].voidedAt }
         _modify { yield &changingExtras.voidedAt }
     }
-    /// When the store voided the purchase (whole or in part), by its own clock (Google's
-    /// `voidedTimeMillis`; ``voidedAt`` and ``storeRevokedAt`` are the log's times).
-    public var storeVoidedAt: Timestamp? {
-        get { extras.isEmpty ? nil : extras[0].storeVoidedAt }
-        _modify { yield &changingExtras.storeVoidedAt }
+    /// When the store took the purchase back whole, by its own clock (a whole void's `voidedAt`, a
+    /// StoreRevoked's `revokedAt`, a REVOKE notification's `signedDate`; the earliest):
+    /// ``storeRevokedAt`` is the log's time. Nil when the store gave none.
+    public var revokedAtByStore: Timestamp? {
+        get { extras.isEmpty ? nil : extras[0].revokedAtByStore }
+        _modify { yield &changingExtras.revokedAtByStore }
+    }
+    /// When the store voided part of the purchase (``voidedQuantity``), by its own clock
+    /// (``voidedAt`` is the log's time).
+    public var voidedAtByStore: Timestamp? {
+        get { extras.isEmpty ? nil : extras[0].voidedAtByStore }
+        _modify { yield &changingExtras.voidedAtByStore }
     }
     /// Moves to other users, in log order: the last one names the owner.
     public var transfers: [TransferRecord] {

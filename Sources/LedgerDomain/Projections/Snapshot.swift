@@ -10,7 +10,8 @@ extension Projections {
     /// scenarios give, so such a change fails a test until this is raised and the pin updated.
     /// 3: each view's fields preceded by their length (``ViewRecord``). 4: money's exact rest below
     /// a minor unit; subscriptions' lifecycle; notifications not yet translated. 9: subscriptions'
-    /// owners over time and every grace; the store's own time of a void.
+    /// owners over time and every grace; the store's own times of voids and revocations; renewals
+    /// that take their terms from their subscription.
     public static let snapshotVersion = 9
 
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on

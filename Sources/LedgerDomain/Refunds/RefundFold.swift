@@ -17,15 +17,16 @@ extension Projections {
                 ?? f.originalTransactionId.flatMap { currentPeriod(f.channel, $0, at: f.signedAt ?? ctx.occurredAt) }
         }
         guard let txId else { return }
-        revokedByStore(txId, f.channel, ctx)
+        revokedByStore(txId, f.channel, at: f.signedAt, ctx)
     }
 
-    /// The store took transaction `key` back, whole, at this fact.
-    mutating func revokedByStore(_ key: String, _ channel: Channel, _ ctx: FactContext) {
+    /// The store took transaction `key` back, whole, at this fact (and at `at` by its own clock).
+    mutating func revokedByStore(_ key: String, _ channel: Channel, at: Timestamp?, _ ctx: FactContext) {
         updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = channel }
             t.storeRevokedPosition = ctx.position
             t.storeRevokedAt = ctx.occurredAt
+            if let at, t.revokedAtByStore.map({ at < $0 }) ?? true { t.revokedAtByStore = at }
         }
         refundsChanged(key)
     }
@@ -48,14 +49,13 @@ extension Projections {
                 if s.revokedAt.map({ $0 > f.revokedAt }) ?? true { s.revokedAt = f.revokedAt }
             }
         }
-        revokedByStore(txId, f.channel, ctx)
+        revokedByStore(txId, f.channel, at: f.revokedAt, ctx)
     }
 
     /// Google voided a purchase: all of it (a store revocation), or part of its quantity.
     mutating func apply(_ f: PurchaseVoided, _ ctx: FactContext) {
-        if f.voidedQuantity != nil {
-            complete(.voidedQuantity, f.channel, transactionId: f.transactionId, original: nil)
-        }
+        // A void with its quantity, or of the whole purchase, answers a partial void's notice.
+        complete(.voidedQuantity, f.channel, transactionId: f.transactionId, original: nil)
         void(f.channel, f.app, f.transactionId, quantity: f.voidedQuantity, at: f.voidedAt, ctx)
     }
 
@@ -78,16 +78,14 @@ extension Projections {
         _ ctx: FactContext
     ) {
         let key = txKey(channel, app, transactionId)
-        updateTransaction(key, ctx.position) { t in
-            if t.storeVoidedAt.map({ at < $0 }) ?? true { t.storeVoidedAt = at }
-        }
         let bought = transactions.with(key, { $0.verified ? $0.quantity : nil }) ?? nil
-        guard let q = quantity, q < bought ?? .max else { return revokedByStore(key, channel, ctx) }
+        guard let q = quantity, q < bought ?? .max else { return revokedByStore(key, channel, at: at, ctx) }
         updateTransaction(key, ctx.position) { t in
             if t.channel == nil { t.channel = channel }
             t.voidedQuantity = q
             t.voidedPosition = ctx.position
             t.voidedAt = ctx.occurredAt
+            t.voidedAtByStore = at
         }
         refundsChanged(key)
     }
@@ -101,9 +99,11 @@ extension Projections {
             guard let q = t.voidedQuantity, q >= t.quantity, t.storeRevokedPosition == nil else { return }
             t.storeRevokedPosition = t.voidedPosition
             t.storeRevokedAt = t.voidedAt
+            t.revokedAtByStore = t.voidedAtByStore
             t.voidedQuantity = nil
             t.voidedPosition = nil
             t.voidedAt = nil
+            t.voidedAtByStore = nil
             whole = true
         }
         if whole { refundsChanged(key) }

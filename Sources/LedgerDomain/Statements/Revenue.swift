@@ -137,16 +137,22 @@ public enum Revenue {
                 }
             }
             guard t.refunds.isEmpty else { continue }
-            if let at = t.storeRevokedAt, t.storeRevokedPosition != nil, ch == .googleplay {
-                update(at, ch, price.currency) {
-                    $0.ledger.refunds += 1
-                    $0.ledger.addRefunded(price)
-                }
-            } else if let at = t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
+            // Voids at the store's own dates: a partial one's share on its day, and a whole one
+            // after it the rest on its own.
+            var voided: Money?
+            if let at = t.voidedAtByStore ?? t.voidedAt, let q = t.voidedQuantity, t.quantity > 0 {
                 let share = price.share(q, t.quantity)
+                voided = share
                 update(at, ch, price.currency) {
                     $0.ledger.refunds += 1
                     $0.ledger.addRefunded(share)
+                }
+            }
+            if let at = t.revokedAtByStore ?? t.storeRevokedAt, t.storeRevokedPosition != nil, ch == .googleplay {
+                let rest = voided.flatMap { price.adding($0.negated) } ?? price
+                update(at, ch, price.currency) {
+                    $0.ledger.refunds += 1
+                    $0.ledger.addRefunded(rest)
                 }
             }
         }

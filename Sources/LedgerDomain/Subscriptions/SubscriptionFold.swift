@@ -57,6 +57,7 @@ extension Projections {
             if t.verifiedPosition == nil {
                 t.verifiedPosition = p
                 t.verifiedAt = ctx.occurredAt
+                t.termsFromSubscription = true
                 if let terms {
                     t.environment = terms.environment
                     t.ownership = terms.ownership
@@ -176,26 +177,42 @@ extension Projections {
     static func subscriptionKey(_ c: Channel, _ orig: String) -> String { "\(c.rawValue):\(orig)" }
 
     /// The environment and ownership of a subscription's purchase: its original transaction's once
-    /// verified, else (Google names a subscription by its purchase token) its earliest verified period's.
+    /// verified, else (Google names a subscription by its purchase token) its earliest verified
+    /// period's; never a period's that took them from the subscription.
     func subscriptionTerms(
         _ c: Channel, _ app: String?, _ orig: String
     ) -> (environment: StoreEnvironment, ownership: Ownership)? {
-        if let terms = withTransaction(
-            c, app, orig, { $0.verifiedPosition == nil ? nil : ($0.environment, $0.ownership) })
-            ?? nil
-        {
-            return terms
+        func own(_ t: TransactionView) -> (StoreEnvironment, Ownership)? {
+            t.verifiedPosition == nil || t.termsFromSubscription ? nil : (t.environment, t.ownership)
         }
+        if let terms = withTransaction(c, app, orig, own) ?? nil { return terms }
         guard let periods = subscriptions.with(Self.subscriptionKey(c, orig), \.periods) else { return nil }
         for period in periods.sorted(by: { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) })
         {
-            if let terms = transactions.with(
-                period.transactionId, { $0.verifiedPosition == nil ? nil : ($0.environment, $0.ownership) }) ?? nil
-            {
-                return terms
-            }
+            if let terms = transactions.with(period.transactionId, own) ?? nil { return terms }
         }
         return nil
+    }
+
+    /// A purchase of the subscription was verified: the renewals that took their terms from it
+    /// before it was known take them now.
+    mutating func renewalsTakeTerms(_ c: Channel, _ app: String?, _ orig: String, _ p: Int64) {
+        guard let terms = subscriptionTerms(c, app, orig),
+            let periods = subscriptions.with(Self.subscriptionKey(c, orig), \.periods)
+        else { return }
+        for period in periods
+        where transactions.with(
+            period.transactionId,
+            {
+                $0.termsFromSubscription && ($0.environment != terms.environment || $0.ownership != terms.ownership)
+            }) == true
+        {
+            updateTransaction(period.transactionId, p) { t in
+                t.environment = terms.environment
+                t.ownership = terms.ownership
+            }
+            transactionChanged(period.transactionId)
+        }
     }
 
     /// `transactionId`: the key of the period's transaction.
@@ -259,7 +276,7 @@ extension Projections {
                 continue
             }
             if first == nil, let b = binding { first = .init(userId: b.userId, position: b.position) }
-            moves += transfers.map { .init(userId: $0.toUserId, position: $0.position) }
+            moves += transfers.map { .init(userId: $0.toUserId, position: $0.position, fromUserId: $0.fromUserId) }
         }
         // A linked purchase token carries the owner of the token it replaced.
         if first == nil, let old = linkedFrom, let u = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil

@@ -53,9 +53,9 @@ extension Audit {
 
 extension Audit {
     /// The days of grace the store signed after `t`'s period, rounded up; 0 when none. A grace
-    /// follows the period when its renewal failure came after the period started and before any
-    /// later period did, and it runs past the period's end (a grace after a later period is that
-    /// period's: it allows this one nothing).
+    /// follows the period when its renewal failure came after the period started, it runs past the
+    /// period's end, and no later period lies between them (began before the failure and ended
+    /// before the grace did): a grace after a later period is that period's, and allows this one nothing.
     static func graceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
         guard let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate,
             let end = t.expiresDate,
@@ -65,8 +65,12 @@ extension Audit {
         let day: Int64 = 86_400_000_000
         var days: Int64 = 0
         for grace in graces where grace.at >= start && grace.until > end {
+            // A later period that began before the failure and ended before the grace's end is the
+            // one the grace followed. (A recovery that keeps the renewal date begins at this period's
+            // end, before a failure logged late, and runs past the grace: it takes nothing.)
             let later = periods.contains {
                 $0.transactionId != t.key && $0.purchaseDate > start && $0.purchaseDate < grace.at
+                    && $0.expiresDate < grace.until
             }
             if !later { days = max(days, (grace.until.microseconds - end.microseconds + day - 1) / day) }
         }

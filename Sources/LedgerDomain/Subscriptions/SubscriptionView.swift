@@ -174,6 +174,8 @@ public struct SubscriptionOwners: Hashable, Sendable, Codable {
         public var userId: String
         /// The binding or the move that made them the owner (none: a linked purchase token's owner).
         public var position: Int64?
+        /// A move's: the user who held it before, as the mover saw it.
+        public var fromUserId: String?
     }
 
     /// Before any move: the binding of its original (or earliest bound) purchase, or the owner of
@@ -183,9 +185,12 @@ public struct SubscriptionOwners: Hashable, Sendable, Codable {
     public var moves: [Owner]
 
     /// The owner just before `position`: the last move before it, else the first owner (a grant
-    /// logged before the binding that names the owner still owes that owner), else the first move.
+    /// logged before the binding that names the owner still owes that owner), else the user the
+    /// first move names as the one who held it before; nil when nothing says.
     public func owner(before position: Int64) -> Owner? {
-        moves.last { ($0.position ?? 0) < position } ?? first ?? moves.first
+        if let move = moves.last(where: { ($0.position ?? 0) < position }) { return move }
+        if let first { return first }
+        return moves.first?.fromUserId.map { Owner(userId: $0, position: moves.first?.position) }
     }
 
     /// The owner now.

@@ -221,6 +221,16 @@ struct EntitlementRulesTests {
         var early = subscription(renewedFor: "u2")
         early.transfer("m1", "mv1", from: "u1", to: "u2")
         #expect(early.kinds() == ["wrong-user"])
+        // Owned through its token's order alone (no binding): before the move, the user the move names as the holder.
+        let token = UUID()
+        var unbound = History()
+        unbound.order("o1", "u1", "vip.month", token: token)
+        unbound.verify("m1", "vip.month", original: "m1", days: 30, token: token)
+        unbound.grant("g1", "u1", "m1", vipMonth, order: "o1")
+        unbound.renew("m2", original: "m1")
+        unbound.grant("g2", "u1", "m2", vipMonth)
+        unbound.transfer("m1", "mv1", from: "u1", to: "u2")
+        #expect(unbound.kinds() == [], "\(unbound.audit())")
     }
 
     // MARK: negative-balance

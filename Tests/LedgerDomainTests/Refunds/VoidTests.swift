@@ -55,5 +55,44 @@ struct VoidTests {
                 after: 4 * 86_400)
             #expect(h.kinds().contains("unacknowledged-purchase") == finding, "voided after \(voidedAfterHours) h")
         }
+        // A partial void leaves the rest to acknowledge.
+        var h = History()
+        let bought = h.now
+        Self.verify(&h, quantity: 3, at: bought)
+        Self.void(&h, quantity: 1, at: Timestamp(microsecondsSince1970: bought.microseconds + Self.hour))
+        h.wait(hours: 80)
+        #expect(h.kinds().contains("unacknowledged-purchase"))
+    }
+
+    @Test("revenue dates a void by the store's time: a partial void's share on its day, the rest on the whole void's")
+    func revenueAtTheStoresDates() {
+        let day: Int64 = 24 * Self.hour
+        var h = History()
+        let bought = h.now
+        Self.verify(&h, quantity: 3, at: bought)
+        Self.void(
+            &h, quantity: 1, at: Timestamp(microsecondsSince1970: bought.microseconds + 3 * day), after: 5 * 86_400)
+        Self.void(&h, quantity: nil, at: Timestamp(microsecondsSince1970: bought.microseconds + 6 * day), after: 86_400)
+        let rows = Revenue.compute(h.fold(), by: .day).filter { $0.ledger.refunds > 0 }
+        // Logged on days 5 and 6; voided on days 3 (one unit of three: 6.00) and 6 (the rest: 12.00).
+        let day3 = Timestamp(microsecondsSince1970: bought.microseconds + 3 * day).iso8601.prefix(10)
+        let day6 = Timestamp(microsecondsSince1970: bought.microseconds + 6 * day).iso8601.prefix(10)
+        #expect(rows.map(\.period) == [String(day3), String(day6)])
+        #expect(rows.map(\.ledger.refunded) == [600, 1200])
+    }
+
+    @Test("a whole void answers a partial void's notice, whichever comes first")
+    func aWholeVoidCompletesANotice() {
+        var h = History()
+        Self.verify(&h, quantity: 3, at: h.now)
+        h.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"),
+                    subtype: NotificationType(raw: "PARTIAL"), transactionId: "GPA.1", originalTransactionId: "tok1",
+                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        #expect(!h.fold().untranslated.isEmpty)
+        Self.void(&h, quantity: nil, at: h.now)
+        #expect(h.fold().untranslated.isEmpty)
     }
 }

@@ -146,6 +146,32 @@ struct LifecycleTests {
         #expect(late.map(\.kind) == [.subscriptionDrift] && late.first?.transactionId == "m1")
     }
 
+    @Test("a recovery that keeps the renewal date, before a failure logged late, leaves the period its grace")
+    func graceWithARecoveryAtTheRenewalDate() throws {
+        var h = History()
+        h.order("o1", "u1", "vip.month")
+        h.verify("m1", "vip.month", original: "m1", days: 30)
+        h.bind("m1", "o1", "u1")
+        h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 46), order: "o1")
+        let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+        h.add(
+            .renewalFailed(
+                RenewalFailed(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
+                    gracePeriodExpiresAt: Timestamp(
+                        microsecondsSince1970: end.microseconds + 16 * Self.day * 1_000_000),
+                    inBillingRetry: true)), after: 30 * Self.day + 3_600)
+        h.add(
+            .subscriptionRenewed(
+                SubscriptionRenewed(
+                    channel: .appstore, originalTransactionId: "m1", transactionId: "m2", productId: "vip.month",
+                    purchaseDate: end,
+                    expiresDate: Timestamp(microsecondsSince1970: end.microseconds + 30 * Self.day * 1_000_000),
+                    price: h.price("vip.month"))))
+        h.grant("g2", "u1", "m2", vipMonth)
+        #expect(h.kinds() == [])
+    }
+
     @Test("a renewal known only as SubscriptionRenewed is of its subscription's environment and ownership")
     func renewalsKeepTheSubscriptionsTerms() {
         for (environment, ownership) in [(StoreEnvironment.sandbox, Ownership.purchased), (.production, .familyShared)]
@@ -169,6 +195,18 @@ struct LifecycleTests {
             h.wait(hours: 25)
             #expect(h.kinds() == (environment == .sandbox ? [] : ["missing-grant"]))
         }
+        // The renewal logged before the subscription's purchase takes its terms when the purchase comes.
+        var late = History()
+        late.renew("m2", original: "m1")
+        late.add(
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .appstore, transactionId: "m1", originalTransactionId: "m1", productId: "vip.month",
+                    purchaseDate: late.now,
+                    expiresDate: Timestamp(microsecondsSince1970: late.now.microseconds + 30 * Self.day * 1_000_000),
+                    environment: .sandbox, price: late.price("vip.month"))))
+        #expect(late.fold().transactions["m2"]?.environment == .sandbox)
+        #expect(Revenue.compute(late.fold(), by: .day).isEmpty)
     }
 
     @Test("a store revocation expects a revocation; taken back, it is clean")
