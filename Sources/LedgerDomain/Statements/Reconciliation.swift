@@ -44,6 +44,7 @@ extension Audit {
         var listed: Set<String> = []
         var mismatches: [String: [(line: StatementLineRecord, log: Money, position: Int64?)]] = [:]
         var unrecordedRefunds: [String: [StatementLineRecord]] = [:]
+        var refundLines: [String: [StatementLineRecord]] = [:]
         for record in book.lines.values {
             let l = record.line
             guard let tx = l.transactionId, l.isRevenue else { continue }
@@ -68,10 +69,13 @@ extension Audit {
                     mismatches[key, default: []].append((record, price, t.verifiedPosition))
                 }
             case .refund:
-                refundLine(record, t, key, &mismatches, &unrecordedRefunds, &c)
+                refundLines[key, default: []].append(record)
             case .fee, .feeRefund, .other:
                 continue
             }
+        }
+        for (key, records) in refundLines {
+            Self.refundLines(records, c.p.transactions[key], key, &mismatches, &unrecordedRefunds, &c)
         }
         for (key, items) in mismatches { amountMismatch(key, items, &c) }
         for (key, records) in unrecordedRefunds { unrecordedRefund(key, records, &c) }
@@ -82,23 +86,41 @@ extension Audit {
         "\(r.line.source.rawValue) \(r.line.digest.prefix(19)) line \(r.line.line)"
     }
 
-    static func refundLine(
-        _ record: StatementLineRecord, _ t: TransactionView?, _ key: String,
+    /// A transaction's refund lines, in the order they were logged. A line naming a refund id
+    /// needs the log's refund of that id, or one of the log's refunds that no line names by id (the
+    /// log may have written the id otherwise); one the store revoked or voided without a refund id
+    /// answers any. A line naming none needs any refund, revocation or void of the transaction. A
+    /// refund later reversed counts: the log did record it.
+    static func refundLines(
+        _ records: [StatementLineRecord], _ t: TransactionView?, _ key: String,
         _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]],
         _ unrecorded: inout [String: [StatementLineRecord]], _ c: inout Context
     ) {
-        let l = record.line
-        if let t {
-            if let id = l.refundId, let r = t.refunds.first(where: { $0.refundId == id }) {
-                if let amount = l.amount, amount != r.amount {
-                    mismatches[key, default: []].append((record, r.amount, r.position))
+        let sorted = records.sorted { $0.position < $1.position }
+        let named = Set(sorted.compactMap(\.line.refundId))
+        var spare = t.map { t in t.refunds.filter { !named.contains($0.refundId) }.count } ?? 0
+        let revoked = t.map { $0.storeRevokedPosition != nil || $0.voidedPosition != nil } ?? false
+        for record in sorted {
+            let l = record.line
+            if let t {
+                if let id = l.refundId, let r = t.refunds.first(where: { $0.refundId == id }) {
+                    if let amount = l.amount, amount != r.amount {
+                        mismatches[key, default: []].append((record, r.amount, r.position))
+                    }
+                    continue
                 }
-                return
+                if l.refundId == nil, !t.refunds.isEmpty || revoked { continue }
+                if l.refundId != nil {
+                    if spare > 0 {
+                        spare -= 1
+                        continue
+                    }
+                    if t.refunds.isEmpty && revoked { continue }
+                }
             }
-            if !t.refunds.isEmpty || t.storeRevokedPosition != nil || t.voidedPosition != nil { return }
+            guard c.passed(l.at, c.options.statementWindow) else { continue }
+            unrecorded[key, default: []].append(record)
         }
-        guard c.passed(l.at, c.options.statementWindow) else { return }
-        unrecorded[key, default: []].append(record)
     }
 
     /// One unrecorded-refund per transaction, however many statements (an earnings report and a
@@ -123,13 +145,17 @@ extension Audit {
         let sorted = items.sorted { $0.line.position < $1.line.position }
         guard let first = sorted.first, let stated = first.line.line.amount else { return }
         let log = first.log
-        let risk =
-            stated.currency == log.currency
-            ? Money(
-                minorUnits: (stated.minorUnits - log.minorUnits).magnitude > UInt64(Int64.max)
-                    ? .max : abs(stated.minorUnits - log.minorUnits),
-                currency: stated.currency)
-            : stated
+        // The difference exactly, below a minor unit too (a store's 1.995 against 1.99); held at
+        // the bound when it overflows.
+        let risk: Money
+        if stated.currency == log.currency {
+            let difference = stated.adding(log.negated)
+            risk =
+                difference.map { $0.millionths < 0 ? $0.negated : $0 }
+                ?? Money(minorUnits: .max, currency: stated.currency)
+        } else {
+            risk = stated
+        }
         let what = first.line.line.kind == .sale ? "sale" : "refund"
         let order = c.p.transactions[key]?.orderId ?? c.order(named: first.line.line.orderId)
         c.add(

@@ -218,6 +218,63 @@ struct ReconciliationRuleTests {
         #expect(found.map(\.transactionId) == (unconfirmed ? ["B"] : []))
     }
 
+    @Test(
+        "a second refund the log never recorded is unrecorded, though the log has the first; one the log wrote by another id is not"
+    )
+    func refundsByTheirIds() {
+        func audit(_ logIds: [String], _ lineIds: [String]) -> [Finding] {
+            var facts = [Self.verified("A", 3000, Self.t0), Self.statement]
+            for (i, id) in lineIds.enumerated() {
+                facts.append(Self.line(Int64(i + 2), .refund, "A", 1000, Self.at(3), refundId: id))
+            }
+            for id in logIds {
+                facts.append(
+                    (
+                        .refunded(
+                            Refunded(
+                                channel: .wechat, transactionId: "A", refundId: id, amount: Self.cny(1000),
+                                refundedAt: Self.at(3))), Self.at(4)
+                    ))
+            }
+            facts.append(
+                (
+                    .orderCreated(
+                        OrderCreated(
+                            orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300",
+                            price: Self.cny(3000))), Self.at(30)
+                ))
+            return Audit.run(Self.fold(facts)).filter { $0.kind == .unrecordedRefund }
+        }
+        let second = audit(["R1"], ["R1", "R2"])
+        #expect(second.count == 1 && second.first?.detail.contains("refund R2") == true, "\(second)")
+        #expect(audit(["R1", "R2"], ["R1", "R2"]).isEmpty)
+        // The log wrote its refund by our own refund number: the one line is that refund; a second is not.
+        #expect(audit(["our-refund-1"], ["R1"]).isEmpty)
+        #expect(audit(["our-refund-1"], ["R1", "R2"]).count == 1)
+    }
+
+    @Test("an amount mismatch below a minor unit is at risk by exactly that")
+    func mismatchBelowAMinorUnit() {
+        let usd = Currency("USD")!
+        let price = Money(storeAmount: 1995, unit: .milliunits, currency: usd)!
+        var sale = StatementLine(
+            digest: "sha256:aa", line: 2, source: .wechatTradeBill, kind: .sale, transactionId: "F",
+            amount: Money(minorUnits: 199, currency: usd), at: Self.t0)
+        sale.productId = "wx_coins_300"
+        let facts: [(Fact, Timestamp)] = [
+            (
+                .paymentVerified(
+                    PaymentVerified(
+                        channel: .wechat, transactionId: "F", productId: "wx_coins_300", purchaseDate: Self.t0,
+                        price: price)), Self.t0
+            ),
+            Self.statement, (.statementLine(sale), Self.at(24)),
+        ]
+        let mismatch = Audit.run(Self.fold(facts)).first { $0.kind == .amountMismatch }
+        #expect(mismatch?.amountAtRisk == Money(storeAmount: 5, unit: .milliunits, currency: usd))
+        #expect(mismatch?.amountAtRisk?.description == "0.005 USD")
+    }
+
     @Test("each rule, with the window measured in log time")
     func rules() {
         var facts = [
