@@ -201,9 +201,14 @@ enum WeChatBill {
                 }
                 at = t
             }
-            let amount = state == "REVOKED" && !refundBill ? try row.amount(layout.sale, c) : try row.amount("退款金额", c)
+            // The refund as asked, coupons included (申请退款金额, as a sale is its 订单金额, and as the
+            // refund's notification says it); 退款金额 is that less the non-recharge coupons' part.
+            // The v2 bill has only 退款金额.
+            let refunded = row.raw("申请退款金额") != nil ? "申请退款金额" : "退款金额"
+            let amount =
+                state == "REVOKED" && !refundBill ? try row.amount(layout.sale, c) : try row.amount(refunded, c)
             guard amount > 0 else {
-                throw row.fail("退款金额", "a refund of \(Amounts.text(amount, c)) \(c.code): must be more than zero")
+                throw row.fail(refunded, "a refund of \(Amounts.text(amount, c)) \(c.code): must be more than zero")
             }
             line = ctx.line(row.line, kind: .refund, tx: tx, amount: Money(minorUnits: amount, currency: c), at: at)
             // Sales carry `0 as their refund ids; a refund names its own.

@@ -442,6 +442,17 @@ struct StatementParserTests {
         }
     }
 
+    @Test("a WeChat Pay refund is the refund asked (申请退款金额), coupons included, as its sale is the order's amount")
+    func wechatRefundWithACoupon() throws {
+        // A 2.00 non-recharge coupon paid part of order 0087: 退款金额 (8.00) leaves it out; the refund was 10.00.
+        let bill = try Self.text("wechat-tradebill-2026-03-02.csv")
+        let coupon = Self.replacing(
+            bill, "`Rwx_20260301_0087,`10.00,", "`Rwx_20260301_0087,`8.00,", "`4,`128.00,`10.00,", "`4,`128.00,`8.00,")
+        let f = try StatementParser.parse(Array(coupon.utf8), source: .wechatTradeBill)
+        let refund = try #require(f.lines.first { $0.kind == .refund })
+        #expect(refund.amount == Self.money(1000))
+    }
+
     @Test("Google Play voided purchases: refunds without an amount, totalResults checked")
     func googleplayVoided() throws {
         let f = try Self.sample("googleplay-voided.json", .googleplayVoided)
