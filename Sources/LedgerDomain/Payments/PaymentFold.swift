@@ -55,7 +55,7 @@ extension Projections {
             addPeriod(
                 f.channel, orig, transaction: key, productId: f.productId,
                 purchase: f.purchaseDate, expires: expires, p)
-            if !renewal { renewalsTakeTerms(f.channel, f.app, orig, p) }
+            renewalsTakeTerms(f.channel, f.app, orig, p)
         }
         wholeVoid(key, p)
         transactionChanged(key)

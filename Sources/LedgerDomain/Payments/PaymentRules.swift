@@ -74,7 +74,7 @@ extension Audit {
     /// however early it reached the log. A purchase the store voided whole or revoked before the
     /// deadline (a void by the store's own time, however late it reached the log) needed none; a
     /// partial void leaves the rest to acknowledge. User and order: the owner and the binding's order; positions: the verification
-    /// and the bindings; amount: the revenue, which Google returns to the buyer.
+    /// and the bindings; amount: the revenue (less a partial void's share), which Google returns to the buyer.
     static func unacknowledgedPurchase(_ t: TransactionView, _ c: inout Context) {
         guard t.channel == .googleplay, t.verified, !t.isRenewal, let bought = t.purchaseDate ?? t.verifiedAt,
             c.passed(bought, c.options.acknowledgementWindow)
@@ -85,9 +85,14 @@ extension Audit {
         // Taken back whole before it: a partial void leaves the rest to acknowledge.
         if t.storeRevokedPosition != nil, let gone = t.revokedAtByStore ?? t.storeRevokedAt, gone < deadline { return }
         let late = t.acknowledgedAt.map { " (acknowledged only at \($0.iso8601))" } ?? ""
+        // What Google would still return: the revenue less a partial void's share.
+        var amount = t.revenue
+        if let revenue = t.revenue, let q = t.voidedQuantity, t.quantity > 0 {
+            amount = revenue.adding(revenue.share(q, t.quantity).negated) ?? revenue
+        }
         c.add(
             .unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
-            [t.verifiedPosition] + t.bindings.map(\.position), t.revenue,
+            [t.verifiedPosition] + t.bindings.map(\.position), amount,
             "Google purchase \(t.transactionId) bought at \(bought.iso8601) was not acknowledged by its deadline \(deadline.iso8601)\(late): Google refunds it."
         )
     }

@@ -98,8 +98,11 @@ extension Audit {
     ) {
         let sorted = records.sorted { $0.position < $1.position }
         let named = Set(sorted.compactMap(\.line.refundId))
-        var spare = t.map { t in t.refunds.filter { !named.contains($0.refundId) }.count } ?? 0
+        // The log's refunds no line names by id, each of which may be a line's under another id:
+        // paired with a line of the same amount first, then in order.
+        var spare = t.map { t in t.refunds.filter { !named.contains($0.refundId) }.map(\.amount) } ?? []
         let revoked = t.map { $0.storeRevokedPosition != nil || $0.voidedPosition != nil } ?? false
+        var unpaired: [StatementLineRecord] = []
         for record in sorted {
             let l = record.line
             if let t {
@@ -111,14 +114,21 @@ extension Audit {
                 }
                 if l.refundId == nil, !t.refunds.isEmpty || revoked { continue }
                 if l.refundId != nil {
-                    if spare > 0 {
-                        spare -= 1
+                    if let i = spare.firstIndex(where: { $0 == l.amount }) {
+                        spare.remove(at: i)
                         continue
                     }
                     if t.refunds.isEmpty && revoked { continue }
                 }
             }
-            guard c.passed(l.at, c.options.statementWindow) else { continue }
+            unpaired.append(record)
+        }
+        for record in unpaired {
+            if record.line.refundId != nil, !spare.isEmpty {
+                spare.removeFirst()
+                continue
+            }
+            guard c.passed(record.line.at, c.options.statementWindow) else { continue }
             unrecorded[key, default: []].append(record)
         }
     }

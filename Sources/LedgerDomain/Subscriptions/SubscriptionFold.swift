@@ -271,12 +271,19 @@ extension Projections {
         var moves: [SubscriptionOwners.Owner] = []
         var keys = origKey.map { [$0] } ?? []
         for period in byPurchase where period.transactionId != origKey { keys.append(period.transactionId) }
+        var bindings: [(key: String, binding: BindingRecord)] = []
         for k in keys {
             guard let (binding, transfers) = transactions.with(k, { ($0.bindings.first, $0.transfers) }) else {
                 continue
             }
-            if first == nil, let b = binding { first = .init(userId: b.userId, position: b.position) }
+            if let binding { bindings.append((k, binding)) }
             moves += transfers.map { .init(userId: $0.toUserId, position: $0.position, fromUserId: $0.fromUserId) }
+        }
+        // The first owner: the original's binding wherever it was logged; else a period's binding
+        // made before the first move (one made after it is a later owner's, not the first).
+        let firstMove = moves.compactMap(\.position).min() ?? .max
+        if let b = bindings.first(where: { $0.key == origKey || $0.binding.position < firstMove })?.binding {
+            first = .init(userId: b.userId, position: b.position)
         }
         // A linked purchase token carries the owner of the token it replaced.
         if first == nil, let old = linkedFrom, let u = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil

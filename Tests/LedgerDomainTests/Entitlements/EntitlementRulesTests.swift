@@ -231,6 +231,11 @@ struct EntitlementRulesTests {
         unbound.grant("g2", "u1", "m2", vipMonth)
         unbound.transfer("m1", "mv1", from: "u1", to: "u2")
         #expect(unbound.kinds() == [], "\(unbound.audit())")
+        // A renewal bound to the new owner after the move does not make them the owner before it.
+        unbound.renew("m3", original: "m1")
+        unbound.bind("m3", nil, "u2")
+        unbound.grant("g3", "u2", "m3", vipMonth)
+        #expect(unbound.kinds() == [], "\(unbound.audit())")
     }
 
     // MARK: negative-balance

@@ -222,17 +222,17 @@ struct ReconciliationRuleTests {
         "a second refund the log never recorded is unrecorded, though the log has the first; one the log wrote by another id is not"
     )
     func refundsByTheirIds() {
-        func audit(_ logIds: [String], _ lineIds: [String]) -> [Finding] {
+        func audit(_ logIds: [String], _ lineIds: [String], amounts: [Int64] = [1000, 1000]) -> [Finding] {
             var facts = [Self.verified("A", 3000, Self.t0), Self.statement]
             for (i, id) in lineIds.enumerated() {
-                facts.append(Self.line(Int64(i + 2), .refund, "A", 1000, Self.at(3), refundId: id))
+                facts.append(Self.line(Int64(i + 2), .refund, "A", amounts[i], Self.at(3), refundId: id))
             }
             for id in logIds {
                 facts.append(
                     (
                         .refunded(
                             Refunded(
-                                channel: .wechat, transactionId: "A", refundId: id, amount: Self.cny(1000),
+                                channel: .wechat, transactionId: "A", refundId: id, amount: Self.cny(amounts.last!),
                                 refundedAt: Self.at(3))), Self.at(4)
                     ))
             }
@@ -251,6 +251,9 @@ struct ReconciliationRuleTests {
         // The log wrote its refund by our own refund number: the one line is that refund; a second is not.
         #expect(audit(["our-refund-1"], ["R1"]).isEmpty)
         #expect(audit(["our-refund-1"], ["R1", "R2"]).count == 1)
+        // The log's 5.00 refund under our own number is the bill's 5.00 line, not the 10.00 one listed first.
+        let pair = audit(["our-refund-1"], ["R1", "R2"], amounts: [1000, 500])
+        #expect(pair.count == 1 && pair.first?.amountAtRisk == Self.cny(1000), "\(pair)")
     }
 
     @Test("an amount mismatch below a minor unit is at risk by exactly that")

@@ -207,6 +207,26 @@ struct LifecycleTests {
                     environment: .sandbox, price: late.price("vip.month"))))
         #expect(late.fold().transactions["m2"]?.environment == .sandbox)
         #expect(Revenue.compute(late.fold(), by: .day).isEmpty)
+        // On Google, where every verification names the purchase token as the original, the same.
+        var google = History()
+        let week: Int64 = 7 * Self.day * 1_000_000
+        let start = google.now
+        google.add(
+            .subscriptionRenewed(
+                SubscriptionRenewed(
+                    channel: .googleplay, originalTransactionId: "tok", transactionId: "GPA.1..0",
+                    productId: "vip_weekly",
+                    purchaseDate: Timestamp(microsecondsSince1970: start.microseconds + week),
+                    expiresDate: Timestamp(microsecondsSince1970: start.microseconds + 2 * week),
+                    price: Money(minorUnits: 1200, currency: History.cny))))
+        google.add(
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .googleplay, transactionId: "GPA.1", originalTransactionId: "tok", productId: "vip_weekly",
+                    purchaseDate: start, expiresDate: Timestamp(microsecondsSince1970: start.microseconds + week),
+                    environment: .sandbox, price: Money(minorUnits: 1200, currency: History.cny))))
+        #expect(google.fold().transactions["GPA.1..0"]?.environment == .sandbox)
+        #expect(Revenue.compute(google.fold(), by: .day).isEmpty)
     }
 
     @Test("a store revocation expects a revocation; taken back, it is clean")
