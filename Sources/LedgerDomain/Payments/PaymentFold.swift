@@ -81,7 +81,7 @@ extension Projections {
                     position: ctx.position))
         }
         touchUser(f.toUserId, ctx.position)
-        if let (orig, c) = subscriptionOf(key) { subscriptionUserChanged(c, orig) }
+        if let (orig, c) = subscriptionOf(key) { subscriptionUserChanged(c, orig, moved: true) }
         transactionChanged(key)
     }
 

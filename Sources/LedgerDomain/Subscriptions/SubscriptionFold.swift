@@ -243,7 +243,7 @@ extension Projections {
             s.markUpgrades()
         }
         upgradesChanged(c, orig, p)
-        subscriptionUserChanged(c, orig)
+        subscriptionUserChanged(c, orig, moved: transactions.with(transactionId, { !$0.transfers.isEmpty }) == true)
     }
 
     /// Marks the transactions of upgraded periods.
@@ -259,7 +259,10 @@ extension Projections {
 
     /// Renewals belong to the user their original transaction is bound to, until a move of the
     /// original or of any of its periods (a TransactionTransferred) gives the subscription to another.
-    mutating func subscriptionUserChanged(_ c: Channel, _ orig: String) {
+    /// `moved`: a transaction of it has moved (a TransactionTransferred), which makes every period's
+    /// moves worth reading; until one has, the first binding is the owner (the common case, read
+    /// with one lookup, not one per period).
+    mutating func subscriptionUserChanged(_ c: Channel, _ orig: String, moved: Bool = false) {
         let key = Self.subscriptionKey(c, orig)
         guard let (periods, linkedFrom) = subscriptions.with(key, { ($0.periods, $0.linkedFrom) }) else { return }
         // The first owner: the binding of the original transaction; Google names a subscription by
@@ -272,12 +275,17 @@ extension Projections {
         var keys = origKey.map { [$0] } ?? []
         for period in byPurchase where period.transactionId != origKey { keys.append(period.transactionId) }
         var bindings: [(key: String, binding: BindingRecord)] = []
+        let readMoves = moved || subscriptionOwners[key] != nil
         for k in keys {
-            guard let (binding, transfers) = transactions.with(k, { ($0.bindings.first, $0.transfers) }) else {
-                continue
-            }
+            guard let binding = transactions.with(k, { $0.bindings.first }) else { continue }
             if let binding { bindings.append((k, binding)) }
-            moves += transfers.map { .init(userId: $0.toUserId, position: $0.position, fromUserId: $0.fromUserId) }
+            if readMoves {
+                for m in transactions.with(k, \.transfers) ?? [] {
+                    moves.append(.init(userId: m.toUserId, position: m.position, fromUserId: m.fromUserId))
+                }
+            } else if binding != nil {
+                break  // no moves: the first binding found is the owner
+            }
         }
         // The first owner: the original's binding wherever it was logged; else a period's binding
         // made before the first move (one made after it is a later owner's, not the first).
