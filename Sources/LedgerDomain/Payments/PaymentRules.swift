@@ -73,8 +73,9 @@ extension Audit {
     /// or one whose own time (`acknowledgedAt`, when the call succeeded) is after the deadline,
     /// however early it reached the log. A purchase the store voided whole or revoked before the
     /// deadline (a void by the store's own time, however late it reached the log) needed none; a
-    /// partial void leaves the rest to acknowledge. User and order: the owner and the binding's order; positions: the verification
-    /// and the bindings; amount: the revenue (less a partial void's share), which Google returns to the buyer.
+    /// partial void leaves the rest to acknowledge. User and order: the owner and the binding's
+    /// order; positions: the verification and the bindings; amount: the revenue (less a partial
+    /// void's share), which Google returns to the buyer.
     static func unacknowledgedPurchase(_ t: TransactionView, _ c: inout Context) {
         guard t.channel == .googleplay, t.verified, !t.isRenewal, let bought = t.purchaseDate ?? t.verifiedAt,
             c.passed(bought, c.options.acknowledgementWindow)
