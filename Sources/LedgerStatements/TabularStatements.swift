@@ -51,7 +51,8 @@ struct Table {
                 row, name,
                 "\"\(v)\" is not an amount of \(c.code) (at most \(c.exponent) decimals"
                     + (v.contains(",")
-                        ? "; a comma only groups thousands, as in 1,234.56: a decimal comma is refused, not guessed)"
+                        ? "; a comma only groups thousands, as in 1,234.56: a decimal comma is refused, not guessed;"
+                            + " download the report again, or export it with a point as the decimal mark)"
                         : ")"))
         }
         return m

@@ -30,6 +30,7 @@ extension Projections {
         // alone (a Google one-time purchase names its purchase token as the original id).
         let renewal = f.originalTransactionId.map { $0 != f.transactionId } ?? false && isSubscription(f)
         let key = txKey(f.channel, f.app, f.transactionId)
+        var wholeVoid = false
         updateTransaction(key, p) { t in
             t.channel = f.channel
             t.originalTransactionId = f.originalTransactionId
@@ -47,6 +48,7 @@ extension Projections {
                 t.verifiedAt = ctx.occurredAt
             }
             t.isRenewal = t.isRenewal || renewal
+            wholeVoid = t.voidIsWhole()
         }
         if let orig = f.originalTransactionId, let expires = f.expiresDate {
             if let old = f.linkedPurchaseToken, old != orig {
@@ -57,7 +59,8 @@ extension Projections {
                 purchase: f.purchaseDate, expires: expires, p)
             renewalsTakeTerms(f.channel, f.app, orig, p)
         }
-        wholeVoid(key, p)
+        // After the period exists, so that it is marked revoked too.
+        if wholeVoid { refundsChanged(key) }
         transactionChanged(key)
         complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
     }

@@ -191,6 +191,19 @@ public struct TransactionView: Hashable, Sendable, Codable {
         get { extras.isEmpty ? nil : extras[0].voidedAtByStore }
         _modify { yield &changingExtras.voidedAtByStore }
     }
+    /// A partial void recorded before the verification said how many were bought: when it covers
+    /// every unit, it becomes the store's revocation, from the void's position. True when it did.
+    mutating func voidIsWhole() -> Bool {
+        guard let q = voidedQuantity, q >= quantity, storeRevokedPosition == nil else { return false }
+        storeRevokedPosition = voidedPosition
+        storeRevokedAt = voidedAt
+        revokedAtByStore = voidedAtByStore
+        voidedQuantity = nil
+        voidedPosition = nil
+        voidedAt = nil
+        voidedAtByStore = nil
+        return true
+    }
     /// Moves to other users, in log order: the last one names the owner.
     public var transfers: [TransferRecord] {
         get { extras.isEmpty ? [] : extras[0].transfers }

@@ -27,6 +27,9 @@ public struct Projections: Sendable {
     /// The owners over time of each subscription that moved to another user, by its key (few:
     /// only those a TransactionTransferred moved).
     public internal(set) var subscriptionOwners: [String: SubscriptionOwners] = [:]
+    /// Subscriptions with a renewal logged before any verified purchase of theirs, whose terms
+    /// (environment, ownership) it takes when one is verified (few: renewals usually come after).
+    var termsPending: Set<String> = []
     public internal(set) var users = ViewTable<UserView>()
     public internal(set) var anomalies: [Anomaly] = []
     /// Verified notifications recorded untranslated, until a later fact completes them
@@ -173,8 +176,8 @@ public struct Projections: Sendable {
 /// The fold's state, without the change tracking: what a snapshot holds (`Snapshot.swift`).
 extension Projections: Codable {
     private enum CodingKeys: CodingKey {
-        case products, orders, transactions, shared, subscriptions, subscriptionOwners, users, anomalies, untranslated,
-            awaitingNotices, policyGrants, statements, position, logTime
+        case products, orders, transactions, shared, subscriptions, subscriptionOwners, termsPending, users, anomalies,
+            untranslated, awaitingNotices, policyGrants, statements, position, logTime
     }
 }
 

@@ -72,7 +72,7 @@ extension Projections {
 
     /// `quantity` units of the purchase voided at `at` by the store's clock: all of it (a store
     /// revocation) when nil or not less than bought. Before the verification says how many were
-    /// bought, a quantity is kept as a partial void, and the verification decides (``wholeVoid(_:_:)``).
+    /// bought, a quantity is kept as a partial void, and the verification decides (``TransactionView/voidIsWhole()``).
     mutating func void(
         _ channel: Channel, _ app: String?, _ transactionId: String, quantity: Int64?, at: Timestamp,
         _ ctx: FactContext
@@ -88,25 +88,6 @@ extension Projections {
             t.voidedAtByStore = at
         }
         refundsChanged(key)
-    }
-
-    /// A verification of a transaction voided in part before it: a void of every unit bought is a
-    /// store revocation, from the void's position.
-    mutating func wholeVoid(_ key: String, _ p: Int64) {
-        guard transactions.with(key, { $0.voidedQuantity != nil }) == true else { return }
-        var whole = false
-        updateTransaction(key, p) { t in
-            guard let q = t.voidedQuantity, q >= t.quantity, t.storeRevokedPosition == nil else { return }
-            t.storeRevokedPosition = t.voidedPosition
-            t.storeRevokedAt = t.voidedAt
-            t.revokedAtByStore = t.voidedAtByStore
-            t.voidedQuantity = nil
-            t.voidedPosition = nil
-            t.voidedAt = nil
-            t.voidedAtByStore = nil
-            whole = true
-        }
-        if whole { refundsChanged(key) }
     }
 
     mutating func apply(_ f: Refunded, _ ctx: FactContext) {

@@ -47,6 +47,7 @@ extension Projections {
             )
         }
         let key = txKey(f.channel, f.app, f.transactionId)
+        var pending = false
         updateTransaction(key, p) { t in
             t.channel = f.channel
             t.originalTransactionId = f.originalTransactionId
@@ -61,10 +62,14 @@ extension Projections {
                 if let terms {
                     t.environment = terms.environment
                     t.ownership = terms.ownership
+                } else {
+                    pending = true
                 }
             }
             t.isRenewal = true
         }
+        // No purchase of it verified yet: the first that is gives this renewal its terms.
+        if pending { termsPending.insert(Self.subscriptionKey(f.channel, f.originalTransactionId)) }
         addPeriod(
             f.channel, f.originalTransactionId, transaction: key, productId: f.productId,
             purchase: f.purchaseDate, expires: f.expiresDate, p)
@@ -194,12 +199,14 @@ extension Projections {
         return nil
     }
 
-    /// A purchase of the subscription was verified: the renewals that took their terms from it
-    /// before it was known take them now.
+    /// A purchase of the subscription was verified: the renewals logged before any purchase of it
+    /// was (``termsPending``) take its terms now. Nothing to do, and no lookup, for the others.
     mutating func renewalsTakeTerms(_ c: Channel, _ app: String?, _ orig: String, _ p: Int64) {
-        guard let terms = subscriptionTerms(c, app, orig),
-            let periods = subscriptions.with(Self.subscriptionKey(c, orig), \.periods)
+        let key = Self.subscriptionKey(c, orig)
+        guard termsPending.contains(key), let terms = subscriptionTerms(c, app, orig),
+            let periods = subscriptions.with(key, \.periods)
         else { return }
+        termsPending.remove(key)
         for period in periods
         where transactions.with(
             period.transactionId,
@@ -220,7 +227,8 @@ extension Projections {
         _ c: Channel, _ orig: String, transaction transactionId: String, productId: String,
         purchase: Timestamp, expires: Timestamp, _ p: Int64
     ) {
-        let refunded = transactions.with(transactionId, \.refundState) == .refunded
+        let (refunded, moved) =
+            transactions.with(transactionId, { ($0.refundState == .refunded, !$0.transfers.isEmpty) }) ?? (false, false)
         updateSubscription(c, orig, p) { s in
             if let i = s.periods.firstIndex(where: { $0.transactionId == transactionId }) {
                 s.periods[i].expiresDate = max(s.periods[i].expiresDate, expires)
@@ -243,7 +251,7 @@ extension Projections {
             s.markUpgrades()
         }
         upgradesChanged(c, orig, p)
-        subscriptionUserChanged(c, orig, moved: transactions.with(transactionId, { !$0.transfers.isEmpty }) == true)
+        subscriptionUserChanged(c, orig, moved: moved)
     }
 
     /// Marks the transactions of upgraded periods.
