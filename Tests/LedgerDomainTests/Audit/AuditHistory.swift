@@ -127,6 +127,25 @@ struct History {
                     channel: .appstore, transactionId: tx, transferId: id, fromUserId: from, toUserId: to,
                     method: .supportCorrection, reason: "the buyer's new account", authorizedBy: "support")))
     }
+    /// A renewal failure of subscription `m1`, with grace to `graceUntil` when given.
+    mutating func renewalFailed(
+        _ id: String, graceUntil: Timestamp? = nil, inBillingRetry: Bool = true, after seconds: Int64 = 1
+    ) {
+        add(
+            .renewalFailed(
+                RenewalFailed(
+                    channel: .appstore, originalTransactionId: "m1", notificationId: id,
+                    gracePeriodExpiresAt: graceUntil, inBillingRetry: inBillingRetry)), after: seconds)
+    }
+    /// Google's partial void of `tx` without its quantity: kept untranslated, awaiting the quantity.
+    mutating func partialVoidNotice(_ tx: String, token: String?) {
+        add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"),
+                    subtype: NotificationType(raw: "PARTIAL"), transactionId: tx, originalTransactionId: token,
+                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+    }
     mutating func spend(_ id: String, _ user: String, _ amount: Int64) {
         add(.coinsSpent(CoinsSpent(spendId: id, userId: user, amount: amount)))
     }

@@ -87,12 +87,7 @@ struct VoidTests {
     func aWholeVoidCompletesANotice() {
         var h = History()
         Self.verify(&h, quantity: 3, at: h.now)
-        h.add(
-            .storeNotificationReceived(
-                StoreNotificationReceived(
-                    channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"),
-                    subtype: NotificationType(raw: "PARTIAL"), transactionId: "GPA.1", originalTransactionId: "tok1",
-                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        h.partialVoidNotice("GPA.1", token: "tok1")
         #expect(!h.fold().untranslated.isEmpty)
         Self.void(&h, quantity: nil, at: h.now)
         #expect(h.fold().untranslated.isEmpty)

@@ -36,13 +36,9 @@ struct LifecycleTests {
         Self.paidMonth(&h)
         let paidUntil = try #require(Self.subscription(h)?.expiresAt)
         #expect(Self.subscription(h)?.status == .active && Self.subscription(h)?.accessUntil == paidUntil)
-        h.add(
-            .renewalFailed(
-                RenewalFailed(
-                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
-                    gracePeriodExpiresAt: Timestamp(
-                        microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
-                    inBillingRetry: true)), after: 30 * Self.day)
+        h.renewalFailed(
+            "n-grace", graceUntil: Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
+            after: 30 * Self.day)
         #expect(Self.subscription(h)?.status == .grace)
         #expect(
             Self.subscription(h)?.accessUntil
@@ -69,11 +65,7 @@ struct LifecycleTests {
     func googleGraceWithoutEnd() {
         var h = History()
         Self.paidMonth(&h)
-        h.add(
-            .renewalFailed(
-                RenewalFailed(
-                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-g", inBillingRetry: false)),
-            after: 30 * Self.day)
+        h.renewalFailed("n-g", inBillingRetry: false, after: 30 * Self.day)
         #expect(
             Self.subscription(h)?.status == .grace
                 && Self.subscription(h)?.accessUntil == Self.subscription(h)?.expiresAt)
@@ -87,13 +79,9 @@ struct LifecycleTests {
             h.verify("m1", "vip.month", original: "m1", days: 30)
             h.bind("m1", "o1", "u1")
             let paidUntil = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
-            h.add(
-                .renewalFailed(
-                    RenewalFailed(
-                        channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
-                        gracePeriodExpiresAt: Timestamp(
-                            microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000),
-                        inBillingRetry: true)))
+            h.renewalFailed(
+                "n-grace",
+                graceUntil: Timestamp(microsecondsSince1970: paidUntil.microseconds + 16 * Self.day * 1_000_000))
             h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30 + extra), order: "o1")
             #expect(h.kinds().contains("subscription-drift") == drift, "30 + \(extra) days")
         }
@@ -102,10 +90,7 @@ struct LifecycleTests {
         h.order("o1", "u1", "vip.month")
         h.verify("m1", "vip.month", original: "m1", days: 30)
         h.bind("m1", "o1", "u1")
-        h.add(
-            .renewalFailed(
-                RenewalFailed(
-                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-retry", inBillingRetry: true)))
+        h.renewalFailed("n-retry")
         Self.state(&h, .onHold, id: "n-hold")
         h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 40), order: "o1")
         #expect(h.kinds() == ["subscription-drift"])
@@ -123,13 +108,12 @@ struct LifecycleTests {
             h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 40), order: "o1")
             let firstEnd = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
             func fail(_ id: String, graceFrom end: Timestamp?) {
-                h.add(
-                    .renewalFailed(
-                        RenewalFailed(
-                            channel: .appstore, originalTransactionId: "m1", notificationId: id,
-                            gracePeriodExpiresAt: end.map {
-                                Timestamp(microsecondsSince1970: $0.microseconds + 16 * Self.day * 1_000_000)
-                            }, inBillingRetry: true)), after: 30 * Self.day)
+                h.renewalFailed(
+                    id,
+                    graceUntil: end.map {
+                        Timestamp(microsecondsSince1970: $0.microseconds + 16 * Self.day * 1_000_000)
+                    },
+                    after: 30 * Self.day)
             }
             fail("n-1", graceFrom: graceAfterFirst ? firstEnd : nil)
             h.renew("m2", original: "m1")
@@ -154,13 +138,9 @@ struct LifecycleTests {
         h.bind("m1", "o1", "u1")
         h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 46), order: "o1")
         let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
-        h.add(
-            .renewalFailed(
-                RenewalFailed(
-                    channel: .appstore, originalTransactionId: "m1", notificationId: "n-grace",
-                    gracePeriodExpiresAt: Timestamp(
-                        microsecondsSince1970: end.microseconds + 16 * Self.day * 1_000_000),
-                    inBillingRetry: true)), after: 30 * Self.day + 3_600)
+        h.renewalFailed(
+            "n-grace", graceUntil: Timestamp(microsecondsSince1970: end.microseconds + 16 * Self.day * 1_000_000),
+            after: 30 * Self.day + 3_600)
         h.add(
             .subscriptionRenewed(
                 SubscriptionRenewed(
@@ -264,13 +244,7 @@ struct LifecycleTests {
     @Test("an untranslated notification is a notice until a later fact completes it")
     func untranslatedUntilCompleted() {
         var h = History()
-        h.add(
-            .storeNotificationReceived(
-                StoreNotificationReceived(
-                    channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"),
-                    subtype: NotificationType(raw: "PARTIAL"),
-                    transactionId: "GPA.1", originalTransactionId: "tok",
-                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        h.partialVoidNotice("GPA.1", token: "tok")
         h.add(
             .storeNotificationReceived(
                 StoreNotificationReceived(
@@ -348,12 +322,7 @@ struct LifecycleTests {
         void.add(
             .purchaseVoided(
                 PurchaseVoided(transactionId: "GPA.1", purchaseToken: "tok", voidedAt: void.now, voidedQuantity: 1)))
-        void.add(
-            .storeNotificationReceived(
-                StoreNotificationReceived(
-                    channel: .googleplay, notificationId: "m-void", type: NotificationType(raw: "VOIDED_PURCHASE"),
-                    subtype: NotificationType(raw: "PARTIAL"), transactionId: "GPA.1", originalTransactionId: "tok",
-                    untranslated: "a partial void without its quantity", awaiting: .voidedQuantity)))
+        void.partialVoidNotice("GPA.1", token: "tok")
         #expect(void.fold().untranslated.isEmpty)
     }
 }
