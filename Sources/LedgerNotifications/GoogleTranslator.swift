@@ -160,7 +160,8 @@ extension NotificationTranslator {
                     break
                 }
                 transactionId = productRead.orderId
-                // A one-time purchase names no subscription: no original transaction (its token is not one).
+                // A one-time purchase names no subscription: no original transaction (its token is not
+                // one, and is recorded as the purchase's token).
                 out.add(
                     .paymentVerified(
                         PaymentVerified(
@@ -168,7 +169,8 @@ extension NotificationTranslator {
                             quantity: productRead.quantity,
                             purchaseDate: productRead.purchaseTime,
                             environment: productRead.isTest ? .sandbox : .production, price: productRead.price,
-                            rawDigest: digest, app: package, obfuscatedAccountId: productRead.obfuscatedAccountId)))
+                            rawDigest: digest, app: package, obfuscatedAccountId: productRead.obfuscatedAccountId,
+                            purchaseToken: original)))
             case 2: subtype = "ONE_TIME_PRODUCT_CANCELED"
             default: out.unknown("one-time notificationType \(code.map(String.init) ?? "(none)")")
             }

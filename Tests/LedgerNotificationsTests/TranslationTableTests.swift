@@ -430,7 +430,7 @@ struct TranslationTableTests {
         }
         #expect(
             p.transactionId == "GPA.3309-1" && p.originalTransactionId == nil && p.quantity == 2
-                && p.productId == "coins_100")
+                && p.productId == "coins_100" && p.purchaseToken == "tok-1")
         #expect(p.price.description == "1.995 KWD" && p.obfuscatedAccountId == "acct-9" && p.environment == .production)
         // A total finer than a micro is refused, never rounded.
         let fine = JSONValue.makeObject([

@@ -63,6 +63,9 @@ extension Projections {
         if wholeVoid { refundsChanged(key) }
         transactionChanged(key)
         complete(.verification, f.channel, transactionId: f.transactionId, original: f.originalTransactionId)
+        if let token = f.purchaseToken, token != f.originalTransactionId {
+            complete(.verification, f.channel, transactionId: nil, original: token)
+        }
     }
 
     /// Whether a verified purchase is of a subscription: the store signed an expiry, or the

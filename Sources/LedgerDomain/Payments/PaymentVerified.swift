@@ -3,7 +3,8 @@ import LedgerCore
 
 /// The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification).
 ///
-/// Version 3 adds the app, Google's linked purchase token and obfuscated account id, and the
+/// Version 5 adds Google's purchase token of a one-time purchase; version 4 WeChat's
+/// `out_trade_no`; version 3 adds the app, Google's linked purchase token and obfuscated account id, and the
 /// offer; version 2 carries `price` as an object in minor units; version 1 (the verifyReceipt era)
 /// carried Apple's `priceMilliunits` and `currency` flat and is upcast on read, converting exactly.
 @PublicInit
@@ -31,6 +32,9 @@ public struct PaymentVerified: StoreAppFact {
     public var offer: String?
     /// WeChat `out_trade_no`: our order id as the store's payment names it.
     public var outTradeNo: String?
+    /// Google: the purchase token of a one-time purchase (a subscription's is its
+    /// `originalTransactionId`). A notification that names only the token is completed by it.
+    public var purchaseToken: String?
 
     /// Whether it counts as revenue and money at risk: sandbox and Xcode purchases are recorded
     /// and shown apart; a family-shared copy is owed its entitlement but paid nothing itself.
@@ -56,8 +60,12 @@ public struct PaymentVerified: StoreAppFact {
             "rawDigest", \.rawDigest, "sha256:... of the raw signed store payload, so an auditor can re-verify."),
     ]
 
-    /// A subscription's expiry must come after its purchase.
+    /// A subscription's expiry must come after its purchase; only Google has purchase tokens.
     static let check: @Sendable (inout PaymentVerified) -> FactError? = { f in
+        if f.purchaseToken != nil, f.channel != .googleplay {
+            return FactError(
+                field: "purchaseToken", message: "a \(f.channel.rawValue) purchase has no purchase token (Google's)")
+        }
         guard let e = f.expiresDate, e <= f.purchaseDate else { return nil }
         return FactError(
             field: "expiresDate", message: "\(e.iso8601) is not after purchaseDate \(f.purchaseDate.iso8601)")
@@ -79,6 +87,9 @@ public struct PaymentVerified: StoreAppFact {
                 "The offer that priced this period (Apple offerType and offerIdentifier, Google offerId)."),
             .optionalText(
                 "outTradeNo", \.outTradeNo, "WeChat out_trade_no: our order id as the store's payment names it."),
+            .optionalText(
+                "purchaseToken", \.purchaseToken,
+                "Google: the purchase token of a one-time purchase (a subscription's is its originalTransactionId)."),
         ] + appFields(\.app, \.merchant), check: check)
 
     static let newInVersion3: Set<String> = appFieldNames.union(["linkedPurchaseToken", "obfuscatedAccountId", "offer"])
@@ -132,10 +143,13 @@ extension FactTypes {
                     + "Upcast on read to version 2, converting exactly; a price that is not a whole number of minor units is refused."
             ),
             .without(
-                PaymentVerified.newInVersion3.union(["outTradeNo"]),
+                PaymentVerified.newInVersion3.union(["outTradeNo", "purchaseToken"]),
                 "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification)."),
             .without(
-                ["outTradeNo"],
+                ["outTradeNo", "purchaseToken"],
+                "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification)."),
+            .without(
+                ["purchaseToken"],
                 "The store confirmed a transaction (receipt, JWS, Google API, WeChat query or notification)."),
         ],
         wrap: Fact.paymentVerified,

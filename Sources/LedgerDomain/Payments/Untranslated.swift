@@ -30,7 +30,8 @@ extension Projections {
 
     /// Whether what the notice awaits is in the log already: the verification of the transaction it
     /// names (a backend that verified before the notification arrived), or the quantity of its void.
-    /// (A notice that names only a purchase token cannot tell which purchase it awaits: it waits.)
+    /// (A notice that names only a purchase token cannot tell which purchase it awaits: it waits for
+    /// a verification naming that token, and one logged before it is not found by the token.)
     func alreadyCompleted(_ f: StoreNotificationReceived) -> Bool {
         guard let awaiting = f.awaiting, let tx = f.transactionId else { return false }
         switch awaiting {

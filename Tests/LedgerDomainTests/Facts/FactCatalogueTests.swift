@@ -50,11 +50,11 @@ struct FactCatalogueTests {
     }
 
     @Test(
-        "catalogue: 30 types; PaymentVerified at version 4 (WeChat's out_trade_no), grants, revocations and StoreNotificationReceived at 3 (the app), 16 others at version 2 (the app, the rules of real store traffic, Google's void reasons on statement lines), the rest at 1"
+        "catalogue: 30 types; PaymentVerified at version 5 (Google's purchase token of a one-time purchase), grants, revocations and StoreNotificationReceived at 3 (the app), 16 others at version 2 (the app, the rules of real store traffic, Google's void reasons on statement lines), the rest at 1"
     )
     func catalogue() {
         #expect(Set(FactCatalogue.currentVersions.keys) == FactCatalogue.typeNames)
-        #expect(FactCatalogue.currentVersions["PaymentVerified"] == 4)
+        #expect(FactCatalogue.currentVersions["PaymentVerified"] == 5)
         #expect(FactCatalogue.currentVersions["StoreNotificationReceived"] == 3)
         #expect(
             FactCatalogue.currentVersions["EntitlementGranted"] == 3
@@ -63,7 +63,7 @@ struct FactCatalogueTests {
             FactCatalogue.currentVersions["OrderCreated"] == 2
                 && FactCatalogue.currentVersions["PurchaseAcknowledged"] == 2)
         #expect(FactCatalogue.currentVersions.filter { $0.value != 1 }.count == 19)
-        #expect(FactCatalogue.readableVersions.count == 54)
+        #expect(FactCatalogue.readableVersions.count == 55)
     }
 
     @Test("catalogue type names are all valid type names")
@@ -83,7 +83,7 @@ struct FactCatalogueTests {
     @Test("unknown type and unreadable versions are refused")
     func unknownTypeOrVersion() throws {
         #expect(try refusal("PaymentVerifed", 1, "{}")?.field == "type")
-        #expect(try refusal("PaymentVerified", 5, v2())?.field == "schemaVersion")
+        #expect(try refusal("PaymentVerified", 6, v2())?.field == "schemaVersion")
         #expect(try refusal("OrderClosed", 0, #"{"orderId":"o","reason":"timeout"}"#)?.field == "schemaVersion")
         #expect(try refusal("OrderClosed", 1, "[]")?.field == "")
     }
@@ -102,10 +102,11 @@ struct FactCatalogueTests {
         #expect(pv.price.description == "6.00 CNY")
         #expect(fact.payload["price"] == .makeObject([("amount", .int(600)), ("currency", .string("CNY"))]))
         #expect(fact.payload["priceMilliunits"] == nil)
-        #expect(fact.newEvent(occurredAt: Timestamp("2026-03-31T08:15:41Z")!).schemaVersion == 4)
+        #expect(fact.newEvent(occurredAt: Timestamp("2026-03-31T08:15:41Z")!).schemaVersion == 5)
         #expect(try decode("PaymentVerified", 2, fact.payload.canonicalText) == fact)
         #expect(try decode("PaymentVerified", 3, fact.payload.canonicalText) == fact)
         #expect(try decode("PaymentVerified", 4, fact.payload.canonicalText) == fact)
+        #expect(try decode("PaymentVerified", 5, fact.payload.canonicalText) == fact)
     }
 
     @Test("v1 1234 JPY milliunits is not a whole yen: refused naming priceMilliunits")
@@ -352,7 +353,7 @@ struct FactCatalogueTests {
                 == "payload.quantity")
         #expect(try problem(v1Price(6000, "CNY"), version: 1) == nil)
         #expect(try problem(v1Price(1234, "JPY"), version: 1)?.field == "payload.priceMilliunits")
-        #expect(try problem(v2(), version: 5)?.field == "payload.schemaVersion")
+        #expect(try problem(v2(), version: 6)?.field == "payload.schemaVersion")
         // Unknown types are left to allowUnknownTypes, not to the payload check.
         var open = FactCatalogue.validation(allowUnknownTypes: true)
         #expect(open.allowUnknownTypes)

@@ -247,7 +247,7 @@ struct SchemaAgreementTests {
     func filesMatchTheCatalogue() throws {
         let fm = FileManager.default
         let expected = Set(FactVersion.all.map(\.name))
-        #expect(expected.count == 54)
+        #expect(expected.count == 55)
         let schemaFiles = Set(try fm.contentsOfDirectory(atPath: Fixtures.factsFolder.path)).subtracting([
             "samples", "README.md",
         ])
@@ -419,6 +419,13 @@ struct SchemaAgreementTests {
     }
 
     static let crossField: [CrossField] = [
+        CrossField(
+            fact: FactVersion(type: "PaymentVerified", version: 5),
+            payload: """
+                {"channel":"appstore","transactionId":"t1","productId":"coins","quantity":1,"purchaseDate":"2026-03-31T08:00:00Z",
+                 "environment":"Production","ownership":"PURCHASED","price":{"amount":1800,"currency":"CNY"},"purchaseToken":"tok"}
+                """, field: "purchaseToken",
+            testDescription: "PaymentVerified v5: a purchase token on an App Store purchase"),
         CrossField(
             fact: FactVersion(type: "PaymentVerified", version: 2),
             payload: """

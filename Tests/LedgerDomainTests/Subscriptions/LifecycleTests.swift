@@ -325,4 +325,26 @@ struct LifecycleTests {
         void.partialVoidNotice("GPA.1", token: "tok")
         #expect(void.fold().untranslated.isEmpty)
     }
+
+    @Test("a one-time purchase notice that names only its purchase token is completed by the verification naming it")
+    func awaitingVerificationByToken() {
+        var h = History()
+        h.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "n-1", type: NotificationType(raw: "ONE_TIME_PRODUCT_1"),
+                    originalTransactionId: "tok-1", untranslated: "the Play Developer API read failed",
+                    awaiting: .verification)))
+        let verified = PaymentVerified(
+            channel: .googleplay, transactionId: "GPA.1", productId: "coins_60", purchaseDate: h.now,
+            price: h.price("coins_60"), purchaseToken: "tok-1")
+        // Another purchase's token completes nothing.
+        var other = verified
+        other.transactionId = "GPA.2"
+        other.purchaseToken = "tok-2"
+        h.add(.paymentVerified(other))
+        #expect(h.fold().untranslated.map(\.notificationId) == ["n-1"])
+        h.add(.paymentVerified(verified))
+        #expect(h.fold().untranslated.isEmpty)
+    }
 }
