@@ -15,6 +15,48 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
     public var obfuscatedAccountId: String?
     /// `purchaseType` 0: a license-tester purchase.
     public var isTest: Bool
+    /// `paymentState`: 0 payment pending, 1 received, 2 free trial, 3 pending deferred upgrade or
+    /// downgrade (the period in force is paid); absent for a canceled or expired subscription.
+    public var paymentState: Int64?
+    /// `introductoryPriceInfo`: the introductory price and how many periods it is charged, present
+    /// for the subscription's whole life when it was bought with one.
+    /// `introductoryPriceInfo`: the introductory price and how many periods it is charged, present
+    /// for the subscription's whole life when it was bought with one.
+    public var introductoryPrice: Money?
+    public var introductoryCycles: Int64 = 0
+
+    /// What the period `orderId` names was charged, exactly: nothing in a free trial, the
+    /// introductory price in the periods it covers, else `priceAmountMicros` (the list price); or
+    /// why the read cannot tell: a payment still pending, or the first period after the
+    /// introductory ones when a free trial may have come first (a trial shifts them by one).
+    public func charged() -> Charge {
+        switch paymentState {
+        case 0?: return .unknown("the payment is pending (paymentState 0)")
+        case 2?: return .paid(Money(minorUnits: 0, currency: price.currency))
+        default: break
+        }
+        guard let intro = introductoryPrice else { return .paid(price) }
+        // The first order is period 0, `..N` period N + 1. Introductory periods are 0..<cycles, or
+        // 1...cycles after a free trial, which a later read no longer says.
+        let index = Self.periodIndex(orderId)
+        if index < introductoryCycles { return .paid(intro) }
+        if index > introductoryCycles { return .paid(price) }
+        return .unknown(
+            "period \(index) is at the introductory price only after a free trial, which the read does not say"
+        )
+    }
+
+    public enum Charge: Sendable, Hashable {
+        case paid(Money)
+        case unknown(String)
+    }
+
+    /// `GPA.…` is period 0, `GPA.…..N` period N + 1.
+    static func periodIndex(_ orderId: String) -> Int64 {
+        guard let range = orderId.range(of: "..", options: .backwards), let n = Int64(orderId[range.upperBound...])
+        else { return 0 }
+        return n + 1
+    }
 
     /// Reads the API's JSON; the error says which field is missing or wrong.
     public init(json r: JSONValue) throws(NotificationRefusal) {
@@ -42,6 +84,24 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
         linkedPurchaseToken = r["linkedPurchaseToken"]?.stringValue
         obfuscatedAccountId = r["obfuscatedExternalAccountId"]?.stringValue
         isTest = r["purchaseType"]?.intValue == 0
+        paymentState = r["paymentState"]?.intValue
+        if let info = r["introductoryPriceInfo"] {
+            guard
+                let text = info["introductoryPriceAmountMicros"]?.stringValue
+                    ?? info["introductoryPriceAmountMicros"]?.intValue.map(String.init),
+                let micros = Int64(text), micros >= 0,
+                let currency = (info["introductoryPriceCurrencyCode"]?.stringValue).flatMap(Currency.init),
+                let intro = Money(storeAmount: micros, unit: .micros, currency: currency),
+                let cycles = info["introductoryPriceCycles"]?.intValue, cycles >= 1
+            else {
+                throw NotificationRefusal(
+                    .malformed,
+                    "the subscription purchase's introductoryPriceInfo lacks its amount in micros, a known currency or its cycles"
+                )
+            }
+            introductoryPrice = intro
+            introductoryCycles = cycles
+        }
     }
 }
 
@@ -56,6 +116,8 @@ public struct GooglePlayProductRead: Sendable, Hashable {
     public var price: Money
     public var obfuscatedAccountId: String?
     public var isTest: Bool
+    /// `purchaseState`: 0 purchased, 1 canceled, 2 pending (paid later, or never).
+    public var purchaseState: Int64
 
     public init(product p: JSONValue, order o: JSONValue) throws(NotificationRefusal) {
         guard let order = p["orderId"]?.stringValue, !order.isEmpty else {
@@ -66,6 +128,9 @@ public struct GooglePlayProductRead: Sendable, Hashable {
         else {
             throw NotificationRefusal(.malformed, "the product purchase lacks purchaseTimeMillis")
         }
+        guard let state = p["purchaseState"]?.intValue else {
+            throw NotificationRefusal(.malformed, "the product purchase lacks purchaseState")
+        }
         guard let total = o["total"], let price = Self.money(total) else {
             throw NotificationRefusal(.malformed, "the order lacks a total in a known currency, to a micro")
         }
@@ -75,6 +140,7 @@ public struct GooglePlayProductRead: Sendable, Hashable {
         self.price = price
         obfuscatedAccountId = p["obfuscatedExternalAccountId"]?.stringValue
         isTest = p["purchaseType"]?.intValue == 0
+        purchaseState = state
     }
 
     /// Google's `Money` (`currencyCode`, `units` as a decimal string, `nanos`) exactly, when it is a

@@ -68,13 +68,20 @@ extension NotificationTranslator {
                     break
                 }
                 transactionId = read.orderId
+                // Recorded only once paid, at what was charged (a free trial: nothing).
+                guard case .paid(let price) = read.charged() else {
+                    if case .unknown(let why) = read.charged() {
+                        out.await(.verification, "what was paid is unknown: \(why)")
+                    }
+                    break
+                }
                 out.add(
                     .paymentVerified(
                         PaymentVerified(
                             channel: .googleplay, transactionId: read.orderId, originalTransactionId: original,
                             productId: product, purchaseDate: purchased,
                             expiresDate: read.expiryTime, environment: read.isTest ? .sandbox : .production,
-                            price: read.price, rawDigest: digest, app: package,
+                            price: price, rawDigest: digest, app: package,
                             linkedPurchaseToken: read.linkedPurchaseToken, obfuscatedAccountId: read.obfuscatedAccountId
                         )))
                 if code != 4 {
@@ -83,7 +90,7 @@ extension NotificationTranslator {
                             SubscriptionRenewed(
                                 channel: .googleplay, originalTransactionId: original, transactionId: read.orderId,
                                 productId: product, purchaseDate: purchased, expiresDate: read.expiryTime,
-                                price: read.price, app: package)))
+                                price: price, app: package)))
                 }
             case 3, 18:
                 needToken {
@@ -160,6 +167,17 @@ extension NotificationTranslator {
                     break
                 }
                 transactionId = productRead.orderId
+                switch productRead.purchaseState {
+                case 0: break
+                case 1: break  // canceled before it was paid: the notification only
+                case 2:
+                    out.await(
+                        .verification,
+                        "the purchase is pending (purchaseState 2): its verification once it is paid completes it"
+                    )
+                default: out.unknown("purchaseState \(productRead.purchaseState)")
+                }
+                guard productRead.purchaseState == 0 else { break }
                 // A one-time purchase names no subscription: no original transaction (its token is not
                 // one, and is recorded as the purchase's token).
                 out.add(

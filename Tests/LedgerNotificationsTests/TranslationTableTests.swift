@@ -342,6 +342,50 @@ struct TranslationTableTests {
         return facts
     }
 
+    /// What a period was charged: nothing in a free trial, the introductory price in the periods it
+    /// covers, the list price after; a pending payment, or a period the read cannot tell, awaits.
+    @Test func googleSubscriptionReadsSayWhatWasCharged() throws {
+        func read(
+            _ order: String = "GPA.3300-1111-2222-33333", payment: Int64?, intro cycles: Int64? = nil
+        ) -> JSONValue {
+            var members: [(String, JSONValue)] = []
+            if case .object(let all) = Self.subscriptionRead(order: order) {
+                members = all.map { ($0.key, $0.value) }.filter { $0.0 != "paymentState" }
+            }
+            if let payment { members.append(("paymentState", .int(payment))) }
+            if let cycles {
+                members.append(
+                    (
+                        "introductoryPriceInfo",
+                        .makeObject([
+                            ("introductoryPriceCurrencyCode", .string("USD")),
+                            ("introductoryPriceAmountMicros", .string("990000")),
+                            ("introductoryPricePeriod", .string("P1M")), ("introductoryPriceCycles", .int(cycles)),
+                        ])
+                    ))
+            }
+            return .makeObject(members)
+        }
+        func charged(_ code: Int64, _ r: JSONValue) throws -> (Money?, StoreNotificationReceived?) {
+            let facts = try Self.google(TestGoogleSigner.subscription(code), read: r)
+            for case .paymentVerified(let p) in facts.facts { return (p.price, Self.notification(facts)) }
+            return (nil, Self.notification(facts))
+        }
+        let list = Money(minorUnits: 999, currency: Self.usd), intro = Money(minorUnits: 99, currency: Self.usd)
+        #expect(try charged(4, read(payment: 1)).0 == list)
+        #expect(try charged(4, read(payment: nil)).0 == list)
+        #expect(try charged(4, read(payment: 2)).0 == Money(minorUnits: 0, currency: Self.usd))
+        let pending = try charged(4, read(payment: 0))
+        #expect(pending.0 == nil && pending.1?.awaiting == .verification)
+        #expect(pending.1?.untranslated?.contains("pending") == true)
+        #expect(try charged(4, read(payment: 1, intro: 1)).0 == intro)
+        #expect(try charged(2, read("GPA.3300-1111-2222-33333..0", payment: 1, intro: 2)).0 == intro)
+        #expect(try charged(2, read("GPA.3300-1111-2222-33333..1", payment: 1, intro: 1)).0 == list)
+        // The first period after one introductory period: introductory only after a free trial.
+        let unsure = try charged(2, read("GPA.3300-1111-2222-33333..0", payment: 1, intro: 1))
+        #expect(unsure.0 == nil && unsure.1?.awaiting == .verification)
+    }
+
     /// With the Play Developer API's read, purchases and renewals are verified payments, exactly in micros.
     @Test func googlePurchasesAndRenewalsWithTheirRead() throws {
         let bought = try Self.google(TestGoogleSigner.subscription(4), read: Self.subscriptionRead())
@@ -432,6 +476,20 @@ struct TranslationTableTests {
             p.transactionId == "GPA.3309-1" && p.originalTransactionId == nil && p.quantity == 2
                 && p.productId == "coins_100" && p.purchaseToken == "tok-1")
         #expect(p.price.description == "1.995 KWD" && p.obfuscatedAccountId == "acct-9" && p.environment == .production)
+        // Only a purchased one is a payment: a pending one awaits it, a canceled one is the notification only.
+        for (state, awaiting) in [(Int64(2), true), (1, false)] {
+            var pending = product
+            if case .object(let all) = product {
+                pending = .makeObject(all.map { ($0.key, $0.key == "purchaseState" ? .int(state) : $0.value) })
+            }
+            let f = NotificationTranslator.googlePlay(
+                v, raw: body, product: try GooglePlayProductRead(product: pending, order: order))
+            #expect(f.facts.count == 1 && (Self.notification(f)?.awaiting == .verification) == awaiting, "\(state)")
+        }
+        if case .object(let all) = product {
+            let stateless = JSONValue.makeObject(all.filter { $0.key != "purchaseState" }.map { ($0.key, $0.value) })
+            #expect(throws: NotificationRefusal.self) { try GooglePlayProductRead(product: stateless, order: order) }
+        }
         // A total finer than a micro is refused, never rounded.
         let fine = JSONValue.makeObject([
             ("total", .makeObject([("currencyCode", .string("USD")), ("units", .string("1")), ("nanos", .int(1))]))

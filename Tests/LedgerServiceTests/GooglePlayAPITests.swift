@@ -120,7 +120,7 @@ struct GooglePlayAPITests {
                 "tok-renewed": Self.read(order: "GPA.3301-0000-0000-00002..0", micros: "1200500000"),
                 "tok-coins": .makeObject([
                     ("purchaseTimeMillis", .string("1774944000000")), ("orderId", .string("GPA.3301-0000-0000-00009")),
-                    ("quantity", .int(1)),
+                    ("quantity", .int(1)), ("purchaseState", .int(0)),
                 ]),
                 "GPA.3301-0000-0000-00009": .makeObject([
                     (
