@@ -153,19 +153,19 @@ extension Audit {
     /// **negative-balance**: a user whose coin balance (credits - spends - clawbacks) is below
     /// zero now. Positions: the fact that took it below zero (`negativeSince`). When that fact was
     /// a clawback (EntitlementRevoked), the finding names its transaction, order and channel, and
-    /// the amount is the refunded amount (else the price) x min(deficit, coins clawed back there) /
-    /// coins clawed back, rounded up: the money returned for coins already spent. A spend: no
-    /// transaction, no amount.
+    /// the amount is the refunded amount (else the price) x min(deficit, coins clawed back from the
+    /// user's grants of it, by whole and partial revocations) / those coins, rounded up: the money
+    /// returned for coins already spent. A spend: no transaction, no amount.
     static func negativeBalance(_ u: UserView, _ c: inout Context) {
         guard u.coinBalance < 0, let since = u.negativeSince else { return }
         let deficit = u.coinBalance == .min ? .max : -u.coinBalance
         var amount: Money?
         let t = u.negativeCause.flatMap { c.p.transactions[$0] }
         if let t, let money = t.refundedAmount ?? t.price {
-            let clawed = t.grants.filter { $0.revokedAt == since && $0.userId == u.userId }
+            let clawed = t.grants.filter { $0.userId == u.userId }
                 .reduce(Int64(0)) { s, g in
-                    let units = g.entitlement.units(quantity: g.quantity)
-                    return s + (units.unit == "coins" ? units.count : 0)
+                    guard case .coins = g.entitlement else { return s }
+                    return s.addingSaturated(g.revokedAt != nil ? g.units.count : min(g.revokedUnits, g.units.count))
                 }
             if clawed > 0 { amount = prorate(money, min(deficit, clawed), clawed) }
         }

@@ -227,9 +227,15 @@ extension Projections {
         }
     }
 
-    /// The user's side of a revocation: `units` of the grant, or all of it.
+    /// The user's side of a revocation: `units` of the grant, or all it still gave.
     static func takeBack(_ u: inout UserView, _ g: GrantRecord, units: Int64?) {
         guard let units else {
+            if case .coins = g.entitlement {
+                // Coins a partial revocation took back already are not taken again.
+                let left = max(0, g.units.count.subtractingSaturated(g.revokedUnits))
+                u.coinsClawedBack = u.coinsClawedBack.addingSaturated(left)
+                return
+            }
             return credit(&u, g.entitlement, quantity: g.quantity, anchor: g.at, grantId: g.grantId, sign: -1)
         }
         switch g.entitlement {

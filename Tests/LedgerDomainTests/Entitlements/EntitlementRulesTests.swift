@@ -257,4 +257,30 @@ struct EntitlementRulesTests {
         h.purchase(2)
         #expect(h.kinds() == [])
     }
+
+    @Test("negative-balance: partial clawbacks count once, and their refund is the money at risk")
+    func partialClawbacks() throws {
+        // Refunded in two parts, revoked in two: 30 coins, then the rest. Nothing spent: balance 0.
+        var h = History()
+        h.purchase(1)
+        h.refund("t1", "r1", Money(minorUnits: 180, currency: History.cny))
+        h.add(
+            .entitlementRevoked(
+                EntitlementRevoked(userId: "u1", channel: .appstore, transactionId: "t1", reason: .refund, units: 30)))
+        h.refund("t1", "r2", Money(minorUnits: 420, currency: History.cny))
+        h.revoke("u1", "t1", .refund)
+        #expect(h.fold().users["u1"]?.coinBalance == 0)
+        #expect(h.kinds() == [])
+        // 60 coins, 50 spent, half refunded and 30 taken back: 20 below zero, 3.00 CNY for 30 coins.
+        var spent = History()
+        spent.purchase(1)
+        spent.spend("s1", "u1", 50)
+        spent.refund("t1", "r1", Money(minorUnits: 300, currency: History.cny))
+        spent.add(
+            .entitlementRevoked(
+                EntitlementRevoked(userId: "u1", channel: .appstore, transactionId: "t1", reason: .refund, units: 30)))
+        let f = try #require(spent.audit().first)
+        #expect(f.kind == .negativeBalance && f.transactionId == "t1")
+        #expect(f.amountAtRisk == Money(minorUnits: 200, currency: History.cny))
+    }
 }
