@@ -88,7 +88,8 @@ extension NotificationTranslator {
                 "VOLUNTARY": .voluntary, "BILLING_RETRY": .billingRetry,
                 "PRICE_INCREASE": .priceIncrease, "PRODUCT_NOT_FOR_SALE": .productNotForSale,
             ]
-            let reason = subtype.map { reasons[$0] ?? ExpirationReason(raw: $0) } ?? .voluntary
+            // Without a subtype Apple says it expired "for some other reason": not the user's choice.
+            let reason = subtype.map { reasons[$0] ?? ExpirationReason(raw: $0) } ?? .unspecified
             needOriginal {
                 .subscriptionExpired(
                     SubscriptionExpired(

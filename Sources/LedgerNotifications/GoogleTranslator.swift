@@ -147,7 +147,7 @@ extension NotificationTranslator {
                     .subscriptionExpired(
                         SubscriptionExpired(
                             channel: .googleplay, originalTransactionId: $0, notificationId: id,
-                            reason: ExpirationReason(raw: "unspecified"), app: package))
+                            reason: .unspecified, app: package))
                 }
             case 20: break
             default: out.unknown("subscription notificationType \(code.map(String.init) ?? "(none)")")

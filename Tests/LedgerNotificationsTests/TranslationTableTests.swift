@@ -99,9 +99,9 @@ struct TranslationTableTests {
 
     @Test(arguments: [
         ("VOLUNTARY", "voluntary"), ("BILLING_RETRY", "billing-retry"), ("PRICE_INCREASE", "price-increase"),
-        ("PRODUCT_NOT_FOR_SALE", "product-not-for-sale"),
+        ("PRODUCT_NOT_FOR_SALE", "product-not-for-sale"), (nil, "unspecified"),
     ])
-    func appleExpiriesKeepTheirReason(_ subtype: String, _ reason: String) async throws {
+    func appleExpiriesKeepTheirReason(_ subtype: String?, _ reason: String) async throws {
         let n = try await Self.apple("EXPIRED", subtype)
         guard case .subscriptionExpired(let e) = n.facts[1] else {
             Issue.record("\(n.facts)")

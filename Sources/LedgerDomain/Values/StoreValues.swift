@@ -81,6 +81,8 @@ public struct ExpirationReason: OpenEnum, Codable {
     public static let billingRetry = ExpirationReason(raw: "billing-retry")
     public static let priceIncrease = ExpirationReason(raw: "price-increase")
     public static let productNotForSale = ExpirationReason(raw: "product-not-for-sale")
+    /// The store gave no reason (Apple EXPIRED without a subtype, Google SUBSCRIPTION_EXPIRED).
+    public static let unspecified = ExpirationReason(raw: "unspecified")
     /// Google: replaced by another purchase token (never sent by a store: the ledger's own reading).
     public static let superseded = ExpirationReason(raw: "superseded")
     public static let known: [ExpirationReason] = [.voluntary, .billingRetry, .priceIncrease, .productNotForSale]
