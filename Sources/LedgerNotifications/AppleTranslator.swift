@@ -69,6 +69,11 @@ extension NotificationTranslator {
                 out.unknown("subtype \(subtype ?? "none")")
                 break
             }
+            // In grace without its end, the failure is recorded in billing retry and the notification
+            // says what it lacks.
+            if subtype == "GRACE_PERIOD" && ms(r, "gracePeriodExpiresDate") == nil {
+                out.missing("gracePeriodExpiresDate")
+            }
             needOriginal { o in
                 .renewalFailed(
                     RenewalFailed(

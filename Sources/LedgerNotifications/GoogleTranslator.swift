@@ -101,7 +101,11 @@ extension NotificationTranslator {
                 }
             case 5: state(.onHold)
             case 6:
-                // In grace, the read's expiry is the grace period's end.
+                // In grace, the read's expiry is the grace period's end; without the read the failure is
+                // recorded without it, and the notification says what it lacks.
+                if read == nil {
+                    out.missing("the grace period's end, which the Play Developer API read gives" + failed)
+                }
                 needToken {
                     .renewalFailed(
                         RenewalFailed(

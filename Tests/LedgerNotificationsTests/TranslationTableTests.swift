@@ -89,6 +89,11 @@ struct TranslationTableTests {
             return
         }
         #expect(r.gracePeriodExpiresAt == nil && r.inBillingRetry)
+        #expect(Self.notification(grace)?.untranslated == nil && Self.notification(retry)?.untranslated == nil)
+        // In grace without its end: recorded, and the notification says what it lacks.
+        let endless = try await Self.apple("DID_FAIL_TO_RENEW", "GRACE_PERIOD")
+        #expect(endless.facts.map(\.typeName) == ["StoreNotificationReceived", "RenewalFailed"])
+        #expect(Self.notification(endless)?.untranslated == "lacks gracePeriodExpiresDate")
         let ended = try await Self.apple("GRACE_PERIOD_EXPIRED")
         guard case .subscriptionStateChanged(let e) = ended.facts[1] else {
             Issue.record("\(ended.facts)")
@@ -305,7 +310,8 @@ struct TranslationTableTests {
         #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived"] + facts)
         let s = Self.notification(n)
         #expect(s?.type.raw == String(code) && s?.subtype?.raw == NotificationTranslator.googleSubscriptionTypes[code])
-        #expect(s?.awaiting?.rawValue == awaiting && (s?.untranslated != nil) == (awaiting != nil))
+        // Without the API's read, a grace period's end is lacking too (awaiting nothing).
+        #expect(s?.awaiting?.rawValue == awaiting && (s?.untranslated != nil) == (awaiting != nil || code == 6))
         if case .subscriptionStateChanged(let c)? = n.facts.dropFirst().first {
             let expected: [Int64: LifecycleChange] = [
                 1: .resumed, 5: .onHold, 7: .resumed, 8: .priceConsent, 19: .priceConsent, 22: .priceConsent,
