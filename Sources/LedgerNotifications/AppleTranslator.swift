@@ -27,19 +27,20 @@ extension NotificationTranslator {
             return Money(storeAmount: amount, unit: .milliunits, currency: c)
         }
 
-        switch type {
-        case "SUBSCRIBED", "OFFER_REDEEMED", "ONE_TIME_CHARGE", "DID_RENEW":
+        /// The signed transaction as a verified payment: its product, purchase date and price, or nil
+        /// (with what it lacks) when it cannot be one.
+        func verify() -> (productId: String, purchased: Timestamp, amount: Money)? {
             guard let t, let transactionId else {
                 out.missing("signedTransactionInfo")
-                break
+                return nil
             }
             guard let productId = t["productId"]?.stringValue, let purchased = ms(t, "purchaseDate") else {
                 out.missing("the transaction's productId or purchaseDate")
-                break
+                return nil
             }
             guard let amount = price(t, "price") else {
                 out.missing("the transaction's price and currency (a known ISO 4217 code)")
-                break
+                return nil
             }
             out.add(
                 .paymentVerified(
@@ -55,7 +56,29 @@ extension NotificationTranslator {
                         offer: t["offerType"]?.intValue.map {
                             "offerType-\($0)" + (t["offerIdentifier"]?.stringValue.map { ":" + $0 } ?? "")
                         })))
-            if type == "DID_RENEW", let original, let expires = ms(t, "expiresDate"), expires > purchased {
+            return (productId, purchased, amount)
+        }
+        func changePlan(to product: String?, _ effective: PlanChangeEffect) {
+            guard let product else { return out.missing("signedRenewalInfo's autoRenewProductId") }
+            needOriginal {
+                .planChanged(
+                    PlanChanged(
+                        channel: .appstore, originalTransactionId: $0, notificationId: id, toProductId: product,
+                        effective: effective, app: bundle))
+            }
+        }
+
+        switch type {
+        case "SUBSCRIBED", "OFFER_REDEEMED", "ONE_TIME_CHARGE", "DID_RENEW":
+            guard let (productId, purchased, amount) = verify() else { break }
+            // An offer redeemed to upgrade takes effect at once; to downgrade, at the next renewal.
+            if type == "OFFER_REDEEMED" && subtype == "UPGRADE" { changePlan(to: productId, .immediate) }
+            if type == "OFFER_REDEEMED" && subtype == "DOWNGRADE" {
+                changePlan(to: r?["autoRenewProductId"]?.stringValue, .nextRenewal)
+            }
+            if type == "DID_RENEW", let original, let transactionId, let expires = ms(t, "expiresDate"),
+                expires > purchased
+            {
                 out.add(
                     .subscriptionRenewed(
                         SubscriptionRenewed(
@@ -117,16 +140,9 @@ extension NotificationTranslator {
                 out.unknown("subtype \(subtype ?? "none")")
                 break
             }
-            guard let to = r?["autoRenewProductId"]?.stringValue else {
-                out.missing("signedRenewalInfo's autoRenewProductId")
-                break
-            }
-            needOriginal {
-                .planChanged(
-                    PlanChanged(
-                        channel: .appstore, originalTransactionId: $0, notificationId: id, toProductId: to,
-                        effective: subtype == "UPGRADE" ? .immediate : .nextRenewal, app: bundle))
-            }
+            // An upgrade is charged at once: the signed transaction is the new period's payment.
+            if subtype == "UPGRADE" { _ = verify() }
+            changePlan(to: r?["autoRenewProductId"]?.stringValue, subtype == "UPGRADE" ? .immediate : .nextRenewal)
         case "PRICE_INCREASE":
             guard subtype == "PENDING" || subtype == "ACCEPTED" else {
                 out.unknown("subtype \(subtype ?? "none")")

@@ -122,9 +122,11 @@ struct TranslationTableTests {
             return
         }
         #expect(!a.enabled)
+        // An upgrade is charged at once: its signed transaction is verified, then the plan changes.
         let up = try await Self.apple(
             "DID_CHANGE_RENEWAL_PREF", "UPGRADE", renewal: [("autoRenewProductId", .string("vip_year"))])
-        guard case .planChanged(let u) = up.facts[1] else {
+        #expect(up.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified", "PlanChanged"])
+        guard case .planChanged(let u) = up.facts.last else {
             Issue.record("\(up.facts)")
             return
         }
@@ -136,6 +138,19 @@ struct TranslationTableTests {
             return
         }
         #expect(d.toProductId == "vip_week" && d.effective == .nextRenewal)
+        // An offer redeemed to upgrade or downgrade changes the plan as the same change would.
+        for (subtype, effective) in [("UPGRADE", PlanChangeEffect.immediate), ("DOWNGRADE", .nextRenewal)] {
+            let offer = try await Self.apple(
+                "OFFER_REDEEMED", subtype, renewal: [("autoRenewProductId", .string("vip_week"))])
+            #expect(offer.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified", "PlanChanged"])
+            guard case .paymentVerified(let paid) = offer.facts[1], case .planChanged(let plan) = offer.facts[2] else {
+                continue
+            }
+            #expect(plan.effective == effective && Self.notification(offer)?.untranslated == nil, "\(subtype)")
+            #expect(plan.toProductId == (effective == .immediate ? paid.productId : "vip_week"), "\(subtype)")
+        }
+        let redeemed = try await Self.apple("OFFER_REDEEMED")
+        #expect(redeemed.facts.map(\.typeName) == ["StoreNotificationReceived", "PaymentVerified"])
     }
 
     @Test(arguments: [("PENDING", "pending"), ("ACCEPTED", "accepted")])
