@@ -5,7 +5,21 @@ import LedgerFoldStore
 extension Projections {
     mutating func apply(_ f: OrderCreated, _ ctx: FactContext) {
         let p = ctx.position
-        updateOrder(f.orderId, p) { $0.created = f }
+        // An order is created once: a second creation (another idempotency key) that differs, another
+        // user say, changes nothing and is an anomaly; the first stands.
+        var first: OrderCreated?
+        updateOrder(f.orderId, p) { o in
+            if let c = o.created { first = c } else { o.created = f }
+        }
+        if let first {
+            if first != f {
+                anomaly(
+                    p, "order-created-again",
+                    "order \(f.orderId) was created again (user \(f.userId), \(f.productId)) after its creation for user \(first.userId) (\(first.productId)); the first creation stands"
+                )
+            }
+            return
+        }
         if let tx = orders.with(f.orderId, \.transactionId) ?? nil { refreshOrder(f.orderId, from: tx) }
         touchUser(f.userId, p)
     }

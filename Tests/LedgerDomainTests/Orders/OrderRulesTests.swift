@@ -6,6 +6,25 @@ import LedgerScenarios
 
 @Suite("Audit: orders")
 struct OrderRulesTests {
+    @Test("an order is created once: a second creation that differs is an anomaly and changes nothing")
+    func createdAgain() {
+        var h = History()
+        h.order("o1", "u1", "coins_60")
+        h.order("o1", "u1", "coins_60")
+        #expect(h.fold().anomalies.isEmpty)
+        h.order("o1", "u2", "coins_60")
+        let p = h.fold()
+        #expect(p.orders["o1"]?.userId == "u1")
+        #expect(p.anomalies.map(\.kind) == ["order-created-again"] && p.anomalies.first?.position == h.last)
+        // The purchase is judged by the first creation: granted to its user, nothing wrong.
+        h.launch("o1")
+        h.report("u1", "t1", "coins_60", order: "o1")
+        h.verify("t1", "coins_60")
+        h.bind("t1", "o1", "u1", .applicationUsername)
+        h.grant("g1", "u1", "t1", Catalogue.definition("coins_60")!.entitlement, order: "o1")
+        #expect(h.kinds() == [])
+    }
+
     // MARK: product-mismatch
 
     @Test("product-mismatch: the verified product differs from the order's")
