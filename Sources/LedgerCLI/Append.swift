@@ -66,7 +66,7 @@ struct Append: AsyncParsableCommand {
                 appended = try await store.append(events)
             } catch {
                 await store.close()
-                throw error
+                throw AtLine.naming(error, events: events, lines: lines)
             }
             await store.close()
             Self.print(appended, lines: lines)
@@ -95,6 +95,20 @@ struct Append: AsyncParsableCommand {
                 "{\"line\":\(line),\"eventId\":\"\(a.eventId.lowercased)\",\"stream\":\(JSONValue.string(a.stream).compactText),\"version\":\(a.version),\"position\":\(a.position),\"alreadyStored\":\(a.alreadyStored)}\n"
         }
         FileHandle.standardOutput.write(Data(out.utf8))
+    }
+}
+
+/// A conflict, named by the input line of the event it is about (its exit status is the conflict's).
+struct AtLine: LedgerCodedError, CustomStringConvertible {
+    let line: Int
+    let error: LedgerError
+    var code: LedgerError.Code { error.code }
+    var description: String { "line \(line): \(error)" }
+
+    /// `error` at its line when it is a conflict about one of `events`, else as it is.
+    static func naming(_ error: any Error, events: [NewEvent], lines: [Int]) -> any Error {
+        guard let e = error as? LedgerError, let line = e.line(events: events, lines: lines) else { return error }
+        return AtLine(line: line, error: e)
     }
 }
 
@@ -206,7 +220,7 @@ struct BatchedAppend {
             } catch {
                 sayStored(
                     "the batch of lines \(numbers.first ?? 0)-\(numbers.last ?? 0) failed and none of it was written")
-                throw error
+                throw AtLine.naming(error, events: batch, lines: numbers)
             }
             Append.print(appended, lines: numbers)
             let new = Int64(appended.filter { !$0.alreadyStored }.count)

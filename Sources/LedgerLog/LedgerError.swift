@@ -37,6 +37,25 @@ public enum LedgerError: Error, CustomStringConvertible, Sendable {
 }
 
 extension LedgerError {
+    /// The appended event a conflict is about (one of the batch's), so that a caller can name the
+    /// line or element it came from; nil for other errors.
+    public var eventId: UUID? {
+        switch self {
+        case .versionConflict(_, _, _, let id), .idempotencyConflict(_, let id, _, _): return id
+        case .invalidEvent, .migration, .database: return nil
+        }
+    }
+
+    /// The input line of the event a conflict is about: `lines[i]` is the line of `events[i]`.
+    public func line(events: [NewEvent], lines: [Int]) -> Int? {
+        guard let id = eventId, let i = events.firstIndex(where: { $0.eventId == id }), i < lines.count else {
+            return nil
+        }
+        return lines[i]
+    }
+}
+
+extension LedgerError {
     /// What kind of failure an error is, for callers that act on it (exit statuses, retries,
     /// metrics) without parsing messages. Extensible: modules built on the log add their own codes
     /// (`extension LedgerError.Code { public static let ... }`).

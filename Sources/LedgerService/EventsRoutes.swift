@@ -91,7 +91,7 @@ struct EventsRoutes {
             throw e
         } catch let e as LedgerError {
             if e.code == .versionConflict || e.code == .idempotencyConflict { metrics.conflict(e.code.name) }
-            throw Problem.ledger(e)
+            throw Problem.ledger(e, line: e.line(events: decoded.events, lines: decoded.lines))
         }
         let elapsed = started.duration(to: .now).components
         metrics.appendLatency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)

@@ -70,19 +70,21 @@ extension Problem {
         return p
     }
 
-    /// What the log refused, by its code: conflicts 409, invalid 422, unavailable 503.
-    public static func ledger(_ error: LedgerError) -> Problem {
+    /// What the log refused, by its code: conflicts 409, invalid 422, unavailable 503. `line`: the
+    /// line (or array element) of the event a conflict is about.
+    public static func ledger(_ error: LedgerError, line: Int? = nil) -> Problem {
         switch error {
         case .versionConflict(let stream, _, _, let eventId):
             var p = Problem(
-                .conflict, "version-conflict", "A stream is not at the expected version", detail: error.description,
-                field: "expectedVersion")
+                .conflict, "version-conflict", "A stream is not at the expected version",
+                detail: (line.map { "line \($0): " } ?? "") + error.description, line: line, field: "expectedVersion")
             p.extra = [("stream", .string(stream)), ("eventId", .string(eventId.lowercased))]
             return p
         case .idempotencyConflict(let key, let eventId, _, _):
             var p = Problem(
                 .conflict, "idempotency-conflict", "An idempotency key or event id is stored with other content",
-                detail: error.description, field: key == nil ? "eventId" : "idempotencyKey", key: key)
+                detail: (line.map { "line \($0): " } ?? "") + error.description, line: line,
+                field: key == nil ? "eventId" : "idempotencyKey", key: key)
             p.extra = [("eventId", .string(eventId.lowercased))]
             return p
         case .invalidEvent(let e):

@@ -90,6 +90,7 @@ struct BatchedAppendTests {
             #expect(failed.status == 2, "\(failed.stderr)")
             #expect(failed.stderr.contains("lines 1-2 are stored (2 events)"), "\(failed.stderr)")
             #expect(failed.stderr.contains("the batch of lines 3-4 failed"), "\(failed.stderr)")
+            #expect(failed.stderr.contains("error: line 3: version conflict"), "\(failed.stderr)")
             #expect(lines(failed.stdout).count == 2)
             #expect(lines(try await cli.run(["read"]).stdout).count == 3)
 

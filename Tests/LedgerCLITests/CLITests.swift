@@ -193,8 +193,10 @@ struct CLITests {
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
             let wrongVersion =
                 #"{"stream":"order:ord_20260331_0001","type":"OrderClosed","payload":{"orderId":"ord_20260331_0001","reason":"timeout"},"occurredAt":"2026-04-01T00:00:00Z","expectedVersion":0}"#
-            let r = try await cli.run(["append"], stdin: wrongVersion)
+            // On line 2 of the input (a blank line first): the error names it.
+            let r = try await cli.run(["append"], stdin: "\n" + wrongVersion)
             #expect(r.status == 2)
+            #expect(r.stderr.contains("error: line 2: version conflict"), "\(r.stderr)")
             #expect(
                 r.stderr.contains(#"stream "order:ord_20260331_0001": expected 0, but the stream is at version 1"#),
                 "\(r.stderr)")

@@ -127,6 +127,8 @@ struct AppendEndpointTests {
                 #expect(version.headers[.contentType] == "application/problem+json")
                 #expect(version.json?["type"]?.stringValue == "urn:ledger:problem:version-conflict")
                 #expect(version.json?["stream"]?.stringValue == "order:o1")
+                // The conflicting fact is the body's second line.
+                #expect(version.json?["line"]?.intValue == 2)
                 // The same Idempotency-Key with other content.
                 let k = ServiceFixture.bearer(f.appendToken, [HTTPField.Name("Idempotency-Key")!: "k"])
                 _ = try await client.execute(
@@ -142,7 +144,8 @@ struct AppendEndpointTests {
                     uri: "/v1/events", method: .post, headers: auth,
                     body: ByteBuffer(lines: [ServiceFixture.orderLine("o2", user: "u_other", expected: "\"any\"")]))
                 #expect(business.status == .conflict)
-                #expect(business.json?["key"]?.stringValue == "order:o2:created")
+                #expect(
+                    business.json?["key"]?.stringValue == "order:o2:created" && business.json?["line"]?.intValue == 1)
             }
             #expect(try await f.rows() == 2)
         }
