@@ -30,8 +30,11 @@ extension Audit {
         }
         guard got != owed else { return }
         // Grace up to its end may be granted too: the days from this period's end to the end of the
-        // grace that followed it.
-        if got.unit == owed.unit, got.count > owed.count, got.count <= owed.count.addingSaturated(graceDays(t, c.p)) {
+        // grace that followed it, and, for a period recovered in grace at the recovery's time, the
+        // grace days before it, which the renewal paid for.
+        if got.unit == owed.unit, got.count > owed.count,
+            got.count <= owed.count.addingSaturated(graceDays(t, c.p)).addingSaturated(recoveredGraceDays(t, c.p))
+        {
             return
         }
         let amount: Money?
@@ -75,6 +78,28 @@ extension Audit {
             if !later { days = max(days, (grace.until.microseconds - end.microseconds + day - 1) / day) }
         }
         return days
+    }
+}
+
+extension Audit {
+    /// The days of grace a renewal recovered in, rounded up; 0 when none. A renewal whose period the
+    /// store dates from the recovery (Google does) began inside the grace that followed the period
+    /// before it: a recovery in grace keeps the renewal date, so the days from that period's end to
+    /// this one's start are paid by this renewal.
+    static func recoveredGraceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
+        guard t.isRenewal, let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate,
+            let (graces, periods) = p.subscriptions.with(
+                Projections.subscriptionKey(channel, orig), { ($0.graces, $0.periods) }),
+            !graces.isEmpty,
+            let before = periods.filter({ $0.transactionId != t.key && $0.expiresDate <= start }).max(by: {
+                $0.expiresDate < $1.expiresDate
+            }),
+            graces.contains(where: {
+                $0.at >= before.purchaseDate && $0.at <= start && $0.until >= start && $0.until > before.expiresDate
+            })
+        else { return 0 }
+        let day: Int64 = 86_400_000_000
+        return (start.microseconds - before.expiresDate.microseconds + day - 1) / day
     }
 }
 

@@ -152,6 +152,32 @@ struct LifecycleTests {
         #expect(h.kinds() == [])
     }
 
+    @Test("a period recovered in grace at the recovery's time owes the grace days before it too")
+    func recoveryInGraceAtItsOwnTime() throws {
+        // Google dates a recovered period from the recovery, three days into grace; it keeps the
+        // renewal date, so the month it ends paid for those three days too.
+        for (days, drift) in [(Int64(27), false), (30, false), (31, true)] {
+            var h = History()
+            h.order("o1", "u1", "vip.month")
+            h.verify("m1", "vip.month", original: "m1", days: 30)
+            h.bind("m1", "o1", "u1")
+            h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30), order: "o1")
+            let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+            func at(_ d: Int64) -> Timestamp {
+                Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
+            }
+            h.renewalFailed("n-grace", graceUntil: at(16), after: 30 * Self.day + 3_600)
+            h.wait(hours: 72)
+            h.add(
+                .subscriptionRenewed(
+                    SubscriptionRenewed(
+                        channel: .appstore, originalTransactionId: "m1", transactionId: "m2", productId: "vip.month",
+                        purchaseDate: at(3), expiresDate: at(30), price: h.price("vip.month"))))
+            h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: days))
+            #expect(h.kinds().contains("subscription-drift") == drift, "\(days) days")
+        }
+    }
+
     @Test("a renewal known only as SubscriptionRenewed is of its subscription's environment and ownership")
     func renewalsKeepTheSubscriptionsTerms() {
         for (environment, ownership) in [(StoreEnvironment.sandbox, Ownership.purchased), (.production, .familyShared)]
