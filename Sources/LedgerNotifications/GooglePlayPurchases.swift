@@ -24,6 +24,9 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
     /// for the subscription's whole life when it was bought with one.
     public var introductoryPrice: Money?
     public var introductoryCycles: Int64 = 0
+    /// `priceChange.newPrice`: the price the subscription renews at once a price change is
+    /// accepted (`priceMicros` in `currency`), exactly.
+    public var newPrice: Money?
 
     /// What the period `orderId` names was charged, exactly: nothing in a free trial, the
     /// introductory price in the periods it covers, else `priceAmountMicros` (the list price); or
@@ -85,6 +88,18 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
         obfuscatedAccountId = r["obfuscatedExternalAccountId"]?.stringValue
         isTest = r["purchaseType"]?.intValue == 0
         paymentState = r["paymentState"]?.intValue
+        if let change = r["priceChange"]?["newPrice"] {
+            guard let text = change["priceMicros"]?.stringValue ?? change["priceMicros"]?.intValue.map(String.init),
+                let micros = Int64(text), micros >= 0,
+                let currency = (change["currency"]?.stringValue).flatMap(Currency.init),
+                let price = Money(storeAmount: micros, unit: .micros, currency: currency)
+            else {
+                throw NotificationRefusal(
+                    .malformed, "the subscription purchase's priceChange.newPrice lacks priceMicros or a known currency"
+                )
+            }
+            newPrice = price
+        }
         if let info = r["introductoryPriceInfo"] {
             guard
                 let text = info["introductoryPriceAmountMicros"]?.stringValue

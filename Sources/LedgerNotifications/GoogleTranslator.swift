@@ -41,15 +41,23 @@ extension NotificationTranslator {
             subtype = code.flatMap { googleSubscriptionTypes[$0] }
             original = s["purchaseToken"]?.stringValue
             func needToken(_ body: (String) -> Fact) { out.add("purchaseToken", original, body) }
-            func state(_ change: LifecycleChange, consent: PriceConsent? = nil) {
+            func state(_ change: LifecycleChange, consent: PriceConsent? = nil, newPrice: Money? = nil) {
                 needToken {
                     .subscriptionStateChanged(
                         SubscriptionStateChanged(
                             channel: .googleplay, originalTransactionId: $0, notificationId: id,
-                            change: change, effectiveAt: signedAt, priceConsent: consent, app: package))
+                            change: change, effectiveAt: signedAt, priceConsent: consent, newPrice: newPrice,
+                            app: package))
                 }
             }
             let failed = readFailure.map { " (the Play Developer API read failed: \($0))" } ?? ""
+            /// A price change's consent with the new price, which only the API's read gives.
+            func consent(_ c: PriceConsent) {
+                if read?.newPrice == nil {
+                    out.missing("the new price, which the Play Developer API read gives" + failed)
+                }
+                state(.priceConsent, consent: c, newPrice: read?.newPrice)
+            }
             let product = s["subscriptionId"]?.stringValue
             switch code {
             case 1, 2, 4:
@@ -113,8 +121,8 @@ extension NotificationTranslator {
                             gracePeriodExpiresAt: read?.expiryTime, inBillingRetry: false, app: package))
                 }
             case 7: state(.resumed)
-            case 8: state(.priceConsent, consent: .accepted)
-            case 19, 22: state(.priceConsent, consent: .pending)
+            case 8: consent(.accepted)
+            case 19, 22: consent(.pending)
             case 10: state(.paused)
             case 11: state(.pauseScheduled)
             case 9:

@@ -111,13 +111,13 @@ struct NotificationRoutes {
         }
     }
 
-    /// The Play Developer API's read of the subscription a purchase, renewal, recovery, grace or
-    /// deferral notification names (nil without an API configured). A failed read is logged and
+    /// The Play Developer API's read of the subscription a purchase, renewal, recovery, grace,
+    /// price-change or deferral notification names (nil without an API configured). A failed read is logged and
     /// recorded on the notification, which then awaits its verification: never a 5xx, so Pub/Sub
     /// does not redeliver what is kept.
     private func googleRead(_ v: GooglePlayVerifier.Verified) async -> (GooglePlaySubscriptionRead?, String?) {
         guard let api = configuration.googlePlayAPI, let s = v.notification["subscriptionNotification"],
-            let code = s["notificationType"]?.intValue, [1, 2, 4, 6, 9].contains(code),
+            let code = s["notificationType"]?.intValue, [1, 2, 4, 6, 8, 9, 19, 22].contains(code),
             let token = s["purchaseToken"]?.stringValue,
             let product = s["subscriptionId"]?.stringValue, let package = v.notification["packageName"]?.stringValue
         else { return (nil, nil) }

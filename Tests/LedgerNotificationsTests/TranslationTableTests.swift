@@ -325,8 +325,11 @@ struct TranslationTableTests {
         #expect(n.facts.map(\.typeName) == ["StoreNotificationReceived"] + facts)
         let s = Self.notification(n)
         #expect(s?.type.raw == String(code) && s?.subtype?.raw == NotificationTranslator.googleSubscriptionTypes[code])
-        // Without the API's read, a grace period's end is lacking too (awaiting nothing).
-        #expect(s?.awaiting?.rawValue == awaiting && (s?.untranslated != nil) == (awaiting != nil || code == 6))
+        // Without the API's read, a grace period's end or a price change's new price is lacking too
+        // (awaiting nothing).
+        #expect(
+            s?.awaiting?.rawValue == awaiting
+                && (s?.untranslated != nil) == (awaiting != nil || [6, 8, 19, 22].contains(code)))
         if case .subscriptionStateChanged(let c)? = n.facts.dropFirst().first {
             let expected: [Int64: LifecycleChange] = [
                 1: .resumed, 5: .onHold, 7: .resumed, 8: .priceConsent, 19: .priceConsent, 22: .priceConsent,
@@ -434,6 +437,25 @@ struct TranslationTableTests {
                     && r.purchaseDate == Timestamp(millisecondsSince1970: 1_774_944_900_000))
             #expect(r.price?.description == "1.995 USD")
         }
+        // A price change's consent with the new price the read gives.
+        var withChange: [(String, JSONValue)] = []
+        if case .object(let all) = Self.subscriptionRead() { withChange = all.map { ($0.key, $0.value) } }
+        withChange.append(
+            (
+                "priceChange",
+                .makeObject([
+                    ("newPrice", .makeObject([("priceMicros", .string("12990000")), ("currency", .string("USD"))])),
+                    ("state", .int(1)),
+                ])
+            ))
+        let consented = try Self.google(TestGoogleSigner.subscription(8), read: .makeObject(withChange))
+        guard case .subscriptionStateChanged(let consent) = consented.facts[1] else {
+            Issue.record("\(consented.facts)")
+            return
+        }
+        #expect(
+            consent.priceConsent == .accepted && consent.newPrice == Money(minorUnits: 1299, currency: Self.usd)
+                && Self.notification(consented)?.untranslated == nil)
         let deferred = try Self.google(TestGoogleSigner.subscription(9), read: Self.subscriptionRead())
         guard case .subscriptionStateChanged(let d) = deferred.facts[1] else {
             Issue.record("\(deferred.facts)")
