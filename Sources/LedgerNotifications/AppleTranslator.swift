@@ -92,17 +92,16 @@ extension NotificationTranslator {
                 out.unknown("subtype \(subtype ?? "none")")
                 break
             }
-            // In grace without its end, the failure is recorded in billing retry and the notification
-            // says what it lacks.
-            if subtype == "GRACE_PERIOD" && ms(r, "gracePeriodExpiresDate") == nil {
-                out.missing("gracePeriodExpiresDate")
-            }
+            // In grace without its end, the failure is recorded as grace with no end (as Google's is),
+            // and the notification says what it lacks.
+            let endless = subtype == "GRACE_PERIOD" && ms(r, "gracePeriodExpiresDate") == nil
+            if endless { out.missing("gracePeriodExpiresDate") }
             needOriginal { o in
                 .renewalFailed(
                     RenewalFailed(
                         channel: .appstore, originalTransactionId: o, notificationId: id,
                         gracePeriodExpiresAt: subtype == "GRACE_PERIOD" ? ms(r, "gracePeriodExpiresDate") : nil,
-                        inBillingRetry: true, app: bundle))
+                        inBillingRetry: !endless, app: bundle))
             }
         case "GRACE_PERIOD_EXPIRED":
             needOriginal {

@@ -18,35 +18,43 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
     /// `paymentState`: 0 payment pending, 1 received, 2 free trial, 3 pending deferred upgrade or
     /// downgrade (the period in force is paid); absent for a canceled or expired subscription.
     public var paymentState: Int64?
-    /// `introductoryPriceInfo`: the introductory price and how many periods it is charged, present
-    /// for the subscription's whole life when it was bought with one.
-    /// `introductoryPriceInfo`: the introductory price and how many periods it is charged, present
-    /// for the subscription's whole life when it was bought with one.
+    /// `introductoryPriceInfo`: the introductory price (net of tax) and how many periods it is
+    /// charged, present for the subscription's whole life when it was bought with one.
+    /// `introductoryPriceInfo`: the introductory price (net of tax) and how many periods it is
+    /// charged, present for the subscription's whole life when it was bought with one.
     public var introductoryPrice: Money?
     public var introductoryCycles: Int64 = 0
+    /// The total of the order `orderId` names (`orders.get`), what the buyer paid; read only when
+    /// the subscription's own read cannot say (``needsOrder``).
+    public var orderTotal: Money?
     /// `priceChange.newPrice`: the price the subscription renews at once a price change is
     /// accepted (`priceMicros` in `currency`), exactly.
     public var newPrice: Money?
 
-    /// What the period `orderId` names was charged, exactly: nothing in a free trial, the
-    /// introductory price in the periods it covers, else `priceAmountMicros` (the list price); or
-    /// why the read cannot tell: a payment still pending, or the first period after the
-    /// introductory ones when a free trial may have come first (a trial shifts them by one).
+    /// What the period `orderId` names was charged, exactly: nothing in a free trial, the order's
+    /// total when it was read (``orderTotal``), else `priceAmountMicros` (the list price, tax included
+    /// where prices include it) outside the introductory periods; or why the read cannot tell: a
+    /// payment still pending, or an introductory period without its order (Google gives the
+    /// introductory price net of tax), the first period after them included, which is introductory
+    /// only after a free trial the read no longer shows.
     public func charged() -> Charge {
         switch paymentState {
         case 0?: return .unknown("the payment is pending (paymentState 0)")
         case 2?: return .paid(Money(minorUnits: 0, currency: price.currency))
         default: break
         }
-        guard let intro = introductoryPrice else { return .paid(price) }
-        // The first order is period 0, `..N` period N + 1. Introductory periods are 0..<cycles, or
-        // 1...cycles after a free trial, which a later read no longer says.
-        let index = Self.periodIndex(orderId)
-        if index < introductoryCycles { return .paid(intro) }
-        if index > introductoryCycles { return .paid(price) }
+        if let orderTotal { return .paid(orderTotal) }
+        guard needsOrder else { return .paid(price) }
         return .unknown(
-            "period \(index) is at the introductory price only after a free trial, which the read does not say"
-        )
+            "period \(Self.periodIndex(orderId)) may be introductory, and only its order's total says what was paid")
+    }
+
+    /// Whether only the order's total (`orders.get`) says what the period was charged: a period
+    /// bought with an introductory price whose index is at most its cycles (the first order is
+    /// period 0, `..N` period N + 1; introductory periods are 0..<cycles, or 1...cycles after a trial).
+    public var needsOrder: Bool {
+        paymentState != 0 && paymentState != 2 && orderTotal == nil && introductoryPrice != nil
+            && Self.periodIndex(orderId) <= introductoryCycles
     }
 
     public enum Charge: Sendable, Hashable {
@@ -160,7 +168,7 @@ public struct GooglePlayProductRead: Sendable, Hashable {
 
     /// Google's `Money` (`currencyCode`, `units` as a decimal string, `nanos`) exactly, when it is a
     /// whole number of micros and not negative.
-    static func money(_ m: JSONValue) -> Money? {
+    public static func money(_ m: JSONValue) -> Money? {
         guard let code = m["currencyCode"]?.stringValue, let currency = Currency(code) else { return nil }
         let units = (m["units"]?.stringValue).flatMap { Int64($0) } ?? m["units"]?.intValue ?? 0
         let nanos = m["nanos"]?.intValue ?? 0

@@ -73,9 +73,19 @@ public final class GooglePlayAPI: Sendable {
         let json = try await get(
             package, "purchases/subscriptions/\(Self.segment(subscriptionId))/tokens/\(Self.segment(purchaseToken))",
             "purchases.subscriptions.get")
-        do { return try GooglePlaySubscriptionRead(json: json) } catch {
+        var read: GooglePlaySubscriptionRead
+        do { read = try GooglePlaySubscriptionRead(json: json) } catch {
             throw APIError("purchases.subscriptions.get: \(error.message)")
         }
+        // An introductory period: only its order says what was paid.
+        if read.needsOrder {
+            let order = try await get(package, "orders/\(Self.segment(read.orderId))", "orders.get")
+            guard let total = order["total"].flatMap(GooglePlayProductRead.money) else {
+                throw APIError("orders.get: the order lacks a total in a known currency, to a micro")
+            }
+            read.orderTotal = total
+        }
+        return read
     }
 
     /// The product of the subscription's first line item, as `purchases.subscriptionsv2.get` says:

@@ -94,6 +94,7 @@ struct TranslationTableTests {
         let endless = try await Self.apple("DID_FAIL_TO_RENEW", "GRACE_PERIOD")
         #expect(endless.facts.map(\.typeName) == ["StoreNotificationReceived", "RenewalFailed"])
         #expect(Self.notification(endless)?.untranslated == "lacks gracePeriodExpiresDate")
+        if case .renewalFailed(let e) = endless.facts[1] { #expect(!e.inBillingRetry && e.gracePeriodExpiresAt == nil) }
         let ended = try await Self.apple("GRACE_PERIOD_EXPIRED")
         guard case .subscriptionStateChanged(let e) = ended.facts[1] else {
             Issue.record("\(ended.facts)")
@@ -358,20 +359,25 @@ struct TranslationTableTests {
     }
 
     static func google(_ notification: JSONValue, read: JSONValue) throws -> NotificationFacts {
+        try google(notification, read: try GooglePlaySubscriptionRead(json: read))
+    }
+
+    static func google(_ notification: JSONValue, read: GooglePlaySubscriptionRead) throws -> NotificationFacts {
         let body = TestGoogleSigner.pushBody(messageId: UUID().uuidString, notification: notification)
         let v = try googleVerifier.verify(authorization: "Bearer " + (try google.token()), body: body)
-        let facts = NotificationTranslator.googlePlay(
-            v, raw: body, subscription: try GooglePlaySubscriptionRead(json: read))
+        let facts = NotificationTranslator.googlePlay(v, raw: body, subscription: read)
         try validate(facts)
         return facts
     }
 
-    /// What a period was charged: nothing in a free trial, the introductory price in the periods it
-    /// covers, the list price after; a pending payment, or a period the read cannot tell, awaits.
+    /// What a period was charged: nothing in a free trial, the list price outside the introductory
+    /// periods, the order's total in them (Google gives the introductory price net of tax); a pending
+    /// payment, or an introductory period whose order was not read, awaits.
     @Test func googleSubscriptionReadsSayWhatWasCharged() throws {
         func read(
-            _ order: String = "GPA.3300-1111-2222-33333", payment: Int64?, intro cycles: Int64? = nil
-        ) -> JSONValue {
+            _ order: String = "GPA.3300-1111-2222-33333", payment: Int64?, intro cycles: Int64? = nil,
+            total: Money? = nil
+        ) throws -> GooglePlaySubscriptionRead {
             var members: [(String, JSONValue)] = []
             if case .object(let all) = Self.subscriptionRead(order: order) {
                 members = all.map { ($0.key, $0.value) }.filter { $0.0 != "paymentState" }
@@ -388,26 +394,40 @@ struct TranslationTableTests {
                         ])
                     ))
             }
-            return .makeObject(members)
+            var r = try GooglePlaySubscriptionRead(json: .makeObject(members))
+            r.orderTotal = total
+            return r
         }
-        func charged(_ code: Int64, _ r: JSONValue) throws -> (Money?, StoreNotificationReceived?) {
+        func charged(_ code: Int64, _ r: GooglePlaySubscriptionRead) throws -> (Money?, StoreNotificationReceived?) {
             let facts = try Self.google(TestGoogleSigner.subscription(code), read: r)
             for case .paymentVerified(let p) in facts.facts { return (p.price, Self.notification(facts)) }
             return (nil, Self.notification(facts))
         }
-        let list = Money(minorUnits: 999, currency: Self.usd), intro = Money(minorUnits: 99, currency: Self.usd)
+        let list = Money(minorUnits: 999, currency: Self.usd), paid = Money(minorUnits: 119, currency: Self.usd)
         #expect(try charged(4, read(payment: 1)).0 == list)
         #expect(try charged(4, read(payment: nil)).0 == list)
         #expect(try charged(4, read(payment: 2)).0 == Money(minorUnits: 0, currency: Self.usd))
+        #expect(try charged(4, read(payment: 2, intro: 1)).0 == Money(minorUnits: 0, currency: Self.usd))
         let pending = try charged(4, read(payment: 0))
         #expect(pending.0 == nil && pending.1?.awaiting == .verification)
         #expect(pending.1?.untranslated?.contains("pending") == true)
-        #expect(try charged(4, read(payment: 1, intro: 1)).0 == intro)
-        #expect(try charged(2, read("GPA.3300-1111-2222-33333..0", payment: 1, intro: 2)).0 == intro)
-        #expect(try charged(2, read("GPA.3300-1111-2222-33333..1", payment: 1, intro: 1)).0 == list)
-        // The first period after one introductory period: introductory only after a free trial.
-        let unsure = try charged(2, read("GPA.3300-1111-2222-33333..0", payment: 1, intro: 1))
-        #expect(unsure.0 == nil && unsure.1?.awaiting == .verification)
+        // Introductory periods (the first, or the first after a free trial): the order's total.
+        for (order, cycles) in [
+            ("GPA.3300-1111-2222-33333", Int64(1)), ("GPA.3300-1111-2222-33333..0", 1),
+            ("GPA.3300-1111-2222-33333..0", 2),
+        ] {
+            let r = try read(order, payment: 1, intro: cycles)
+            #expect(r.needsOrder, "\(order) \(cycles)")
+            let unread = try charged(order.hasSuffix("..0") ? 2 : 4, r)
+            #expect(unread.0 == nil && unread.1?.awaiting == .verification, "\(order) \(cycles)")
+            #expect(
+                try charged(order.hasSuffix("..0") ? 2 : 4, read(order, payment: 1, intro: cycles, total: paid)).0
+                    == paid)
+        }
+        // Past them, the list price, with no order read.
+        let after = try read("GPA.3300-1111-2222-33333..1", payment: 1, intro: 1)
+        #expect(!after.needsOrder)
+        #expect(try charged(2, after).0 == list)
     }
 
     /// With the Play Developer API's read, purchases and renewals are verified payments, exactly in micros.

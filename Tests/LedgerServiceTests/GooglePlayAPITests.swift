@@ -118,6 +118,26 @@ struct GooglePlayAPITests {
             purchases: [
                 "tok-new": Self.read(order: "GPA.3301-0000-0000-00001", micros: "1200000000"),
                 "tok-renewed": Self.read(order: "GPA.3301-0000-0000-00002..0", micros: "1200500000"),
+                // Bought at an introductory price: what was paid is the order's total (tax included).
+                "tok-intro": .makeObject([
+                    ("startTimeMillis", .string("1774944000000")), ("expiryTimeMillis", .string("1777536000000")),
+                    ("priceCurrencyCode", .string("JPY")), ("priceAmountMicros", .string("1200000000")),
+                    ("orderId", .string("GPA.3301-0000-0000-00011")), ("paymentState", .int(1)),
+                    (
+                        "introductoryPriceInfo",
+                        .makeObject([
+                            ("introductoryPriceCurrencyCode", .string("JPY")),
+                            ("introductoryPriceAmountMicros", .string("100000000")),
+                            ("introductoryPriceCycles", .int(1)), ("introductoryPricePeriod", .string("P1M")),
+                        ])
+                    ),
+                ]),
+                "GPA.3301-0000-0000-00011": .makeObject([
+                    (
+                        "total",
+                        .makeObject([("currencyCode", .string("JPY")), ("units", .string("110")), ("nanos", .int(0))])
+                    )
+                ]),
                 "tok-coins": .makeObject([
                     ("purchaseTimeMillis", .string("1774944000000")), ("orderId", .string("GPA.3301-0000-0000-00009")),
                     ("quantity", .int(1)), ("purchaseState", .int(0)),
@@ -163,6 +183,10 @@ struct GooglePlayAPITests {
                     #expect(
                         bought.status == .ok && bought.json?["appended"]?.intValue == 2
                             && bought.json?["untranslated"]?.isNull == true, "\(bought.text)")
+                    let intro = try await push("m-6", 4, "tok-intro")
+                    #expect(
+                        intro.status == .ok && intro.json?["appended"]?.intValue == 2
+                            && intro.json?["untranslated"]?.isNull == true, "\(intro.text)")
                     let renewed = try await push("m-2", 2, "tok-renewed")
                     #expect(renewed.status == .ok && renewed.json?["appended"]?.intValue == 3, "\(renewed.text)")
                     let oneTime = JSONValue.makeObject([
@@ -199,10 +223,13 @@ struct GooglePlayAPITests {
                             && log.text.contains("\"amount\": 1200"))
                     // 1200.5 yen, exactly.
                     #expect(log.text.contains("\"exact\": \"1200.5\""))
+                    // The introductory month at its order's total, 110 yen, not its net 100 nor the list 1,200.
+                    #expect(log.text.contains("\"amount\": 110"), "\(log.text)")
                 }
             }
-            // One token for all six reads (three subscriptions, a product purchase and its order, a v2 subscription).
-            #expect(fake.reads.withLock { $0 } == 6)
+            // One token for all eight reads (four subscriptions and one's order, a product purchase and its
+            // order, a v2 subscription).
+            #expect(fake.reads.withLock { $0 } == 8)
         }
     }
 }
