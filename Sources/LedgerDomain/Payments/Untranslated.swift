@@ -18,6 +18,7 @@ public struct UntranslatedNotice: Hashable, Sendable, Codable {
 
 extension Projections {
     mutating func untranslated(_ f: StoreNotificationReceived, _ ctx: FactContext) {
+        pendingCanceled(f)
         // One per notification: a redelivery is the same fact (its natural key), never stored twice.
         guard let reason = f.untranslated, !alreadyCompleted(f) else { return }
         let n = UntranslatedNotice(
@@ -65,6 +66,22 @@ extension Projections {
         guard !keys.isEmpty else { return }
         for k in keys { awaitingNotices.remove(k) }
         untranslated.removeAll { n in Self.awaitingKey(n).map(keys.contains) ?? false }
+    }
+
+    /// A Google purchase canceled while its payment was pending (SUBSCRIPTION_PENDING_PURCHASE_CANCELED,
+    /// ONE_TIME_PRODUCT_CANCELED) will never be verified: the notices of that purchase token awaiting
+    /// its verification are complete.
+    mutating func pendingCanceled(_ f: StoreNotificationReceived) {
+        guard f.channel == .googleplay, !awaitingNotices.isEmpty, let token = f.originalTransactionId,
+            ["20", "SUBSCRIPTION_PENDING_PURCHASE_CANCELED", "ONE_TIME_PRODUCT_2"].contains(f.type.raw)
+        else { return }
+        let awaiting = StoreNotificationReceived.Awaiting.verification.rawValue
+        let done = untranslated.filter {
+            $0.channel == .googleplay && $0.awaiting == awaiting && $0.originalTransactionId == token
+        }
+        guard !done.isEmpty else { return }
+        for n in done { if let key = Self.awaitingKey(n) { awaitingNotices.remove(key) } }
+        untranslated.removeAll { n in done.contains(n) }
     }
 
     /// Whether a notice awaits the quantity of this transaction's void.

@@ -352,6 +352,32 @@ struct LifecycleTests {
         #expect(void.fold().untranslated.isEmpty)
     }
 
+    @Test("a Google purchase canceled while its payment was pending completes the notices awaiting it")
+    func pendingPurchaseCanceled() {
+        for (pending, canceled) in [("4", "20"), ("ONE_TIME_PRODUCT_1", "ONE_TIME_PRODUCT_2")] {
+            var h = History()
+            func notice(_ id: String, _ type: String, tx: String? = nil, waiting: Bool) {
+                h.add(
+                    .storeNotificationReceived(
+                        StoreNotificationReceived(
+                            channel: .googleplay, notificationId: id, type: NotificationType(raw: type),
+                            transactionId: tx, originalTransactionId: "tok-1",
+                            untranslated: waiting ? "the payment is pending" : nil,
+                            awaiting: waiting ? .verification : nil)))
+            }
+            notice("n-1", pending, tx: pending == "4" ? "GPA.1" : nil, waiting: true)
+            // Another token's cancellation completes nothing.
+            h.add(
+                .storeNotificationReceived(
+                    StoreNotificationReceived(
+                        channel: .googleplay, notificationId: "n-0", type: NotificationType(raw: canceled),
+                        originalTransactionId: "tok-2")))
+            #expect(h.fold().untranslated.map(\.notificationId) == ["n-1"], "\(pending)")
+            notice("n-2", canceled, waiting: false)
+            #expect(h.fold().untranslated.isEmpty, "\(pending)")
+        }
+    }
+
     @Test("a one-time purchase notice that names only its purchase token is completed by the verification naming it")
     func awaitingVerificationByToken() {
         var h = History()
