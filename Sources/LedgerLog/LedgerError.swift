@@ -46,11 +46,14 @@ extension LedgerError {
         }
     }
 
-    /// The input line of the event a conflict is about: `lines[i]` is the line of `events[i]`.
+    /// The input line of the event a conflict is about: `lines[i]` is the line of `events[i]`. An
+    /// event id twice in the batch with different content is the later copy's conflict.
     public func line(events: [NewEvent], lines: [Int]) -> Int? {
-        guard let id = eventId, let i = events.firstIndex(where: { $0.eventId == id }), i < lines.count else {
-            return nil
-        }
+        guard let id = eventId else { return nil }
+        let copies = events.indices.lazy.filter { events[$0].eventId == id }
+        var index = copies.first
+        if case .idempotencyConflict(nil, _, 0, _) = self { index = copies.dropFirst().first ?? index }
+        guard let i = index, i < lines.count else { return nil }
         return lines[i]
     }
 }

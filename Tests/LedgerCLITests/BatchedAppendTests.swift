@@ -91,6 +91,14 @@ struct BatchedAppendTests {
             #expect(failed.stderr.contains("lines 1-2 are stored (2 events)"), "\(failed.stderr)")
             #expect(failed.stderr.contains("the batch of lines 3-4 failed"), "\(failed.stderr)")
             #expect(failed.stderr.contains("error: line 3: version conflict"), "\(failed.stderr)")
+            // One event id on lines 1 and 5 with different content, blank lines between: line 5 is at fault.
+            let twice = [
+                Self.opsLine(7), "", Self.opsLine(8), "",
+                Self.opsLine(7).replacingOccurrences(of: #""n":7"#, with: #""n":9"#),
+            ]
+            let dup = try await cli.run(
+                ["append", "--batch-size", "10", "--allow-unknown-types"], stdin: twice.joined(separator: "\n") + "\n")
+            #expect(dup.status == 2 && dup.stderr.contains("error: line 5: idempotency conflict"), "\(dup.stderr)")
             #expect(lines(failed.stdout).count == 2)
             #expect(lines(try await cli.run(["read"]).stdout).count == 3)
 
