@@ -6,6 +6,9 @@ public struct OwedGranted: Hashable, Sendable {
         case ok, missing, excess
         /// Verified, but no product definition maps its product to an entitlement.
         case unknownProduct = "unknown-product"
+        /// Verified in a store environment other than production (sandbox, Xcode): shown with what
+        /// it owes and was granted, never judged, as the audit shows it apart with no finding.
+        case sandbox
     }
 
     public var transactionId: String
@@ -57,6 +60,8 @@ extension Projections {
         let status: OwedGranted.Status
         if t.verified && def == nil {
             status = .unknownProduct
+        } else if t.verified && t.environment != .production {
+            status = .sandbox
         } else if net < owedUnits {
             status = .missing
         } else if net > owedUnits {

@@ -135,7 +135,7 @@ extension Scenarios {
             s,
             expected: Expectation(
                 transactions: [
-                    t1: .init(owed: 1, granted: 0, status: .missing, user: vic, order: o1, grants: 0),
+                    t1: .init(owed: 1, granted: 0, status: .sandbox, user: vic, order: o1, grants: 0),
                     t2: .init(owed: 1, granted: 1, user: vic, order: o2),
                     t3: .init(owed: 1, granted: 0, status: .missing, user: vic, order: o3, grants: 0),
                 ],
