@@ -245,6 +245,10 @@ struct Rebuild: AsyncParsableCommand {
                 r.hasDifferences
                 ? "verify: the rebuilt read models DIFFER from the live ones (nothing swapped)\n"
                 : "verify: the rebuilt read models equal the live ones (nothing swapped)\n"
+            if let head = r.logHead, head > r.position {
+                s +=
+                    "verify: compared as of position \(grouped(r.position)), where the live read models are; the log's head is \(grouped(head)): \(head - r.position == 1 ? "1 event is" : "\(grouped(head - r.position)) events are") not projected yet (run `ledger project`)\n"
+            }
         }
         return s
     }
@@ -271,6 +275,7 @@ struct Rebuild: AsyncParsableCommand {
             ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null),
             ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
             ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),
+            ("logHead", r.logHead.map { .int($0) } ?? .null),
             (
                 "spill",
                 r.spill.map {

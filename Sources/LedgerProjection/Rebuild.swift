@@ -63,6 +63,9 @@ public struct RebuildReport: Sendable {
     /// What the fold spilled out of memory (nil: nothing; see ``FoldMemory``).
     public var spill: SpillReport?
     public var snapshotSeconds: Double = 0
+    /// The log's head when a verification ran: the live read models, and so the comparison, stop at
+    /// ``position``, and whatever lies beyond it is not yet projected.
+    public var logHead: Int64?
     public var hasDifferences: Bool { tables.contains { !$0.matches } }
 }
 
@@ -162,6 +165,7 @@ extension LogReplay {
             tables: results, swapped: !options.verify, livePositions: live)
         report.writeConnections = writeConnections
         report.spill = SpillReport(state, spillFile)
+        if options.verify { report.logHead = try await headPosition() }
         if options.snapshot && !options.verify {
             let name = configuration.schema
             report.snapshot = try await conn.withIsolation { conn in

@@ -48,6 +48,14 @@ struct ProjectionCLITests {
             let verify = try await cli.run(["rebuild", "all", "--verify"])
             #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
             #expect(verify.stdout.contains("verify: the rebuilt read models equal the live ones"))
+            #expect(!verify.stdout.contains("not projected yet"), "\(verify.stdout)")
+            // A fact the projector has not seen: the verification says it stopped short of it.
+            let note =
+                #"{"stream":"ops:verify","type":"OpsNote","payload":{"n":1},"occurredAt":"2026-05-01T00:00:00Z"}"#
+            #expect(try await cli.run(["append", "--allow-unknown-types"], stdin: note).status == 0)
+            let behind = try await cli.run(["rebuild", "all", "--verify"])
+            #expect(behind.stdout.contains("1 event is not projected yet"), "\(behind.stdout)")
+            #expect(try await cli.run(["project"]).status == 0)
             let rebuild = try await cli.run(["rebuild", "orders", "--json"])
             #expect(rebuild.status == 0)
             #expect(try JSONValue.parse(rebuild.stdout)["swapped"] == .bool(true))
