@@ -84,8 +84,9 @@ extension Audit {
 extension Audit {
     /// The days of grace a renewal recovered in, rounded up; 0 when none. A renewal whose period the
     /// store dates from the recovery (Google does) began inside the grace that followed the period
-    /// before it: a recovery in grace keeps the renewal date, so the days from that period's end to
-    /// this one's start are paid by this renewal.
+    /// before it: a recovery in grace keeps the renewal date, so the days from that period's end (or
+    /// from the failure, when it came later: a period missing from the log is no grace) to this
+    /// one's start are paid by this renewal.
     static func recoveredGraceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
         guard t.isRenewal, let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate,
             let (graces, periods) = p.subscriptions.with(
@@ -94,12 +95,15 @@ extension Audit {
             let before = periods.filter({ $0.transactionId != t.key && $0.expiresDate <= start }).max(by: {
                 $0.expiresDate < $1.expiresDate
             }),
-            graces.contains(where: {
+            let grace = graces.last(where: {
                 $0.at >= before.purchaseDate && $0.at <= start && $0.until >= start && $0.until > before.expiresDate
             })
         else { return 0 }
+        // From the renewal date, and never before the failure: a period missing from the log
+        // between them is not grace.
+        let from = max(before.expiresDate, grace.at)
         let day: Int64 = 86_400_000_000
-        return (start.microseconds - before.expiresDate.microseconds + day - 1) / day
+        return max(0, (start.microseconds - from.microseconds + day - 1) / day)
     }
 }
 
