@@ -46,13 +46,20 @@ extension LedgerError {
         }
     }
 
-    /// The input line of the event a conflict is about: `lines[i]` is the line of `events[i]`. An
-    /// event id twice in the batch with different content is the later copy's conflict.
+    /// The input line of the event a conflict is about, when the batch tells it: `lines[i]` is the
+    /// line of `events[i]`. An event id on one line is that line; on two, a conflict inside the
+    /// batch is the later copy's. With more copies, or two and a stored original, the line is not
+    /// told (nil), never guessed: the error names the event id or key.
     public func line(events: [NewEvent], lines: [Int]) -> Int? {
         guard let id = eventId else { return nil }
-        let copies = events.indices.lazy.filter { events[$0].eventId == id }
-        var index = copies.first
-        if case .idempotencyConflict(nil, _, 0, _) = self { index = copies.dropFirst().first ?? index }
+        let copies = events.indices.filter { events[$0].eventId == id }
+        let index: Int?
+        switch copies.count {
+        case 1: index = copies[0]
+        case 2:
+            if case .idempotencyConflict(_, _, 0, _) = self { index = copies[1] } else { index = nil }
+        default: index = nil
+        }
         guard let i = index, i < lines.count else { return nil }
         return lines[i]
     }

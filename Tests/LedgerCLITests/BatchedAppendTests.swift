@@ -99,6 +99,14 @@ struct BatchedAppendTests {
             let dup = try await cli.run(
                 ["append", "--batch-size", "10", "--allow-unknown-types"], stdin: twice.joined(separator: "\n") + "\n")
             #expect(dup.status == 2 && dup.stderr.contains("error: line 5: idempotency conflict"), "\(dup.stderr)")
+            // Three copies (two of them the same): which one is at fault is not told, never guessed.
+            let thrice = [
+                Self.opsLine(6), Self.opsLine(6), "",
+                Self.opsLine(6).replacingOccurrences(of: #""n":6"#, with: #""n":5"#),
+            ]
+            let three = try await cli.run(
+                ["append", "--batch-size", "10", "--allow-unknown-types"], stdin: thrice.joined(separator: "\n") + "\n")
+            #expect(three.status == 2 && three.stderr.contains("error: idempotency conflict"), "\(three.stderr)")
             #expect(lines(failed.stdout).count == 2)
             #expect(lines(try await cli.run(["read"]).stdout).count == 3)
 
