@@ -96,17 +96,14 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
         obfuscatedAccountId = r["obfuscatedExternalAccountId"]?.stringValue
         isTest = r["purchaseType"]?.intValue == 0
         paymentState = r["paymentState"]?.intValue
-        if let change = r["priceChange"]?["newPrice"] {
-            guard let text = change["priceMicros"]?.stringValue ?? change["priceMicros"]?.intValue.map(String.init),
-                let micros = Int64(text), micros >= 0,
-                let currency = (change["currency"]?.stringValue).flatMap(Currency.init),
-                let price = Money(storeAmount: micros, unit: .micros, currency: currency)
-            else {
-                throw NotificationRefusal(
-                    .malformed, "the subscription purchase's priceChange.newPrice lacks priceMicros or a known currency"
-                )
-            }
-            newPrice = price
+        // Not what most reads are for: one that cannot be read is left out (a price-change
+        // notification then says it lacks it), never a reason to refuse the read.
+        if let change = r["priceChange"]?["newPrice"],
+            let text = change["priceMicros"]?.stringValue ?? change["priceMicros"]?.intValue.map(String.init),
+            let micros = Int64(text), micros >= 0,
+            let currency = (change["currency"]?.stringValue).flatMap(Currency.init)
+        {
+            newPrice = Money(storeAmount: micros, unit: .micros, currency: currency)
         }
         if let info = r["introductoryPriceInfo"] {
             guard

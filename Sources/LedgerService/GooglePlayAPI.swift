@@ -66,9 +66,11 @@ public final class GooglePlayAPI: Sendable {
         session = URLSession(configuration: c)
     }
 
-    /// The subscription purchase `token` of `subscriptionId` in `package`, as the API answers it.
+    /// The subscription purchase `token` of `subscriptionId` in `package`, as the API answers it;
+    /// `pricing` (a purchase, renewal or recovery, whose payment is recorded): with its order's total
+    /// when only that says what a period that may be introductory was charged.
     public func subscription(
-        package: String, subscriptionId: String, token purchaseToken: String
+        package: String, subscriptionId: String, token purchaseToken: String, pricing: Bool = true
     ) async throws(APIError) -> GooglePlaySubscriptionRead {
         let json = try await get(
             package, "purchases/subscriptions/\(Self.segment(subscriptionId))/tokens/\(Self.segment(purchaseToken))",
@@ -78,7 +80,7 @@ public final class GooglePlayAPI: Sendable {
             throw APIError("purchases.subscriptions.get: \(error.message)")
         }
         // An introductory period: only its order says what was paid.
-        if read.needsOrder {
+        if pricing && read.needsOrder {
             let order = try await get(package, "orders/\(Self.segment(read.orderId))", "orders.get")
             guard let total = order["total"].flatMap(GooglePlayProductRead.money) else {
                 throw APIError("orders.get: the order lacks a total in a known currency, to a micro")

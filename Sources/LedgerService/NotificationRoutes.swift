@@ -122,7 +122,8 @@ struct NotificationRoutes {
             let product = s["subscriptionId"]?.stringValue, let package = v.notification["packageName"]?.stringValue
         else { return (nil, nil) }
         return await reading(v) { () async throws(GooglePlayAPI.APIError) in
-            try await api.subscription(package: package, subscriptionId: product, token: token)
+            try await api.subscription(
+                package: package, subscriptionId: product, token: token, pricing: [1, 2, 4].contains(code))
         }
     }
 

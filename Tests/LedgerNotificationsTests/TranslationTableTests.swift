@@ -468,6 +468,10 @@ struct TranslationTableTests {
                     ("state", .int(1)),
                 ])
             ))
+        // A new price that cannot be read is left out, never a reason to refuse the read.
+        var unreadable = withChange.filter { $0.0 != "priceChange" }
+        unreadable.append(("priceChange", .makeObject([("newPrice", .makeObject([("priceMicros", .string("x"))]))])))
+        #expect(try GooglePlaySubscriptionRead(json: .makeObject(unreadable)).newPrice == nil)
         let consented = try Self.google(TestGoogleSigner.subscription(8), read: .makeObject(withChange))
         guard case .subscriptionStateChanged(let consent) = consented.facts[1] else {
             Issue.record("\(consented.facts)")

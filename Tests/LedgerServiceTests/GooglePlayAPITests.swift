@@ -187,6 +187,11 @@ struct GooglePlayAPITests {
                     #expect(
                         intro.status == .ok && intro.json?["appended"]?.intValue == 2
                             && intro.json?["untranslated"]?.isNull == true, "\(intro.text)")
+                    // In grace, nothing is priced: the subscription is read, its order is not.
+                    let grace = try await push("m-7", 6, "tok-intro")
+                    #expect(
+                        grace.status == .ok && grace.json?["appended"]?.intValue == 2
+                            && grace.json?["untranslated"]?.isNull == true, "\(grace.text)")
                     let renewed = try await push("m-2", 2, "tok-renewed")
                     #expect(renewed.status == .ok && renewed.json?["appended"]?.intValue == 3, "\(renewed.text)")
                     let oneTime = JSONValue.makeObject([
@@ -227,9 +232,9 @@ struct GooglePlayAPITests {
                     #expect(log.text.contains("\"amount\": 110"), "\(log.text)")
                 }
             }
-            // One token for all eight reads (four subscriptions and one's order, a product purchase and its
+            // One token for all nine reads (five subscriptions and one's order, a product purchase and its
             // order, a v2 subscription).
-            #expect(fake.reads.withLock { $0 } == 8)
+            #expect(fake.reads.withLock { $0 } == 9)
         }
     }
 }
