@@ -34,6 +34,12 @@ extension Projections {
     /// (A notice that names only a purchase token cannot tell which purchase it awaits: it waits for
     /// a verification naming that token, and one logged before it is not found by the token.)
     func alreadyCompleted(_ f: StoreNotificationReceived) -> Bool {
+        // A pending purchase canceled before its notice was logged (Pub/Sub keeps no order).
+        if f.awaiting == .verification, f.channel == .googleplay, let token = f.originalTransactionId,
+            Self.isPendingPurchase(f.type.raw), canceledPending.contains(token)
+        {
+            return true
+        }
         guard let awaiting = f.awaiting, let tx = f.transactionId else { return false }
         switch awaiting {
         case .verification:
@@ -69,19 +75,30 @@ extension Projections {
     }
 
     /// A Google purchase canceled while its payment was pending (SUBSCRIPTION_PENDING_PURCHASE_CANCELED,
-    /// ONE_TIME_PRODUCT_CANCELED) will never be verified: the notices of that purchase token awaiting
-    /// its verification are complete.
+    /// ONE_TIME_PRODUCT_CANCELED) will never be verified: the notices of that purchase token's
+    /// purchase awaiting its verification are complete, logged before the cancellation or after it.
     mutating func pendingCanceled(_ f: StoreNotificationReceived) {
-        guard f.channel == .googleplay, !awaitingNotices.isEmpty, let token = f.originalTransactionId,
+        guard f.channel == .googleplay, let token = f.originalTransactionId,
             ["20", "SUBSCRIPTION_PENDING_PURCHASE_CANCELED", "ONE_TIME_PRODUCT_2"].contains(f.type.raw)
         else { return }
+        canceledPending.insert(token)
+        guard !awaitingNotices.isEmpty else { return }
         let awaiting = StoreNotificationReceived.Awaiting.verification.rawValue
         let done = untranslated.filter {
             $0.channel == .googleplay && $0.awaiting == awaiting && $0.originalTransactionId == token
+                && Self.isPendingPurchase($0.type)
         }
         guard !done.isEmpty else { return }
         for n in done { if let key = Self.awaitingKey(n) { awaitingNotices.remove(key) } }
         untranslated.removeAll { n in done.contains(n) }
+    }
+
+    /// A Google notification of the purchase itself (SUBSCRIPTION_PURCHASED, ONE_TIME_PRODUCT_PURCHASED),
+    /// the one a pending payment leaves awaiting: `type` raw, or a notice's `type/subtype`. A renewal
+    /// of the same token is not (a pending purchase canceled has none).
+    static func isPendingPurchase(_ type: String) -> Bool {
+        let code = type.split(separator: "/", maxSplits: 1).first.map(String.init) ?? type
+        return code == "4" || code == "ONE_TIME_PRODUCT_1"
     }
 
     /// Whether a notice awaits the quantity of this transaction's void.

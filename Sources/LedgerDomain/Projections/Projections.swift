@@ -30,6 +30,9 @@ public struct Projections: Sendable {
     /// Subscriptions with a renewal logged before any verified purchase of theirs, whose terms
     /// (environment, ownership) it takes when one is verified (few: renewals usually come after).
     var termsPending: Set<String> = []
+    /// Google purchase tokens canceled while their payment was pending (few): a notice of such a
+    /// purchase awaiting its verification, logged after the cancellation, is complete on arrival.
+    var canceledPending: Set<String> = []
     public internal(set) var users = ViewTable<UserView>()
     public internal(set) var anomalies: [Anomaly] = []
     /// Verified notifications recorded untranslated, until a later fact completes them
@@ -176,7 +179,8 @@ public struct Projections: Sendable {
 /// The fold's state, without the change tracking: what a snapshot holds (`Snapshot.swift`).
 extension Projections: Codable {
     private enum CodingKeys: CodingKey {
-        case products, orders, transactions, shared, subscriptions, subscriptionOwners, termsPending, users, anomalies,
+        case products, orders, transactions, shared, subscriptions, subscriptionOwners, termsPending, canceledPending,
+            users, anomalies,
             untranslated, awaitingNotices, policyGrants, statements, position, logTime
     }
 }

@@ -12,7 +12,7 @@ extension Projections {
     /// a minor unit; subscriptions' lifecycle; notifications not yet translated. 9: subscriptions'
     /// owners over time and every grace; the store's own times of voids and revocations; renewals
     /// that take their terms from their subscription.
-    public static let snapshotVersion = 9
+    public static let snapshotVersion = 10
 
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on
     /// folding after ``position`` as if it had folded the log up to there. Changes being tracked

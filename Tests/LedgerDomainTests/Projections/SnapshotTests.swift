@@ -58,8 +58,8 @@ struct SnapshotTests {
         states.append(
             Simulator(users: 40, days: 20, seed: 3, faults: try FaultSpec.parse("all=0.05")).fold())
         for state in states { try state.writeSnapshot(partBytes: 4096) { bytes += $0 } }
-        #expect(Projections.snapshotVersion == 9)
-        #expect(SHA256.hash(bytes).hexString == "76cc39352fc9c025ec1ff8a1d967380f7132e489810f2c92cfdaf9517a78bb49")
+        #expect(Projections.snapshotVersion == 10)
+        #expect(SHA256.hash(bytes).hexString == "8ee6f2d13efd878fca556a6f9df4f7e59b5f92b3376e06e7c72af5627ebe95cd")
     }
 
     /// The views write their own fields (fast); their `Codable` conformance lists every stored

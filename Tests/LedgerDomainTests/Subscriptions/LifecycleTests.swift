@@ -158,10 +158,7 @@ struct LifecycleTests {
         // renewal date, so the month it ends paid for those three days too.
         for (days, drift) in [(Int64(27), false), (30, false), (31, true)] {
             var h = History()
-            h.order("o1", "u1", "vip.month")
-            h.verify("m1", "vip.month", original: "m1", days: 30)
-            h.bind("m1", "o1", "u1")
-            h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30), order: "o1")
+            Self.paidMonth(&h)
             let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
             func at(_ d: Int64) -> Timestamp {
                 Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
@@ -176,6 +173,23 @@ struct LifecycleTests {
             h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: days))
             #expect(h.kinds().contains("subscription-drift") == drift, "\(days) days")
         }
+        // A period missing from the log between the last known one and the failure is no grace:
+        // only the three days from the failure count.
+        var gap = History()
+        Self.paidMonth(&gap)
+        let end = try #require(gap.fold().subscriptions["appstore:m1"]?.expiresAt)
+        func at(_ d: Int64) -> Timestamp {
+            Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
+        }
+        gap.renewalFailed("n-grace", graceUntil: at(46), after: 60 * Self.day)
+        gap.wait(hours: 72)
+        gap.add(
+            .subscriptionRenewed(
+                SubscriptionRenewed(
+                    channel: .appstore, originalTransactionId: "m1", transactionId: "m3", productId: "vip.month",
+                    purchaseDate: at(33), expiresDate: at(60), price: gap.price("vip.month"))))
+        gap.grant("g3", "u1", "m3", .period(entitlement: "vip", days: 57))
+        #expect(gap.kinds().contains("subscription-drift"))
     }
 
     @Test("a renewal known only as SubscriptionRenewed is of its subscription's environment and ownership")
@@ -375,7 +389,34 @@ struct LifecycleTests {
             #expect(h.fold().untranslated.map(\.notificationId) == ["n-1"], "\(pending)")
             notice("n-2", canceled, waiting: false)
             #expect(h.fold().untranslated.isEmpty, "\(pending)")
+            // Logged the other way round (Pub/Sub keeps no order): the same.
+            var late = History()
+            late.add(
+                .storeNotificationReceived(
+                    StoreNotificationReceived(
+                        channel: .googleplay, notificationId: "n-2", type: NotificationType(raw: canceled),
+                        originalTransactionId: "tok-1")))
+            late.add(
+                .storeNotificationReceived(
+                    StoreNotificationReceived(
+                        channel: .googleplay, notificationId: "n-1", type: NotificationType(raw: pending),
+                        transactionId: pending == "4" ? "GPA.1" : nil, originalTransactionId: "tok-1",
+                        untranslated: "the payment is pending", awaiting: .verification)))
+            #expect(late.fold().untranslated.isEmpty, "\(pending)")
         }
+        // A renewal of the token awaiting its verification is no pending purchase: it stays listed.
+        var renewal = History()
+        renewal.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "n-r", type: NotificationType(raw: "2"),
+                    originalTransactionId: "tok-1", untranslated: "the read failed", awaiting: .verification)))
+        renewal.add(
+            .storeNotificationReceived(
+                StoreNotificationReceived(
+                    channel: .googleplay, notificationId: "n-c", type: NotificationType(raw: "20"),
+                    originalTransactionId: "tok-1")))
+        #expect(renewal.fold().untranslated.map(\.notificationId) == ["n-r"])
     }
 
     @Test("a one-time purchase notice that names only its purchase token is completed by the verification naming it")
