@@ -20,8 +20,6 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
     public var paymentState: Int64?
     /// `introductoryPriceInfo`: the introductory price (net of tax) and how many periods it is
     /// charged, present for the subscription's whole life when it was bought with one.
-    /// `introductoryPriceInfo`: the introductory price (net of tax) and how many periods it is
-    /// charged, present for the subscription's whole life when it was bought with one.
     public var introductoryPrice: Money?
     public var introductoryCycles: Int64 = 0
     /// The total of the order `orderId` names (`orders.get`), what the buyer paid; read only when

@@ -59,7 +59,7 @@ extension NotificationTranslator {
                 state(.priceConsent, consent: c, newPrice: read?.newPrice)
             }
             let product = s["subscriptionId"]?.stringValue
-            switch code {
+            subscription: switch code {
             case 1, 2, 4:
                 if code == 1 { state(.resumed) }
                 guard let read, let original, let product else {
@@ -77,11 +77,12 @@ extension NotificationTranslator {
                 }
                 transactionId = read.orderId
                 // Recorded only once paid, at what was charged (a free trial: nothing).
-                guard case .paid(let price) = read.charged() else {
-                    if case .unknown(let why) = read.charged() {
-                        out.await(.verification, "what was paid is unknown: \(why)")
-                    }
-                    break
+                let price: Money
+                switch read.charged() {
+                case .paid(let charged): price = charged
+                case .unknown(let why):
+                    out.await(.verification, "what was paid is unknown: \(why)")
+                    break subscription
                 }
                 out.add(
                     .paymentVerified(
