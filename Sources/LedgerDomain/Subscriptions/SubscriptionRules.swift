@@ -32,8 +32,7 @@ extension Audit {
         // Grace up to its end may be granted too: the days from this period's end to the end of the
         // grace that followed it, and, for a period recovered in grace at the recovery's time, the
         // grace days before it, which the renewal paid for.
-        if got.unit == owed.unit, got.count > owed.count,
-            got.count <= owed.count.addingSaturated(graceDays(t, c.p)).addingSaturated(recoveredGraceDays(t, c.p))
+        if got.unit == owed.unit, got.count > owed.count, got.count <= owed.count.addingSaturated(graceAllowed(t, c.p))
         {
             return
         }
@@ -55,16 +54,26 @@ extension Audit {
 }
 
 extension Audit {
+    /// The days of grace a grant of `t` may hold beyond its period: those after it
+    /// (``graceDays(after:_:_:)``) and, for a renewal recovered inside a grace, those before it
+    /// (``graceDays(before:_:_:)``). One read of the subscription (it may be spilled); 0 without one.
+    static func graceAllowed(_ t: TransactionView, _ p: Projections) -> Int64 {
+        guard let channel = t.channel, let orig = t.originalTransactionId,
+            let (graces, periods) = p.subscriptions.with(
+                Projections.subscriptionKey(channel, orig), { ($0.graces, $0.periods) }),
+            !graces.isEmpty
+        else { return 0 }
+        return graceDays(after: t, graces, periods).addingSaturated(graceDays(before: t, graces, periods))
+    }
+
     /// The days of grace the store signed after `t`'s period, rounded up; 0 when none. A grace
     /// follows the period when its renewal failure came after the period started, it runs past the
     /// period's end, and no later period lies between them (began before the failure and ended
     /// before the grace did): a grace after a later period is that period's, and allows this one nothing.
-    static func graceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
-        guard let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate,
-            let end = t.expiresDate,
-            let (graces, periods) = p.subscriptions.with(
-                Projections.subscriptionKey(channel, orig), { ($0.graces, $0.periods) })
-        else { return 0 }
+    static func graceDays(
+        after t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period]
+    ) -> Int64 {
+        guard let start = t.purchaseDate, let end = t.expiresDate else { return 0 }
         let day: Int64 = 86_400_000_000
         var days: Int64 = 0
         for grace in graces where grace.at >= start && grace.until > end {
@@ -79,19 +88,16 @@ extension Audit {
         }
         return days
     }
-}
 
-extension Audit {
     /// The days of grace a renewal recovered in, rounded up; 0 when none. A renewal whose period the
     /// store dates from the recovery (Google does) began inside the grace that followed the period
     /// before it: a recovery in grace keeps the renewal date, so the days from that period's end (or
     /// from the failure, when it came later: a period missing from the log is no grace) to this
     /// one's start are paid by this renewal.
-    static func recoveredGraceDays(_ t: TransactionView, _ p: Projections) -> Int64 {
-        guard t.isRenewal, let channel = t.channel, let orig = t.originalTransactionId, let start = t.purchaseDate,
-            let (graces, periods) = p.subscriptions.with(
-                Projections.subscriptionKey(channel, orig), { ($0.graces, $0.periods) }),
-            !graces.isEmpty,
+    static func graceDays(
+        before t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period]
+    ) -> Int64 {
+        guard t.isRenewal, let start = t.purchaseDate,
             let before = periods.filter({ $0.transactionId != t.key && $0.expiresDate <= start }).max(by: {
                 $0.expiresDate < $1.expiresDate
             }),
