@@ -18,10 +18,10 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
     /// `paymentState`: 0 payment pending, 1 received, 2 free trial, 3 pending deferred upgrade or
     /// downgrade (the period in force is paid); absent for a canceled or expired subscription.
     public var paymentState: Int64?
-    /// `introductoryPriceInfo`: the introductory price (net of tax) and how many periods it is
-    /// charged, present for the subscription's whole life when it was bought with one.
-    public var introductoryPrice: Money?
-    public var introductoryCycles: Int64 = 0
+    /// `introductoryPriceInfo.introductoryPriceCycles`: how many periods are charged the
+    /// introductory price; present for the subscription's whole life when it was bought with one
+    /// (its price, net of tax, is not what was paid: ``orderTotal`` is). Nil without one.
+    public var introductoryCycles: Int64?
     /// The total of the order `orderId` names (`orders.get`), what the buyer paid; read only when
     /// the subscription's own read cannot say (``needsOrder``).
     public var orderTotal: Money?
@@ -51,8 +51,8 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
     /// bought with an introductory price whose index is at most its cycles (the first order is
     /// period 0, `..N` period N + 1; introductory periods are 0..<cycles, or 1...cycles after a trial).
     public var needsOrder: Bool {
-        paymentState != 0 && paymentState != 2 && orderTotal == nil && introductoryPrice != nil
-            && Self.periodIndex(orderId) <= introductoryCycles
+        guard let cycles = introductoryCycles else { return false }
+        return paymentState != 0 && paymentState != 2 && orderTotal == nil && Self.periodIndex(orderId) <= cycles
     }
 
     public enum Charge: Sendable, Hashable {
@@ -104,20 +104,10 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
             newPrice = Money(storeAmount: micros, unit: .micros, currency: currency)
         }
         if let info = r["introductoryPriceInfo"] {
-            guard
-                let text = info["introductoryPriceAmountMicros"]?.stringValue
-                    ?? info["introductoryPriceAmountMicros"]?.intValue.map(String.init),
-                let micros = Int64(text), micros >= 0,
-                let currency = (info["introductoryPriceCurrencyCode"]?.stringValue).flatMap(Currency.init),
-                let intro = Money(storeAmount: micros, unit: .micros, currency: currency),
-                let cycles = info["introductoryPriceCycles"]?.intValue, cycles >= 1
-            else {
+            guard let cycles = info["introductoryPriceCycles"]?.intValue, cycles >= 1 else {
                 throw NotificationRefusal(
-                    .malformed,
-                    "the subscription purchase's introductoryPriceInfo lacks its amount in micros, a known currency or its cycles"
-                )
+                    .malformed, "the subscription purchase's introductoryPriceInfo lacks introductoryPriceCycles")
             }
-            introductoryPrice = intro
             introductoryCycles = cycles
         }
     }

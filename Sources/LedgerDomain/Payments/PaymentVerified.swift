@@ -64,7 +64,8 @@ public struct PaymentVerified: StoreAppFact {
     static let check: @Sendable (inout PaymentVerified) -> FactError? = { f in
         if f.purchaseToken != nil, f.channel != .googleplay {
             return FactError(
-                field: "purchaseToken", message: "a \(f.channel.rawValue) purchase has no purchase token (Google's)")
+                field: "purchaseToken",
+                message: "a purchase token is Google's: leave it out of a \(f.channel.rawValue) purchase")
         }
         guard let e = f.expiresDate, e <= f.purchaseDate else { return nil }
         return FactError(
