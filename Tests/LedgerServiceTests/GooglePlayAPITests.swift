@@ -229,7 +229,7 @@ struct GooglePlayAPITests {
                     // 1200.5 yen, exactly.
                     #expect(log.text.contains("\"exact\": \"1200.5\""))
                     // The introductory month at its order's total, 110 yen, not its net 100 nor the list 1,200.
-                    #expect(log.text.contains("\"amount\": 110"), "\(log.text)")
+                    #expect(log.text.contains("\"amount\": 110, \"currency\": \"JPY\""), "\(log.text)")
                 }
             }
             // One token for all nine reads (five subscriptions and one's order, a product purchase and its

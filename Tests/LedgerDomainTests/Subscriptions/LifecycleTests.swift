@@ -10,12 +10,12 @@ import LedgerScenarios
 struct LifecycleTests {
     static let day: Int64 = 86_400
 
-    /// A month of vip bought, bound and granted for its 30 days.
-    static func paidMonth(_ h: inout History) {
+    /// A month of vip bought, bound and granted for its 30 days (or `granting` days).
+    static func paidMonth(_ h: inout History, granting days: Int64 = 30) {
         h.order("o1", "u1", "vip.month")
         h.verify("m1", "vip.month", original: "m1", days: 30)
         h.bind("m1", "o1", "u1")
-        h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 30), order: "o1")
+        h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: days), order: "o1")
     }
 
     static func state(
@@ -102,10 +102,7 @@ struct LifecycleTests {
     func graceBelongsToItsPeriod() throws {
         func history(graceAfterFirst: Bool) throws -> History {
             var h = History()
-            h.order("o1", "u1", "vip.month")
-            h.verify("m1", "vip.month", original: "m1", days: 30)
-            h.bind("m1", "o1", "u1")
-            h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 40), order: "o1")
+            Self.paidMonth(&h, granting: 40)
             let firstEnd = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
             func fail(_ id: String, graceFrom end: Timestamp?) {
                 h.renewalFailed(
@@ -133,10 +130,7 @@ struct LifecycleTests {
     @Test("a recovery that keeps the renewal date, before a failure logged late, leaves the period its grace")
     func graceWithARecoveryAtTheRenewalDate() throws {
         var h = History()
-        h.order("o1", "u1", "vip.month")
-        h.verify("m1", "vip.month", original: "m1", days: 30)
-        h.bind("m1", "o1", "u1")
-        h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: 46), order: "o1")
+        Self.paidMonth(&h, granting: 46)
         let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
         h.renewalFailed(
             "n-grace", graceUntil: Timestamp(microsecondsSince1970: end.microseconds + 16 * Self.day * 1_000_000),
