@@ -18,6 +18,27 @@ struct LifecycleTests {
         h.grant("g1", "u1", "m1", .period(entitlement: "vip", days: days), order: "o1")
     }
 
+    /// m1's vip month verified now, in `environment` and `ownership`.
+    static func verifiedMonth(_ h: inout History, _ environment: StoreEnvironment, _ ownership: Ownership = .purchased)
+    {
+        h.add(
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .appstore, transactionId: "m1", originalTransactionId: "m1", productId: "vip.month",
+                    purchaseDate: h.now,
+                    expiresDate: Timestamp(microsecondsSince1970: h.now.microseconds + 30 * Self.day * 1_000_000),
+                    environment: environment, ownership: ownership, price: h.price("vip.month"))))
+    }
+
+    /// A renewal of m1's vip month, `tx`, for the period the store signed: `from` to `to`.
+    static func renewal(_ h: inout History, _ tx: String, from: Timestamp, to: Timestamp) {
+        h.add(
+            .subscriptionRenewed(
+                SubscriptionRenewed(
+                    channel: .appstore, originalTransactionId: "m1", transactionId: tx, productId: "vip.month",
+                    purchaseDate: from, expiresDate: to, price: h.price("vip.month"))))
+    }
+
     static func state(
         _ h: inout History, _ change: LifecycleChange, at: Timestamp? = nil, expires: Timestamp? = nil, id: String
     ) {
@@ -135,13 +156,8 @@ struct LifecycleTests {
         h.renewalFailed(
             "n-grace", graceUntil: Timestamp(microsecondsSince1970: end.microseconds + 16 * Self.day * 1_000_000),
             after: 30 * Self.day + 3_600)
-        h.add(
-            .subscriptionRenewed(
-                SubscriptionRenewed(
-                    channel: .appstore, originalTransactionId: "m1", transactionId: "m2", productId: "vip.month",
-                    purchaseDate: end,
-                    expiresDate: Timestamp(microsecondsSince1970: end.microseconds + 30 * Self.day * 1_000_000),
-                    price: h.price("vip.month"))))
+        Self.renewal(
+            &h, "m2", from: end, to: Timestamp(microsecondsSince1970: end.microseconds + 30 * Self.day * 1_000_000))
         h.grant("g2", "u1", "m2", vipMonth)
         #expect(h.kinds() == [])
     }
@@ -159,11 +175,7 @@ struct LifecycleTests {
             }
             h.renewalFailed("n-grace", graceUntil: at(16), after: 30 * Self.day + 3_600)
             h.wait(hours: 72)
-            h.add(
-                .subscriptionRenewed(
-                    SubscriptionRenewed(
-                        channel: .appstore, originalTransactionId: "m1", transactionId: "m2", productId: "vip.month",
-                        purchaseDate: at(3), expiresDate: at(30), price: h.price("vip.month"))))
+            Self.renewal(&h, "m2", from: at(3), to: at(30))
             h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: days))
             #expect(h.kinds().contains("subscription-drift") == drift, "\(days) days")
         }
@@ -177,11 +189,7 @@ struct LifecycleTests {
         }
         gap.renewalFailed("n-grace", graceUntil: at(46), after: 60 * Self.day)
         gap.wait(hours: 72)
-        gap.add(
-            .subscriptionRenewed(
-                SubscriptionRenewed(
-                    channel: .appstore, originalTransactionId: "m1", transactionId: "m3", productId: "vip.month",
-                    purchaseDate: at(33), expiresDate: at(60), price: gap.price("vip.month"))))
+        Self.renewal(&gap, "m3", from: at(33), to: at(60))
         gap.grant("g3", "u1", "m3", .period(entitlement: "vip", days: 57))
         #expect(gap.kinds().contains("subscription-drift"))
     }
@@ -192,13 +200,7 @@ struct LifecycleTests {
         {
             var h = History()
             h.order("o1", "u1", "vip.month")
-            h.add(
-                .paymentVerified(
-                    PaymentVerified(
-                        channel: .appstore, transactionId: "m1", originalTransactionId: "m1", productId: "vip.month",
-                        purchaseDate: h.now,
-                        expiresDate: Timestamp(microsecondsSince1970: h.now.microseconds + 30 * Self.day * 1_000_000),
-                        environment: environment, ownership: ownership, price: h.price("vip.month"))))
+            Self.verifiedMonth(&h, environment, ownership)
             h.bind("m1", "o1", "u1")
             h.grant("g1", "u1", "m1", vipMonth, order: "o1")
             h.renew("m2", original: "m1")
@@ -212,13 +214,7 @@ struct LifecycleTests {
         // The renewal logged before the subscription's purchase takes its terms when the purchase comes.
         var late = History()
         late.renew("m2", original: "m1")
-        late.add(
-            .paymentVerified(
-                PaymentVerified(
-                    channel: .appstore, transactionId: "m1", originalTransactionId: "m1", productId: "vip.month",
-                    purchaseDate: late.now,
-                    expiresDate: Timestamp(microsecondsSince1970: late.now.microseconds + 30 * Self.day * 1_000_000),
-                    environment: .sandbox, price: late.price("vip.month"))))
+        Self.verifiedMonth(&late, .sandbox)
         #expect(late.fold().transactions["m2"]?.environment == .sandbox)
         #expect(Revenue.compute(late.fold(), by: .day).isEmpty)
         // On Google, where every verification names the purchase token as the original, the same.
