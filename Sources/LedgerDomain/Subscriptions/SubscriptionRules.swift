@@ -32,8 +32,7 @@ extension Audit {
         // Grace up to its end may be granted too: the days from this period's end to the end of the
         // grace that followed it, and, for a period recovered in grace at the recovery's time, the
         // grace days before it, which the renewal paid for.
-        if got.unit == owed.unit, got.count > owed.count, got.count <= owed.count.addingSaturated(graceAllowed(t, c.p))
-        {
+        if got.unit == owed.unit, got.count > owed.count, got.count <= owed.count.addingSaturated(graceAllowed(t, c)) {
             return
         }
         let amount: Money?
@@ -56,46 +55,84 @@ extension Audit {
 extension Audit {
     /// The days of grace a grant of `t` may hold beyond its period: those after it
     /// (``graceDays(after:_:_:)``) and, for a renewal recovered inside a grace, those before it
-    /// (``graceDays(before:_:_:)``). One read of the subscription (it may be spilled); 0 without one.
-    static func graceAllowed(_ t: TransactionView, _ p: Projections) -> Int64 {
+    /// (``graceDays(before:_:_:usedUntil:)``) that the period before did not take. One read of the
+    /// subscription (it may be spilled); 0 without one.
+    static func graceAllowed(_ t: TransactionView, _ c: Context) -> Int64 {
         guard let channel = t.channel, let orig = t.originalTransactionId,
-            let (graces, periods) = p.subscriptions.with(
+            let (graces, periods) = c.p.subscriptions.with(
                 Projections.subscriptionKey(channel, orig), { ($0.graces, $0.periods) }),
             !graces.isEmpty
         else { return 0 }
-        return graceDays(after: t, graces, periods).addingSaturated(graceDays(before: t, graces, periods))
+        let before = graceDays(before: t, graces, periods) { period in
+            c.p.transactions.with(period.transactionId) { graceTaken(by: $0, graces, periods, c) } ?? nil
+        }
+        return graceDays(after: t, graces, periods).addingSaturated(before)
     }
 
+    /// Until when the grant of `t` holds grace after its period: its end plus the days granted
+    /// beyond what it paid for, as far as its grace allows them (days beyond that are its own
+    /// finding). Nil when it takes none, or when its grants are not one plain grant of its unit
+    /// (no grant, or several: findings of their own).
+    static func graceTaken(
+        by t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period], _ c: Context
+    ) -> Timestamp? {
+        guard t.verified, let end = t.expiresDate, let e = c.entitlement(t), e.periodEntitlement != nil else {
+            return nil
+        }
+        let active = t.activeGrants
+        guard active.count == 1 else { return nil }
+        let owed = t.owedUnits(of: e)
+        guard active[0].units.unit == owed.unit, active[0].unitsLeft > owed.count else { return nil }
+        let days = min(active[0].unitsLeft - owed.count, graceDays(after: t, graces, periods))
+        guard days > 0 else { return nil }
+        return Timestamp(microsecondsSince1970: end.microseconds.addingSaturated(days.multipliedSaturated(by: day)))
+    }
+
+    /// A day, in microseconds.
+    static let day: Int64 = 86_400_000_000
+
     /// The days of grace the store signed after `t`'s period, rounded up; 0 when none. A grace
-    /// follows the period when its renewal failure came after the period started, it runs past the
-    /// period's end, and no later period lies between them (began before the failure and ended
-    /// before the grace did): a grace after a later period is that period's, and allows this one nothing.
+    /// follows the last period to end by its renewal failure (no more than ``renewalLead`` after the
+    /// failure): a grace after a later period is that period's, and allows this one nothing. A
+    /// recovery that keeps the renewal date begins at the end of the period the grace followed,
+    /// before a failure logged late; whether it ends before the grace or after (thirty days of grace
+    /// after a February), the grace is not its own. A failure before any period ended (inside one)
+    /// follows the period it came in, when no later period lies between them (began before the
+    /// failure and ended before the grace did). The grace must run past the period's end.
     static func graceDays(
         after t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period]
     ) -> Int64 {
         guard let start = t.purchaseDate, let end = t.expiresDate else { return 0 }
-        let day: Int64 = 86_400_000_000
         var days: Int64 = 0
         for grace in graces where grace.at >= start && grace.until > end {
-            // A later period that began before the failure and ended before the grace's end is the
-            // one the grace followed. (A recovery that keeps the renewal date begins at this period's
-            // end, before a failure logged late, and runs past the grace: it takes nothing.)
-            let later = periods.contains {
-                $0.transactionId != t.key && $0.purchaseDate > start && $0.purchaseDate < grace.at
-                    && $0.expiresDate < grace.until
-            }
-            if !later { days = max(days, (grace.until.microseconds - end.microseconds + day - 1) / day) }
+            let failedBy = grace.at.microseconds.addingSaturated(renewalLead)
+            var lastEnded = periods.lazy.map(\.expiresDate.microseconds).filter { $0 <= failedBy }.max() ?? .min
+            if end.microseconds <= failedBy { lastEnded = max(lastEnded, end.microseconds) }
+            let follows =
+                lastEnded != .min
+                ? end.microseconds == lastEnded
+                : !periods.contains {
+                    $0.transactionId != t.key && $0.purchaseDate > start && $0.purchaseDate < grace.at
+                        && $0.expiresDate < grace.until
+                }
+            if follows { days = max(days, (grace.until.microseconds - end.microseconds + day - 1) / day) }
         }
         return days
     }
+
+    /// How long before a period's end its renewal may fail, in microseconds: the stores try to renew
+    /// in the day before it ends (two days, to be safe; a period is at least a week).
+    static let renewalLead: Int64 = 2 * day
 
     /// The days of grace a renewal recovered in, rounded up; 0 when none. A renewal whose period the
     /// store dates from the recovery (Google does) began inside the grace that followed the period
     /// before it: a recovery in grace keeps the renewal date, so the days from that period's end (or
     /// from the failure, when it came later: a period missing from the log is no grace) to this
-    /// one's start are paid by this renewal.
+    /// one's start are paid by this renewal, but for those the period before was granted already
+    /// (`usedUntil`: until when its grant holds grace, ``graceTaken(by:_:_:_:)``): paid once, granted once.
     static func graceDays(
-        before t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period]
+        before t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period],
+        usedUntil: (SubscriptionView.Period) -> Timestamp? = { _ in nil }
     ) -> Int64 {
         guard t.isRenewal, let start = t.purchaseDate,
             let before = periods.filter({ $0.transactionId != t.key && $0.expiresDate <= start }).max(by: {
@@ -106,9 +143,8 @@ extension Audit {
             })
         else { return 0 }
         // From the renewal date, and never before the failure: a period missing from the log
-        // between them is not grace.
-        let from = max(before.expiresDate, grace.at)
-        let day: Int64 = 86_400_000_000
+        // between them is not grace. Nor the days the period before was granted.
+        let from = max(before.expiresDate, grace.at, usedUntil(before) ?? grace.at)
         return max(0, (start.microseconds - from.microseconds + day - 1) / day)
     }
 }

@@ -162,6 +162,28 @@ struct LifecycleTests {
         #expect(h.kinds() == [])
     }
 
+    @Test("a grace longer than the recovered period after it is still the grace of the period it followed")
+    func graceLongerThanTheNextPeriod() throws {
+        // Thirty days of grace after a month, recovered at the renewal date into a 28-day February:
+        // the month may hold the thirty days; February, which ends inside them, none of them.
+        for (first, second, drifting) in [
+            (Int64(60), Int64(28), [String]()), (30, 28, []), (61, 28, ["m1"]), (30, 30, ["m2"]),
+        ] {
+            var h = History()
+            Self.paidMonth(&h, granting: first)
+            let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+            func at(_ d: Int64) -> Timestamp {
+                Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
+            }
+            h.renewalFailed("n-grace", graceUntil: at(30), after: 30 * Self.day + 3_600)
+            Self.renewal(&h, "m2", from: end, to: at(28))
+            h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: second))
+            let findings = h.audit()
+            #expect(findings.allSatisfy { $0.kind == .subscriptionDrift }, "\(findings)")
+            #expect(findings.compactMap(\.transactionId) == drifting, "\(first) then \(second) days: \(findings)")
+        }
+    }
+
     @Test("a period recovered in grace at the recovery's time owes the grace days before it too")
     func recoveryInGraceAtItsOwnTime() throws {
         // Google dates a recovered period from the recovery, three days into grace; it keeps the
@@ -192,6 +214,34 @@ struct LifecycleTests {
         Self.renewal(&gap, "m3", from: at(33), to: at(60))
         gap.grant("g3", "u1", "m3", .period(entitlement: "vip", days: 57))
         #expect(gap.kinds().contains("subscription-drift"))
+    }
+
+    @Test(
+        "grace days before a recovery are paid once: granted to the period before, the recovered one may not take them")
+    func graceDaysGrantedOnce() throws {
+        // The month before got `first` days (30 paid, the rest of its 16 days of grace); the month
+        // recovered three days into grace, dated from the recovery, got `second` (27 paid, and the
+        // three days before it unless the month before took them).
+        for (first, second, drift) in [
+            (Int64(30), Int64(30), false), (33, 27, false), (46, 27, false), (33, 30, true), (31, 30, true),
+            (31, 29, false), (46, 30, true),
+        ] {
+            var h = History()
+            Self.paidMonth(&h, granting: first)
+            let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+            func at(_ d: Int64) -> Timestamp {
+                Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
+            }
+            h.renewalFailed("n-grace", graceUntil: at(16), after: 30 * Self.day + 3_600)
+            h.wait(hours: 72)
+            Self.renewal(&h, "m2", from: at(3), to: at(30))
+            h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: second))
+            let findings = h.audit()
+            #expect(
+                findings.map(\.kind) == (drift ? [.subscriptionDrift] : []), "\(first) then \(second) days: \(findings)"
+            )
+            if drift { #expect(findings.first?.transactionId == "m2") }
+        }
     }
 
     @Test("a renewal known only as SubscriptionRenewed is of its subscription's environment and ownership")
