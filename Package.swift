@@ -78,7 +78,7 @@ let package = Package(
         // voided purchases and earnings): parsed and validated into statement facts, and written back (the simulator). Pure.
         .target(
             name: "LedgerStatements",
-            dependencies: ["LedgerDomain", "LedgerCore"],
+            dependencies: ["LedgerDomain", "LedgerCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // The release scenarios (docs/domain.md) as deterministic fact sequences with expected outcomes; the simulator,

@@ -49,7 +49,10 @@ struct ImportStatement: AsyncParsableCommand {
     @Option(help: "End of the period the file covers (exclusive, RFC 3339).")
     var to: String?
 
-    @Option(help: "The digest the store published for the file (sha256:<hex>): the bytes must match it.")
+    @Option(
+        help:
+            "The digest the store published for the file (sha256:<hex>, sha1:<hex> as WeChat publishes it, or the bare hex): the bytes must match it."
+    )
     var digest: String?
 
     @Argument(

@@ -183,7 +183,8 @@ enum AppStoreHistory {
 /// why it was voided (`voidedSource`, `voidedReason`: a chargeback is told apart from a refund). A
 /// list longer than one page is imported as its pages together, in order: every page but the last
 /// names a `nextPageToken`. The empty answer `{}` is "no voids": give the period the query asked
-/// for (`--from`, `--to`). `pageInfo.totalResults`, when present, must equal the page's entries.
+/// for (`--from`, `--to`). `pageInfo.totalResults`, when present, is the whole list's size: it must
+/// equal the entries of every page together.
 enum GooglePlayVoided {
     /// Google's `voidedReason` and `voidedSource` codes, by name.
     static let reasons = [
@@ -195,6 +196,8 @@ enum GooglePlayVoided {
     static func parse(_ pages: [String], _ ctx: ParseContext) throws(StatementError) -> StatementFile {
         var lines: [StatementLine] = []
         var index = 0
+        // Each page's `pageInfo.totalResults`: the whole list's size, not the page's.
+        var totals: [(where_: String, total: Int64)] = []
         for (k, text) in pages.enumerated() {
             let where_ = pages.count > 1 ? "page \(k + 1): " : ""
             let doc = try JSONEntries.page(text, where_, "a voided purchases list")
@@ -214,11 +217,7 @@ enum GooglePlayVoided {
             case nil, .null?: items = []
             default: throw StatementError(field: "voidedPurchases", where_ + "not a list")
             }
-            if let total = doc["pageInfo"]?["totalResults"]?.intValue, total != Int64(items.count) {
-                throw StatementError(
-                    field: "pageInfo.totalResults",
-                    where_ + "says \(total) voided purchases, but the list has \(items.count)")
-            }
+            if let total = doc["pageInfo"]?["totalResults"]?.intValue { totals.append((where_, total)) }
             for (i, v) in items.enumerated() {
                 index += 1
                 guard let order = v["orderId"]?.stringValue, !order.isEmpty else {
@@ -236,6 +235,12 @@ enum GooglePlayVoided {
                 line.voidedSource = code("voidedSource").map { sources[$0] ?? $0 }
                 lines.append(line)
             }
+        }
+        for (where_, total) in totals where total != Int64(index) {
+            throw StatementError(
+                field: "pageInfo.totalResults",
+                where_ + "says \(total) voided purchases in all, but "
+                    + (pages.count > 1 ? "the \(pages.count) pages list \(index)" : "the list has \(index)"))
         }
         if lines.isEmpty && (ctx.options.periodStart == nil || ctx.options.periodEnd == nil) {
             throw StatementError(

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LedgerCore
 import LedgerDomain
@@ -40,7 +41,8 @@ public struct StatementOptions: Sendable, Hashable {
     /// The period covered, when the file does not say (WeChat bills: the bill date; else from the lines).
     public var periodStart: Timestamp?
     public var periodEnd: Timestamp?
-    /// The digest the store published for the file (WeChat's hash_value, `sha256:<hex>` or bare hex; other algorithms are refused):
+    /// The digest the store published for the file (WeChat's hash_value: `sha1:<hex>`, `sha256:<hex>`, or bare hex told
+    /// by its length; other algorithms are refused):
     /// the bytes must match it.
     public var expectedDigest: String?
 
@@ -196,13 +198,25 @@ public enum StatementParser {
     static func checkDigest(_ bytes: [UInt8], digest: String, expected: String?) throws(StatementError) {
         guard let expected = expected?.lowercased() else { return }
         let parts = expected.split(separator: ":", maxSplits: 1).map(String.init)
-        let (algorithm, hex) = parts.count == 2 ? (parts[0], parts[1]) : ("sha256", parts[0])
-        guard algorithm == "sha256" else {
-            throw StatementError("--digest \(algorithm): only sha256 digests can be checked (give sha256:<hex>)")
-        }
-        guard "sha256:" + hex == digest else {
+        // A bare value is told by its length: WeChat's bill API publishes SHA-1 (`hash_type` SHA1).
+        let (algorithm, hex) =
+            parts.count == 2 ? (parts[0], parts[1]) : (parts[0].count == 40 ? "sha1" : "sha256", parts[0])
+        guard hex.count == (algorithm == "sha1" ? 40 : 64), hex.allSatisfy(\.isHexDigit) else {
             throw StatementError(
-                "the file's digest is \(digest), not the \(expected) the store published: the file is not the one the store sent"
+                "--digest \(expected): not a SHA-1 or SHA-256 digest (sha1:<40 hex digits>, sha256:<64 hex digits>, or the bare hex)"
+            )
+        }
+        let actual: String
+        switch algorithm {
+        case "sha256": actual = digest
+        case "sha1": actual = "sha1:" + Insecure.SHA1.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        default:
+            throw StatementError(
+                "--digest \(algorithm): only sha1 and sha256 digests can be checked (give sha256:<hex>)")
+        }
+        guard algorithm + ":" + hex == actual else {
+            throw StatementError(
+                "the file's digest is \(actual), not the \(algorithm):\(hex) the store published: the file is not the one the store sent"
             )
         }
     }

@@ -294,6 +294,26 @@ struct StatementParserTests {
         #expect(
             Self.refusal(try Self.text("googleplay-voided-page-1.json"), .googleplayVoided)?.field
                 == "tokenPagination.nextPageToken")
+        // `pageInfo.totalResults` is the whole list's size, on every page.
+        func counted(_ total: Int, _ pages: Int...) throws -> [[UInt8]] {
+            try pages.map { k in
+                Array(
+                    try Self.text("googleplay-voided-page-\(k).json").replacingOccurrences(
+                        of: "\"voidedPurchases\": [",
+                        with: "\"pageInfo\": {\"totalResults\": \(total)}, \"voidedPurchases\": ["
+                    ).utf8)
+            }
+        }
+        #expect(try StatementParser.parse(pages: try counted(2, 1, 2), source: .googleplayVoided).lines.count == 2)
+        let eachCountingItsOwn = try counted(1, 1, 2)
+        do throws(StatementError) {
+            _ = try StatementParser.parse(pages: eachCountingItsOwn, source: .googleplayVoided)
+            Issue.record("pages each counting only their own entries were accepted")
+        } catch {
+            #expect(
+                error.field == "pageInfo.totalResults"
+                    && error.message.hasPrefix("page 1: says 1 voided purchases in all, but the 2 pages list 2"))
+        }
         // A WeChat bill is one file.
         let bill = try bytes("wechat-tradebill-2026-03-02.csv")
         do throws(StatementError) {
@@ -476,6 +496,26 @@ struct StatementParserTests {
         }
         _ = try Self.sample(
             "wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: a.imported.digest))
+        // WeChat publishes SHA-1 (`sha1sum` of the file), given with its name or bare.
+        let sha1 = "e8e62b9608e06306141811946440fdaea48afd20"
+        for given in ["sha1:" + sha1, sha1.uppercased(), String(a.imported.digest.dropFirst("sha256:".count))] {
+            _ = try Self.sample(
+                "wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: given))
+        }
+        for (given, says) in [
+            ("sha1:" + String(repeating: "0", count: 40), "not the one the store sent"),
+            (String(repeating: "0", count: 40), "not the one the store sent"),
+            ("md5:" + String(repeating: "0", count: 32), "not a SHA-1 or SHA-256 digest"),
+            (String(sha1.dropLast()), "not a SHA-1 or SHA-256 digest"),
+        ] {
+            do {
+                _ = try Self.sample(
+                    "wechat-tradebill-2026-03-02.csv", .wechatTradeBill, StatementOptions(expectedDigest: given))
+                Issue.record("\(given) was accepted")
+            } catch let error as StatementError {
+                #expect(error.message.contains(says), "\(given): \(error.message)")
+            }
+        }
     }
 
     static func refusal(_ text: String, _ source: StatementSource) -> StatementError? {

@@ -87,10 +87,15 @@ extension Audit {
     }
 
     /// A transaction's refund lines, in the order they were logged. A line naming a refund id
-    /// needs the log's refund of that id, or one of the log's refunds that no line names by id (the
-    /// log may have written the id otherwise); one the store revoked or voided without a refund id
-    /// answers any. A line naming none needs any refund, revocation or void of the transaction. A
-    /// refund later reversed counts: the log did record it.
+    /// needs the log's refund of that id (its amount compared). Any other line with an amount needs
+    /// one of the log's refunds that no line names by id (the log may have written the id otherwise,
+    /// and Google's earnings report names none): one of the same amount first, else the next in
+    /// order, whose amount differs (amount-mismatch); each of the log's refunds answers one line, so
+    /// a second partial refund the log lacks is unrecorded, unless the lines left and the log's
+    /// refunds left have the same sum (partial refunds recorded as one). A line without an amount (Google's
+    /// voided purchases list) needs any refund, revocation or void of the transaction; a transaction
+    /// the store revoked or voided without a refund answers any line. A refund later reversed
+    /// counts: the log did record it.
     static func refundLines(
         _ records: [StatementLineRecord], _ t: TransactionView?, _ key: String,
         _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]],
@@ -98,9 +103,7 @@ extension Audit {
     ) {
         let sorted = records.sorted { $0.position < $1.position }
         let named = Set(sorted.compactMap(\.line.refundId))
-        // The log's refunds no line names by id, each of which may be a line's under another id:
-        // paired with a line of the same amount first, then in order.
-        var spare = t.map { t in t.refunds.filter { !named.contains($0.refundId) }.map(\.amount) } ?? []
+        var spare = t.map { t in t.refunds.filter { !named.contains($0.refundId) } } ?? []
         let revoked = t.map { $0.storeRevokedPosition != nil || $0.voidedPosition != nil } ?? false
         var unpaired: [StatementLineRecord] = []
         for record in sorted {
@@ -112,25 +115,43 @@ extension Audit {
                     }
                     continue
                 }
-                if l.refundId == nil, !t.refunds.isEmpty || revoked { continue }
-                if l.refundId != nil {
-                    if let i = spare.firstIndex(where: { $0 == l.amount }) {
-                        spare.remove(at: i)
-                        continue
-                    }
-                    if t.refunds.isEmpty && revoked { continue }
+                if l.amount == nil, !t.refunds.isEmpty || revoked { continue }
+                if let i = spare.firstIndex(where: { $0.amount == l.amount }) {
+                    spare.remove(at: i)
+                    continue
                 }
+                if t.refunds.isEmpty && revoked { continue }
             }
             unpaired.append(record)
         }
+        // Partial refunds the log recorded together, as one refund of their sum (or the other way
+        // round): the same money either way.
+        if !unpaired.isEmpty, !spare.isEmpty, let lines = total(unpaired.map(\.line.amount)),
+            lines == total(spare.map(\.amount))
+        {
+            return
+        }
         for record in unpaired {
-            if record.line.refundId != nil, !spare.isEmpty {
-                spare.removeFirst()
+            if !spare.isEmpty {
+                let r = spare.removeFirst()
+                if let amount = record.line.amount, amount != r.amount {
+                    mismatches[key, default: []].append((record, r.amount, r.position))
+                }
                 continue
             }
             guard c.passed(record.line.at, c.options.statementWindow) else { continue }
             unrecorded[key, default: []].append(record)
         }
+    }
+
+    /// The sum of amounts all given and of one currency; nil otherwise.
+    static func total(_ amounts: [Money?]) -> Money? {
+        guard var sum = amounts.first ?? nil else { return nil }
+        for amount in amounts.dropFirst() {
+            guard let amount, let next = sum.adding(amount) else { return nil }
+            sum = next
+        }
+        return sum
     }
 
     /// One unrecorded-refund per transaction, however many statements (an earnings report and a
@@ -179,7 +200,8 @@ extension Audit {
         guard !book.salesCoverage.isEmpty else { return }
         let slack = c.options.statementClockSlack.microseconds
         for t in c.p.transactions.values {
-            guard t.verified, let ch = t.channel, t.revenue != nil, let price = t.price,
+            // A free trial moved no money: no statement lists it.
+            guard t.verified, let ch = t.channel, t.revenue != nil, let price = t.price, price.millionths != 0,
                 let at = t.purchaseDate ?? t.verifiedAt
             else { continue }
             guard book.covers(ch, app: t.app, from: at.microseconds - slack, to: at.microseconds + slack) else {

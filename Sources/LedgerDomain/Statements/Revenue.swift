@@ -106,7 +106,7 @@ public enum Revenue {
     /// Revenue per period, channel and currency from a fold of the log (as of its position).
     ///
     /// Ledger: each verified payment or renewal with revenue (production, not family-shared, with
-    /// a price) counts in gross at its purchase date; each standing refund counts at its store
+    /// a price, and not free) counts in gross at its purchase date; each standing refund counts at its store
     /// date; a Google void with no refund counts its price (or its share by quantity) at the
     /// void. Statements: each sale and refund line naming a transaction (one per subject, however
     /// many statements list it), sandbox and family-shared lines left out; fees from the lines'
@@ -126,9 +126,12 @@ public enum Revenue {
             guard t.verified, let ch = t.channel, let price = t.revenue, let at = t.purchaseDate ?? t.verifiedAt else {
                 continue
             }
-            update(at, ch, price.currency) {
-                $0.ledger.sales += 1
-                $0.ledger.addGross(price)
+            // A free trial moved no money: no statement lists it.
+            if price.millionths != 0 {
+                update(at, ch, price.currency) {
+                    $0.ledger.sales += 1
+                    $0.ledger.addGross(price)
+                }
             }
             for r in t.standingRefunds {
                 update(r.refundedAt, ch, r.amount.currency) {

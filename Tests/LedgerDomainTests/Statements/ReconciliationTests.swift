@@ -256,6 +256,59 @@ struct ReconciliationRuleTests {
         #expect(pair.count == 1 && pair.first?.amountAtRisk == Self.cny(1000), "\(pair)")
     }
 
+    @Test(
+        "a refund line paired with a log refund of another id or none has its amount compared; each log refund answers one line"
+    )
+    func refundsPairedByAmount() {
+        // `lines`: (refund id or none, amount) on the statement; `log`: the refunds the log recorded.
+        func audit(_ lines: [(String?, Int64?)], log: [(String, Int64)]) -> [Finding] {
+            var facts = [Self.verified("A", 3000, Self.t0), Self.statement, Self.line(1, .sale, "A", 3000, Self.t0)]
+            for (i, (id, amount)) in lines.enumerated() {
+                facts.append(Self.line(Int64(i + 2), .refund, "A", amount, Self.at(3 + Int64(i)), refundId: id))
+            }
+            for (id, amount) in log {
+                facts.append(
+                    (
+                        .refunded(
+                            Refunded(
+                                channel: .wechat, transactionId: "A", refundId: id, amount: Self.cny(amount),
+                                refundedAt: Self.at(3))), Self.at(4)
+                    ))
+            }
+            facts.append(
+                (
+                    .orderCreated(
+                        OrderCreated(
+                            orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300",
+                            price: Self.cny(3000))), Self.at(30)
+                ))
+            return Audit.run(Self.fold(facts)).filter(\.kind.isReconciliation)
+        }
+        // The bill's refund of 30.00 under WeChat's id is the log's only refund, of 10.00, under ours.
+        let other = audit([("5030000112", 3000)], log: [("our-refund-1", 1000)])
+        #expect(other.map(\.kind) == [.amountMismatch] && other.first?.amountAtRisk == Self.cny(2000), "\(other)")
+        // Lines naming no refund id (Google's earnings report): each is one of the log's refunds.
+        #expect(audit([(nil, 400), (nil, 600)], log: [("r1", 600), ("r2", 400)]).isEmpty)
+        let second = audit([(nil, 400), (nil, 600)], log: [("r1", 400)])
+        #expect(
+            second.map(\.kind) == [.unrecordedRefund] && second.first?.amountAtRisk == Self.cny(600), "\(second)")
+        let differs = audit([(nil, 1000)], log: [("r1", 400)])
+        #expect(differs.map(\.kind) == [.amountMismatch] && differs.first?.amountAtRisk == Self.cny(600), "\(differs)")
+        // Two partial refunds the log recorded as one of their sum.
+        #expect(audit([(nil, 400), (nil, 600)], log: [("r1", 1000)]).isEmpty)
+        // A line without an amount (Google's voided purchases) is answered by any refund.
+        #expect(audit([(nil, nil)], log: [("r1", 400)]).isEmpty)
+        #expect(audit([(nil, nil)], log: []).map(\.kind) == [.unrecordedRefund])
+    }
+
+    @Test("a free trial moves no money: no statement is expected to list it, and revenue counts no sale")
+    func freeTrial() {
+        let facts = [Self.verified("T", 0, Self.t0), Self.verified("P", 3000, Self.t0), Self.statement]
+        let p = Self.fold(facts)
+        #expect(Audit.run(p).filter { $0.kind == .unconfirmedPayment }.map(\.transactionId) == ["P"])
+        #expect(Revenue.compute(p, by: .day).map(\.ledger.sales) == [1])
+    }
+
     @Test("an amount mismatch below a minor unit is at risk by exactly that")
     func mismatchBelowAMinorUnit() {
         let usd = Currency("USD")!
