@@ -2,7 +2,6 @@ import Foundation
 import LedgerCore
 import LedgerPostgres
 import Logging
-import Synchronization
 
 /// The event log: append (idempotent, atomic per batch, group-committed), read, tail, verify.
 public final class EventStore: Sendable {
@@ -319,40 +318,69 @@ public final class EventStore: Sendable {
     }
 
     /// Feeds `start` every event after `after` (through `through`, or to the end) in position order,
-    /// then reports what it found.
+    /// then reports what it found. The events and the head are read in one snapshot (a repeatable
+    /// read transaction), so that appends committed meanwhile are neither a longer head nor events
+    /// past it: a live log verifies as it stood when the check began.
     private func rehash(
         _ start: ChainVerifier, after: Int64, through: Int64?, progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> ChainReport {
-        let verifier = LockedVerifier(start)
-        try await scan(after: after, through: through) { event in
-            let n = verifier.consume(event)
-            if n % 50_000 == 0 { progress(n) }
-            return true
+        let s = quoteIdentifier(configuration.schema)
+        var conditions = ["position > \(after)"]
+        if let through { conditions.append("position <= \(through)") }
+        let sql =
+            "COPY (SELECT \(EventRows.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
+        return try await pool.withConnection { conn in
+            try await conn.withIsolation { conn in
+                try conn.transaction(isolation: "REPEATABLE READ READ ONLY") { conn in
+                    var verifier = start
+                    try conn.copyOut(sql) { row in
+                        verifier.consume(try EventRows.decode(copyRow: row))
+                        if verifier.verified % 50_000 == 0 { progress(verifier.verified) }
+                    }
+                    let head = try conn.query("SELECT last_position, last_hash FROM \(s).log_head")
+                    let headPosition = head.int64(0, 0) ?? -1
+                    let beyond =
+                        (through ?? headPosition) == headPosition
+                        ? try conn.query(
+                            "SELECT min(position) FROM \(s).events WHERE position > $1", [.int8(headPosition)]
+                        ).int64(0, 0) : nil
+                    return Self.chainReport(
+                        verifier, through: through, head: (headPosition, head.bytea(0, 1)), beyond: beyond)
+                }
+            }
         }
-        return try await chainReport(verifier.result, through: through)
     }
 
     /// What a verifier that read the log in position order through `through` (or to its end) says,
-    /// checked against the head row when it reached the head.
+    /// checked against the head row when it reached the head. The head is read after the events: give
+    /// `through` (the position the events were read to) unless nothing is appended meanwhile.
     public func chainReport(_ v: ChainVerifier, through: Int64?) async throws -> ChainReport {
         let s = quoteIdentifier(configuration.schema)
         let head = try await pool.withConnection { conn in
             try await conn.query("SELECT last_position, last_hash FROM \(s).log_head")
         }
-        var problem = v.firstProblem.map { $0.description }
         let headPosition = head.int64(0, 0) ?? -1
-        let end = through ?? headPosition
         // A replay to the head (verify-chain, or an audit as of now) also asks whether any event is
         // stored past it: one added without moving the head, which a read up to the head would miss.
         var beyond: Int64?
-        if end == headPosition {
+        if (through ?? headPosition) == headPosition {
             beyond = try await pool.withConnection { conn in
                 try await conn.query("SELECT min(position) FROM \(s).events WHERE position > $1", [.int8(headPosition)])
             }.int64(0, 0)
         }
+        return Self.chainReport(v, through: through, head: (headPosition, head.bytea(0, 1)), beyond: beyond)
+    }
+
+    /// The report of `v`, read through `through` (or to the end), given the head (its position, -1
+    /// without a head row, and hash) and the first event stored past it, if any.
+    static func chainReport(
+        _ v: ChainVerifier, through: Int64?, head: (position: Int64, hash: [UInt8]?), beyond: Int64?
+    ) -> ChainReport {
+        var problem = v.firstProblem.map { $0.description }
+        let end = through ?? head.position
         if problem == nil, let beyond {
             problem =
-                "an event is stored at position \(beyond), past the head (position \(headPosition)): it was added without the head"
+                "an event is stored at position \(beyond), past the head (position \(head.position)): it was added without the head"
             return ChainReport(
                 verified: v.verified, lastPosition: v.lastPosition, lastHash: v.previous, firstBrokenPosition: beyond,
                 problem: problem)
@@ -360,9 +388,9 @@ public final class EventStore: Sendable {
         if problem == nil, end != v.lastPosition {
             problem =
                 through == nil
-                ? "the head says the log ends at position \(headPosition) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"
+                ? "the head says the log ends at position \(head.position) but the last stored event is at \(v.lastPosition) (events were removed or added without the head)"
                 : "the log ends at position \(v.lastPosition) but should reach \(end) (events were removed)"
-        } else if problem == nil, end == headPosition, let h = head.bytea(0, 1), v.lastPosition > 0, h != v.previous {
+        } else if problem == nil, end == head.position, let h = head.hash, v.lastPosition > 0, h != v.previous {
             problem = "the head's hash differs from the last event's hash (position \(v.lastPosition))"
         }
         return ChainReport(
@@ -383,17 +411,4 @@ public struct ChainReport: Sendable, Hashable {
     public var firstBrokenPosition: Int64?
     public var problem: String?
     public var isIntact: Bool { problem == nil }
-}
-
-/// A ChainVerifier fed from the connection's thread and read afterwards.
-private final class LockedVerifier: Sendable {
-    private let state: Mutex<ChainVerifier>
-    init(_ verifier: ChainVerifier) { state = Mutex(verifier) }
-    func consume(_ e: RecordedEvent) -> Int64 {
-        state.withLock {
-            $0.consume(e)
-            return $0.verified
-        }
-    }
-    var result: ChainVerifier { state.withLock { $0 } }
 }

@@ -82,6 +82,41 @@ struct ConcurrencyTests {
         }
     }
 
+    /// verify-chain on a live log checks the log as it stood when it began: appends committed while
+    /// it reads are neither a head beyond its last event nor events past its head. (Bounded by the
+    /// writers' count of batches; every check made meanwhile must find the chain intact.)
+    @Test func verifyChainWhileWritersAppend() async throws {
+        try await TestDatabase.withSchema("verify-live") { owner in
+            var stores: [EventStore] = []
+            for _ in 0..<2 { stores.append(try await EventStore.open(owner.connecting(as: .writer))) }
+            let reader = try await EventStore.open(owner.connecting(as: .reader))
+            // A log to read while the writers go on.
+            _ = try await stores[0].append((0..<2_000).map { testEvent(stream: "seed:\($0 % 50)") })
+            let writing = Locked(true)
+            let reports = try await withThrowingTaskGroup(of: [ChainReport].self) { group in
+                let stores = stores
+                group.addTask {
+                    defer { writing.withLock { $0 = false } }
+                    _ = try await Self.runWriters(
+                        stores: stores, streams: (0..<6).map { "order:\($0)" }, batches: 60,
+                        acknowledged: Locked([:]))
+                    return []
+                }
+                group.addTask {
+                    var reports: [ChainReport] = []
+                    while writing.withLock({ $0 }) { reports.append(try await reader.verifyChain()) }
+                    return reports
+                }
+                return try await group.reduce([], +)
+            }
+            #expect(!reports.isEmpty)
+            #expect(reports.allSatisfy { $0.isIntact }, "\(reports.compactMap { $0.problem }.prefix(3))")
+            #expect(try await reader.verifyChain().isIntact)
+            for store in stores { await store.close() }
+            await reader.close()
+        }
+    }
+
     /// 8 writers on `stores` append `batches` batches each, of 1-3 events, to `streams`, now and
     /// then retrying a batch, and record what was acknowledged. Returns the number of distinct events.
     static func runWriters(
