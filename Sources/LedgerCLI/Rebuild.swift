@@ -236,6 +236,7 @@ struct Rebuild: AsyncParsableCommand {
                 s +=
                     "wrote a snapshot of the fold (\(snapshot.bytes / 1_048_576) MiB) in \(String(format: "%.2f", r.snapshotSeconds)) s: the projector starts from it\n"
             }
+            if let why = r.snapshotSkipped { s += "wrote no snapshot: \(why)\n" }
         } else {
             for t in r.tables where !t.matches {
                 s += "\n\(t.table): \(t.differingRows) rows differ\n"
@@ -274,6 +275,7 @@ struct Rebuild: AsyncParsableCommand {
             ("writeConnections", .int(Int64(r.writeConnections))),
             ("snapshotBytes", r.snapshot.map { .int(Int64($0.bytes)) } ?? .null),
             ("snapshotMilliseconds", .int(Int64(r.snapshotSeconds * 1000))),
+            ("snapshotSkipped", r.snapshotSkipped.map { .string($0) } ?? .null),
             ("tables", .array(tables)), ("differs", .bool(r.hasDifferences)),
             ("logHead", r.logHead.map { .int($0) } ?? .null),
             (

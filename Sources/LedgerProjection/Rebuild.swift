@@ -63,6 +63,9 @@ public struct RebuildReport: Sendable {
     /// What the fold spilled out of memory (nil: nothing; see ``FoldMemory``).
     public var spill: SpillReport?
     public var snapshotSeconds: Double = 0
+    /// Why no snapshot was written though one was asked for: the projector starts from its lowest
+    /// checkpoint, and read models this rebuild left are behind it.
+    public var snapshotSkipped: String?
     /// The log's head when a verification ran: the live read models, and so the comparison, stop at
     /// ``position``, and whatever lies beyond it is not yet projected.
     public var logHead: Int64?
@@ -166,7 +169,16 @@ extension LogReplay {
         report.writeConnections = writeConnections
         report.spill = SpillReport(state, spillFile)
         if options.verify { report.logHead = try await headPosition() }
-        if options.snapshot && !options.verify {
+        // The projector starts from a snapshot at or before its lowest checkpoint, and one is kept:
+        // with read models left behind the rebuilt position, a snapshot there would replace the
+        // one the projector can start from by one it cannot.
+        let behind = ReadModel.allCases.filter { !options.models.contains($0) && (live[$0] ?? 0) < target }
+        if options.snapshot && !options.verify && !behind.isEmpty {
+            report.snapshotSkipped =
+                behind.map { "\($0.rawValue) is at position \(live[$0] ?? 0)" }.joined(separator: ", ")
+                + ", behind \(target): the projector starts from its lowest checkpoint, so the snapshot it has is kept"
+        }
+        if options.snapshot && !options.verify && behind.isEmpty {
             let name = configuration.schema
             report.snapshot = try await conn.withIsolation { conn in
                 try SnapshotStore.write(state, schema: name, on: conn)

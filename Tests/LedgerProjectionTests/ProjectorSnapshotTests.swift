@@ -264,6 +264,29 @@ struct ProjectorSnapshotTests {
         }
     }
 
+    /// A rebuild of some read models past where the others stand writes no snapshot: the projector
+    /// starts from its lowest checkpoint, and the snapshot it has stays (one is kept).
+    @Test func aPartialRebuildPastTheOthersKeepsTheProjectorsSnapshot() async throws {
+        try await TestDatabase.withSchema("snappartial") { config in
+            let store = try await Self.open(config)
+            defer { Task { await store.close() } }
+            _ = try await store.append(Self.history)
+            let cut = Int64(Self.history.count / 2)
+            _ = try await LogReplay(store).rebuild(RebuildOptions(through: cut))
+            let orders = try await LogReplay(store).rebuild(RebuildOptions(models: [.orders]))
+            #expect(orders.snapshot == nil)
+            #expect(orders.snapshotSkipped?.contains("entitlements is at position \(cut)") == true)
+            #expect(try await Self.snapshotPositions(config) == [cut])
+            let projector = try await Projector.start(store, snapshotEvery: 0)
+            #expect(projector.startedFrom?.position == cut)
+            try await projector.catchUp()
+            await projector.close()
+            // Every model at the head: a rebuild of one writes its snapshot there.
+            let all = try await LogReplay(store).rebuild(RebuildOptions(models: [.orders]))
+            #expect(all.snapshot?.position == Int64(Self.history.count) && all.snapshotSkipped == nil)
+        }
+    }
+
     /// A snapshot is a cache: when it cannot be written (no right to) or the table is missing (a
     /// schema not migrated yet), the projector folds the log and keeps the read models all the same.
     @Test func aProjectorGoesOnWithoutSnapshots() async throws {
