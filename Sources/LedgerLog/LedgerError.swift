@@ -20,7 +20,7 @@ public enum LedgerError: Error, CustomStringConvertible, Sendable {
         case .versionConflict(let stream, let expected, let actual, let eventId):
             let current = actual.map { "is at version \($0)" } ?? "does not exist"
             return
-                "version conflict on stream \(Echo.quoted(stream)): expected \(expected), but the stream \(current) (event \(eventId.lowercased)); nothing from this batch was written — re-read the stream and decide again"
+                "version conflict on stream \(Echo.quoted(stream)): expected \(expected), but the stream \(current), so this batch's event \(eventId.lowercased) was refused; nothing from this batch was written — re-read the stream and decide again"
         case .idempotencyConflict(let key, let eventId, let position, let reason):
             let what = key.map { "idempotency key \(Echo.quoted($0))" } ?? "event id \(eventId.lowercased)"
             let where_ = position > 0 ? "is already stored at position \(position)" : "appears twice in this batch"

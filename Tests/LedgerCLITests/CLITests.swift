@@ -198,8 +198,9 @@ struct CLITests {
             #expect(r.status == 2)
             #expect(r.stderr.contains("error: line 2: version conflict"), "\(r.stderr)")
             #expect(
-                r.stderr.contains(#"stream "order:ord_20260331_0001": expected 0, but the stream is at version 1"#),
-                "\(r.stderr)")
+                r.stderr.contains(
+                    #"stream "order:ord_20260331_0001": expected 0, but the stream is at version 1, so this batch's event "#
+                ), "\(r.stderr)")
             // Same idempotency key, different amount.
             var changed = lines(sample)[1].replacingOccurrences(of: #""amount":600"#, with: #""amount":6"#)
             changed = changed.replacingOccurrences(of: "000000000002", with: "0000000000ff")
