@@ -315,6 +315,7 @@ extension Exit {
         .projectorFailed: (internalError, nil),
         .internalError: (internalError, nil),
         .projectorBusy: (busy, nil),
+        .readModelsApart: (busy, nil),
         .positionNotReached: (busy, nil),
         .migration: (configuration, nil),
         .schemaNotMigrated: (

@@ -23,6 +23,13 @@ public struct RebuildRefused: LedgerCodedError, CustomStringConvertible {
     public var description: String
 }
 
+/// A verification of read models that stand at different positions: not a wrong request, a state
+/// that `ledger project` ends.
+public struct ReadModelsApart: LedgerCodedError, CustomStringConvertible {
+    public var code: LedgerError.Code { .readModelsApart }
+    public var description: String
+}
+
 extension LedgerError.Code {
     /// Another projector or rebuild holds the read models; try again later.
     public static let projectorBusy = LedgerError.Code("projector-busy")
@@ -30,4 +37,6 @@ extension LedgerError.Code {
     public static let projectorFailed = LedgerError.Code("projector-failed")
     /// A rebuild was asked something it cannot do (options that contradict each other or the tables).
     public static let rebuildRefused = LedgerError.Code("rebuild-refused")
+    /// The read models to verify stand at different positions; project them, then verify again.
+    public static let readModelsApart = LedgerError.Code("read-models-apart")
 }

@@ -135,7 +135,7 @@ extension LogReplay {
             // Compare like with like: the rebuilt tables at the position the live ones are at.
             let positions = Set(options.models.map { live[$0] ?? 0 })
             guard positions.count <= 1 else {
-                throw RebuildRefused(
+                throw ReadModelsApart(
                     description: "the live read models are at different positions ("
                         + options.models.map { "\($0.rawValue) \(live[$0] ?? 0)" }.joined(separator: ", ")
                         + "); run `ledger project` so they agree, or verify one model at a time")

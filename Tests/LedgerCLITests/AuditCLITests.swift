@@ -71,6 +71,10 @@ struct ProjectionCLITests {
             #expect(try await cli.run(["show", "order", "no-such-order"]).status == 1)
             #expect(try await cli.run(["rebuild", "nonsense"]).status == 64)
             #expect(try await cli.run(["rebuild", "--as-of", "yesterday"]).status == 64)
+            // Read models at different positions are no usage error: project them, then verify.
+            #expect(try await cli.run(["rebuild", "orders", "--to-position", "1"]).status == 0)
+            let apart = try await cli.run(["rebuild", "--verify"])
+            #expect(apart.status == 75 && apart.stderr.contains("run `ledger project`"), "\(apart.stderr)")
         }
     }
 

@@ -56,8 +56,9 @@ struct ErrorCodeTests {
         #expect(Set(errors.map(\.code)).count == errors.count)
         let projection: [any LedgerCodedError] = [
             ProjectorBusy(holderPID: 7), ProjectorFailed(description: "x"), RebuildRefused(description: "y"),
+            ReadModelsApart(description: "z"),
         ]
-        #expect(projection.map(\.code) == [.projectorBusy, .projectorFailed, .rebuildRefused])
+        #expect(projection.map(\.code) == [.projectorBusy, .projectorFailed, .rebuildRefused, .readModelsApart])
     }
 
     @Test(arguments: [
