@@ -227,22 +227,7 @@ struct ReconciliationRuleTests {
             for (i, id) in lineIds.enumerated() {
                 facts.append(Self.line(Int64(i + 2), .refund, "A", amounts[i], Self.at(3), refundId: id))
             }
-            for id in logIds {
-                facts.append(
-                    (
-                        .refunded(
-                            Refunded(
-                                channel: .wechat, transactionId: "A", refundId: id, amount: Self.cny(amounts.last!),
-                                refundedAt: Self.at(3))), Self.at(4)
-                    ))
-            }
-            facts.append(
-                (
-                    .orderCreated(
-                        OrderCreated(
-                            orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300",
-                            price: Self.cny(3000))), Self.at(30)
-                ))
+            facts += logIds.map { Self.logRefund($0, amounts.last!) } + [Self.later]
             return Audit.run(Self.fold(facts)).filter { $0.kind == .unrecordedRefund }
         }
         let second = audit(["R1"], ["R1", "R2"])
@@ -256,6 +241,24 @@ struct ReconciliationRuleTests {
         #expect(pair.count == 1 && pair.first?.amountAtRisk == Self.cny(1000), "\(pair)")
     }
 
+    /// The log's refund `id` of transaction A, refunded at 3 h and logged at 4 h.
+    static func logRefund(_ id: String, _ minor: Int64) -> (Fact, Timestamp) {
+        (
+            .refunded(
+                Refunded(
+                    channel: .wechat, transactionId: "A", refundId: id, amount: Self.cny(minor),
+                    refundedAt: Self.at(3))), Self.at(4)
+        )
+    }
+
+    /// A fact 30 h in, which moves the log's clock past the statements' window.
+    static let later: (Fact, Timestamp) = (
+        .orderCreated(
+            OrderCreated(
+                orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300", price: cny(3000))),
+        at(30)
+    )
+
     @Test(
         "a refund line paired with a log refund of another id or none has its amount compared; each log refund answers one line"
     )
@@ -266,22 +269,7 @@ struct ReconciliationRuleTests {
             for (i, (id, amount)) in lines.enumerated() {
                 facts.append(Self.line(Int64(i + 2), .refund, "A", amount, Self.at(3 + Int64(i)), refundId: id))
             }
-            for (id, amount) in log {
-                facts.append(
-                    (
-                        .refunded(
-                            Refunded(
-                                channel: .wechat, transactionId: "A", refundId: id, amount: Self.cny(amount),
-                                refundedAt: Self.at(3))), Self.at(4)
-                    ))
-            }
-            facts.append(
-                (
-                    .orderCreated(
-                        OrderCreated(
-                            orderId: "later", userId: "u", channel: .wechat, productId: "wx_coins_300",
-                            price: Self.cny(3000))), Self.at(30)
-                ))
+            facts += log.map { Self.logRefund($0.0, $0.1) } + [Self.later]
             return Audit.run(Self.fold(facts)).filter(\.kind.isReconciliation)
         }
         // The bill's refund of 30.00 under WeChat's id is the log's only refund, of 10.00, under ours.

@@ -39,6 +39,25 @@ struct LifecycleTests {
                     purchaseDate: from, expiresDate: to, price: h.price("vip.month"))))
     }
 
+    /// m1's month granted `first` days; its renewal failed into sixteen days of grace and was
+    /// recovered three days in, as m2, dated from the recovery to the month's end (27 days) and
+    /// granted `second` days.
+    static func recoveredInGrace(granting first: Int64 = 30, then second: Int64) throws -> History {
+        var h = History()
+        paidMonth(&h, granting: first)
+        let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
+        h.renewalFailed("n-grace", graceUntil: days(16, after: end), after: 30 * day + 3_600)
+        h.wait(hours: 72)
+        renewal(&h, "m2", from: days(3, after: end), to: days(30, after: end))
+        h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: second))
+        return h
+    }
+
+    /// `d` days after `end`.
+    static func days(_ d: Int64, after end: Timestamp) -> Timestamp {
+        Timestamp(microsecondsSince1970: end.microseconds + d * day * 1_000_000)
+    }
+
     static func state(
         _ h: inout History, _ change: LifecycleChange, at: Timestamp? = nil, expires: Timestamp? = nil, id: String
     ) {
@@ -172,11 +191,8 @@ struct LifecycleTests {
             var h = History()
             Self.paidMonth(&h, granting: first)
             let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
-            func at(_ d: Int64) -> Timestamp {
-                Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
-            }
-            h.renewalFailed("n-grace", graceUntil: at(30), after: 30 * Self.day + 3_600)
-            Self.renewal(&h, "m2", from: end, to: at(28))
+            h.renewalFailed("n-grace", graceUntil: Self.days(30, after: end), after: 30 * Self.day + 3_600)
+            Self.renewal(&h, "m2", from: end, to: Self.days(28, after: end))
             h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: second))
             let findings = h.audit()
             #expect(findings.allSatisfy { $0.kind == .subscriptionDrift }, "\(findings)")
@@ -189,16 +205,7 @@ struct LifecycleTests {
         // Google dates a recovered period from the recovery, three days into grace; it keeps the
         // renewal date, so the month it ends paid for those three days too.
         for (days, drift) in [(Int64(27), false), (30, false), (31, true)] {
-            var h = History()
-            Self.paidMonth(&h)
-            let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
-            func at(_ d: Int64) -> Timestamp {
-                Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
-            }
-            h.renewalFailed("n-grace", graceUntil: at(16), after: 30 * Self.day + 3_600)
-            h.wait(hours: 72)
-            Self.renewal(&h, "m2", from: at(3), to: at(30))
-            h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: days))
+            let h = try Self.recoveredInGrace(then: days)
             #expect(h.kinds().contains("subscription-drift") == drift, "\(days) days")
         }
         // A period missing from the log between the last known one and the failure is no grace:
@@ -206,12 +213,9 @@ struct LifecycleTests {
         var gap = History()
         Self.paidMonth(&gap)
         let end = try #require(gap.fold().subscriptions["appstore:m1"]?.expiresAt)
-        func at(_ d: Int64) -> Timestamp {
-            Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
-        }
-        gap.renewalFailed("n-grace", graceUntil: at(46), after: 60 * Self.day)
+        gap.renewalFailed("n-grace", graceUntil: Self.days(46, after: end), after: 60 * Self.day)
         gap.wait(hours: 72)
-        Self.renewal(&gap, "m3", from: at(33), to: at(60))
+        Self.renewal(&gap, "m3", from: Self.days(33, after: end), to: Self.days(60, after: end))
         gap.grant("g3", "u1", "m3", .period(entitlement: "vip", days: 57))
         #expect(gap.kinds().contains("subscription-drift"))
     }
@@ -226,17 +230,7 @@ struct LifecycleTests {
             (Int64(30), Int64(30), false), (33, 27, false), (46, 27, false), (33, 30, true), (31, 30, true),
             (31, 29, false), (46, 30, true),
         ] {
-            var h = History()
-            Self.paidMonth(&h, granting: first)
-            let end = try #require(h.fold().subscriptions["appstore:m1"]?.expiresAt)
-            func at(_ d: Int64) -> Timestamp {
-                Timestamp(microsecondsSince1970: end.microseconds + d * Self.day * 1_000_000)
-            }
-            h.renewalFailed("n-grace", graceUntil: at(16), after: 30 * Self.day + 3_600)
-            h.wait(hours: 72)
-            Self.renewal(&h, "m2", from: at(3), to: at(30))
-            h.grant("g2", "u1", "m2", .period(entitlement: "vip", days: second))
-            let findings = h.audit()
+            let findings = try Self.recoveredInGrace(granting: first, then: second).audit()
             #expect(
                 findings.map(\.kind) == (drift ? [.subscriptionDrift] : []), "\(first) then \(second) days: \(findings)"
             )
