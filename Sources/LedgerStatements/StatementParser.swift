@@ -148,12 +148,16 @@ public enum StatementParser {
         }
         // A gzipped download (WeChat's tar_type=GZIP) is read as the bill it holds: its digest is the
         // bill's (as WeChat's hash_value is), so the same bill gzipped or not is the same statement.
+        // So is a zip archive of one file (Google's reports in its Cloud Storage bucket).
         var pages = pages
-        for (k, page) in pages.enumerated() where Gzip.isGzip(page) {
-            do throws(Gzip.Failure) { pages[k] = try Gzip.decompress(page) } catch {
+        for (k, page) in pages.enumerated() where Gzip.isGzip(page) || Zip.isZip(page) {
+            let zipped = Zip.isZip(page)
+            do throws(Gzip.Failure) {
+                pages[k] = zipped ? try Zip.extract(page).bytes : try Gzip.decompress(page)
+            } catch {
                 throw StatementError(
                     (pages.count > 1 ? "page \(k + 1): " : "")
-                        + "a gzip file that does not decompress: \(error.message)")
+                        + "a \(zipped ? "zip" : "gzip") file that does not decompress: \(error.message)")
             }
         }
         let bytes = pages.count == 1 ? pages[0] : pages.flatMap { $0 }

@@ -150,6 +150,40 @@ struct StatementParserTests {
         } catch { #expect(error.message.contains("does not decompress")) }
     }
 
+    @Test(
+        "a zipped report (Google's Cloud Storage bucket) is the file it holds, deflated or stored; a corrupt one or one of several files is refused"
+    )
+    func zipped() throws {
+        for (zip, csv) in [
+            ("googleplay-earnings-2026-03.zip", "googleplay-earnings-2026-03.csv"),
+            ("googleplay-earnings-2026-04-stored.zip", "googleplay-earnings-2026-04.csv"),
+        ] {
+            let plain = try Self.sample(csv, .googleplayEarnings)
+            let zipped = try Self.sample(zip, .googleplayEarnings)
+            #expect(zipped.lines == plain.lines && zipped.imported.digest == plain.imported.digest, "\(zip)")
+        }
+        let bytes = [UInt8](
+            try Data(contentsOf: Self.folder.appendingPathComponent("googleplay-earnings-2026-03.zip")))
+        var corrupt = bytes
+        corrupt[150] ^= 0x55  // inside the deflated data
+        // Two files: the same entry twice in the central directory.
+        var two = bytes
+        let end = two.count - 22
+        two[end + 8] = 2
+        two[end + 10] = 2
+        let directory = Int(two[end + 16]) | Int(two[end + 17]) << 8
+        let entry = Array(bytes[directory..<end])
+        two.insert(contentsOf: entry, at: end)
+        two[end + entry.count + 12] = UInt8((entry.count * 2) & 0xFF)
+        two[end + entry.count + 13] = UInt8((entry.count * 2) >> 8)
+        for (archive, says) in [(corrupt, "does not decompress"), (two, "holds 2 files")] {
+            do throws(StatementError) {
+                _ = try StatementParser.parse(archive, source: .googleplayEarnings)
+                Issue.record("\(says): accepted")
+            } catch { #expect(error.message.contains(says), "\(error.message)") }
+        }
+    }
+
     @Test("WeChat Pay SUCCESS bill (no refund columns) and the older v2 bill (总金额, a coupon, a five-column summary)")
     func wechatVariants() throws {
         let success = try Self.sample("wechat-tradebill-success-2026-03-03.csv", .wechatTradeBill)
