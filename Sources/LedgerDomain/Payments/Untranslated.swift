@@ -31,14 +31,25 @@ extension Projections {
 
     /// Whether what the notice awaits is in the log already: the verification of the transaction it
     /// names (a backend that verified before the notification arrived), or the quantity of its void.
-    /// (A notice that names only a purchase token cannot tell which purchase it awaits: it waits for
-    /// a verification naming that token, and one logged before it is not found by the token.)
+    /// A Google subscription's purchase notice that names only its purchase token is complete when
+    /// the subscription that token names has its purchase verified (its first period: every later
+    /// one is a renewal). (A one-time purchase's notice that
+    /// names only its token waits for a verification naming that token: one logged before it is not
+    /// found by the token.)
     func alreadyCompleted(_ f: StoreNotificationReceived) -> Bool {
-        // A pending purchase canceled before its notice was logged (Pub/Sub keeps no order).
         if f.awaiting == .verification, f.channel == .googleplay, let token = f.originalTransactionId,
-            Self.isPendingPurchase(f.type.raw), canceledPending.contains(token)
+            Self.isPendingPurchase(f.type.raw)
         {
-            return true
+            // A pending purchase canceled before its notice was logged (Pub/Sub keeps no order).
+            if canceledPending.contains(token) { return true }
+            if f.transactionId == nil, f.type.raw == "4",
+                let periods = subscriptions.with(Self.subscriptionKey(.googleplay, token), \.periods),
+                periods.contains(where: {
+                    transactions.with($0.transactionId, { $0.verified && !$0.isRenewal }) == true
+                })
+            {
+                return true
+            }
         }
         guard let awaiting = f.awaiting, let tx = f.transactionId else { return false }
         switch awaiting {

@@ -474,4 +474,35 @@ struct LifecycleTests {
         h.add(.paymentVerified(verified))
         #expect(h.fold().untranslated.isEmpty)
     }
+
+    @Test(
+        "a subscription's purchase notice that names only its token is complete when that purchase was verified before it"
+    )
+    func purchaseNoticeAfterItsVerification() {
+        func history(verifyFirst: Bool) -> History {
+            var h = History()
+            let start = h.now
+            let month = Timestamp(microsecondsSince1970: start.microseconds + 30 * Self.day * 1_000_000)
+            if verifyFirst {
+                h.add(
+                    .paymentVerified(
+                        PaymentVerified(
+                            channel: .googleplay, transactionId: "GPA.1", originalTransactionId: "tok-1",
+                            productId: "vip_weekly", purchaseDate: start, expiresDate: month,
+                            price: h.price("coins_60"))))
+            }
+            for (id, type) in [("n-1", "4"), ("n-2", "2")] {
+                h.add(
+                    .storeNotificationReceived(
+                        StoreNotificationReceived(
+                            channel: .googleplay, notificationId: id, type: NotificationType(raw: type),
+                            originalTransactionId: "tok-1", untranslated: "the Play Developer API read failed",
+                            awaiting: .verification)))
+            }
+            return h
+        }
+        // The purchase's notice is complete; a renewal's (2) still awaits its own verification.
+        #expect(history(verifyFirst: true).fold().untranslated.map(\.notificationId) == ["n-2"])
+        #expect(history(verifyFirst: false).fold().untranslated.map(\.notificationId) == ["n-1", "n-2"])
+    }
 }
