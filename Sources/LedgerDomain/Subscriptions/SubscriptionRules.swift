@@ -70,8 +70,8 @@ extension Audit {
     }
 
     /// Until when the grant of `t` holds grace after its period: its end plus the days granted
-    /// beyond what it paid for, as far as its grace allows them (days beyond that are its own
-    /// finding). Nil when it takes none, or when its grants are not one plain grant of its unit
+    /// beyond what it paid for and the grace days before it, as far as the grace after it allows them
+    /// (days beyond that are its own finding). Nil when it takes none, or when its grants are not one plain grant of its unit
     /// (no grant, or several: findings of their own).
     static func graceTaken(
         by t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period], _ c: Context
@@ -83,7 +83,10 @@ extension Audit {
         guard active.count == 1 else { return nil }
         let owed = t.owedUnits(of: e)
         guard active[0].units.unit == owed.unit, active[0].unitsLeft > owed.count else { return nil }
-        let days = min(active[0].unitsLeft - owed.count, graceDays(after: t, graces, periods))
+        // Its grant holds the grace days before it first (a period recovered in grace, dated from
+        // the recovery), then those after it.
+        let beyond = active[0].unitsLeft - owed.count - graceDays(before: t, graces, periods)
+        let days = min(beyond, graceDays(after: t, graces, periods))
         guard days > 0 else { return nil }
         return Timestamp(microsecondsSince1970: end.microseconds.addingSaturated(days.multipliedSaturated(by: day)))
     }
@@ -92,37 +95,28 @@ extension Audit {
     static let day: Int64 = 86_400_000_000
 
     /// The days of grace the store signed after `t`'s period, rounded up; 0 when none. A grace
-    /// follows the last period to end by its renewal failure (no more than ``renewalLead`` after the
-    /// failure): a grace after a later period is that period's, and allows this one nothing. A
-    /// recovery that keeps the renewal date begins at the end of the period the grace followed,
-    /// before a failure logged late; whether it ends before the grace or after (thirty days of grace
-    /// after a February), the grace is not its own. A failure before any period ended (inside one)
-    /// follows the period it came in, when no later period lies between them (began before the
-    /// failure and ended before the grace did). The grace must run past the period's end.
+    /// follows the period whose end lies nearest its renewal failure, among those that began by the
+    /// failure and end before the grace does (the grace runs past the period it follows): a grace
+    /// after a later period is that period's, and allows this one nothing. A recovery that keeps the
+    /// renewal date begins at the end of the period the grace followed, and ends further from the
+    /// failure than that period does, even inside a long grace (thirty days of grace after a
+    /// February); a failure logged late is still nearest the end of the period it followed, once the
+    /// recovery after it, which outlasts the grace, is left out.
     static func graceDays(
         after t: TransactionView, _ graces: [SubscriptionView.Grace], _ periods: [SubscriptionView.Period]
     ) -> Int64 {
         guard let start = t.purchaseDate, let end = t.expiresDate else { return 0 }
         var days: Int64 = 0
         for grace in graces where grace.at >= start && grace.until > end {
-            let failedBy = grace.at.microseconds.addingSaturated(renewalLead)
-            var lastEnded = periods.lazy.map(\.expiresDate.microseconds).filter { $0 <= failedBy }.max() ?? .min
-            if end.microseconds <= failedBy { lastEnded = max(lastEnded, end.microseconds) }
-            let follows =
-                lastEnded != .min
-                ? end.microseconds == lastEnded
-                : !periods.contains {
-                    $0.transactionId != t.key && $0.purchaseDate > start && $0.purchaseDate < grace.at
-                        && $0.expiresDate < grace.until
-                }
-            if follows { days = max(days, (grace.until.microseconds - end.microseconds + day - 1) / day) }
+            func distance(_ e: Timestamp) -> Int64 { abs(e.microseconds - grace.at.microseconds) }
+            let nearer = periods.contains {
+                $0.transactionId != t.key && $0.purchaseDate <= grace.at && $0.expiresDate < grace.until
+                    && distance($0.expiresDate) < distance(end)
+            }
+            if !nearer { days = max(days, (grace.until.microseconds - end.microseconds + day - 1) / day) }
         }
         return days
     }
-
-    /// How long before a period's end its renewal may fail, in microseconds: the stores try to renew
-    /// in the day before it ends (two days, to be safe; a period is at least a week).
-    static let renewalLead: Int64 = 2 * day
 
     /// The days of grace a renewal recovered in, rounded up; 0 when none. A renewal whose period the
     /// store dates from the recovery (Google does) began inside the grace that followed the period

@@ -200,6 +200,29 @@ struct LifecycleTests {
         }
     }
 
+    @Test("two recoveries in grace, each granted from its renewal date, and a failure logged late owe what they hold")
+    func recoveriesAndALateFailure() throws {
+        // m2 holds the three grace days before it, not after it: m3's three days before it are its own.
+        var h = try Self.recoveredInGrace(then: 30)
+        let end = try #require(h.fold().transactions["m2"]?.expiresDate)
+        h.renewalFailed(
+            "n-grace-2", graceUntil: Self.days(7, after: end),
+            after: (end.microseconds - h.now.microseconds) / 1_000_000 + 3_600)
+        h.wait(hours: 72)
+        Self.renewal(&h, "m3", from: Self.days(3, after: end), to: Self.days(30, after: end))
+        h.grant("g3", "u1", "m3", .period(entitlement: "vip", days: 30))
+        #expect(h.audit().isEmpty, "\(h.audit())")
+        // Six days of grace after m1, recovered at the renewal date; the failure logged four weeks
+        // late, near the recovered month's end: the grace is still m1's.
+        var late = History()
+        Self.paidMonth(&late, granting: 36)
+        let first = try #require(late.fold().subscriptions["appstore:m1"]?.expiresAt)
+        Self.renewal(&late, "m2", from: first, to: Self.days(30, after: first))
+        late.grant("g2", "u1", "m2", vipMonth)
+        late.renewalFailed("n-grace", graceUntil: Self.days(6, after: first), after: 59 * Self.day)
+        #expect(late.audit().isEmpty, "\(late.audit())")
+    }
+
     @Test("a period recovered in grace at the recovery's time owes the grace days before it too")
     func recoveryInGraceAtItsOwnTime() throws {
         // Google dates a recovered period from the recovery, three days into grace; it keeps the
