@@ -92,7 +92,8 @@ extension Audit {
     /// and Google's earnings report names none): one of the same amount first, else the next in
     /// order, whose amount differs (amount-mismatch); each of the log's refunds answers one line, so
     /// a second partial refund the log lacks is unrecorded, unless the lines left and the log's
-    /// refunds left have the same sum (partial refunds recorded as one). A line without an amount (Google's
+    /// refunds left have the same sum (partial refunds recorded as one), or the line's period was
+    /// re-issued (it may list a refund as first written and as corrected). A line without an amount (Google's
     /// voided purchases list) needs any refund, revocation or void of the transaction; a transaction
     /// the store revoked or voided without a refund answers any line. A refund later reversed
     /// counts: the log did record it.
@@ -137,6 +138,14 @@ extension Audit {
                 if let amount = record.line.amount, amount != r.amount {
                     mismatches[key, default: []].append((record, r.amount, r.position))
                 }
+                continue
+            }
+            // A re-issued period may list a refund twice, as first written and as corrected: with
+            // refunds in the log, a line of it that none answers (no id, a corrected amount) is
+            // answered as before the re-issue, by any refund.
+            if let t, !t.refunds.isEmpty, record.line.refundId == nil,
+                c.p.statements.isOfReissuedFamily(record.line.digest)
+            {
                 continue
             }
             guard c.passed(record.line.at, c.options.statementWindow) else { continue }

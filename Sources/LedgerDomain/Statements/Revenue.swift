@@ -109,7 +109,7 @@ public enum Revenue {
     /// a price, and not free) counts in gross at its purchase date; each standing refund counts at its store
     /// date; a Google void with no refund counts its price (or its share by quantity) at the
     /// void. Statements: each sale and refund line naming a transaction (one per subject, however
-    /// many statements list it), sandbox and family-shared lines left out; fees from the lines'
+    /// many statements list it), sandbox and family-shared lines and free sales left out; fees from the lines'
     /// fee and from fee lines. `from` and `to` bound the time, `[from, to)`. Sorted, deterministic.
     public static func compute(
         _ p: Projections, by bucket: RevenueBucket, from: Timestamp? = nil, to: Timestamp? = nil
@@ -163,6 +163,8 @@ public enum Revenue {
             let l = record.line
             // A line of a kind the ledger does not know feeds no figure.
             guard l.isRevenue, l.kind != .other, let amount = l.amount else { continue }
+            // A free trial (an App Store history lists it at 0) moved no money, as on the ledger's side.
+            if l.kind == .sale, amount.millionths == 0, l.fee.map({ $0.millionths == 0 }) ?? true { continue }
             update(l.at, l.channel, amount.currency) { row in
                 switch l.kind {
                 case .sale:

@@ -40,6 +40,13 @@ public struct StatementBook: Hashable, Sendable, Codable {
         statements.values.filter { $0.reissueOf != nil }.sorted { $0.position < $1.position }
     }
 
+    /// Whether the statement `digest` was re-issued, or re-issues another: its family lists a
+    /// period twice, and a line may stand there as first written and as corrected.
+    public func isOfReissuedFamily(_ digest: String) -> Bool {
+        let family = statements[digest]?.reissueOf ?? digest
+        return statements.values.contains { $0.reissueOf == family }
+    }
+
     /// `[start, end)`, in microseconds.
     public struct ClosedInterval: Hashable, Sendable, Codable {
         public var start: Int64

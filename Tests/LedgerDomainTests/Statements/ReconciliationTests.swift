@@ -287,14 +287,36 @@ struct ReconciliationRuleTests {
         // A line without an amount (Google's voided purchases) is answered by any refund.
         #expect(audit([(nil, nil)], log: [("r1", 400)]).isEmpty)
         #expect(audit([(nil, nil)], log: []).map(\.kind) == [.unrecordedRefund])
+        // A re-issue of the period corrects the refund from 12.00 to 6.00, which the log recorded:
+        // the line as first written is not an unrecorded refund.
+        var corrected = StatementLine(
+            digest: "sha256:bb", line: 2, source: .wechatTradeBill, kind: .refund, transactionId: "A",
+            amount: Self.cny(600), at: Self.at(4))
+        corrected.productId = "wx_coins_300"
+        let reissued: [(Fact, Timestamp)] = [
+            Self.verified("A", 3000, Self.t0), Self.statement, Self.line(1, .sale, "A", 3000, Self.t0),
+            Self.line(2, .refund, "A", 1200, Self.at(3)),
+            (
+                .statementImported(
+                    StatementImported(
+                        source: .wechatTradeBill, digest: "sha256:bb", periodStart: Self.at(-48),
+                        periodEnd: Self.at(48), lines: 4)), Self.at(25)
+            ),
+            (.statementLine(corrected), Self.at(25)), Self.logRefund("r1", 600), Self.later,
+        ]
+        let afterReissue = Audit.run(Self.fold(reissued)).filter(\.kind.isReconciliation)
+        #expect(afterReissue.isEmpty, "\(afterReissue)")
     }
 
-    @Test("a free trial moves no money: no statement is expected to list it, and revenue counts no sale")
+    @Test("a free trial moves no money: no statement is expected to list it, and revenue counts no sale on either side")
     func freeTrial() {
         let facts = [Self.verified("T", 0, Self.t0), Self.verified("P", 3000, Self.t0), Self.statement]
         let p = Self.fold(facts)
         #expect(Audit.run(p).filter { $0.kind == .unconfirmedPayment }.map(\.transactionId) == ["P"])
         #expect(Revenue.compute(p, by: .day).map(\.ledger.sales) == [1])
+        // An App Store history lists a trial at 0: no sale on either side.
+        let listed = Self.fold(facts + [Self.line(2, .sale, "T", 0, Self.t0), Self.line(3, .sale, "P", 3000, Self.t0)])
+        #expect(Revenue.compute(listed, by: .day).map { [$0.ledger.sales, $0.statements.sales] } == [[1, 1]])
     }
 
     @Test("an amount mismatch below a minor unit is at risk by exactly that")
