@@ -8,8 +8,8 @@ extension Audit {
     /// and its net granted units exceed what it is still owed (a partial refund takes back
     /// `units * refunded / paid`, rounded down); or the store revoked it (Apple REVOKE, Google
     /// SUBSCRIPTION_REVOKED, a voided purchase) and it still has an active grant; and log time is
-    /// past the latest of those facts + the refund window. User and order: the owner and the
-    /// binding's order; positions: the latest standing refund, void or revocation and the active
+    /// past the latest of those facts + the refund window. User: who holds the active grants (after a
+    /// move, the old owner may), the owner when several do; order: the binding's; positions: the latest standing refund, void or revocation and the active
     /// grants; amount: the refunded amount (a revocation: the revenue; none for a family-shared copy).
     static func refundNotRevoked(_ t: TransactionView, _ active: Few<GrantRecord>, _ c: inout Context) {
         let refund = t.refundState == .refunded ? t.latestStandingRefund : nil
@@ -28,8 +28,12 @@ extension Audit {
             ? "refunded (\(t.refundedAmount.map(\.description) ?? "?"))"
             : revoked
                 ? "revoked by the store" : "partly voided by the store (\(t.voidedQuantity ?? 0) of \(t.quantity))"
+        // Who holds what is to be taken back: after a move, the old owner may still hold it.
+        let holder =
+            active.allSatisfy({ $0.userId == active[0].userId })
+            ? active[0].userId : c.owner(t)?.user ?? active[0].userId
         c.add(
-            .refundNotRevoked, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId,
+            .refundNotRevoked, t.channel, user: holder, order: t.orderId,
             tx: t.transactionId,
             [refunded ? refund?.position : nil, voided ? t.voidedPosition : nil, t.storeRevokedPosition]
                 + active.map(\.position),

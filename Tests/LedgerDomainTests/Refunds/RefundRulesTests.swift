@@ -26,6 +26,17 @@ struct RefundRulesTests {
         #expect(h.kinds() == [])
     }
 
+    @Test("refund-not-revoked after a move names who still holds the grant: the old owner, not the new one")
+    func refundNotRevokedAfterAMove() {
+        var h = History()
+        h.purchase(1)
+        h.transfer("t1", "tr1", from: "u1", to: "u2")
+        h.refund("t1", "rf1", cny(600))
+        h.wait(minutes: 11)
+        let fs = h.audit().filter { $0.kind == .refundNotRevoked }
+        #expect(fs.map(\.userId) == ["u1"], "\(fs)")
+    }
+
     @Test("refund-not-revoked: an Apple REVOKE counts as a refund; its revocation is backed")
     func storeRevoke() {
         var h = History()
