@@ -93,10 +93,10 @@ extension Audit {
     /// order, whose amount differs (amount-mismatch); each of the log's refunds answers one line, so
     /// a second partial refund the log lacks is unrecorded, unless the lines left and the log's
     /// refunds left have the same sum (partial refunds recorded as one), or the line's period was
-    /// re-issued (it may list a refund as first written and as corrected). A line without an amount (Google's
-    /// voided purchases list) needs any refund, revocation or void of the transaction; a transaction
-    /// the store revoked or voided without a refund answers any line. A refund later reversed
-    /// counts: the log did record it.
+    /// re-issued (it may list a refund as first written and as corrected). A line without an amount
+    /// (Google's voided purchases list) needs any refund, revocation or void of the transaction; a
+    /// transaction the store revoked or voided without a refund answers any line. A refund later
+    /// reversed counts: the log did record it.
     static func refundLines(
         _ records: [StatementLineRecord], _ t: TransactionView?, _ key: String,
         _ mismatches: inout [String: [(line: StatementLineRecord, log: Money, position: Int64?)]],
