@@ -41,11 +41,7 @@ extension EventStore {
     private func rehash(
         _ start: ChainVerifier, after: Int64, through: Int64?, progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> ChainReport {
-        let s = quoteIdentifier(configuration.schema)
-        var conditions = ["position > \(after)"]
-        if let through { conditions.append("position <= \(through)") }
-        let sql =
-            "COPY (SELECT \(EventRows.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
+        let sql = scanSQL(after: after, through: through)
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 try conn.transaction(isolation: "REPEATABLE READ READ ONLY") { conn in
@@ -54,15 +50,7 @@ extension EventStore {
                         verifier.consume(try EventRows.decode(copyRow: row))
                         if verifier.verified % 50_000 == 0 { progress(verifier.verified) }
                     }
-                    let head = try conn.query("SELECT last_position, last_hash FROM \(s).log_head")
-                    let headPosition = head.int64(0, 0) ?? -1
-                    let beyond =
-                        (through ?? headPosition) == headPosition
-                        ? try conn.query(
-                            "SELECT min(position) FROM \(s).events WHERE position > $1", [.int8(headPosition)]
-                        ).int64(0, 0) : nil
-                    return Self.chainReport(
-                        verifier, through: through, head: (headPosition, head.bytea(0, 1)), beyond: beyond)
+                    return try chainReport(verifier, through: through, on: conn)
                 }
             }
         }
@@ -72,19 +60,24 @@ extension EventStore {
     /// checked against the head row when it reached the head. The head is read after the events: give
     /// `through` (the position the events were read to) unless nothing is appended meanwhile.
     public func chainReport(_ v: ChainVerifier, through: Int64?) async throws -> ChainReport {
+        try await pool.withConnection { conn in
+            try await conn.withIsolation { conn in try chainReport(v, through: through, on: conn) }
+        }
+    }
+
+    /// ``chainReport(_:through:)`` on `conn`, in its snapshot: the head, and (a replay to the head,
+    /// verify-chain or an audit as of now) any event stored past it, one added without moving the
+    /// head, which a read up to the head would miss.
+    private func chainReport(
+        _ v: ChainVerifier, through: Int64?, on conn: isolated PostgresConnection
+    ) throws -> ChainReport {
         let s = quoteIdentifier(configuration.schema)
-        let head = try await pool.withConnection { conn in
-            try await conn.query("SELECT last_position, last_hash FROM \(s).log_head")
-        }
+        let head = try conn.query("SELECT last_position, last_hash FROM \(s).log_head")
         let headPosition = head.int64(0, 0) ?? -1
-        // A replay to the head (verify-chain, or an audit as of now) also asks whether any event is
-        // stored past it: one added without moving the head, which a read up to the head would miss.
-        var beyond: Int64?
-        if (through ?? headPosition) == headPosition {
-            beyond = try await pool.withConnection { conn in
-                try await conn.query("SELECT min(position) FROM \(s).events WHERE position > $1", [.int8(headPosition)])
-            }.int64(0, 0)
-        }
+        let beyond =
+            (through ?? headPosition) == headPosition
+            ? try conn.query("SELECT min(position) FROM \(s).events WHERE position > $1", [.int8(headPosition)])
+                .int64(0, 0) : nil
         return Self.chainReport(v, through: through, head: (headPosition, head.bytea(0, 1)), beyond: beyond)
     }
 

@@ -263,12 +263,7 @@ public final class EventStore: Sendable {
         after: Int64 = 0, through: Int64? = nil, stream: String? = nil,
         _ body: @escaping @Sendable (RecordedEvent) throws -> Bool
     ) async throws -> Int64 {
-        let s = quoteIdentifier(configuration.schema)
-        var conditions = ["position > \(after)"]
-        if let through { conditions.append("position <= \(through)") }
-        if let stream { conditions.append("stream_id = \(quoteLiteral(stream))") }
-        let sql =
-            "COPY (SELECT \(EventRows.columns) FROM \(s).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
+        let sql = scanSQL(after: after, through: through, stream: stream)
         return try await pool.withConnection { conn in
             try await conn.withIsolation { conn in
                 var count: Int64 = 0
@@ -284,4 +279,14 @@ public final class EventStore: Sendable {
     }
 
     struct StopScan: Error {}
+
+    /// The COPY of ``scan(after:through:stream:_:)``: the events after `after`, through `through`,
+    /// of `stream` (nil: all), in position order.
+    func scanSQL(after: Int64, through: Int64?, stream: String? = nil) -> String {
+        var conditions = ["position > \(after)"]
+        if let through { conditions.append("position <= \(through)") }
+        if let stream { conditions.append("stream_id = \(quoteLiteral(stream))") }
+        return
+            "COPY (SELECT \(EventRows.columns) FROM \(quoteIdentifier(configuration.schema)).events WHERE \(conditions.joined(separator: " AND ")) ORDER BY position) TO STDOUT"
+    }
 }

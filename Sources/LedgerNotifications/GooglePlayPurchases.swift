@@ -67,6 +67,15 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
         return n + 1
     }
 
+    /// `o[amount]`, micros as a string or a number, in the currency `o[currency]` names, exactly; nil
+    /// when either is missing, negative or not known.
+    static func micros(_ o: JSONValue, _ amount: String, in currency: String) -> Money? {
+        guard let text = o[amount]?.stringValue ?? o[amount]?.intValue.map(String.init), let micros = Int64(text),
+            micros >= 0, let code = (o[currency]?.stringValue).flatMap(Currency.init)
+        else { return nil }
+        return Money(storeAmount: micros, unit: .micros, currency: code)
+    }
+
     /// Reads the API's JSON; the error says which field is missing or wrong.
     public init(json r: JSONValue) throws(NotificationRefusal) {
         func millis(_ key: String) throws(NotificationRefusal) -> Timestamp {
@@ -78,11 +87,7 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
         guard let order = r["orderId"]?.stringValue, !order.isEmpty else {
             throw NotificationRefusal(.malformed, "the subscription purchase lacks orderId")
         }
-        guard let microsText = r["priceAmountMicros"]?.stringValue ?? r["priceAmountMicros"]?.intValue.map(String.init),
-            let micros = Int64(microsText),
-            micros >= 0, let code = r["priceCurrencyCode"]?.stringValue, let currency = Currency(code),
-            let price = Money(storeAmount: micros, unit: .micros, currency: currency)
-        else {
+        guard let price = Self.micros(r, "priceAmountMicros", in: "priceCurrencyCode") else {
             throw NotificationRefusal(
                 .malformed, "the subscription purchase lacks priceAmountMicros or a known priceCurrencyCode")
         }
@@ -96,13 +101,7 @@ public struct GooglePlaySubscriptionRead: Sendable, Hashable {
         paymentState = r["paymentState"]?.intValue
         // Not what most reads are for: one that cannot be read is left out (a price-change
         // notification then says it lacks it), never a reason to refuse the read.
-        if let change = r["priceChange"]?["newPrice"],
-            let text = change["priceMicros"]?.stringValue ?? change["priceMicros"]?.intValue.map(String.init),
-            let micros = Int64(text), micros >= 0,
-            let currency = (change["currency"]?.stringValue).flatMap(Currency.init)
-        {
-            newPrice = Money(storeAmount: micros, unit: .micros, currency: currency)
-        }
+        newPrice = r["priceChange"]?["newPrice"].flatMap { Self.micros($0, "priceMicros", in: "currency") }
         if let info = r["introductoryPriceInfo"] {
             guard let cycles = info["introductoryPriceCycles"]?.intValue, cycles >= 1 else {
                 throw NotificationRefusal(

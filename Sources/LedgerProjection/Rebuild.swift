@@ -177,8 +177,7 @@ extension LogReplay {
             report.snapshotSkipped =
                 behind.map { "\($0.rawValue) is at position \(live[$0] ?? 0)" }.joined(separator: ", ")
                 + ", behind \(target): the projector starts from its lowest checkpoint, so the snapshot it has is kept"
-        }
-        if options.snapshot && !options.verify && behind.isEmpty {
+        } else if options.snapshot && !options.verify {
             let name = configuration.schema
             report.snapshot = try await conn.withIsolation { conn in
                 try SnapshotStore.write(state, schema: name, on: conn)

@@ -60,7 +60,7 @@ extension Projections {
         let status: OwedGranted.Status
         if t.verified && def == nil {
             status = .unknownProduct
-        } else if t.verified && t.environment != .production {
+        } else if t.verified && t.isSandbox {
             status = .sandbox
         } else if net < owedUnits {
             status = .missing

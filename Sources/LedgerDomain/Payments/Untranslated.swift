@@ -33,9 +33,8 @@ extension Projections {
     /// names (a backend that verified before the notification arrived), or the quantity of its void.
     /// A Google subscription's purchase notice that names only its purchase token is complete when
     /// the subscription that token names has its purchase verified (its first period: every later
-    /// one is a renewal). (A one-time purchase's notice that
-    /// names only its token waits for a verification naming that token: one logged before it is not
-    /// found by the token.)
+    /// one is a renewal). (A one-time purchase's notice that names only its token waits for a
+    /// verification naming that token: one logged before it is not found by the token.)
     func alreadyCompleted(_ f: StoreNotificationReceived) -> Bool {
         if f.awaiting == .verification, f.channel == .googleplay, let token = f.originalTransactionId,
             Self.isPendingPurchase(f.type.raw)
