@@ -109,7 +109,7 @@ public enum Scenarios {
         // Real histories: apps, moves, what the product is, the acknowledgement's own time, statements as published.
         revocationInTheSecondApp, moveWithRemainingDays, googleOneTimeByToken, acknowledgementByItsOwnTime,
         unrecordedSaleNamesItsOrder,
-        statementUnderAnotherName, unconfirmedOnItsOwnDay,
+        statementUnderAnotherName, unconfirmedOnItsOwnDay, renewalRestoredOnASecondAccount,
     ]
 
     public static func scenario(_ number: Int) -> Scenario { all[number - 1] }

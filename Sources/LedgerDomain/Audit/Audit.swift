@@ -19,12 +19,14 @@ extension Audit {
     /// **Verified**: the transaction has a PaymentVerified or a SubscriptionRenewed (a renewal);
     /// `verifiedAt` is the `occurredAt` of the first of them.
     ///
-    /// **Owner** of a transaction: its first TransactionBound's user; else, for a renewal, the
-    /// subscription's owner (the user its original transaction is bound to, until a
+    /// **Owner** of a transaction: the user a TransactionTransferred of it moved it to; else, for a
+    /// renewal, the subscription's owner (the user its original transaction is bound to, until a
     /// TransactionTransferred of the original or of any period moves the subscription; as of each
-    /// grant for wrong-user); else the user of the order whose accountToken
-    /// equals the verified appAccountToken (several: the smallest order id); else (per grant) the
-    /// user of the order the grant names.
+    /// grant for wrong-user), whatever a binding of the renewal's own says (a restore on a second
+    /// account is a presentation to that account, not a move); else its first TransactionBound's
+    /// user; else the order the store-signed token names: Apple's appAccountToken or Google's
+    /// obfuscatedExternalAccountId, as an order's id or the token it was minted with (several: the
+    /// smallest order id); else (per grant) the user of the order the grant names.
     ///
     /// **Owed units**: ``Projections/owedGranted(_:)`` (catalogue in force at the purchase, the period
     /// the store signed for a subscription, net of refunds and store revocations; a partial refund
@@ -111,34 +113,37 @@ extension Audit {
             if let m = t.transfers.last(where: { $0.position < position }) {
                 return Owner(user: m.toUserId, proof: .position(m.position))
             }
+            // A renewal is its subscription's: a binding of its own to another user (a restore
+            // while signed in to a second account, bound created-after-payment) presents it to
+            // that user (receipt-reused) and does not move it; a TransactionTransferred does.
+            if t.isRenewal, !t.bindings.isEmpty, let o = subscriptionOwner(t, at: position) { return o }
             if let b = t.bindings.first { return Owner(user: b.userId, proof: .position(b.position)) }
-            // A subscription that moved: its owner then, not now (few subscriptions ever move); when
-            // nothing says who held it then, the order its token names, as for any purchase.
-            var moved = false
-            if !p.subscriptionOwners.isEmpty, t.subscriptionUserId != nil, let c = t.channel,
-                let orig = t.originalTransactionId,
-                let owners = p.subscriptionOwners[Projections.subscriptionKey(c, orig)]
-            {
-                if let o = owners.owner(before: position) {
-                    return Owner(
-                        user: o.userId,
-                        proof: o.position.map { .position($0) } ?? .originalBinding(t.channel, t.app, orig))
-                }
-                moved = true
-            }
-            if let u = t.subscriptionUserId, !moved {
-                return Owner(
-                    user: u,
-                    proof: t.originalTransactionId.map { .originalBinding(t.channel, t.app, $0) } ?? .position(nil))
-            }
-            guard let token = t.appAccountToken?.lowercased else { return nil }
-            if tokenOrders == nil { buildTokenOrders() }
-            if let id = tokenOrders?[token], let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }),
+            if let o = subscriptionOwner(t, at: position) { return o }
+            if let id = order(named: t.accountToken),
+                let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }),
                 let user
             {
                 return Owner(user: user, proof: .position(first))
             }
             return nil
+        }
+
+        /// The owner, just before `position`, of the subscription `t` is a period of (the fold
+        /// keeps its owner now on each period, as `subscriptionUserId`): the user its original
+        /// transaction is bound to, until a move.
+        func subscriptionOwner(_ t: TransactionView, at position: Int64) -> Owner? {
+            guard let user = t.subscriptionUserId else { return nil }
+            guard let c = t.channel, let orig = t.originalTransactionId else {
+                return Owner(user: user, proof: .position(nil))
+            }
+            // A subscription that moved: its owner then, not now (few subscriptions ever move); when
+            // nothing says who held it then, the order its token names, as for any purchase.
+            if !p.subscriptionOwners.isEmpty, let owners = p.subscriptionOwners[Projections.subscriptionKey(c, orig)] {
+                guard let o = owners.owner(before: position) else { return nil }
+                return Owner(
+                    user: o.userId, proof: o.position.map { .position($0) } ?? .originalBinding(t.channel, t.app, orig))
+            }
+            return Owner(user: user, proof: .originalBinding(t.channel, t.app, orig))
         }
 
         /// A transaction's owner, and where the proof of it lies.

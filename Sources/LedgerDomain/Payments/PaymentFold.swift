@@ -39,7 +39,7 @@ extension Projections {
             t.purchaseDate = f.purchaseDate
             t.expiresDate = f.expiresDate
             t.price = f.price
-            t.appAccountToken = f.appAccountToken
+            t.accountToken = f.appAccountToken?.lowercased ?? f.obfuscatedAccountId
             t.environment = f.environment
             t.ownership = f.ownership
             t.termsFromSubscription = false

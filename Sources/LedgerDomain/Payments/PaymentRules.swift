@@ -32,9 +32,15 @@ extension Audit {
     /// not. The rightful presentation is the first binding (else the first presentation, with the
     /// first order any presentation names); the finding names the first presentation, in log order,
     /// whose user is neither the rightful one nor one the transaction moved to or from, or whose
-    /// non-nil order is neither the rightful one nor a move's. Positions: every presentation;
-    /// amount: the revenue.
+    /// non-nil order is neither the rightful one nor a move's. A renewal's rightful user is its
+    /// subscription's owner when it was presented (see ``Audit/Context/owner(_:at:)``): one
+    /// presentation to another user (a restore while signed in to a second account, bound
+    /// created-after-payment) is a reuse, and its positions lead with the owner's proof.
+    /// Positions: every presentation; amount: the revenue.
     static func receiptReused(_ t: TransactionView, _ c: inout Context) {
+        if t.isRenewal, !(t.bindings.isEmpty && t.reports.isEmpty), c.subscriptionOwner(t, at: .max) != nil {
+            return renewalReused(t, &c)
+        }
         guard t.reports.count + t.bindings.count > 1 else { return }
         if let b = t.bindings.first, let bound = b.orderId, t.transfers.isEmpty {
             // Fast path: every presentation names the first binding's user (or none) and no other
@@ -64,6 +70,39 @@ extension Audit {
             shown.map(\.position), t.revenue,
             "Transaction \(t.transactionId) of \(ownerUser)\(ownerOrder.map { " (order \($0))" } ?? "") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))]."
         )
+    }
+
+    /// receipt-reused for a renewal of a subscription whose owner is known: presented to a user other
+    /// than the owner at the time, nor one it or its subscription moved to or from.
+    static func renewalReused(_ t: TransactionView, _ c: inout Context) {
+        // Fast path: no presentation names anyone but the subscription's user.
+        if let u = t.subscriptionUserId, t.reports.allSatisfy({ $0.userId == nil || $0.userId == u }),
+            t.bindings.allSatisfy({ $0.userId == u })
+        {
+            return
+        }
+        var shown = t.reports.map { (user: $0.userId, order: $0.orderId, position: $0.position) }
+        shown += t.bindings.map { (user: Optional($0.userId), order: $0.orderId, position: $0.position) }
+        shown.sort { $0.position < $1.position }
+        // A move of this period or of the subscription is not a reuse, before it or after.
+        var moved = Set(t.transfers.flatMap { [$0.toUserId] + ($0.fromUserId.map { [$0] } ?? []) })
+        if !c.p.subscriptionOwners.isEmpty, let ch = t.channel, let orig = t.originalTransactionId,
+            let owners = c.p.subscriptionOwners[Projections.subscriptionKey(ch, orig)]
+        {
+            for m in owners.moves { moved.formUnion([m.userId] + (m.fromUserId.map { [$0] } ?? [])) }
+        }
+        for s in shown {
+            guard let user = s.user, !moved.contains(user), let owner = c.subscriptionOwner(t, at: s.position),
+                owner.user != user
+            else { continue }
+            let users = Set(shown.compactMap(\.user)).sorted(), orders = Set(shown.compactMap(\.order)).sorted()
+            c.add(
+                .receiptReused, t.channel, user: user, order: s.order, tx: t.transactionId,
+                [c.position(of: owner.proof)] + shown.map(\.position), t.revenue,
+                "Renewal \(t.transactionId) of \(owner.user)'s subscription \(t.originalTransactionId ?? "?") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))]."
+            )
+            return
+        }
     }
 
     /// **unacknowledged-purchase**: a verified Google Play purchase of a one-time product or a

@@ -49,7 +49,7 @@ extension TransactionView: BinaryFields {
         purchaseDate = try r.compactTimestamp()
         expiresDate = try r.compactTimestamp()
         price = try r.optional { try r.money() }
-        appAccountToken = try r.optional { try r.uuid() }
+        accountToken = try r.optionalString()
         verifiedPosition = try r.compactInt()
         verifiedAt = try r.compactTimestamp()
         isRenewal = try r.bool()
@@ -80,7 +80,7 @@ extension TransactionView: BinaryFields {
         w.timestamp(purchaseDate)
         w.timestamp(expiresDate)
         w.optional(price) { w.money($0) }
-        w.string(appAccountToken?.lowercased)
+        w.string(accountToken)
         w.int(verifiedPosition)
         w.timestamp(verifiedAt)
         w.bool(isRenewal)

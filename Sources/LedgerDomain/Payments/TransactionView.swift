@@ -44,14 +44,13 @@ public struct TransactionView: Hashable, Sendable, Codable {
     public var productId: String?
     public var quantity: Int64 = 1
     public var price: Money?
-    /// As a UUID (16 bytes), not its text (a string of 36 bytes out of line for each transaction).
-    public var appAccountToken: UUID?
     public var bindings = Few<BindingRecord>()
     /// Users and orders named by client reports of this transaction (no user: a signed-out app).
     public var reports = Few<Report>()
     public var grants = Few<GrantRecord>()
     public var positions = PositionList()
-    /// The user of the subscription this renewal belongs to (renewals need no binding of their own).
+    /// The user of the subscription this period belongs to now (renewals need no binding of their
+    /// own); every period's but the original's.
     public var subscriptionUserId: String?
     // Optional dates and positions in eight bytes each, and the one-byte fields side by side: as
     // `Timestamp?`s between them, each took sixteen bytes and each flag eight.
@@ -63,6 +62,15 @@ public struct TransactionView: Hashable, Sendable, Codable {
     @CompactTimestamp public var verifiedAt: Timestamp?
     /// Google: when the purchase was acknowledged.
     @CompactTimestamp public var acknowledgedAt: Timestamp?
+    /// The order the store signed this purchase for, as the app set it: Apple's appAccountToken, or
+    /// Google's obfuscatedExternalAccountId (an order's id, or the token it was minted with). A UUID
+    /// in 16 bytes (``CompactText``), not a string of 36 bytes out of line for each transaction;
+    /// beside the one-byte fields, which fill the rest of its last eight bytes.
+    private var signedToken = CompactText()
+    public var accountToken: String? {
+        get { signedToken.text }
+        set { signedToken = CompactText(newValue) }
+    }
     public var channel: Channel?
     /// One byte each: `Production` and `PURCHASED`, or another known value; others apart.
     private var environmentCode = KnownCode(StoreEnvironment.production)!
@@ -233,8 +241,13 @@ public struct TransactionView: Hashable, Sendable, Codable {
     }
 
     public var verified: Bool { verifiedPosition != nil }
-    /// The user it belongs to: the last move's, else its first binding's, else its subscription's user.
-    public var userId: String? { transfers.last?.toUserId ?? bindings.first?.userId ?? subscriptionUserId }
+    /// The user it belongs to: the last move's; else, for a renewal, its subscription's user (a binding
+    /// of the renewal's own to another account presents it there, it does not move it); else its
+    /// first binding's, else its subscription's user.
+    public var userId: String? {
+        transfers.last?.toUserId ?? (isRenewal ? subscriptionUserId : nil) ?? bindings.first?.userId
+            ?? subscriptionUserId
+    }
     public var orderId: String? { transfers.last(where: { $0.orderId != nil })?.orderId ?? bindings.first?.orderId }
     /// Sandbox, Xcode and local testing purchases are shown apart: no revenue, no money at risk, no finding.
     public var isSandbox: Bool { environment != .production }

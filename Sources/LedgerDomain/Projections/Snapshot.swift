@@ -11,8 +11,8 @@ extension Projections {
     /// 3: each view's fields preceded by their length (``ViewRecord``). 4: money's exact rest below
     /// a minor unit; subscriptions' lifecycle; notifications not yet translated. 9: subscriptions'
     /// owners over time and every grace; the store's own times of voids and revocations; renewals
-    /// that take their terms from their subscription.
-    public static let snapshotVersion = 10
+    /// that take their terms from their subscription. 11: Google's obfuscated account id; each period's owner.
+    public static let snapshotVersion = 11
 
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on
     /// folding after ``position`` as if it had folded the log up to there. Changes being tracked

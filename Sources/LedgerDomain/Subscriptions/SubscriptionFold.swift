@@ -327,8 +327,7 @@ extension Projections {
             subscriptions.update(key) { $0.userId = user }
             if tracksChanges { changes.subscriptions.insert(key) }
         }
-        for period in periods
-        where period.transactionId != origKey && transactions.with(period.transactionId, \.bindings.isEmpty) != false {
+        for period in periods where period.transactionId != origKey {
             if (transactions.with(period.transactionId, \.subscriptionUserId) ?? nil) != user {
                 transactions.update(period.transactionId) { $0.subscriptionUserId = user }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }

@@ -2,9 +2,10 @@ import Foundation
 import LedgerCore
 import LedgerDomain
 
-// Scenarios 35 to 41: histories written from how the stores really behave, where the audit must
+// Scenarios 35 to 42: histories written from how the stores really behave, where the audit must
 // judge by the app, by what is left of a grant, by what the product is, by the acknowledgement's
-// own time, and by statements as the stores publish them (docs/domain.md, sections 8 and 9).
+// own time, by statements as the stores publish them, and by whose subscription a renewal is
+// (docs/domain.md, sections 8 and 9).
 extension Scenarios {
     static let wechatApp = "wx8888888888888888", wechatMerchant = "1900000109"
 
@@ -277,5 +278,44 @@ extension Scenarios {
             41, "a payment its own day's bill lacks",
             "The bill of 1 March (Beijing) lists one of the day's two payments: unconfirmed-payment, without waiting for the bills of 28 February and 2 March.",
             s, expected: Expectation(auditFindings: ["unconfirmed-payment"]))
+    }()
+
+    // MARK: 42
+
+    /// A renewal restored on a second account: the app (StoreKit 1, no token) reports it from there,
+    /// and the backend binds it to an order made after payment. Nobody moved the subscription.
+    static let renewalRestoredOnASecondAccount: Scenario = {
+        var s = Script(42, products: ["vip.month"])
+        let zoe = s.user("zoe"), kid = s.user("zoe-kid"), o = s.order(1), m1 = s.tx(1), m2 = s.tx(2)
+        s.createOrder(o, user: zoe, product: "vip.month")
+        s.wait(seconds: 1)
+        s.launch(o)
+        s.wait(seconds: 30)
+        s.callback(user: zoe, tx: m1, product: "vip.month", username: o)
+        s.wait(seconds: 1)
+        s.verify(m1, product: "vip.month", original: m1, purchased: day0.adding(seconds: 20), expires: day(30))
+        s.wait(seconds: 1)
+        s.bind(m1)
+        s.grant(m1)
+        s.at(day: 30, minutes: 5)
+        s.verify(m2, product: "vip.month", original: m1, purchased: day(30), expires: day(60))
+        s.wait(seconds: 1)
+        s.grant(m2)
+        // Day 40: signed in to the child's account on the same phone, the app restores purchases.
+        s.at(day: 40)
+        s.callback(user: kid, tx: m2, product: "vip.month", state: .restored)
+        s.wait(seconds: 1)
+        s.bind(m2)
+        return Scenario(
+            42, "a renewal restored on a second account",
+            "The renewal stays the subscriber's, granted to her: the second account's restore and the order made for it after payment are receipt-reused, not a move.",
+            s,
+            expected: Expectation(
+                transactions: [
+                    m1: .init(owed: 30, granted: 30, user: zoe, order: o),
+                    m2: .init(owed: 30, granted: 30, user: zoe, order: "o42-after-\(m2)"),
+                ],
+                users: [zoe: .init(remaining: [RemainingDays("vip", at: day(40), days: 20)]), kid: .init()],
+                auditFindings: ["receipt-reused"]))
     }()
 }

@@ -238,6 +238,87 @@ struct EntitlementRulesTests {
         #expect(unbound.kinds() == [], "\(unbound.audit())")
     }
 
+    @Test(
+        "a renewal restored on a second account (bound there created-after-payment, no move) stays the subscriber's: the second account is receipt-reused, and wrong-user if granted"
+    )
+    func aRenewalRestoredOnASecondAccountStaysTheSubscribers() {
+        /// u1's month of vip, renewed as m2 and granted to `grantedTo` before u2 restores it on a
+        /// second account, where the backend makes an order after payment and binds m2 to it.
+        func restored(grantedTo user: String) -> (History, subscribed: Int64, restore: Int64) {
+            var h = History()
+            h.order("o1", "u1", "vip.month")
+            h.verify("m1", "vip.month", original: "m1", days: 30)
+            h.bind("m1", "o1", "u1")
+            let subscribed = h.last
+            h.grant("g1", "u1", "m1", vipMonth, order: "o1")
+            h.renew("m2", original: "m1")
+            h.grant("g2", user, "m2", vipMonth)
+            h.order("after-payment:m2", "u2", "vip.month")
+            h.bind("m2", "after-payment:m2", "u2", .createdAfterPayment)
+            return (h, subscribed, h.last)
+        }
+        // Granted to the subscriber before the restore: right; the restore is a reuse by u2.
+        var (h, subscribed, restore) = restored(grantedTo: "u1")
+        var fs = h.audit()
+        #expect(fs.map(\.kind) == [.receiptReused], "\(fs)")
+        #expect(fs.first?.userId == "u2" && fs.first?.orderId == "after-payment:m2" && fs.first?.transactionId == "m2")
+        #expect(fs.first?.positions == [subscribed, restore])
+        // Granted to the second account: wrong-user too, the subscriber's binding as the proof.
+        (h, subscribed, restore) = restored(grantedTo: "u9")
+        h.grant("g3", "u2", "m2", vipMonth)
+        fs = h.audit()
+        #expect(fs.map(\.kind) == [.doubleGrant, .receiptReused, .wrongUser, .wrongUser], "\(fs)")
+        #expect(fs.filter { $0.kind == .wrongUser }.map(\.userId) == ["u2", "u9"])
+        #expect(fs.first { $0.kind == .wrongUser && $0.userId == "u2" }?.positions == [subscribed, h.last])
+        // A later renewal granted to the subscriber is right, as it was.
+        h.renew("m3", original: "m1")
+        h.grant("g4", "u1", "m3", vipMonth)
+        #expect(h.audit().filter { $0.transactionId == "m3" }.isEmpty)
+        // Moved to the second account by support first: the restore is the new owner's, nothing to find.
+        var moved = History()
+        moved.order("o1", "u1", "vip.month")
+        moved.verify("m1", "vip.month", original: "m1", days: 30)
+        moved.bind("m1", "o1", "u1")
+        moved.grant("g1", "u1", "m1", vipMonth, order: "o1")
+        moved.transfer("m1", "mv1", from: "u1", to: "u2")
+        moved.renew("m2", original: "m1")
+        moved.order("after-payment:m2", "u2", "vip.month")
+        moved.bind("m2", "after-payment:m2", "u2", .createdAfterPayment)
+        moved.grant("g2", "u2", "m2", vipMonth)
+        #expect(moved.kinds() == [], "\(moved.audit())")
+    }
+
+    @Test(
+        "wrong-user: an unbound Google purchase belongs to the order its obfuscatedExternalAccountId names, by id or by token"
+    )
+    func wrongUserByObfuscatedAccountId() {
+        func unbound(account: String, grantedTo user: String, order: String) -> History {
+            var h = History()
+            h.order("o1", "u1", "coins_60", token: UUID(uuidString: "b0000000-0000-4000-8000-000000000002"))
+            h.order("o2", "u2", "coins_60")
+            h.add(
+                .paymentVerified(
+                    PaymentVerified(
+                        channel: .googleplay, transactionId: "GPA.1", originalTransactionId: "tok-1",
+                        productId: "coins_60", purchaseDate: h.now, price: h.price("coins_60"),
+                        obfuscatedAccountId: account)))
+            h.add(
+                .entitlementGranted(
+                    EntitlementGranted(
+                        grantId: "g1", userId: user, channel: .googleplay, transactionId: "GPA.1", orderId: order,
+                        entitlement: coins60)))
+            return h
+        }
+        for account in ["o1", "B0000000-0000-4000-8000-000000000002"] {
+            let wrong = unbound(account: account, grantedTo: "u2", order: "o2").audit()
+            #expect(wrong.map(\.kind) == [.orphanPayment, .wrongUser], "\(account): \(wrong)")
+            #expect(wrong.last?.userId == "u2" && wrong.last?.positions == [4, 7])
+            #expect(unbound(account: account, grantedTo: "u1", order: "o1").kinds() == ["orphan-payment"])
+        }
+        // An account id that names no order decides nothing: the grant's order does.
+        #expect(unbound(account: "acct-9", grantedTo: "u2", order: "o2").kinds() == ["orphan-payment"])
+    }
+
     // MARK: negative-balance
 
     @Test("negative-balance: a spend below zero names the spend; back above zero, nothing")
