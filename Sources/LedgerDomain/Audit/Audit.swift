@@ -24,9 +24,11 @@ extension Audit {
     /// TransactionTransferred of the original or of any period moves the subscription; as of each
     /// grant for wrong-user), whatever a binding of the renewal's own says (a restore on a second
     /// account is a presentation to that account, not a move); else its first TransactionBound's
-    /// user; else the order the store-signed token names: Apple's appAccountToken or Google's
-    /// obfuscatedExternalAccountId, as an order's id or the token it was minted with (several: the
-    /// smallest order id); else (per grant) the user of the order the grant names.
+    /// user, unless that binding is weaker than a token and the store-signed token names another
+    /// user's order (``Context/signedOrder(contradicting:of:)``); else the order the token names:
+    /// Apple's appAccountToken or Google's obfuscatedExternalAccountId, as an order's id or the
+    /// token it was minted with (several: the smallest order id); else (per grant) the user of the
+    /// order the grant names.
     ///
     /// **Owed units**: ``Projections/owedGranted(_:)`` (catalogue in force at the purchase, the period
     /// the store signed for a subscription, net of refunds and store revocations; a partial refund
@@ -117,7 +119,13 @@ extension Audit {
             // while signed in to a second account, bound created-after-payment) presents it to
             // that user (receipt-reused) and does not move it; a TransactionTransferred does.
             if t.isRenewal, !t.bindings.isEmpty, let o = subscriptionOwner(t, at: position) { return o }
-            if let b = t.bindings.first { return Owner(user: b.userId, proof: .position(b.position)) }
+            if let b = t.bindings.first {
+                // The store signed the token: a weaker binding to another user does not outweigh it.
+                if let signed = signedOrder(contradicting: b, of: t) {
+                    return Owner(user: signed.user, proof: .position(signed.first))
+                }
+                return Owner(user: b.userId, proof: .position(b.position))
+            }
             if let o = subscriptionOwner(t, at: position) { return o }
             if let id = order(named: t.accountToken),
                 let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }),
@@ -144,6 +152,30 @@ extension Audit {
                     user: o.userId, proof: o.position.map { .position($0) } ?? .originalBinding(t.channel, t.app, orig))
             }
             return Owner(user: user, proof: .originalBinding(t.channel, t.app, orig))
+        }
+
+        /// The order the store-signed token of `t` names (Apple's appAccountToken, Google's
+        /// obfuscatedExternalAccountId), when `b`, a binding by anything weaker than a token (a
+        /// hint, the sku fallback, an order made after payment, by hand), gave the transaction to
+        /// another user. Most bindings with a token are made by it, and the rest are checked
+        /// against their own order first: the index of tokens is built only for one that differs.
+        mutating func signedOrder(
+            contradicting b: BindingRecord, of t: TransactionView
+        ) -> (
+            order: String, user: String, first: Int64?
+        )? {
+            guard let token = t.accountToken, ![.appAccountToken, .obfuscatedAccountId, .outTradeNo].contains(b.method)
+            else { return nil }
+            if let bound = b.orderId,
+                bound == token || (p.orders.with(bound, { $0.accountToken?.lowercased() }) ?? nil) == token.lowercased()
+            {
+                return nil
+            }
+            guard let id = order(named: token),
+                let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }),
+                let user, user != b.userId
+            else { return nil }
+            return (id, user, first)
         }
 
         /// A transaction's owner, and where the proof of it lies.

@@ -35,11 +35,23 @@ extension Audit {
     /// non-nil order is neither the rightful one nor a move's. A renewal's rightful user is its
     /// subscription's owner when it was presented (see ``Audit/Context/owner(_:at:)``): one
     /// presentation to another user (a restore while signed in to a second account, bound
-    /// created-after-payment) is a reuse, and its positions lead with the owner's proof.
+    /// created-after-payment) is a reuse, and its positions lead with the owner's proof. A binding
+    /// weaker than a token that gives the purchase to another user than the order its store-signed
+    /// token names is a reuse too (positions: that order's first fact, the verification, and every
+    /// presentation).
     /// Positions: every presentation; amount: the revenue.
     static func receiptReused(_ t: TransactionView, _ c: inout Context) {
         if t.isRenewal, !(t.bindings.isEmpty && t.reports.isEmpty), c.subscriptionOwner(t, at: .max) != nil {
             return renewalReused(t, &c)
+        }
+        if let b = t.bindings.first, t.transfers.isEmpty, let signed = c.signedOrder(contradicting: b, of: t) {
+            let shown = (t.reports.map(\.position) + t.bindings.map(\.position)).sorted()
+            c.add(
+                .receiptReused, t.channel, user: b.userId, order: b.orderId, tx: t.transactionId,
+                [signed.first, t.verifiedPosition] + shown, t.revenue,
+                "Transaction \(t.transactionId) was signed by the store for order \(signed.order) of \(signed.user) (its account token) but bound (\(b.method.rawValue)) to \(b.orderId.map { "order \($0) of " } ?? "")\(b.userId)."
+            )
+            return
         }
         guard t.reports.count + t.bindings.count > 1 else { return }
         if let b = t.bindings.first, let bound = b.orderId, t.transfers.isEmpty {

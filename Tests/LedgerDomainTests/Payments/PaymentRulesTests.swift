@@ -55,4 +55,40 @@ struct PaymentRulesTests {
         #expect(fs.map(\.kind) == [.receiptReused])
         #expect(fs.first?.userId == "u1" && fs.first?.orderId == "o2")
     }
+
+    @Test(
+        "receipt-reused: a binding weaker than the store-signed token that gives the purchase to another user than the token's order; wrong-user if granted there"
+    )
+    func aBindingAgainstTheSignedToken() {
+        let token = UUID(uuidString: "c0000000-0000-4000-8000-000000000003")!
+        /// u1's order o1 minted `token`; the purchase, signed with it, bound by `method` to u2's o2.
+        func bound(_ method: BindingMethod, grantedTo user: String, secondToken: UUID? = nil) -> History {
+            var h = History()
+            h.order("o1", "u1", "coins_60", token: token)
+            h.order("o2", "u2", "coins_60", token: secondToken)
+            h.verify("t1", "coins_60", token: token)
+            h.bind("t1", "o2", "u2", method)
+            h.grant("g1", user, "t1", coins60, order: "o2")
+            return h
+        }
+        let fs = bound(.applicationUsername, grantedTo: "u2").audit()
+        #expect(fs.map(\.kind) == [.receiptReused, .wrongUser], "\(fs)")
+        // The token's order, the verification, the binding; then the owner's order and the grant.
+        #expect(fs.first?.userId == "u2" && fs.first?.orderId == "o2" && fs.first?.positions == [4, 6, 7])
+        #expect(fs.last?.userId == "u2" && fs.last?.positions == [4, 8])
+        for method in [BindingMethod.skuFallback, .createdAfterPayment, .manual] {
+            #expect(bound(method, grantedTo: "u1").kinds() == ["receipt-reused"], "\(method)")
+        }
+        // Bound by the token itself, nothing contradicts it (whatever the binding says).
+        #expect(bound(.appAccountToken, grantedTo: "u2").kinds() == [])
+        // The same token on the bound order (an app that mints one token per user): no contradiction.
+        #expect(bound(.skuFallback, grantedTo: "u2", secondToken: token).kinds() == [])
+        // A token that names none of our orders decides nothing.
+        var unknown = History()
+        unknown.order("o2", "u2", "coins_60")
+        unknown.verify("t1", "coins_60", token: token)
+        unknown.bind("t1", "o2", "u2", .applicationUsername)
+        unknown.grant("g1", "u2", "t1", coins60, order: "o2")
+        #expect(unknown.kinds() == [])
+    }
 }
