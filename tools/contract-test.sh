@@ -36,6 +36,11 @@ cleanup() {
 trap cleanup EXIT
 "$ledger" migrate >/dev/null 2>&1
 "$ledger" append -f schema/examples/purchase-facts.jsonl >/dev/null 2>&1
+# A sandbox purchase, whatever the simulator draws (the audit lists it apart).
+cat > "$work/sandbox.jsonl" <<'FACTS'
+{"stream":"appstore:tx:2000009900000001","type":"PaymentVerified","schemaVersion":5,"payload":{"channel":"appstore","transactionId":"2000009900000001","productId":"com.example.coins100","quantity":1,"purchaseDate":"2026-03-31T02:00:00Z","environment":"Sandbox","ownership":"PURCHASED","price":{"amount":600,"currency":"CNY"}},"occurredAt":"2026-03-31T02:00:01Z","idempotencyKey":"appstore:tx:2000009900000001:verified"}
+FACTS
+"$ledger" append -f "$work/sandbox.jsonl" >/dev/null 2>&1
 # A history with every kind of finding, statements, subscriptions and entitlement periods.
 "$ledger" simulate --users 40 --days 10 --faults all=0.05 --truth "$work/truth.json" --statements "$work/statements" >/dev/null 2>&1
 "$ledger" project >/dev/null 2>&1

@@ -64,12 +64,33 @@ extension UserSim {
             grant(t, d, tx: tx, order: o)
         }
         if c == .googleplay { t = acknowledge(t, c, tx: tx, order: o, purchased: paidAt, fault: nil) }
-        renewals(c, d, original: original, firstTx: tx, purchased: paidAt, expires: expires)
+        renewals(
+            c, d, original: original, firstTx: tx, purchased: paidAt, expires: expires,
+            restoredElsewhere: fault == .receiptReused)
+    }
+
+    /// Signed in to a second account on the subscriber's phone, the app restores the running period
+    /// (a renewal); the backend makes that account an order after payment and binds the renewal to
+    /// it. Nobody moved the subscription: receipt-reused, naming the second account.
+    mutating func restoredOnSecondAccount(_ c: Channel, _ d: ProductDefinition, tx: String, purchase: Int64) {
+        let other = "\(uid)-kid", o = orderId()
+        var t = purchase + int(2...100) * Sim.hour
+        guard t < horizon else { return }
+        callback(t, c, tx: tx, product: d.storeProductId, state: .restored, user: other, report: true)
+        t += int(1...60) * Sim.sec
+        createOrder(t, o, d, token: nil, user: other)
+        emit(
+            t + Sim.sec,
+            .transactionBound(
+                TransactionBound(channel: c, transactionId: tx, orderId: o, userId: other, method: .createdAfterPayment)
+            ))
+        // The first presentation to the other account is the restore's report, which names no order.
+        expect(.receiptReused, c, tx: tx, order: nil, user: other)
     }
 
     mutating func renewals(
         _ c: Channel, _ initial: ProductDefinition, original first: String, firstTx: String, purchased: Int64,
-        expires firstExpiry: Int64
+        expires firstExpiry: Int64, restoredElsewhere: Bool = false
     ) {
         var d = initial
         var expires = firstExpiry
@@ -121,6 +142,7 @@ extension UserSim {
                 c, d, original: original, firstTx: firstTx, period: k, expires: expires, purchase: purchase,
                 periodDays: periodDays)
             current = (rtx, purchase)
+            if restoredElsewhere, k == 1 { restoredOnSecondAccount(c, d, tx: rtx, purchase: purchase) }
         }
     }
 

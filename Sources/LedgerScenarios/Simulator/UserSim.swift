@@ -272,6 +272,7 @@ struct UserSim {
             settingsPage(
                 t, Simulator.def(.appstore, chance(0.5) ? "com.sim.coins300" : "com.sim.coins60"), orphan: true)
         case .grantWithoutPayment?: fakeReceipt(t)
+        case .receiptReused? where chance(0.3): subscription(t, channel: .appstore, fault: .receiptReused)
         case .subscriptionDrift?:
             subscription(t, channel: chance(0.7) ? .appstore : .googleplay, fault: .subscriptionDrift)
         case .productMismatch?: oneTime(t, Simulator.def(.appstore, "com.sim.coins60"), fault: .productMismatch)
