@@ -150,6 +150,18 @@ struct History {
         add(.coinsSpent(CoinsSpent(spendId: id, userId: user, amount: amount)))
     }
 
+    /// `user`'s month of vip: order o1, verified as m1 (its subscription's original), bound and
+    /// granted. Returns the binding's position, the proof of who owns the subscription.
+    @discardableResult
+    mutating func subscribe(_ user: String = "u1") -> Int64 {
+        order("o1", user, "vip.month")
+        verify("m1", "vip.month", original: "m1", days: 30)
+        bind("m1", "o1", user)
+        let binding = last
+        grant("g1", user, "m1", Catalogue.definition("vip.month")!.entitlement, order: "o1")
+        return binding
+    }
+
     /// A clean coins_60 purchase by `user`: order, launch, report, verify, bind, grant.
     mutating func purchase(_ n: Int, _ user: String = "u1", product: String = "coins_60") {
         let o = "o\(n)", t = "t\(n)"

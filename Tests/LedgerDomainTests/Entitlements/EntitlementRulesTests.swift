@@ -165,11 +165,7 @@ struct EntitlementRulesTests {
     @Test("wrong-user: a renewal granted to its subscription's user is right; to another, wrong")
     func wrongUserRenewal() {
         var h = History()
-        h.order("o1", "u1", "vip.month")
-        h.verify("m1", "vip.month", original: "m1", days: 30)
-        h.bind("m1", "o1", "u1")
-        let binding = h.last
-        h.grant("g1", "u1", "m1", vipMonth, order: "o1")
+        let binding = h.subscribe()
         h.renew("m2", original: "m1")
         h.grant("g2", "u1", "m2", vipMonth)
         #expect(h.kinds() == [])
@@ -188,10 +184,7 @@ struct EntitlementRulesTests {
         /// u1's month of vip, then its renewal m2 granted to `renewedFor`.
         func subscription(renewedFor user: String) -> History {
             var h = History()
-            h.order("o1", "u1", "vip.month")
-            h.verify("m1", "vip.month", original: "m1", days: 30)
-            h.bind("m1", "o1", "u1")
-            h.grant("g1", "u1", "m1", vipMonth, order: "o1")
+            h.subscribe()
             h.renew("m2", original: "m1")
             h.grant("g2", user, "m2", vipMonth)
             return h
@@ -246,11 +239,7 @@ struct EntitlementRulesTests {
         /// second account, where the backend makes an order after payment and binds m2 to it.
         func restored(grantedTo user: String) -> (History, subscribed: Int64, restore: Int64) {
             var h = History()
-            h.order("o1", "u1", "vip.month")
-            h.verify("m1", "vip.month", original: "m1", days: 30)
-            h.bind("m1", "o1", "u1")
-            let subscribed = h.last
-            h.grant("g1", "u1", "m1", vipMonth, order: "o1")
+            let subscribed = h.subscribe()
             h.renew("m2", original: "m1")
             h.grant("g2", user, "m2", vipMonth)
             h.order("after-payment:m2", "u2", "vip.month")
@@ -276,10 +265,7 @@ struct EntitlementRulesTests {
         #expect(h.audit().filter { $0.transactionId == "m3" }.isEmpty)
         // Moved to the second account by support first: the restore is the new owner's, nothing to find.
         var moved = History()
-        moved.order("o1", "u1", "vip.month")
-        moved.verify("m1", "vip.month", original: "m1", days: 30)
-        moved.bind("m1", "o1", "u1")
-        moved.grant("g1", "u1", "m1", vipMonth, order: "o1")
+        moved.subscribe()
         moved.transfer("m1", "mv1", from: "u1", to: "u2")
         moved.renew("m2", original: "m1")
         moved.order("after-payment:m2", "u2", "vip.month")
