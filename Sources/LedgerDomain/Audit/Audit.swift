@@ -22,8 +22,10 @@ extension Audit {
     /// **Owner** of a transaction: the user a TransactionTransferred of it moved it to; else, for a
     /// renewal, the subscription's owner (the user its original transaction is bound to, until a
     /// TransactionTransferred of the original or of any period moves the subscription; as of each
-    /// grant for wrong-user), whatever a binding of the renewal's own says (a restore on a second
-    /// account is a presentation to that account, not a move); else its first TransactionBound's
+    /// grant for wrong-user), whatever a weaker binding of the renewal's own made after the
+    /// subscription's says (a restore on a second account is a presentation to that account, not
+    /// a move), when the store signed no token of the renewal's own (``Context/bySubscription(_:)``);
+    /// else its first TransactionBound's
     /// user, unless that binding is weaker than a token and the store-signed token names another
     /// user's order (``Context/signedOrder(contradicting:of:)``); else the order the token names:
     /// Apple's appAccountToken or Google's obfuscatedExternalAccountId, as an order's id or the
@@ -115,10 +117,15 @@ extension Audit {
             if let m = t.transfers.last(where: { $0.position < position }) {
                 return Owner(user: m.toUserId, proof: .position(m.position))
             }
-            // A renewal is its subscription's: a binding of its own to another user (a restore
-            // while signed in to a second account, bound created-after-payment) presents it to
-            // that user (receipt-reused) and does not move it; a TransactionTransferred does.
-            if t.isRenewal, !t.bindings.isEmpty, let o = subscriptionOwner(t, at: position) { return o }
+            // A renewal the store signed nothing of its own for is its subscription's: a weaker
+            // binding to another user made after the subscription's (a restore while signed in to
+            // a second account, bound created-after-payment) presents it to that user
+            // (receipt-reused) and does not move it; a TransactionTransferred does.
+            if let b = t.bindings.first, bySubscription(t), let o = subscriptionOwner(t, at: position),
+                let since = self.position(of: o.proof), since < b.position
+            {
+                return o
+            }
             if let b = t.bindings.first {
                 // The store signed the token: a weaker binding to another user does not outweigh it.
                 if let signed = signedOrder(contradicting: b, of: t) {
@@ -134,6 +141,16 @@ extension Audit {
                 return Owner(user: user, proof: .position(first))
             }
             return nil
+        }
+
+        /// Whether `t` is judged as a period of its subscription, whoever a binding of its own
+        /// names: a renewal without a store-signed token (StoreKit 1, Google without an account
+        /// id) and not bound by one. A renewal that carries a token, or is bound by one, is a
+        /// purchase the store signed for that order (Apple resubscriptions and upgrades keep the
+        /// original transaction id, whoever buys them).
+        func bySubscription(_ t: TransactionView) -> Bool {
+            t.isRenewal && t.subscriptionUserId != nil && t.accountToken == nil
+                && !(t.bindings.first?.method.isSignedToken ?? false)
         }
 
         /// The owner, just before `position`, of the subscription `t` is a period of (the fold
@@ -157,23 +174,19 @@ extension Audit {
         /// The order the store-signed token of `t` names (Apple's appAccountToken, Google's
         /// obfuscatedExternalAccountId), when `b`, a binding by anything weaker than a token (a
         /// hint, the sku fallback, an order made after payment, by hand), gave the transaction to
-        /// another user. Most bindings with a token are made by it, and the rest are checked
-        /// against their own order first: the index of tokens is built only for one that differs.
+        /// another user. Most bindings with a token are made by it; a token that names none of our
+        /// orders (Google's account id as a hash of the user's, as Google advises) decides nothing.
         mutating func signedOrder(
             contradicting b: BindingRecord, of t: TransactionView
         ) -> (
             order: String, user: String, first: Int64?
         )? {
-            guard let token = t.accountToken, ![.appAccountToken, .obfuscatedAccountId, .outTradeNo].contains(b.method)
-            else { return nil }
-            if let bound = b.orderId,
-                bound == token || (p.orders.with(bound, { $0.accountToken?.lowercased() }) ?? nil) == token.lowercased()
-            {
-                return nil
-            }
-            guard let id = order(named: token),
-                let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }),
-                let user, user != b.userId
+            // In memory first (the orders' keys and the index of tokens); orders read back only when
+            // the token names another order than the bound one, which may carry the same token.
+            guard let token = t.accountToken, !b.method.isSignedToken, let id = order(named: token), id != b.orderId,
+                let (user, first) = p.orders.with(id, { ($0.userId, $0.positions.first) }), let user, user != b.userId,
+                (b.orderId.flatMap { p.orders.with($0, { $0.accountToken?.lowercased() }) ?? nil })
+                    != token.lowercased()
             else { return nil }
             return (id, user, first)
         }

@@ -39,7 +39,7 @@ extension Projections {
             t.purchaseDate = f.purchaseDate
             t.expiresDate = f.expiresDate
             t.price = f.price
-            t.accountToken = f.appAccountToken?.lowercased ?? f.obfuscatedAccountId
+            t.accountToken = f.appAccountToken?.lowercased ?? f.obfuscatedAccountId ?? f.outTradeNo
             t.environment = f.environment
             t.ownership = f.ownership
             t.termsFromSubscription = false

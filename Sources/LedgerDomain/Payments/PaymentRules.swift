@@ -41,9 +41,7 @@ extension Audit {
     /// presentation).
     /// Positions: every presentation; amount: the revenue.
     static func receiptReused(_ t: TransactionView, _ c: inout Context) {
-        if t.isRenewal, !(t.bindings.isEmpty && t.reports.isEmpty), c.subscriptionOwner(t, at: .max) != nil {
-            return renewalReused(t, &c)
-        }
+        if !(t.bindings.isEmpty && t.reports.isEmpty), c.bySubscription(t) { return renewalReused(t, &c) }
         if let b = t.bindings.first, t.transfers.isEmpty, let signed = c.signedOrder(contradicting: b, of: t) {
             let shown = (t.reports.map(\.position) + t.bindings.map(\.position)).sorted()
             c.add(
@@ -96,16 +94,16 @@ extension Audit {
         var shown = t.reports.map { (user: $0.userId, order: $0.orderId, position: $0.position) }
         shown += t.bindings.map { (user: Optional($0.userId), order: $0.orderId, position: $0.position) }
         shown.sort { $0.position < $1.position }
-        // A move of this period or of the subscription is not a reuse, before it or after.
-        var moved = Set(t.transfers.flatMap { [$0.toUserId] + ($0.fromUserId.map { [$0] } ?? []) })
+        // Whom a move of this period or of the subscription gave it to presented it rightfully,
+        // before the move too; whom a move took it from, only before (as its owner then).
+        var movedTo = Set(t.transfers.map(\.toUserId))
         if !c.p.subscriptionOwners.isEmpty, let ch = t.channel, let orig = t.originalTransactionId,
             let owners = c.p.subscriptionOwners[Projections.subscriptionKey(ch, orig)]
         {
-            for m in owners.moves { moved.formUnion([m.userId] + (m.fromUserId.map { [$0] } ?? [])) }
+            movedTo.formUnion(owners.moves.map(\.userId))
         }
         for s in shown {
-            guard let user = s.user, !moved.contains(user), let owner = c.subscriptionOwner(t, at: s.position),
-                owner.user != user
+            guard let user = s.user, !movedTo.contains(user), let owner = c.owner(t, at: s.position), owner.user != user
             else { continue }
             let users = Set(shown.compactMap(\.user)).sorted(), orders = Set(shown.compactMap(\.order)).sorted()
             c.add(

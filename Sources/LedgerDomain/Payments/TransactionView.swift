@@ -241,11 +241,13 @@ public struct TransactionView: Hashable, Sendable, Codable {
     }
 
     public var verified: Bool { verifiedPosition != nil }
-    /// The user it belongs to: the last move's; else, for a renewal, its subscription's user (a binding
-    /// of the renewal's own to another account presents it there, it does not move it); else its
-    /// first binding's, else its subscription's user.
+    /// The user it belongs to: the last move's; else, for a renewal without a store-signed token
+    /// of its own (nor a binding by one), its subscription's user (a weaker binding of the renewal's
+    /// own to another account presents it there, it does not move it); else its first binding's,
+    /// else its subscription's user.
     public var userId: String? {
-        transfers.last?.toUserId ?? (isRenewal ? subscriptionUserId : nil) ?? bindings.first?.userId
+        let bySubscription = isRenewal && accountToken == nil && !(bindings.first?.method.isSignedToken ?? false)
+        return transfers.last?.toUserId ?? (bySubscription ? subscriptionUserId : nil) ?? bindings.first?.userId
             ?? subscriptionUserId
     }
     public var orderId: String? { transfers.last(where: { $0.orderId != nil })?.orderId ?? bindings.first?.orderId }

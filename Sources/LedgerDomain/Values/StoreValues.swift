@@ -108,6 +108,9 @@ public enum BindingMethod: String, CaseIterable, Sendable, Hashable, Codable {
     case skuFallback = "sku-fallback"
     case createdAfterPayment = "created-after-payment"
     case manual
+
+    /// Made by a value the store signed for the order (a token, or WeChat's out_trade_no).
+    public var isSignedToken: Bool { self == .appAccountToken || self == .obfuscatedAccountId || self == .outTradeNo }
 }
 
 public enum PlanChangeEffect: String, CaseIterable, Sendable, Hashable {

@@ -275,6 +275,55 @@ struct EntitlementRulesTests {
     }
 
     @Test(
+        "a renewal judged by its own binding: bound by its token (another account's purchase in the subscription group), or bound before the subscription's owner was"
+    )
+    func aRenewalKeepsItsOwnBindingWhereTheStoreSignedItOrItCameFirst() {
+        // Apple keeps the original transaction id for every purchase in a subscription group on one
+        // Apple ID: bob resubscribes through his own order, minted with his token, after alice's lapsed.
+        let tokenA = UUID(uuidString: "d0000000-0000-4000-8000-00000000000a")!
+        let tokenB = UUID(uuidString: "d0000000-0000-4000-8000-00000000000b")!
+        var h = History()
+        h.order("oa", "alice", "vip.month", token: tokenA)
+        h.verify("m1", "vip.month", original: "m1", days: 30, token: tokenA)
+        h.bind("m1", "oa", "alice")
+        h.grant("g1", "alice", "m1", vipMonth, order: "oa")
+        h.wait(hours: 24 * 70)
+        h.order("ob", "bob", "vip.month", token: tokenB)
+        h.verify("m2", "vip.month", original: "m1", days: 30, token: tokenB)
+        h.bind("m2", "ob", "bob")
+        h.grant("g2", "bob", "m2", vipMonth, order: "ob")
+        #expect(h.kinds() == [], "\(h.audit())")
+        // StoreKit 1: the original's callback was lost, zoe's renewal bound to her first; the kid's
+        // restore later binds the original to the kid and reports the renewal.
+        var late = History()
+        late.order("o1", "zoe", "vip.month")
+        late.verify("m1", "vip.month", original: "m1", days: 30)
+        late.renew("m2", original: "m1")
+        late.report("zoe", "m2", "vip.month")
+        late.order("after-payment:m2", "zoe", "vip.month")
+        late.bind("m2", "after-payment:m2", "zoe", .createdAfterPayment)
+        late.grant("g2", "zoe", "m2", vipMonth, order: "after-payment:m2")
+        late.order("after-payment:m1", "kid", "vip.month")
+        late.bind("m1", "after-payment:m1", "kid", .createdAfterPayment)
+        late.report("kid", "m2", "vip.month")
+        let fs = late.audit().filter { $0.transactionId == "m2" }
+        #expect(fs.map(\.kind) == [.receiptReused] && fs.first?.userId == "kid", "\(fs)")
+    }
+
+    @Test("receipt-reused: a renewal restored by whom its subscription was moved away from, after the move")
+    func aRenewalRestoredByItsFormerOwner() {
+        var h = History()
+        h.subscribe("zoe")
+        h.transfer("m1", "mv1", from: "zoe", to: "kid")
+        h.renew("m2", original: "m1")
+        h.grant("g2", "kid", "m2", vipMonth)
+        #expect(h.kinds() == [])
+        h.report("zoe", "m2", "vip.month")
+        let fs = h.audit()
+        #expect(fs.map(\.kind) == [.receiptReused] && fs.first?.userId == "zoe", "\(fs)")
+    }
+
+    @Test(
         "wrong-user: an unbound Google purchase belongs to the order its obfuscatedExternalAccountId names, by id or by token"
     )
     func wrongUserByObfuscatedAccountId() {

@@ -91,4 +91,33 @@ struct PaymentRulesTests {
         unknown.grant("g1", "u2", "t1", coins60, order: "o2")
         #expect(unknown.kinds() == [])
     }
+
+    @Test(
+        "receipt-reused: a WeChat payment whose signed out_trade_no names another user's order, bound by hand elsewhere"
+    )
+    func aBindingAgainstTheOutTradeNo() {
+        var h = History()
+        h.add(
+            .orderCreated(
+                OrderCreated(
+                    orderId: "wxA", userId: "alice", channel: .wechat, productId: "coins_60",
+                    price: h.price("coins_60"),
+                    accountToken: "wxA")))
+        h.add(
+            .paymentVerified(
+                PaymentVerified(
+                    channel: .wechat, transactionId: "42001", productId: "coins_60", purchaseDate: h.now,
+                    price: h.price("coins_60"), outTradeNo: "wxA")))
+        h.add(
+            .transactionBound(
+                TransactionBound(channel: .wechat, transactionId: "42001", orderId: nil, userId: "bob", method: .manual)
+            ))
+        h.add(
+            .entitlementGranted(
+                EntitlementGranted(
+                    grantId: "g1", userId: "bob", channel: .wechat, transactionId: "42001", entitlement: coins60)))
+        let fs = h.audit()
+        #expect(fs.map(\.kind) == [.receiptReused, .wrongUser], "\(fs)")
+        #expect(fs.allSatisfy { $0.userId == "bob" })
+    }
 }
