@@ -25,12 +25,12 @@ extension Audit {
     /// grant for wrong-user), whatever a weaker binding of the renewal's own made after the
     /// subscription's says (a restore on a second account is a presentation to that account, not
     /// a move), when the store signed no token of the renewal's own (``Context/bySubscription(_:)``);
-    /// else its first TransactionBound's
-    /// user, unless that binding is weaker than a token and the store-signed token names another
-    /// user's order (``Context/signedOrder(contradicting:of:)``); else the order the token names:
-    /// Apple's appAccountToken or Google's obfuscatedExternalAccountId, as an order's id or the
-    /// token it was minted with (several: the smallest order id); else (per grant) the user of the
-    /// order the grant names.
+    /// else its first TransactionBound's user, unless that binding is weaker than a token and the
+    /// store-signed token names another user's order (``Context/signedOrder(contradicting:of:)``);
+    /// else the order the token names: Apple's appAccountToken, Google's
+    /// obfuscatedExternalAccountId or WeChat's out_trade_no, as an order's id or the token it was
+    /// minted with (several: the smallest order id); else (per grant) the user of the order the
+    /// grant names.
     ///
     /// **Owed units**: ``Projections/owedGranted(_:)`` (catalogue in force at the purchase, the period
     /// the store signed for a subscription, net of refunds and store revocations; a partial refund
@@ -172,7 +172,7 @@ extension Audit {
         }
 
         /// The order the store-signed token of `t` names (Apple's appAccountToken, Google's
-        /// obfuscatedExternalAccountId), when `b`, a binding by anything weaker than a token (a
+        /// obfuscatedExternalAccountId, WeChat's out_trade_no), when `b`, a binding by anything weaker than a token (a
         /// hint, the sku fallback, an order made after payment, by hand), gave the transaction to
         /// another user. Most bindings with a token are made by it; a token that names none of our
         /// orders (Google's account id as a hash of the user's, as Google advises) decides nothing.

@@ -32,10 +32,11 @@ extension Audit {
     /// not. The rightful presentation is the first binding (else the first presentation, with the
     /// first order any presentation names); the finding names the first presentation, in log order,
     /// whose user is neither the rightful one nor one the transaction moved to or from, or whose
-    /// non-nil order is neither the rightful one nor a move's. A renewal's rightful user is its
-    /// subscription's owner when it was presented (see ``Audit/Context/owner(_:at:)``): one
-    /// presentation to another user (a restore while signed in to a second account, bound
-    /// created-after-payment) is a reuse, and its positions lead with the owner's proof. A binding
+    /// non-nil order is neither the rightful one nor a move's. A renewal judged as its
+    /// subscription's (``Audit/Context/bySubscription(_:)``) is rightfully presented by its owner
+    /// at the time (``Audit/Context/owner(_:at:)``): one presentation to another user (a restore
+    /// while signed in to a second account, bound created-after-payment) is a reuse, and its
+    /// positions lead with the owner's proof. A binding
     /// weaker than a token that gives the purchase to another user than the order its store-signed
     /// token names is a reuse too (positions: that order's first fact, the verification, and every
     /// presentation).
@@ -82,8 +83,8 @@ extension Audit {
         )
     }
 
-    /// receipt-reused for a renewal of a subscription whose owner is known: presented to a user other
-    /// than the owner at the time, nor one it or its subscription moved to or from.
+    /// receipt-reused for a renewal judged as its subscription's: presented to a user other than its
+    /// owner at the time, nor one a move of it or of its subscription gave it to.
     static func renewalReused(_ t: TransactionView, _ c: inout Context) {
         // Fast path: no presentation names anyone but the subscription's user.
         if let u = t.subscriptionUserId, t.reports.allSatisfy({ $0.userId == nil || $0.userId == u }),
