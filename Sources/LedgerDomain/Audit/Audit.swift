@@ -144,14 +144,9 @@ extension Audit {
         }
 
         /// Whether `t` is judged as a period of its subscription, whoever a binding of its own
-        /// names: a renewal without a store-signed token (StoreKit 1, Google without an account
-        /// id) and not bound by one. A renewal that carries a token, or is bound by one, is a
-        /// purchase the store signed for that order (Apple resubscriptions and upgrades keep the
-        /// original transaction id, whoever buys them).
-        func bySubscription(_ t: TransactionView) -> Bool {
-            t.isRenewal && t.subscriptionUserId != nil && t.accountToken == nil
-                && !(t.bindings.first?.method.isSignedToken ?? false)
-        }
+        /// names: an unsigned renewal (``TransactionView/isUnsignedRenewal``) of a subscription
+        /// whose owner is known.
+        func bySubscription(_ t: TransactionView) -> Bool { t.isUnsignedRenewal && t.subscriptionUserId != nil }
 
         /// The owner, just before `position`, of the subscription `t` is a period of (the fold
         /// keeps its owner now on each period, as `subscriptionUserId`): the user its original

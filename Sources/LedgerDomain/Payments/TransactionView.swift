@@ -62,8 +62,10 @@ public struct TransactionView: Hashable, Sendable, Codable {
     @CompactTimestamp public var verifiedAt: Timestamp?
     /// Google: when the purchase was acknowledged.
     @CompactTimestamp public var acknowledgedAt: Timestamp?
-    /// The order the store signed this purchase for, as the app set it: Apple's appAccountToken, or
-    /// Google's obfuscatedExternalAccountId (an order's id, or the token it was minted with). A UUID
+    /// The order the store signed this purchase for, as the app set it: Apple's appAccountToken,
+    /// Google's obfuscatedExternalAccountId or WeChat's out_trade_no (an order's id, or the token it
+    /// was minted with; an id that names no order of ours, such as a hash of the user's account,
+    /// decides nothing). A UUID
     /// in 16 bytes (``CompactText``), not a string of 36 bytes out of line for each transaction;
     /// beside the one-byte fields, which fill the rest of its last eight bytes.
     private var signedToken = CompactText()
@@ -241,13 +243,21 @@ public struct TransactionView: Hashable, Sendable, Codable {
     }
 
     public var verified: Bool { verifiedPosition != nil }
-    /// The user it belongs to: the last move's; else, for a renewal without a store-signed token
-    /// of its own (nor a binding by one), its subscription's user (a weaker binding of the renewal's
-    /// own to another account presents it there, it does not move it); else its first binding's,
-    /// else its subscription's user.
+    /// A renewal the store signed nothing of its own for: no token on it, no binding by one
+    /// (StoreKit 1, Google without an account id). It is its subscription's, whoever a weaker
+    /// binding of its own names. A renewal with a token, or bound by one, is a purchase the store
+    /// signed for that order: Apple keeps the original transaction id for every purchase in a
+    /// subscription group on one Apple ID, whichever account of the app buys it.
+    public var isUnsignedRenewal: Bool {
+        isRenewal && accountToken == nil && !(bindings.first?.method.isSignedToken ?? false)
+    }
+
+    /// The user it belongs to: the last move's; else, for an unsigned renewal
+    /// (``isUnsignedRenewal``), its subscription's user (a weaker binding of the renewal's own to
+    /// another account presents it there, it does not move it); else its first binding's, else its
+    /// subscription's user.
     public var userId: String? {
-        let bySubscription = isRenewal && accountToken == nil && !(bindings.first?.method.isSignedToken ?? false)
-        return transfers.last?.toUserId ?? (bySubscription ? subscriptionUserId : nil) ?? bindings.first?.userId
+        transfers.last?.toUserId ?? (isUnsignedRenewal ? subscriptionUserId : nil) ?? bindings.first?.userId
             ?? subscriptionUserId
     }
     public var orderId: String? { transfers.last(where: { $0.orderId != nil })?.orderId ?? bindings.first?.orderId }
