@@ -28,7 +28,7 @@ struct AppendSnapshot: Sendable {
     /// path, which does not look for them and lets the unique constraints find retries.
     var stored: [StoredEvent]?
     /// Whether this transaction holds the append lock (it was free): the rows go straight into
-    /// `events` at the positions planned; otherwise they go to `pending_events` and the planned
+    /// `events` at the positions planned; otherwise they are claimed with their content (pending) and the planned
     /// positions are replaced by the sealed ones.
     var holdsLock = true
 }

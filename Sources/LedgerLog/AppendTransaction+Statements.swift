@@ -30,7 +30,8 @@ extension AppendTransaction {
         if lookUpStored {
             // One unique-index probe per id and per key, whatever the table's statistics say
             // (a prepared OR of two ANY() can settle on a sequential scan while the table is young).
-            // Pending events have no position yet (0 here; their sealed one comes from seal_events).
+            // Pending events (claims with content, not in `events`) have no position yet (0 here;
+            // their sealed one comes from seal_events).
             statements.append(
                 Statement(
                     """
@@ -41,10 +42,12 @@ extension AppendTransaction {
                     FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).events WHERE idempotency_key = k.key) AS e
                     UNION ALL
                     SELECT 0, p.event_id, p.idempotency_key, p.stream_id, p.stream_version, p.event_type, p.schema_version, p.payload::text
-                    FROM unnest($1::uuid[]) AS k(id) CROSS JOIN LATERAL (SELECT * FROM \(s).pending_events WHERE event_id = k.id) AS p
+                    FROM unnest($1::uuid[]) AS k(id) CROSS JOIN LATERAL (SELECT * FROM \(s).event_claims WHERE event_id = k.id) AS p
+                    WHERE p.payload IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(s).events WHERE event_id = p.event_id)
                     UNION ALL
                     SELECT 0, p.event_id, p.idempotency_key, p.stream_id, p.stream_version, p.event_type, p.schema_version, p.payload::text
-                    FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).pending_events WHERE idempotency_key = k.key) AS p
+                    FROM unnest($2::text[]) AS k(key) CROSS JOIN LATERAL (SELECT * FROM \(s).event_claims WHERE idempotency_key = k.key) AS p
+                    WHERE p.payload IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(s).events WHERE event_id = p.event_id)
                     """,
                     [
                         .uuidArray(events.map { $0.event.eventId.lowercased }),
@@ -124,10 +127,12 @@ extension AppendTransaction {
         event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at, idempotency_key
         """
 
+    /// Pending events: each is its claim, with its content (``pendingColumns``); the claim's seq and
+    /// writer_xid come from their defaults.
     static func pendingStatement(_ rows: [PlannedRow], schema s: String) -> Statement {
         Statement(
             """
-            INSERT INTO \(s).pending_events (\(pendingColumns))
+            INSERT INTO \(s).event_claims (\(pendingColumns))
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::int4[], $6::jsonb[], $7::jsonb[],
                                  $8::timestamptz[], $9::text[])
             """, contentParameters(rows) + [.textArray(rows.map { $0.prepared.event.idempotencyKey })], prepared: true)
@@ -150,7 +155,7 @@ extension AppendTransaction {
         ]
     }
 
-    /// Pending rows (``pendingColumns``) in COPY text format.
+    /// Pending claims (``pendingColumns``) in COPY text format.
     static func pendingChunks(_ rows: [PlannedRow]) -> [[UInt8]] {
         chunked(rows) { row, out in
             let e = row.prepared.event

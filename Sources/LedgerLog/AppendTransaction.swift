@@ -113,14 +113,11 @@ enum AppendTransaction {
                     let sealed: QueryResult?
                     do {
                         if rows.count <= insertThreshold {
-                            let results = try conn.pipeline(
-                                [claimStatement(rows, schema: s), pendingStatement(rows, schema: s)] + seal)
-                            sealed = waiting ? results[3] : nil
+                            let results = try conn.pipeline([pendingStatement(rows, schema: s)] + seal)
+                            sealed = waiting ? results[2] : nil
                         } else {
                             try conn.copyIn(
-                                "COPY \(s).event_claims (\(claimColumns)) FROM STDIN", chunks: claimChunks(rows))
-                            try conn.copyIn(
-                                "COPY \(s).pending_events (\(pendingColumns)) FROM STDIN", chunks: pendingChunks(rows))
+                                "COPY \(s).event_claims (\(pendingColumns)) FROM STDIN", chunks: pendingChunks(rows))
                             let results = try conn.pipeline(seal)
                             sealed = waiting ? results[1] : nil
                         }

@@ -113,8 +113,8 @@ public enum TestDatabase {
     }
 
     /// Commits an event as pending, as the ledger's writer role, the way a writer that stopped
-    /// between its commit and its `seal_events` leaves it: claimed, in `pending_events`, not in the
-    /// log. Returns its id (lowercased).
+    /// between its commit and its `seal_events` leaves it: claimed with its content (in the view
+    /// `pending_events`), not in the log. Returns its id (lowercased).
     @discardableResult
     public static func leavePending(
         _ config: LedgerConfiguration, stream: String, version: Int64
@@ -126,9 +126,8 @@ public enum TestDatabase {
         let id = UUID().uuidString.lowercased()
         _ = try await writer.query(
             """
-            WITH c AS (INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, $2, $3) RETURNING event_id)
-            INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
-            SELECT event_id, $2, $3, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z' FROM c
+            INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+            VALUES ($1::uuid, $2, $3, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
             """, [.text(id), .text(stream), .int8(version)])
         return id
     }

@@ -130,9 +130,8 @@ struct AppendFunctionTests {
             try await other.execute("BEGIN")
             _ = try await other.query(
                 """
-                WITH c AS (INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES (gen_random_uuid(), 's', 0) RETURNING event_id)
-                INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
-                SELECT event_id, 's', 0, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z' FROM c
+                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+                VALUES (gen_random_uuid(), 's', 0, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
                 """)
             let appending = Task { try await Self.append(conn, owner.schema, [Self.line("s")]) }
             // append_events waits on the other writer's claim (its own session shows it waiting).

@@ -132,18 +132,17 @@ struct SealerTests {
             let id = UUID().uuidString.lowercased()
             try await writer.execute("BEGIN")
             _ = try await writer.query(
-                "INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, 'a', 1)",
-                [.text(id)])
-            _ = try await writer.query(
                 """
-                INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
-                VALUES ($1::uuid, 'a', 1, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z')
+                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+                VALUES ($1::uuid, 'a', 1, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
                 """, [.text(id)])
             try await writer.execute("COMMIT")
             // The writer may not remove or change what it committed.
             for sql in [
                 "DELETE FROM \(s).pending_events", "UPDATE \(s).pending_events SET stream_version = 5",
-                "DELETE FROM \(s).event_claims",
+                "DELETE FROM \(s).event_claims", "UPDATE \(s).event_claims SET stream_version = 5",
+                "UPDATE \(s).event_claims SET payload = '{\"n\": 2}'", "DELETE FROM \(s).seal_state",
+                "UPDATE \(s).seal_state SET next_xid = 0",
             ] {
                 await #expect(throws: PostgresError.self) { try await writer.execute(sql) }
             }

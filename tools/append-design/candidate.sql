@@ -27,11 +27,11 @@ CREATE TABLE facts (
 -- Rounds that run for every waiting writer ran at a third of this index's rate.)
 CREATE INDEX facts_writer_xid ON facts (writer_xid);
 
-CREATE TABLE seal_state (
+CREATE TABLE facts_seal_state (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     horizon   bigint  NOT NULL   -- every fact whose writer_xid is below it is sealed
 );
-INSERT INTO seal_state VALUES (true, 0);
+INSERT INTO facts_seal_state VALUES (true, 0);
 
 -- One event, as append_events takes it: its stream's version from the stream's last, the expected
 -- version checked (-1: no stream; NULL: any), a retry (same id or key) answered with the original.

@@ -7,7 +7,7 @@ ALTER TABLE events ADD CONSTRAINT events_claimed FOREIGN KEY (event_id) REFERENC
 CREATE FUNCTION seal_round() RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
-    st seal_state%ROWTYPE;
+    st facts_seal_state%ROWTYPE;
     head record;
     v_horizon bigint;
     r record;
@@ -17,7 +17,7 @@ DECLARE
     e events;
     batch events[] := '{}';
 BEGIN
-    SELECT * INTO st FROM seal_state FOR UPDATE;
+    SELECT * INTO st FROM facts_seal_state FOR UPDATE;
     v_horizon := (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint;
     IF v_horizon <= st.horizon THEN
         RETURN 0;
@@ -40,7 +40,7 @@ BEGIN
     SELECT b.position, b.event_id, b.stream_id, b.stream_version, b.event_type, b.schema_version, b.payload, b.metadata,
            b.occurred_at, b.recorded_at, b.idempotency_key, b.hash
     FROM unnest(batch) AS b ORDER BY b.position;
-    UPDATE seal_state SET horizon = v_horizon;
+    UPDATE facts_seal_state SET horizon = v_horizon;
     RETURN next_position - head.last_position;
 END $$;
 GRANT EXECUTE ON FUNCTION seal_round() TO ledger_writer;

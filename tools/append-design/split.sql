@@ -7,16 +7,16 @@ CREATE TABLE seals (
     recorded_at timestamptz NOT NULL,
     hash        bytea       NOT NULL CHECK (length(hash) = 32)
 );
-ALTER TABLE seal_state ADD COLUMN last_position bigint NOT NULL DEFAULT 0,
+ALTER TABLE facts_seal_state ADD COLUMN last_position bigint NOT NULL DEFAULT 0,
     ADD COLUMN last_hash bytea NOT NULL DEFAULT decode(repeat('00', 32), 'hex'),
     ADD COLUMN last_recorded_at timestamptz NOT NULL DEFAULT '2000-01-01T00:00:00Z';
 
--- One round (sealers take turns on seal_state's row): every fact of the writers finished since the
+-- One round (sealers take turns on facts_seal_state's row): every fact of the writers finished since the
 -- last round, in (writer_xid, seq) order, positioned after the last and chained onto it.
 CREATE FUNCTION seal_round() RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
-    st seal_state%ROWTYPE;
+    st facts_seal_state%ROWTYPE;
     v_horizon bigint;
     r record;
     previous bytea;
@@ -27,7 +27,7 @@ DECLARE
     seqs bigint[] := '{}';
     hashes bytea[] := '{}';
 BEGIN
-    SELECT * INTO st FROM seal_state FOR UPDATE;
+    SELECT * INTO st FROM facts_seal_state FOR UPDATE;
     v_horizon := (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint;
     IF v_horizon <= st.horizon THEN
         RETURN 0;
@@ -47,7 +47,7 @@ BEGIN
     END LOOP;
     INSERT INTO seals (position, seq, recorded_at, hash)
     SELECT p, s, recorded, h FROM unnest(positions, seqs, hashes) AS u(p, s, h);
-    UPDATE seal_state SET horizon = v_horizon, last_position = next_position, last_hash = previous,
+    UPDATE facts_seal_state SET horizon = v_horizon, last_position = next_position, last_hash = previous,
                           last_recorded_at = recorded;
     RETURN next_position - st.last_position;
 END $$;

@@ -46,11 +46,9 @@ SQL
   cat > "$work/pending-claim.sql" <<'SQL'
 \set n random(1, 1000000000000000000)
 BEGIN;
-INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
-VALUES (md5('p' || :client_id || '-' || :n)::uuid, 'pending:' || :client_id || ':' || :n, 'pending-' || :client_id || '-' || :n, 0);
-INSERT INTO pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at, idempotency_key)
-VALUES (md5('p' || :client_id || '-' || :n)::uuid, 'pending-' || :client_id || '-' || :n, 0, 'CoinsSpent', 1,
-        jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), now(), 'pending:' || :client_id || ':' || :n);
+INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+VALUES (md5('p' || :client_id || '-' || :n)::uuid, 'pending:' || :client_id || ':' || :n, 'pending-' || :client_id || '-' || :n, 0,
+        'CoinsSpent', 1, jsonb_build_object('spendId', 's' || :n, 'userId', 'u' || :client_id, 'amount', 1), '{}', now());
 COMMIT;
 SQL
 }

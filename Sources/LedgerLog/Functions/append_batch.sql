@@ -5,8 +5,8 @@
 -- With the append lock (append_events waits for it; append_events_at_commit takes it when it is
 -- free), what other writers left pending is sealed first, and each new event goes into events
 -- with its position and hash. Without it (append_events_at_commit, when another writer holds the
--- lock), each new event is claimed and written to pending_events, and comes back with a null
--- position: the next writer to take the lock seals it.
+-- lock), each new event is claimed with its content (a pending event, in the view pending_events),
+-- and comes back with a null position: the next writer to take the lock seals it.
 CREATE OR REPLACE FUNCTION append_batch(batch jsonb, at_commit boolean)
 RETURNS TABLE (event_id uuid, stream_id text, stream_version bigint, "position" bigint, already_stored boolean)
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
@@ -83,14 +83,14 @@ BEGIN
         LOOP
             -- A retry: the same event id, or the same business key, already stored. Without the
             -- lock, pending events count too, looked up first: one sealed in between is then
-            -- found in events (a pending row is deleted only by the transaction that writes it
-            -- into events). With the lock, what is pending was committed after the seal above:
+            -- found in events (a pending event is its claim, not in events until sealed). With the lock, what is pending was committed after the seal above:
             -- the claim below meets it and seals it.
             IF NOT sealing THEN
                 SELECT NULL::bigint AS position, p.event_id, p.stream_id, p.stream_version, p.event_type, p.schema_version,
                        p.payload, p.idempotency_key
-                INTO stored FROM pending_events p
-                WHERE p.event_id = v_id OR (v_key IS NOT NULL AND p.idempotency_key = v_key)
+                INTO stored FROM event_claims p
+                WHERE (p.event_id = v_id OR (v_key IS NOT NULL AND p.idempotency_key = v_key)) AND p.payload IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = p.event_id)
                 ORDER BY p.seq LIMIT 1;
             END IF;
             IF sealing OR NOT FOUND THEN
@@ -130,9 +130,18 @@ BEGIN
                     v_stream, v_expected #>> '{}', coalesce('is at version ' || current_version, 'does not exist')
                     USING ERRCODE = 'LV409';
             END IF;
-            INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
-            VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0))
-            ON CONFLICT DO NOTHING;
+            -- Without the lock, the claim carries the event's content: it is the pending event.
+            IF sealing THEN
+                INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
+                VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0))
+                ON CONFLICT DO NOTHING;
+            ELSE
+                INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version, event_type, schema_version,
+                                          payload, metadata, occurred_at)
+                VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0), v_type, v_schema, v_payload, v_metadata,
+                        v_occurred)
+                ON CONFLICT DO NOTHING;
+            END IF;
             IF NOT FOUND THEN
                 -- Another writer committed this id, key or version meanwhile (the insert waited for
                 -- its commit): with the lock, seal it; then decide this event again on what is
@@ -164,9 +173,6 @@ BEGIN
                 previous := new_row.hash;
                 "position" := new_row.position;
             ELSE
-                INSERT INTO pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
-                                            occurred_at, idempotency_key)
-                VALUES (v_id, v_stream, coalesce(current_version + 1, 0), v_type, v_schema, v_payload, v_metadata, v_occurred, v_key);
                 "position" := NULL;
             END IF;
             event_id := v_id;

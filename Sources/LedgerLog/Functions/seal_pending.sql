@@ -1,8 +1,16 @@
--- Seals every pending event (committed by a writer that found the append lock taken): gives each a
--- position and its hash, in commit order, under the append lock.
+-- Seals every pending event (a claim with content, committed by a writer that found the append
+-- lock taken): gives each a position and its hash, in the order they were claimed, under the append
+-- lock. A stream's next version is claimed only after its previous one committed, so versions keep
+-- their order in the log.
+--
+-- Where it looks: seal_state names the transactions that may hold claims no seal has seen (those
+-- running at the last seal, this one, and every id from the first one unassigned then). The
+-- snapshot is read before the claims: a claim this seal cannot see is one of its running
+-- transactions' or a later one's, which the state it records names.
 CREATE OR REPLACE FUNCTION seal_pending() RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
+    snap pg_snapshot;
     head record;
     r record;
     previous bytea;
@@ -10,25 +18,23 @@ DECLARE
     recorded timestamptz;
     new_row events;
     batch events[];
-    seqs bigint[];
     total bigint := 0;
 BEGIN
     PERFORM pg_advisory_xact_lock(4243, hashtext('ledger-append:' || current_schema()));
+    snap := pg_current_snapshot();
     LOOP
         batch := '{}';
-        seqs := '{}';
         SELECT h.last_position, h.last_hash, h.last_recorded_at INTO head FROM log_head h;
         recorded := greatest(clock_timestamp(), head.last_recorded_at);
         previous := head.last_hash;
         next_position := head.last_position;
-        FOR r IN SELECT * FROM pending_events p ORDER BY p.seq LIMIT 5000 LOOP
+        FOR r IN SELECT * FROM pending_claims() c ORDER BY c.seq LIMIT 5000 LOOP
             next_position := next_position + 1;
             new_row := ROW(next_position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload,
                            r.metadata, r.occurred_at, recorded, r.idempotency_key, NULL, NULL, NULL)::events;
             new_row.hash := chain_hash(previous, new_row);
             previous := new_row.hash;
             batch := batch || new_row;
-            seqs := seqs || r.seq;
         END LOOP;
         EXIT WHEN next_position = head.last_position;
         INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
@@ -36,10 +42,12 @@ BEGIN
         SELECT b.position, b.event_id, b.stream_id, b.stream_version, b.event_type, b.schema_version, b.payload, b.metadata,
                b.occurred_at, b.recorded_at, b.idempotency_key, b.hash
         FROM unnest(batch) AS b ORDER BY b.position;
-        DELETE FROM pending_events p WHERE p.seq = ANY (seqs);
         total := total + (next_position - head.last_position);
         PERFORM pg_notify('ledger_events_' || current_schema(), next_position::text);
     END LOOP;
+    UPDATE seal_state SET next_xid = (pg_snapshot_xmax(snap)::text)::bigint,
+        running = ARRAY(SELECT (x::text)::bigint FROM pg_snapshot_xip(snap) AS x
+                        UNION SELECT (pg_current_xact_id_if_assigned()::text)::bigint WHERE pg_current_xact_id_if_assigned() IS NOT NULL);
     RETURN total;
 END
 $$;

@@ -1,0 +1,125 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerLog
+import LedgerTesting
+import Testing
+
+/// A pending event is its claim, with its content: where the sealer looks for it (the writers'
+/// transaction ids, `seal_state`), what the database refuses, and the pending events of a log
+/// migrated from the layout with a table of them.
+@Suite("Pending claims", .timeLimit(.minutes(2)))
+struct PendingClaimTests {
+    /// A pending claim of `stream` at `version` on `conn` (a writer's session, in its transaction).
+    static func claimPending(_ conn: PostgresConnection, _ s: String, stream: String, version: Int64) async throws {
+        _ = try await conn.query(
+            """
+            INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+            VALUES (gen_random_uuid(), $1, $2, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
+            """, [.text(stream), .int8(version)])
+    }
+
+    /// A writer whose transaction had its id when a seal ran, and committed after it, is sealed
+    /// by the next seal: the seal recorded it as running.
+    @Test func aClaimCommittedAfterASealThatSawItsWriterRunningIsSealedNext() async throws {
+        try await TestDatabase.withSchema("runningclaim") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "s")])
+            let writer = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            let s = quoteIdentifier(owner.schema)
+            try await writer.execute("BEGIN")
+            // The writer's transaction takes its id, then a later one commits, so a seal's snapshot
+            // lists the writer among its running transactions (not above them all).
+            _ = try await writer.query("SELECT pg_current_xact_id()")
+            _ = try await store.append([testEvent(stream: "t")])
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            #expect(try await admin.query("SELECT \(s).seal_pending()").int64(0, 0) == 0)
+            try await Self.claimPending(writer, s, stream: "s", version: 1)
+            try await writer.execute("COMMIT")
+            #expect(try await store.pendingCount() == 1)
+            let next = try await store.append([testEvent(stream: "s")])
+            #expect(next.map(\.position) == [4] && next.map(\.version) == [2])
+            #expect(try await store.pendingCount() == 0)
+            let log = try await store.readAll(after: 0)
+            #expect(log.map(\.stream) == ["s", "t", "s", "s"] && log.map(\.version) == [0, 0, 1, 2])
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// A pending claim names its own writer's transaction: one with another id (which the sealer
+    /// would not look at) is refused at commit, and so is one without an id.
+    @Test func aPendingClaimWithAnotherTransactionsIdIsRefused() async throws {
+        try await TestDatabase.withSchema("forgedxid") { owner in
+            let writer = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            let s = quoteIdentifier(owner.schema)
+            for xid in ["0", "NULL"] {
+                await #expect(throws: PostgresError.self) {
+                    _ = try await writer.query(
+                        """
+                        INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload,
+                                                       metadata, occurred_at, writer_xid)
+                        VALUES (gen_random_uuid(), 'f', 0, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z', \(xid))
+                        """)
+                }
+            }
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            #expect(try await admin.query("SELECT count(*) FROM \(s).event_claims").int64(0, 0) == 0)
+        }
+    }
+
+    /// A log whose writers left events pending in the table of pending events (the layout before
+    /// pending events were their claims) keeps them: after the migration they are pending claims,
+    /// sealed by the next append in the order they were committed, before its own.
+    @Test func pendingEventsOfTheFormerLayoutAreSealedAfterTheMigration() async throws {
+        try await TestDatabase.withSchema("pendingupgrade", migrate: false) { owner in
+            let all = try Migration.eventLogAndReadModels()
+            _ = try await EventStore.migrate(owner, migrations: all.filter { $0.version < 20 })
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            let s = quoteIdentifier(owner.schema)
+            let ids = (0..<3).map { _ in UUID().uuidString.lowercased() }
+            // As a writer of that layout committed them: claims without content, rows in the
+            // table (triggers off: this build's functions expect the new layout).
+            try await admin.execute("BEGIN")
+            try await admin.execute("SET LOCAL session_replication_role = replica")
+            for (n, (id, stream)) in zip(ids, ["a", "b", "a"]).enumerated() {
+                let version = Int64(n == 2 ? 1 : 0)
+                _ = try await admin.query(
+                    "INSERT INTO \(s).event_claims (event_id, stream_id, stream_version) VALUES ($1::uuid, $2, $3)",
+                    [.text(id), .text(stream), .int8(version)])
+                _ = try await admin.query(
+                    """
+                    INSERT INTO \(s).pending_events (event_id, stream_id, stream_version, event_type, schema_version, payload, occurred_at)
+                    VALUES ($1::uuid, $2, $3, 'PaymentVerified', 1, '{"n": 1}', '2026-03-31T08:15:00Z')
+                    """, [.text(id), .text(stream), .int8(version)])
+            }
+            try await admin.execute("COMMIT")
+            _ = try await EventStore.migrate(owner, migrations: all)
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            #expect(try await store.pendingCount() == 3)
+            let next = try await store.append([testEvent(stream: "a")])
+            #expect(next.map(\.position) == [4] && next.map(\.version) == [2])
+            #expect(try await store.pendingCount() == 0)
+            let log = try await store.readAll(after: 0)
+            #expect(log.map { $0.eventId.uuidString.lowercased() }.prefix(3) == ids[...])
+            #expect(log.map(\.version) == [0, 0, 1, 2])
+            #expect(try await store.verifyChain().isIntact)
+            // Claims made after it come after them.
+            let writer = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            try await Self.claimPending(writer, s, stream: "c", version: 0)
+            #expect(
+                try await admin.query("SELECT min(seq) > 3 FROM \(s).event_claims WHERE stream_id = 'c'").bool(0, 0)
+                    == true)
+        }
+    }
+}
