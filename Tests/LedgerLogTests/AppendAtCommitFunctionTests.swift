@@ -65,9 +65,10 @@ struct AppendAtCommitFunctionTests {
             #expect(try await store.headPosition() == 1)
             #expect(try await store.readAll(after: 0).count == 1)
 
-            // A retry while pending; a version that counts the pending event; a key reused with
-            // other content. The failures write nothing.
-            let retry = try await Self.append(conn, schema, [Self.line("s", key: "p-1")])
+            // A retry while pending (the same request, its expected version now passed); a version
+            // that counts the pending event; a key reused with other content. The failures write
+            // nothing.
+            let retry = try await Self.append(conn, schema, [Self.line("s", key: "p-1", expected: "0")])
             #expect(retry.map(\.position) == [nil] && retry.map(\.version) == [1] && retry.allSatisfy { $0.stored })
             let version = await AppendFunctionTests.sqlState {
                 _ = try await Self.append(conn, schema, [Self.line("u"), Self.line("s", expected: "0")])

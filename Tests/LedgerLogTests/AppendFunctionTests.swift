@@ -68,8 +68,10 @@ struct AppendFunctionTests {
             #expect(first.map(\.version) == [1, 0, 1])
             #expect(first.allSatisfy { !$0.stored })
             _ = try await store.append([testEvent(stream: "a")])
-            // The same events again (by key and by id): the original positions, nothing new.
-            let retry = try await Self.append(conn, owner.schema, [Self.line("c", key: "k-1"), Self.line("c", id: id)])
+            // The same events again (by key, the same request though the stream exists now, and by
+            // id): the original positions, nothing new.
+            let retry = try await Self.append(
+                conn, owner.schema, [Self.line("c", key: "k-1", expected: "\"no-stream\""), Self.line("c", id: id)])
             #expect(retry.map(\.position) == [4, 5] && retry.allSatisfy(\.stored))
             #expect(try await TestDatabase.storedEventRows(owner) == 6)
             let report = try await store.verifyChain()

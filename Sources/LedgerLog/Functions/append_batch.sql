@@ -33,6 +33,7 @@ DECLARE
     next_position bigint;
     new_row events;
     attempts integer;
+    expected_ok boolean;
     started bigint;
 BEGIN
     IF batch IS NULL OR jsonb_typeof(batch) <> 'array' OR jsonb_array_length(batch) = 0 THEN
@@ -81,10 +82,61 @@ BEGIN
         attempts := 0;
         <<claim>>
         LOOP
-            -- A retry: the same event id, or the same business key, already stored. Without the
-            -- lock, pending events count too, looked up first: one sealed in between is then
-            -- found in events (a pending event is its claim, not in events until sealed). With the lock, what is pending was committed after the seal above:
-            -- the claim below meets it and seals it.
+            -- The stream's version: with the lock, from the log (everything committed before the
+            -- seal is in it; a version claimed since is met by the claim below); without it, from
+            -- the claims, pending events included.
+            IF sealing THEN
+                SELECT max(e.stream_version) INTO current_version FROM events e WHERE e.stream_id = v_stream;
+            ELSE
+                SELECT max(c.stream_version) INTO current_version FROM event_claims c WHERE c.stream_id = v_stream;
+            END IF;
+            expected_ok := NOT ((v_expected = '"no-stream"'::jsonb AND current_version IS NOT NULL)
+               OR (jsonb_typeof(v_expected) = 'number' AND current_version IS DISTINCT FROM (v_expected #>> '{}')::bigint));
+            -- The claim first: when it holds, nothing with this id or key is stored (every stored
+            -- event has its claim), so a retry is looked for only when a constraint stops it.
+            IF expected_ok THEN
+                -- Without the lock, the claim carries the event's content: it is the pending event.
+                IF sealing THEN
+                    INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
+                    VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0))
+                    ON CONFLICT DO NOTHING;
+                ELSE
+                    INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version, event_type, schema_version,
+                                              payload, metadata, occurred_at)
+                    VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0), v_type, v_schema, v_payload, v_metadata,
+                            v_occurred)
+                    ON CONFLICT DO NOTHING;
+                END IF;
+                IF FOUND THEN
+                    IF sealing THEN
+                        next_position := next_position + 1;
+                        new_row := ROW(next_position, v_id, v_stream, coalesce(current_version + 1, 0), v_type, v_schema, v_payload, v_metadata,
+                                       v_occurred, recorded, v_key, NULL, NULL, NULL)::events;
+                        new_row.hash := chain_hash(previous, new_row);
+                        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                                            occurred_at, recorded_at, idempotency_key, hash)
+                        VALUES (new_row.position, new_row.event_id, new_row.stream_id, new_row.stream_version, new_row.event_type,
+                                new_row.schema_version, new_row.payload, new_row.metadata, new_row.occurred_at, new_row.recorded_at,
+                                new_row.idempotency_key, new_row.hash);
+                        previous := new_row.hash;
+                        "position" := new_row.position;
+                    ELSE
+                        "position" := NULL;
+                    END IF;
+                    event_id := v_id;
+                    stream_id := v_stream;
+                    stream_version := coalesce(current_version + 1, 0);
+                    already_stored := false;
+                    RETURN NEXT;
+                    EXIT claim;
+                END IF;
+            END IF;
+            -- Not written: a retry (the same event id, or the same business key, stored or
+            -- pending), an expected version that does not hold, or a version another writer took
+            -- meanwhile. Without the lock, pending events count too, looked up first: one sealed
+            -- in between is then found in events (a pending event is its claim, not in events
+            -- until sealed). With the lock, an event pending since the seal above is not in events
+            -- yet: it is sealed below, and this event decided again.
             IF NOT sealing THEN
                 SELECT NULL::bigint AS position, p.event_id, p.stream_id, p.stream_version, p.event_type, p.schema_version,
                        p.payload, p.idempotency_key
@@ -116,71 +168,27 @@ BEGIN
                 RETURN NEXT;
                 EXIT claim;
             END IF;
-            -- The stream's version: with the lock, from the log (everything committed before the
-            -- seal is in it; a version claimed since is met by the claim below); without it, from
-            -- the claims, pending events included.
-            IF sealing THEN
-                SELECT max(e.stream_version) INTO current_version FROM events e WHERE e.stream_id = v_stream;
-            ELSE
-                SELECT max(c.stream_version) INTO current_version FROM event_claims c WHERE c.stream_id = v_stream;
-            END IF;
-            IF (v_expected = '"no-stream"'::jsonb AND current_version IS NOT NULL)
-               OR (jsonb_typeof(v_expected) = 'number' AND current_version IS DISTINCT FROM (v_expected #>> '{}')::bigint) THEN
+            IF NOT expected_ok THEN
                 RAISE EXCEPTION 'version conflict on stream %: expected %, but the stream %; nothing from this batch was written',
                     v_stream, v_expected #>> '{}', coalesce('is at version ' || current_version, 'does not exist')
                     USING ERRCODE = 'LV409';
             END IF;
-            -- Without the lock, the claim carries the event's content: it is the pending event.
-            IF sealing THEN
-                INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version)
-                VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0))
-                ON CONFLICT DO NOTHING;
-            ELSE
-                INSERT INTO event_claims (event_id, idempotency_key, stream_id, stream_version, event_type, schema_version,
-                                          payload, metadata, occurred_at)
-                VALUES (v_id, v_key, v_stream, coalesce(current_version + 1, 0), v_type, v_schema, v_payload, v_metadata,
-                        v_occurred)
-                ON CONFLICT DO NOTHING;
-            END IF;
-            IF NOT FOUND THEN
-                -- Another writer committed this id, key or version meanwhile (the insert waited for
-                -- its commit): with the lock, seal it; then decide this event again on what is
-                -- committed now.
-                attempts := attempts + 1;
-                IF attempts > 100 THEN
-                    RAISE EXCEPTION 'batch item % (event %, key %): stream % kept changing under concurrent appends; nothing from this batch was written: send it again',
-                        n, v_id, coalesce(v_key, '-'), v_stream USING ERRCODE = 'LV409';
-                END IF;
-                IF sealing THEN
-                    PERFORM seal_pending();
-                    SELECT h.last_position, h.last_hash, h.last_recorded_at INTO head FROM log_head h;
-                    recorded := greatest(clock_timestamp(), head.last_recorded_at);
-                    previous := head.last_hash;
-                    next_position := head.last_position;
-                END IF;
-                CONTINUE claim;
+            -- Another writer committed this id, key or version meanwhile (the insert waited for
+            -- its commit): with the lock, seal it; then decide this event again on what is
+            -- committed now.
+            attempts := attempts + 1;
+            IF attempts > 100 THEN
+                RAISE EXCEPTION 'batch item % (event %, key %): stream % kept changing under concurrent appends; nothing from this batch was written: send it again',
+                    n, v_id, coalesce(v_key, '-'), v_stream USING ERRCODE = 'LV409';
             END IF;
             IF sealing THEN
-                next_position := next_position + 1;
-                new_row := ROW(next_position, v_id, v_stream, coalesce(current_version + 1, 0), v_type, v_schema, v_payload, v_metadata,
-                               v_occurred, recorded, v_key, NULL, NULL, NULL)::events;
-                new_row.hash := chain_hash(previous, new_row);
-                INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
-                                    occurred_at, recorded_at, idempotency_key, hash)
-                VALUES (new_row.position, new_row.event_id, new_row.stream_id, new_row.stream_version, new_row.event_type,
-                        new_row.schema_version, new_row.payload, new_row.metadata, new_row.occurred_at, new_row.recorded_at,
-                        new_row.idempotency_key, new_row.hash);
-                previous := new_row.hash;
-                "position" := new_row.position;
-            ELSE
-                "position" := NULL;
+                PERFORM seal_pending();
+                SELECT h.last_position, h.last_hash, h.last_recorded_at INTO head FROM log_head h;
+                recorded := greatest(clock_timestamp(), head.last_recorded_at);
+                previous := head.last_hash;
+                next_position := head.last_position;
             END IF;
-            event_id := v_id;
-            stream_id := v_stream;
-            stream_version := coalesce(current_version + 1, 0);
-            already_stored := false;
-            RETURN NEXT;
-            EXIT claim;
+            CONTINUE claim;
         END LOOP;
     END LOOP;
     IF sealing AND next_position > started THEN
