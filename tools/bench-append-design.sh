@@ -9,8 +9,8 @@
 # (`ledger bench sealer`: a connection for each writer, and a sealer task beside them that either
 # loops or hands each waiting writer its position as its round commits, as the library would), in
 # the same run as a raw INSERT
-# of the same row shape, the ledger's append_events, today's tables answered at commit (the claim
-# and the pending row, with today's sealer beside) and, with MESSAGE_DB set to a checkout of
+# of the same row shape, the ledger's append_events, today's tables answered at commit (a pending
+# claim, the event's one row, with today's sealer beside) and, with MESSAGE_DB set to a checkout of
 # Message DB, its write_message: every side one event per transaction, each connection its own
 # writer, at 1 and 16 writers. Then every candidate is checked: a round of 16
 # writers on 8 shared streams, everything sealed, each fact once, positions gap-free, the hash chain
@@ -121,7 +121,7 @@ for c in 1 16; do
   run_pgbench append "$c" "$seconds" "$raw" "$writer"
   line "append_events (today)" "$c" "$tps" "$latency"
   with_sealer pending "$c" "$raw" pending-sealer
-  line "today's claim and pending row, a sealer beside, no wait" "$c" "$tps" "$latency" "$rounds"
+  line "today's pending claim, a sealer beside, no wait" "$c" "$tps" "$latency" "$rounds"
   with_sealer design "$c" "$split"
   line "split" "$c" "$tps" "$latency" "$rounds"
   with_sealer positioned "$c" "$split"

@@ -59,7 +59,7 @@ struct MigrationLoadingTests {
                 "0001_event_log", "0004_least_privilege", "0010_store_notification_payloads", "0011_append_function",
                 "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash",
                 "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys",
-                "0019_append_events_at_commit",
+                "0019_append_events_at_commit", "0020_pending_events_in_their_claims",
             ])
         #expect(
             readModels.map(\.name) == [
@@ -84,6 +84,7 @@ struct MigrationLoadingTests {
                 "dcab80616dae700fdd01c9cb6d64610ec2bee0fa191231870e3b724bb1be65b4",
                 "41e85a6d4f37c434bf196e999a97ed5314e9ddede35f2c549313eae6d1dd3f1c",
                 "003dd8f0c54625b50a3f8abb4d3da1e0d99f7d8b35eb4a32bdc569c8d23ee4df",
+                "3f2a09a2820915d95f1bfe18f870f59a528850e67b8ea2ffe49b01a377b03515",
             ])
     }
 

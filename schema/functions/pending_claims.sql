@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/pending_claims.sql

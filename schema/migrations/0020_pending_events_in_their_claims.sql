@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0020_pending_events_in_their_claims.sql
