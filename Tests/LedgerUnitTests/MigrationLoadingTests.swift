@@ -84,7 +84,7 @@ struct MigrationLoadingTests {
                 "dcab80616dae700fdd01c9cb6d64610ec2bee0fa191231870e3b724bb1be65b4",
                 "41e85a6d4f37c434bf196e999a97ed5314e9ddede35f2c549313eae6d1dd3f1c",
                 "003dd8f0c54625b50a3f8abb4d3da1e0d99f7d8b35eb4a32bdc569c8d23ee4df",
-                "3f2a09a2820915d95f1bfe18f870f59a528850e67b8ea2ffe49b01a377b03515",
+                "09ccaaa8b7e2f483990a88dbc6300efb7f9f3496fc2ad602156031af32f7f505",
             ])
     }
 

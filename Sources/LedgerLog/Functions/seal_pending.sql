@@ -4,7 +4,8 @@
 -- their order in the log.
 --
 -- Where it looks: seal_state names the transactions that may hold claims no seal has seen (those
--- running at the last seal, this one, and every id from the first one unassigned then). The
+-- running at the last seal, this one, and every id from the snapshot's xmax, the first it did not
+-- see completed: a transaction still running at or above it is not listed as running). The
 -- snapshot is read before the claims: a claim this seal cannot see is one of its running
 -- transactions' or a later one's, which the state it records names.
 CREATE OR REPLACE FUNCTION seal_pending() RETURNS bigint

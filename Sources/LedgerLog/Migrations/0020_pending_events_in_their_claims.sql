@@ -9,7 +9,8 @@
 --                 its content after (a pending event is stored twice once sealed).
 --   seal_state    where the next seal looks: the transaction ids that may still hold unsealed
 --                 claims. A seal reads the snapshot first, seals every pending claim it can see,
---                 then records that snapshot's running transactions and its first unassigned id.
+--                 then records that snapshot's running transactions and its xmax (the first id
+--                 it did not see completed; running ones at or above it are not listed).
 --                 Any claim it could not see was written by one of those, so the next seal looks
 --                 at those ids only (an index of content claims by writer_xid), whatever other
 --                 transaction is open in the cluster meanwhile.
