@@ -74,6 +74,38 @@ struct PendingClaimTests {
         }
     }
 
+    /// A log restored on another cluster keeps the seal state its first cluster recorded, whose
+    /// transaction ids this one does not continue: its pending claims are still found and sealed.
+    @Test func aSealStateFromAClusterAheadOfThisOneFindsEveryClaim() async throws {
+        try await TestDatabase.withSchema("restored") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "s")])
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            let s = quoteIdentifier(owner.schema)
+            _ = try await admin.query(
+                "UPDATE \(s).seal_state SET next_xid = (pg_current_xact_id()::text)::bigint + 5000000, running = '{}'")
+            let writer = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            try await Self.claimPending(writer, s, stream: "s", version: 1)
+            #expect(try await store.pendingCount() == 1)
+            let next = try await store.append([testEvent(stream: "s")])
+            #expect(next.map(\.position) == [3] && next.map(\.version) == [2])
+            #expect(try await store.pendingCount() == 0)
+            // A writer may not name a claim's order: it cannot place a pending event before others.
+            await #expect(throws: PostgresError.self) {
+                _ = try await writer.query(
+                    """
+                    INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload,
+                                                   metadata, occurred_at, seq)
+                    VALUES (gen_random_uuid(), 's', 3, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z', -5)
+                    """)
+            }
+        }
+    }
+
     /// A log whose writers left events pending in the table of pending events (the layout before
     /// pending events were their claims) keeps them: after the migration they are pending claims,
     /// sealed by the next append in the order they were committed, before its own.

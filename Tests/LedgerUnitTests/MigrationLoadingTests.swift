@@ -84,7 +84,7 @@ struct MigrationLoadingTests {
                 "dcab80616dae700fdd01c9cb6d64610ec2bee0fa191231870e3b724bb1be65b4",
                 "41e85a6d4f37c434bf196e999a97ed5314e9ddede35f2c549313eae6d1dd3f1c",
                 "003dd8f0c54625b50a3f8abb4d3da1e0d99f7d8b35eb4a32bdc569c8d23ee4df",
-                "09ccaaa8b7e2f483990a88dbc6300efb7f9f3496fc2ad602156031af32f7f505",
+                "15118f3b02c60859db5bfa28f460ce70eb418fe22fff147f9f4b49c08bdbe530",
             ])
     }
 

@@ -8,7 +8,9 @@ DECLARE
     tries integer := 0;
 BEGIN
     LOOP
-        EXIT WHEN NOT EXISTS (SELECT 1 FROM pending_events p WHERE p.event_id = ANY (ids));
+        -- Its own claims, by id: pending while they carry content and `events` lacks them.
+        EXIT WHEN NOT EXISTS (SELECT 1 FROM event_claims c WHERE c.event_id = ANY (ids) AND c.payload IS NOT NULL
+                              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = c.event_id));
         tries := tries + 1;
         IF tries > 3 THEN
             PERFORM pg_advisory_xact_lock(4243, lock_key);

@@ -22,8 +22,9 @@ DECLARE
     total bigint := 0;
 BEGIN
     PERFORM pg_advisory_xact_lock(4243, hashtext('ledger-append:' || current_schema()));
-    snap := pg_current_snapshot();
     LOOP
+        -- Read before each pass: the one before the last pass, which found nothing, is recorded.
+        snap := pg_current_snapshot();
         batch := '{}';
         SELECT h.last_position, h.last_hash, h.last_recorded_at INTO head FROM log_head h;
         recorded := greatest(clock_timestamp(), head.last_recorded_at);

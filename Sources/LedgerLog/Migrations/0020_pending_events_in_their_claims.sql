@@ -20,21 +20,33 @@
 -- The deferred check that a claim has its event (0018) now also accepts a claim that carries its
 -- content, and only with its own writer's transaction id, so no writer can hide one from the sealer.
 
+-- Writers of the former layout wait, and those in flight commit first: their pending rows are
+-- moved below with the order they were given, and the new sequence starts after all of them.
+LOCK TABLE event_claims, pending_events IN EXCLUSIVE MODE;
+SELECT pg_advisory_xact_lock(4243, hashtext('ledger-append:' || current_schema()));
+
 CREATE SEQUENCE event_claims_seq;
 SELECT setval('event_claims_seq', coalesce((SELECT max(seq) FROM pending_events), 0) + 1, false);
 
 ALTER TABLE event_claims
     ADD COLUMN seq bigint,
     ADD COLUMN writer_xid bigint,
-    ADD COLUMN event_type text CHECK (event_type ~ '^[A-Z][A-Za-z0-9]{0,99}$'),
-    ADD COLUMN schema_version integer CHECK (schema_version BETWEEN 1 AND 1000),
-    ADD COLUMN payload jsonb CHECK (jsonb_typeof(payload) = 'object'),
-    ADD COLUMN metadata jsonb CHECK (jsonb_typeof(metadata) = 'object'),
-    ADD COLUMN occurred_at timestamptz,
+    ADD COLUMN event_type text,
+    ADD COLUMN schema_version integer,
+    ADD COLUMN payload jsonb,
+    ADD COLUMN metadata jsonb,
+    ADD COLUMN occurred_at timestamptz;
+-- Checked on every new claim; the claims stored have none of these columns (NOT VALID: no scan of
+-- them under the table's lock).
+ALTER TABLE event_claims
+    ADD CONSTRAINT event_claims_event_type CHECK (event_type ~ '^[A-Z][A-Za-z0-9]{0,99}$') NOT VALID,
+    ADD CONSTRAINT event_claims_schema_version CHECK (schema_version BETWEEN 1 AND 1000) NOT VALID,
+    ADD CONSTRAINT event_claims_payload CHECK (jsonb_typeof(payload) = 'object') NOT VALID,
+    ADD CONSTRAINT event_claims_metadata CHECK (jsonb_typeof(metadata) = 'object') NOT VALID,
     ADD CONSTRAINT event_claims_content CHECK (
         (payload IS NULL AND event_type IS NULL AND schema_version IS NULL AND metadata IS NULL AND occurred_at IS NULL)
         OR (payload IS NOT NULL AND event_type IS NOT NULL AND schema_version IS NOT NULL AND metadata IS NOT NULL
-            AND occurred_at IS NOT NULL AND seq IS NOT NULL AND writer_xid IS NOT NULL));
+            AND occurred_at IS NOT NULL AND seq IS NOT NULL AND writer_xid IS NOT NULL)) NOT VALID;
 -- Defaults set after the columns exist: the claims already stored keep nulls (no table rewrite).
 ALTER TABLE event_claims
     ALTER COLUMN seq SET DEFAULT nextval('event_claims_seq'),
@@ -73,8 +85,14 @@ COMMENT ON VIEW pending_events IS 'Committed appends waiting for the sealer to g
 
 REVOKE ALL ON seal_state, pending_events FROM PUBLIC;
 GRANT SELECT ON pending_events TO ledger_writer, ledger_projector, ledger_reader, ledger_auditor;
+-- A writer names every column of a claim but its order and its transaction id, which come from their
+-- defaults: it cannot place a pending event before the events it follows.
+REVOKE INSERT ON event_claims FROM ledger_writer;
+GRANT INSERT (event_id, idempotency_key, stream_id, stream_version, event_type, schema_version, payload, metadata,
+              occurred_at) ON event_claims TO ledger_writer;
 GRANT USAGE ON SEQUENCE event_claims_seq TO ledger_writer;
 
+-- function: seal_events.sql (its current text, from Sources/LedgerLog/Functions)
 -- function: claim_has_event.sql (its current text, from Sources/LedgerLog/Functions)
 -- function: seal_pending.sql (its current text, from Sources/LedgerLog/Functions)
 -- function: append_batch.sql (its current text, from Sources/LedgerLog/Functions)
