@@ -122,11 +122,21 @@ public enum TestDatabase {
         let writer = try await PostgresConnection.connect(
             config.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
         defer { Task { await writer.close() } }
-        let s = quoteIdentifier(config.schema)
-        let id = UUID().uuidString.lowercased()
-        _ = try await writer.query(
+        return try await claimPending(on: writer, schema: config.schema, stream: stream, version: version)
+    }
+
+    /// Writes a pending event (a claim with its content, a `PaymentVerified`) on `conn`, in whatever
+    /// transaction it has open, as a writer that found the append lock taken does. Returns its id
+    /// (lowercased).
+    @discardableResult
+    public static func claimPending(
+        on conn: PostgresConnection, schema: String, stream: String, version: Int64, id: String? = nil
+    ) async throws -> String {
+        let id = id ?? UUID().uuidString.lowercased()
+        _ = try await conn.query(
             """
-            INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+            INSERT INTO \(quoteIdentifier(schema)).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
+                                                               payload, metadata, occurred_at)
             VALUES ($1::uuid, $2, $3, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
             """, [.text(id), .text(stream), .int8(version)])
         return id

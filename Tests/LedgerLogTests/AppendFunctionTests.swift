@@ -123,18 +123,13 @@ struct AppendFunctionTests {
     @Test func aClaimLostToACommittingWriterIsDecidedAgain() async throws {
         try await TestDatabase.withSchema("sqlclaimrace") { owner in
             let writer = owner.connecting(as: .writer)
-            let s = quoteIdentifier(owner.schema)
             let other = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-other")
             defer { Task { await other.close() } }
             let conn = try await PostgresConnection.connect(writer.connectionString, applicationName: "test-sql-writer")
             defer { Task { await conn.close() } }
             // The other writer claims version 0 of "s" and keeps its transaction open.
             try await other.execute("BEGIN")
-            _ = try await other.query(
-                """
-                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
-                VALUES (gen_random_uuid(), 's', 0, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
-                """)
+            try await TestDatabase.claimPending(on: other, schema: owner.schema, stream: "s", version: 0)
             let appending = Task { try await Self.append(conn, owner.schema, [Self.line("s")]) }
             // append_events waits on the other writer's claim (its own session shows it waiting).
             let admin = try await TestDatabase.admin(owner)

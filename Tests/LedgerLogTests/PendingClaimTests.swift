@@ -10,15 +10,6 @@ import Testing
 /// migrated from the layout with a table of them.
 @Suite("Pending claims", .timeLimit(.minutes(2)))
 struct PendingClaimTests {
-    /// A pending claim of `stream` at `version` on `conn` (a writer's session, in its transaction).
-    static func claimPending(_ conn: PostgresConnection, _ s: String, stream: String, version: Int64) async throws {
-        _ = try await conn.query(
-            """
-            INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
-            VALUES (gen_random_uuid(), $1, $2, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
-            """, [.text(stream), .int8(version)])
-    }
-
     /// A writer whose transaction had its id when a seal ran, and committed after it, is sealed
     /// by the next seal: the seal recorded it as running.
     @Test func aClaimCommittedAfterASealThatSawItsWriterRunningIsSealedNext() async throws {
@@ -38,7 +29,7 @@ struct PendingClaimTests {
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
             #expect(try await admin.query("SELECT \(s).seal_pending()").int64(0, 0) == 0)
-            try await Self.claimPending(writer, s, stream: "s", version: 1)
+            try await TestDatabase.claimPending(on: writer, schema: owner.schema, stream: "s", version: 1)
             try await writer.execute("COMMIT")
             #expect(try await store.pendingCount() == 1)
             let next = try await store.append([testEvent(stream: "s")])
@@ -51,16 +42,20 @@ struct PendingClaimTests {
     }
 
     /// A pending claim names its own writer's transaction: one with another id (which the sealer
-    /// would not look at) is refused at commit, and so is one without an id.
+    /// would not look at) is refused at commit, and so is one without an id. The writer may not name
+    /// the column at all; the owner, whom the grants do not stop, meets the check at commit.
     @Test func aPendingClaimWithAnotherTransactionsIdIsRefused() async throws {
         try await TestDatabase.withSchema("forgedxid") { owner in
             let writer = try await PostgresConnection.connect(
                 owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
             defer { Task { await writer.close() } }
+            let ownerSession = try await PostgresConnection.connect(
+                owner.connectionString, applicationName: "ledger-test-owner")
+            defer { Task { await ownerSession.close() } }
             let s = quoteIdentifier(owner.schema)
-            for xid in ["0", "NULL"] {
+            for (conn, xid) in [(writer, "0"), (writer, "NULL"), (ownerSession, "0"), (ownerSession, "NULL")] {
                 await #expect(throws: PostgresError.self) {
-                    _ = try await writer.query(
+                    _ = try await conn.query(
                         """
                         INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload,
                                                        metadata, occurred_at, writer_xid)
@@ -89,7 +84,7 @@ struct PendingClaimTests {
             let writer = try await PostgresConnection.connect(
                 owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
             defer { Task { await writer.close() } }
-            try await Self.claimPending(writer, s, stream: "s", version: 1)
+            try await TestDatabase.claimPending(on: writer, schema: owner.schema, stream: "s", version: 1)
             #expect(try await store.pendingCount() == 1)
             let next = try await store.append([testEvent(stream: "s")])
             #expect(next.map(\.position) == [3] && next.map(\.version) == [2])
@@ -148,7 +143,7 @@ struct PendingClaimTests {
             let writer = try await PostgresConnection.connect(
                 owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
             defer { Task { await writer.close() } }
-            try await Self.claimPending(writer, s, stream: "c", version: 0)
+            try await TestDatabase.claimPending(on: writer, schema: owner.schema, stream: "c", version: 0)
             #expect(
                 try await admin.query("SELECT min(seq) > 3 FROM \(s).event_claims WHERE stream_id = 'c'").bool(0, 0)
                     == true)

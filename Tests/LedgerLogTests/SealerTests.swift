@@ -130,13 +130,7 @@ struct SealerTests {
             defer { Task { await writer.close() } }
             let s = quoteIdentifier(owner.schema)
             let id = UUID().uuidString.lowercased()
-            try await writer.execute("BEGIN")
-            _ = try await writer.query(
-                """
-                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
-                VALUES ($1::uuid, 'a', 1, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
-                """, [.text(id)])
-            try await writer.execute("COMMIT")
+            try await TestDatabase.claimPending(on: writer, schema: owner.schema, stream: "a", version: 1, id: id)
             // The writer may not remove or change what it committed.
             for sql in [
                 "DELETE FROM \(s).pending_events", "UPDATE \(s).pending_events SET stream_version = 5",

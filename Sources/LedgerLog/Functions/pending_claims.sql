@@ -1,9 +1,9 @@
 -- The pending events: claims with content that `events` does not hold yet, among the claims of the
 -- transactions seal_state names (running at the last seal, or with an id from that seal's snapshot's
 -- xmax, the first it did not see completed, on). Each part is an index scan of the content claims by
--- writer_xid, whatever the statistics of a young table would make the planner choose (sequential scans are off in here, and
--- so is JIT compilation, which the cost of a disabled scan would otherwise set off; its plans are
--- made once a session, not for each call).
+-- writer_xid, whatever the statistics of a young table would make the planner choose (sequential
+-- scans are off in here, and so is JIT compilation, which the cost of a disabled scan would
+-- otherwise set off; its plans are made once a session, not for each call).
 -- Whether `events` holds a claim is one probe of its index per claim (a scalar subquery, which the
 -- planner cannot turn into a join that reads the whole log).
 CREATE OR REPLACE FUNCTION pending_claims() RETURNS SETOF event_claims
