@@ -23,9 +23,27 @@ struct BenchAppend: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Measure the cost of a guarantee by removing it from the benchmark's own schema: position-fk, version-fk, head-check, chain-check (repeatable).",
+            "Measure the cost of a guarantee by removing it from the benchmark's own schema: position-fk, version-fk, head-check, chain-check, claim-check (repeatable).",
             valueName: "guarantee"))
     var without: [Guarantee] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Run only these scenarios (repeatable): one (a), shared (b), stores (b'), stores-at-commit (b''), stores-sealer (b'''), one-sealer (a''), batches (c). Default: all.",
+            valueName: "scenario"))
+    var only: [Scenario] = []
+
+    enum Scenario: String, ExpressibleByArgument, CaseIterable {
+        case one
+        case shared
+        case stores
+        case storesAtCommit = "stores-at-commit"
+        case storesSealer = "stores-sealer"
+        case oneSealer = "one-sealer"
+        case batches
+    }
+
+    func wants(_ scenario: Scenario) -> Bool { only.isEmpty || only.contains(scenario) }
 
     enum Guarantee: String, ExpressibleByArgument, CaseIterable {
         case positionFK = "position-fk"
@@ -33,12 +51,15 @@ struct BenchAppend: AsyncParsableCommand {
         case headCheck = "head-check"
         /// The head trigger's re-hash of every new row (it still checks positions and time).
         case chainCheck = "chain-check"
+        /// The deferred check at commit that each claim has its event (or, pending, its writer's id).
+        case claimCheck = "claim-check"
 
         var sql: String {
             switch self {
             case .positionFK: return "ALTER TABLE events DROP CONSTRAINT events_gapless_position"
             case .versionFK: return "ALTER TABLE events DROP CONSTRAINT events_contiguous_version"
             case .headCheck: return "DROP TRIGGER log_head_advance ON log_head"
+            case .claimCheck: return "DROP TRIGGER event_claims_have_events ON event_claims"
             case .chainCheck:
                 return """
                     DO $$
@@ -94,39 +115,99 @@ struct BenchAppend: AsyncParsableCommand {
                 Diagnostics.say("  \(row.line)")
             }
 
-            // (a) one event per transaction, one client.
+            // The raw baselines, each measured once, when a scenario needs it.
+            var rawOne: AppendWorkload.Measurement?
+            var rawMany: AppendWorkload.Measurement?
+            func rawA() async throws -> AppendWorkload.Measurement {
+                if let m = rawOne { return m }
+                let m = try await AppendWorkload.rawInserts(url: url, table: raw, clients: 1, duration: duration)
+                rawOne = m
+                return m
+            }
+            func rawB() async throws -> AppendWorkload.Measurement {
+                if let m = rawMany { return m }
+                let m = try await AppendWorkload.rawInserts(url: url, table: raw, clients: clients, duration: duration)
+                rawMany = m
+                return m
+            }
             let store = try await EventStore.open(config)
             var counter = AppendWorkload.Counter()
-            let rawA = try await AppendWorkload.rawInserts(url: url, table: raw, clients: 1, duration: duration)
-            let ledA = try await AppendWorkload.ledgerAppends(
-                stores: [store], clients: 1, batch: 1, duration: duration, counter: &counter)
-            report("(a) 1 event/tx, 1 client", ledA, rawA, "INSERT")
+
+            // (a) one event per transaction, one client.
+            if wants(.one) {
+                let rawA = try await rawA()
+                let ledA = try await AppendWorkload.ledgerAppends(
+                    stores: [store], clients: 1, batch: 1, duration: duration, counter: &counter)
+                report("(a) 1 event/tx, 1 client", ledA, rawA, "INSERT")
+            }
 
             // (b) one event per transaction, N clients sharing one store (group commit).
-            let rawB = try await AppendWorkload.rawInserts(url: url, table: raw, clients: clients, duration: duration)
-            let ledB = try await AppendWorkload.ledgerAppends(
-                stores: [store], clients: clients, batch: 1, duration: duration, counter: &counter)
-            report("(b) 1 event/tx, \(clients) clients, 1 store", ledB, rawB, "INSERT")
+            if wants(.shared) {
+                let rawB = try await rawB()
+                let ledB = try await AppendWorkload.ledgerAppends(
+                    stores: [store], clients: clients, batch: 1, duration: duration, counter: &counter)
+                report("(b) 1 event/tx, \(clients) clients, 1 store", ledB, rawB, "INSERT")
+            }
 
-            // (b') N clients, each with its own store (its own writer connection, as N processes would).
-            var own: [EventStore] = []
-            for _ in 0..<clients { own.append(try await EventStore.open(config)) }
-            let ledB2 = try await AppendWorkload.ledgerAppends(
-                stores: own, clients: clients, batch: 1, duration: duration, counter: &counter)
-            report("(b') 1 event/tx, \(clients) clients, \(clients) stores", ledB2, rawB, "INSERT")
+            // (b') N clients, each with its own store (its own writer connection, as N processes would),
+            // and (b'') the same, each append answered at its commit (its position later, when sealed).
+            if wants(.stores) || wants(.storesAtCommit) {
+                let rawB = try await rawB()
+                var own: [EventStore] = []
+                for _ in 0..<clients { own.append(try await EventStore.open(config)) }
+                if wants(.stores) {
+                    let ledB2 = try await AppendWorkload.ledgerAppends(
+                        stores: own, clients: clients, batch: 1, duration: duration, counter: &counter)
+                    report("(b') 1 event/tx, \(clients) clients, \(clients) stores", ledB2, rawB, "INSERT")
+                }
+                if wants(.storesAtCommit) {
+                    let ledB3 = try await AppendWorkload.ledgerAppends(
+                        stores: own, clients: clients, batch: 1, duration: duration, atCommit: true,
+                        counter: &counter)
+                    report(
+                        "(b'') 1 event/tx, \(clients) clients, \(clients) stores, answered at commit", ledB3, rawB,
+                        "INSERT")
+                }
+                for s in own { await s.close() }
+            }
 
-            // (b'') the same, each append answered at its commit (its position later, when sealed).
-            let ledB3 = try await AppendWorkload.ledgerAppends(
-                stores: own, clients: clients, batch: 1, duration: duration, atCommit: true, counter: &counter)
-            for s in own { await s.close() }
-            report("(b'') 1 event/tx, \(clients) clients, \(clients) stores, answered at commit", ledB3, rawB, "INSERT")
+            // (b''') the same with a sealer: the appends never take the append lock; one of the
+            // stores, elected, seals what they leave (Sealing.sealer). (a'') one client so.
+            if wants(.storesSealer) || wants(.oneSealer) {
+                var sealerConfig = config
+                sealerConfig.sealing = .sealer
+                var sealed: [EventStore] = []
+                for _ in 0..<(wants(.storesSealer) ? clients : 1) {
+                    sealed.append(try await EventStore.open(sealerConfig))
+                }
+                if wants(.storesSealer) {
+                    let rawB = try await rawB()
+                    let ledB4 = try await AppendWorkload.ledgerAppends(
+                        stores: sealed, clients: clients, batch: 1, duration: duration, atCommit: true,
+                        counter: &counter)
+                    report(
+                        "(b''') 1 event/tx, \(clients) clients, \(clients) stores, answered at commit, a sealer", ledB4,
+                        rawB, "INSERT")
+                }
+                if wants(.oneSealer) {
+                    let rawA = try await rawA()
+                    // The first store opened, elected unless another process's sealer was first.
+                    let ledA2 = try await AppendWorkload.ledgerAppends(
+                        stores: [sealed[0]], clients: 1, batch: 1, duration: duration, atCommit: true,
+                        counter: &counter)
+                    report("(a'') 1 event/tx, 1 client, answered at commit, a sealer", ledA2, rawA, "INSERT")
+                }
+                for s in sealed { await s.close() }
+            }
 
             // (c) batches, one client.
-            for size in [100, 1000] {
-                let rawC = try await AppendWorkload.rawCopies(url: url, table: raw, batch: size, duration: duration)
-                let ledC = try await AppendWorkload.ledgerAppends(
-                    stores: [store], clients: 1, batch: size, duration: duration, counter: &counter)
-                report("(c) batches of \(size), 1 client", ledC, rawC, "COPY")
+            if wants(.batches) {
+                for size in [100, 1000] {
+                    let rawC = try await AppendWorkload.rawCopies(url: url, table: raw, batch: size, duration: duration)
+                    let ledC = try await AppendWorkload.ledgerAppends(
+                        stores: [store], clients: 1, batch: size, duration: duration, counter: &counter)
+                    report("(c) batches of \(size), 1 client", ledC, rawC, "COPY")
+                }
             }
             await store.close()
 

@@ -10,12 +10,29 @@ struct Seal: AsyncParsableCommand {
             the log; one that stops in between leaves them pending (kept, claimed, not yet in the log). The next append
             of any writer seals them, and `ledger serve` does every two seconds; this does it now (as the writer role),
             for a quiet log or a script. `verify-chain` reports how many are pending.
+
+            With --follow it keeps sealing until stopped: it stands as the log's sealer (one is elected among the
+            processes that run one: stores opened with Sealing.sealer, `ledger serve --sealing sealer`, this), and once
+            elected seals what any writer leaves pending, within 50 ms. Stopping it loses nothing: another candidate
+            takes over, or the writers seal.
             """))
 
     @OptionGroup var connection: ConnectionOptions
 
+    @Flag(help: "Keep sealing, as the log's elected sealer, until stopped.")
+    var follow = false
+
     func run() async throws {
         try await runReportingErrors {
+            if follow {
+                var config = try await connection.configuration(as: .writer)
+                config.sealing = .sealer
+                let store = try await EventStore.open(config)
+                defer { Task { await store.close() } }
+                // The store's sealer logs its election, and what ends a term.
+                Diagnostics.say("ledger: standing as the sealer of schema \(config.schema) until stopped")
+                while true { try await Task.sleep(for: .seconds(3600)) }
+            }
             let store = try await EventStore.open(try await connection.configuration(as: .writer))
             defer { Task { await store.close() } }
             let sealed = try await store.sealPending()

@@ -6,6 +6,8 @@ import LedgerLog
 import LedgerService
 import Logging
 
+extension Sealing: ExpressibleByArgument {}
+
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the ledger over HTTP: append, read, audit, store notifications, health and metrics.",
@@ -94,6 +96,12 @@ struct Serve: AsyncParsableCommand {
         )
         var appendTimeout: Double = 5
 
+        @Option(
+            help:
+                "Who seals the appends answered at commit (`Prefer: respond-async`): writers (an append takes the append lock when it is free and seals), or sealer (such an append never takes it; one instance, elected among those run with sealer, seals every instance's)."
+        )
+        var sealing: Sealing = .writers
+
         @Flag(
             help:
                 "Also run the projector (as `ledger project --follow` does), so /v1/orders and /v1/users stay current.")
@@ -152,6 +160,7 @@ struct Serve: AsyncParsableCommand {
                 // A client waits for its answer: an append gives up reconnecting after this budget (the
                 // library's default, for batch jobs, is 30 s).
                 roles[.writer]?.reconnectTimeout = .milliseconds(Int64(appendTimeout * 1000))
+                roles[.writer]?.sealing = sealing
                 let format = logFormat ?? env["LEDGER_LOG_FORMAT"].flatMap { $0.isEmpty ? nil : $0 } ?? "text"
                 guard ["text", "json"].contains(format) else {
                     throw ConfigurationProblem("--log-format must be text or json (got \(Echo.quoted(format)))")

@@ -26,9 +26,14 @@ actor AppendCoordinator {
     /// sooner seals it anyway, in its own transaction.
     static let idleBeforeSealing = Duration.milliseconds(2)
 
-    init(configuration: LedgerConfiguration, connection: PostgresConnection, logger: Logger) {
+    /// This store's candidate sealer, when a sealer seals (``Sealing/sealer``): told whenever a
+    /// group leaves events pending.
+    private let sealer: Sealer?
+
+    init(configuration: LedgerConfiguration, connection: PostgresConnection, sealer: Sealer?, logger: Logger) {
         self.configuration = configuration
         self.connection = connection
+        self.sealer = sealer
         self.logger = logger
     }
 
@@ -79,12 +84,17 @@ actor AppendCoordinator {
             pending.removeFirst(take)
             let outcomes = await run(group.map(\.request), waits: group.map(\.waits))
             noteLeftPending(outcomes)
+            if leftPending, let sealer {
+                // The sealer seals them (this store's, when elected; another store's otherwise);
+                // this store's close seals what is still pending then.
+                await sealer.nudge()
+            }
             for (entry, outcome) in zip(group, outcomes) {
                 entry.continuation.resume(with: outcome)
             }
         }
         flushing = false
-        if leftPending { sealWhenIdle(after: Self.idleBeforeSealing) }
+        if leftPending && sealer == nil { sealWhenIdle(after: Self.idleBeforeSealing) }
     }
 
     /// Seals what this writer left pending after `delay`, unless it is appending again by then or
@@ -174,6 +184,7 @@ actor AppendCoordinator {
         let deadline = ContinuousClock.now + configuration.reconnectTimeout
         let schema = configuration.schema
         let channel = configuration.channel
+        let sealing = configuration.sealing
         var delay = Duration.milliseconds(50)
         // Events an earlier attempt of this append committed (before its seal timed out, or before
         // the connection broke): asking again finds them stored, and they are still its own.
@@ -204,7 +215,7 @@ actor AppendCoordinator {
                         do {
                             return try AppendTransaction.run(
                                 requests: requests, waits: waits, schema: schema, channel: channel,
-                                lookUpStored: lookUpStored, on: conn)
+                                lookUpStored: lookUpStored, sealing: sealing, on: conn)
                         } catch let error as PostgresError
                             where error.isUniqueViolation
                             && AppendTransaction.duplicateConstraints.contains(error.constraint ?? "") && !lookUpStored

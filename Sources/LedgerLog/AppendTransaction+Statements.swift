@@ -7,7 +7,8 @@ import LedgerPostgres
 extension AppendTransaction {
     /// Begins the transaction, locks the head and reads what the plan needs (in one pipeline).
     static func readSnapshot(
-        _ requests: [[PreparedEvent]], schema: String, lookUpStored: Bool, on conn: isolated PostgresConnection
+        _ requests: [[PreparedEvent]], schema: String, lookUpStored: Bool, tryLock: Bool,
+        on conn: isolated PostgresConnection
     ) throws -> (AppendSnapshot, transaction: String) {
         let s = quoteIdentifier(schema)
         let events = requests.joined()
@@ -20,9 +21,17 @@ extension AppendTransaction {
                 SELECT st, (SELECT max(stream_version) FROM \(s).event_claims WHERE stream_id = st)
                 FROM unnest($1::text[]) AS st
                 """, [.textArray(streams)], prepared: true),
+        ]
+        if tryLock {
             // The append lock if it is free, with what is pending sealed; false when another
-            // session holds it (the group then commits as pending).
-            Statement("SELECT \(s).try_seal_pending()", prepared: true),
+            // session holds it (the group then commits as pending). Not tried when a sealer seals
+            // (``Sealing/sealer``) and no request waits for its positions: the group commits as
+            // pending. Before the head is read: the seal moves it.
+            statements.append(Statement("SELECT \(s).try_seal_pending()", prepared: true))
+        }
+        let lock = tryLock ? 2 : nil
+        let headAt = statements.count
+        statements += [
             Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head", prepared: true),
             // This transaction's id, to ask how it ended if the connection breaks.
             Statement("SELECT clock_timestamp(), pg_current_xact_id()::text", prepared: true),
@@ -61,11 +70,11 @@ extension AppendTransaction {
             if conn.isConnected { try? conn.execute("ROLLBACK") }
             throw error
         }
-        let head = lookups[3]
+        let head = lookups[headAt]
         guard head.count == 1, let lastPosition = head.int64(0, 0), let lastHash = head.bytea(0, 1),
             let lastRecorded = head.string(0, 2).flatMap(Timestamp.init),
-            let clock = lookups[4].string(0, 0).flatMap(Timestamp.init),
-            let transaction = lookups[4].string(0, 1)
+            let clock = lookups[headAt + 1].string(0, 0).flatMap(Timestamp.init),
+            let transaction = lookups[headAt + 1].string(0, 1)
         else {
             try? conn.execute("ROLLBACK")
             throw LedgerError.migration("the log head of schema \(schema) is missing; run `ledger migrate`")
@@ -77,8 +86,8 @@ extension AppendTransaction {
         }
         let snapshot = AppendSnapshot(
             lastPosition: lastPosition, lastHash: lastHash, lastRecordedAt: lastRecorded, clock: clock,
-            streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[5]) : nil,
-            holdsLock: lookups[2].bool(0, 0) == true)
+            streamVersions: versions, stored: lookUpStored ? storedEvents(lookups[headAt + 2]) : nil,
+            holdsLock: lock.map { lookups[$0].bool(0, 0) == true } ?? false)
         return (snapshot, transaction)
     }
 

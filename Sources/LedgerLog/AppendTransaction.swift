@@ -56,10 +56,13 @@ enum AppendTransaction {
     /// keeps position 0 in its outcome, and the next writer to take the append lock seals it.
     static func run(
         requests: [[PreparedEvent]], waits: [Bool], schema: String, channel: String, lookUpStored: Bool,
-        on conn: isolated PostgresConnection
+        sealing: Sealing = .writers, on conn: isolated PostgresConnection
     ) throws -> [Result<[AppendedEvent], LedgerError>] {
         let s = quoteIdentifier(schema)
-        let (snapshot, transaction) = try readSnapshot(requests, schema: schema, lookUpStored: lookUpStored, on: conn)
+        // With a sealer, a group none of whose requests waits for its positions never takes the lock.
+        let (snapshot, transaction) = try readSnapshot(
+            requests, schema: schema, lookUpStored: lookUpStored, tryLock: sealing == .writers || waits.contains(true),
+            on: conn)
         let plan = AppendPlan(requests: requests, snapshot: snapshot)
         // Nothing of the group's own to write: end the transaction. With the lock, it may have
         // sealed other writers' pending events (and the lookups may have returned their positions),

@@ -9,6 +9,8 @@ public final class EventStore: Sendable {
     /// Connections for reads, shared with the modules built on the log (projections, benchmarks).
     package let pool: ConnectionPool
     private let coordinator: AppendCoordinator
+    /// This store's candidate sealer, when a sealer seals (``Sealing/sealer``).
+    private let sealer: Sealer?
     package let logger: Logger
 
     private init(configuration: LedgerConfiguration, writer: PostgresConnection, logger: Logger) {
@@ -16,7 +18,10 @@ public final class EventStore: Sendable {
         self.pool = ConnectionPool(
             connectionString: configuration.connectionString,
             maximumConnections: configuration.readConnections, logger: logger)
-        self.coordinator = AppendCoordinator(configuration: configuration, connection: writer, logger: logger)
+        let sealer = configuration.sealing == .sealer ? Sealer(configuration: configuration, logger: logger) : nil
+        self.sealer = sealer
+        self.coordinator = AppendCoordinator(
+            configuration: configuration, connection: writer, sealer: sealer, logger: logger)
         self.logger = logger
     }
 
@@ -27,7 +32,9 @@ public final class EventStore: Sendable {
         let writer = try await PostgresConnection.connect(
             configuration.connectionString, applicationName: "ledger-writer",
             settings: AppendTransaction.sessionSettings, logger: logger)
-        return EventStore(configuration: configuration, writer: writer, logger: logger)
+        let store = EventStore(configuration: configuration, writer: writer, logger: logger)
+        await store.sealer?.start()
+        return store
     }
 
     /// Applies migrations to the configured schema: `migrations`, or the event log's own
@@ -53,8 +60,12 @@ public final class EventStore: Sendable {
     /// The writer connection's server process id (diagnostics, tests).
     public func writerBackendPID() async -> Int32 { await coordinator.backendPID() }
 
+    /// Whether this store is the log's sealer now (``Sealing/sealer``; false otherwise).
+    public func isSealer() async -> Bool { await sealer?.isElected() ?? false }
+
     public func close() async {
         await coordinator.close()
+        await sealer?.stop()
         await pool.shutdown()
     }
 

@@ -14,12 +14,16 @@ public struct LedgerConfiguration: Sendable {
     public var maximumGroupEvents: Int
     /// How long an append keeps trying to reconnect after the server went away.
     public var reconnectTimeout: Duration
+    /// Who seals the events of appends answered at commit: the writers (the default), or a sealer
+    /// elected among the stores (``Sealing``).
+    public var sealing: Sealing
 
     /// `validation` has no default: the log knows no facts; the purchase domain's
     /// `FactCatalogue.validation()` checks every payload against its fact's schema.
     public init(
         connectionString: String, schema: String = "ledger", validation: EventValidation,
-        readConnections: Int = 4, maximumGroupEvents: Int = 10_000, reconnectTimeout: Duration = .seconds(30)
+        readConnections: Int = 4, maximumGroupEvents: Int = 10_000, reconnectTimeout: Duration = .seconds(30),
+        sealing: Sealing = .writers
     ) {
         self.connectionString = connectionString
         self.schema = schema
@@ -27,6 +31,7 @@ public struct LedgerConfiguration: Sendable {
         self.readConnections = readConnections
         self.maximumGroupEvents = maximumGroupEvents
         self.reconnectTimeout = reconnectTimeout
+        self.sealing = sealing
     }
 
     /// The NOTIFY channel appends signal on.

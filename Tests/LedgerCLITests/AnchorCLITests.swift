@@ -89,3 +89,45 @@ struct SealCLITests {
         }
     }
 }
+
+@Suite("ledger seal --follow", .timeLimit(.minutes(2)))
+struct SealFollowCLITests {
+    /// Elected, it seals what a writer leaves pending with nothing more appended; stopped, it
+    /// gives up the election.
+    @Test func aFollowingSealerSealsWhatWritersLeave() async throws {
+        try await TestDatabase.withSchema("clisealfollow") { config in
+            let cli = CLI(url: config.connectionString, schema: config.schema)
+            #expect(try await cli.run(["append"], stdin: sample).status == 0)
+            let process = Process()
+            process.executableURL = CLI.binary
+            process.arguments = [
+                "seal", "--follow", "--database-url", config.connectionString, "--schema", config.schema,
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+            let watcher = try await TestDatabase.admin(config)
+            defer { Task { await watcher.close() } }
+            let elected = """
+                SELECT count(*) FROM pg_locks
+                WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 2
+                  AND objid::bigint = hashtext('ledger-sealer:' || '\(config.schema)')::bigint & 4294967295
+                """
+            try await waitUntil(watcher, elected, equals: 1)
+            try await TestDatabase.leavePending(config, stream: "left", version: 0)
+            try await waitUntil(
+                watcher, "SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events", equals: 0)
+            let after = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
+            #expect(after["lastPosition"] == .int(11) && after["intact"] == .bool(true))
+            process.terminate()
+            process.waitUntilExit()
+            try await waitUntil(watcher, elected, equals: 0)
+        }
+    }
+}
+
+/// Waits until `sql`'s one value is `expected` (the suite's time limit catches a hang).
+private func waitUntil(_ conn: PostgresConnection, _ sql: String, equals expected: Int64) async throws {
+    while try await conn.query(sql).int64(0, 0) != expected { try await Task.sleep(for: .milliseconds(20)) }
+}

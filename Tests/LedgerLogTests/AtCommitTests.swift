@@ -98,10 +98,13 @@ struct AtCommitTests {
     }
 
     /// Independent writers answered at commit, racing for shared streams: every event is sealed
-    /// once, at gap-free positions, each stream's versions in log order, the chain intact.
-    @Test func independentWritersAnsweredAtCommitLoseNothingAndDoubleNothing() async throws {
-        try await TestDatabase.withSchema("atcommitmany") { owner in
-            let config = owner.connecting(as: .writer)
+    /// once, at gap-free positions, each stream's versions in log order, the chain intact; whether
+    /// the writers seal or a sealer elected among them does.
+    @Test(arguments: Sealing.allCases)
+    func independentWritersAnsweredAtCommitLoseNothingAndDoubleNothing(_ sealing: Sealing) async throws {
+        try await TestDatabase.withSchema("atcommitmany" + (sealing == .sealer ? "s" : "")) { owner in
+            var config = owner.connecting(as: .writer)
+            config.sealing = sealing
             let writers = 6
             let appends = 25
             var stores: [EventStore] = []

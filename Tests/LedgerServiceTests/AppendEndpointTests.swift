@@ -108,6 +108,43 @@ struct AppendEndpointTests {
         }
     }
 
+    /// With a sealer (`ledger serve --sealing sealer`), `Prefer: respond-async` never takes the
+    /// append lock: 202 with position null for a writer alone too, and the service's sealer puts the
+    /// event in the log with nothing more appended. Without the header, a position as always.
+    @Test func respondAsyncWithASealerLeavesTheSealToIt() async throws {
+        try await ServiceFixture.with("httpsealer", sealing: .sealer) { f in
+            let admin = try await TestDatabase.admin(f.owner)
+            let s = quoteIdentifier(f.owner.schema)
+            try await f.test { client in
+                var headers = ServiceFixture.bearer(f.appendToken)
+                headers[HTTPField.Name("Prefer")!] = "respond-async"
+                let line = ServiceFixture.orderLine("o1")
+                let answered = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(lines: [line]))
+                #expect(answered.status == .accepted)
+                guard case .array(let events)? = answered.json?["events"] else {
+                    Issue.record("no events in \(answered.text)")
+                    return
+                }
+                #expect(events.map { $0["position"] } == [.null])
+                while try await admin.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) != 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(try await f.rows() == 1)
+                let waited = try await client.execute(
+                    uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
+                    body: ByteBuffer(lines: [ServiceFixture.orderLine("o2")]))
+                #expect(waited.status == .created)
+                guard case .array(let second)? = waited.json?["events"] else {
+                    Issue.record("no events in \(waited.text)")
+                    return
+                }
+                #expect(second.map { $0["position"] } == [.int(2)])
+            }
+            await admin.close()
+        }
+    }
+
     @Test func conflictsAre409AndWriteNothing() async throws {
         try await ServiceFixture.with("httpconflict") { f in
             try await f.test { client in

@@ -27,15 +27,18 @@ struct ServiceFixture: Sendable {
 
     /// A service over a schema of its own; with `projector`, the projector runs inside it (`ledger serve --project`).
     static func with<T: Sendable>(
-        _ label: String, projector: Bool = false,
+        _ label: String, projector: Bool = false, sealing: Sealing = .writers,
         configure: @Sendable (inout LedgerService.Configuration) -> Void = { _ in },
         _ body: @Sendable (ServiceFixture) async throws -> T
     ) async throws -> T {
-        try await slots.run { try await withSchema(label, projector: projector, configure: configure, body) }
+        try await slots.run {
+            try await withSchema(label, projector: projector, sealing: sealing, configure: configure, body)
+        }
     }
 
     private static func withSchema<T: Sendable>(
-        _ label: String, projector: Bool, configure: @Sendable (inout LedgerService.Configuration) -> Void,
+        _ label: String, projector: Bool, sealing: Sealing,
+        configure: @Sendable (inout LedgerService.Configuration) -> Void,
         _ body: @Sendable (ServiceFixture) async throws -> T
     ) async throws -> T {
         try await TestDatabase.withSchema(label) { base in
@@ -59,7 +62,13 @@ struct ServiceFixture: Sendable {
             configure(&config)
             let o = owner
             if projector { config.projector = try await EventStore.open(o.connecting(as: .projector)) }
-            let stores = try await LedgerStores.open({ o.connecting(as: $0) }, logger: Logger(label: "test"))
+            // The writer's sealing, as `ledger serve --sealing` sets it.
+            let stores = try await LedgerStores.open(
+                { role in
+                    var c = o.connecting(as: role)
+                    if role == .writer { c.sealing = sealing }
+                    return c
+                }, logger: Logger(label: "test"))
             let fixture = ServiceFixture(
                 owner: owner, service: LedgerService(configuration: config, stores: stores, logger: Self.quiet),
                 appendToken: tokens[0], readToken: tokens[1], auditToken: tokens[2], allToken: tokens[3])

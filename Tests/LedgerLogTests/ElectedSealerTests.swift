@@ -1,0 +1,119 @@
+import Foundation
+import LedgerCore
+import LedgerPostgres
+@testable import LedgerLog
+import LedgerTesting
+import Testing
+
+/// Stores opened with ``Sealing/sealer``: appends answered at commit never take the append lock;
+/// one store per log, elected, seals what every writer left pending.
+@Suite("A sealer elected among the stores", .timeLimit(.minutes(3)))
+struct ElectedSealerTests {
+    static func sealing(_ owner: LedgerConfiguration) -> LedgerConfiguration {
+        var config = owner.connecting(as: .writer)
+        config.sealing = .sealer
+        return config
+    }
+
+    /// The server process of the session elected sealer for `schema`, if one is.
+    static func sealerPID(_ conn: PostgresConnection, schema: String) async throws -> Int64? {
+        try await conn.query(
+            """
+            SELECT pid FROM pg_locks
+            WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 2
+              AND objid::bigint = hashtext('ledger-sealer:' || $1)::bigint & 4294967295
+            """, [.text(schema)]
+        ).int64(0, 0)
+    }
+
+    static func waitForElection(_ conn: PostgresConnection, schema: String) async throws -> Int64 {
+        while true {
+            if let pid = try await sealerPID(conn, schema: schema) { return pid }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// With the lock free, an append answered at commit still leaves its events pending (a writer
+    /// alone under ``Sealing/writers`` gets its positions), and the sealer seals them with nothing
+    /// more appended. An append that waits for its positions gets them.
+    @Test func appendsAnsweredAtCommitLeaveTheirEventsToTheSealer() async throws {
+        try await TestDatabase.withSchema("electedseal") { owner in
+            let store = try await EventStore.open(Self.sealing(owner))
+            let watcher = try await TestDatabase.admin(owner)
+            defer {
+                Task {
+                    await store.close()
+                    await watcher.close()
+                }
+            }
+            let s = quoteIdentifier(owner.schema)
+            let events = [testEvent(stream: "a", expected: .noStream), testEvent(stream: "b", key: "k-1")]
+            let committed = try await store.appendAtCommit(events)
+            #expect(committed.map(\.position) == [nil, nil])
+            #expect(committed.map(\.version) == [0, 0])
+            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            #expect(await store.isSealer())
+            #expect(try await store.readAll(after: 0).map(\.eventId) == events.map(\.eventId))
+            // A retry gets the positions the sealer gave.
+            #expect(try await store.appendAtCommit(events).map(\.position) == [1, 2])
+            // An append that waits is answered with its position, as under Sealing.writers.
+            let waited = try await store.append([testEvent(stream: "a", expected: .exact(0))])
+            #expect(waited.map(\.position) == [3] && waited.map(\.version) == [1])
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// Two candidates: one is elected; the other's appends are sealed by it (it looks for pending
+    /// events of other processes, unasked); when the elected one stops, the other takes over.
+    @Test func anotherCandidateTakesOverWhenTheSealerStops() async throws {
+        try await TestDatabase.withSchema("electedtwo") { owner in
+            let watcher = try await TestDatabase.admin(owner)
+            defer { Task { await watcher.close() } }
+            let s = quoteIdentifier(owner.schema)
+            let first = try await EventStore.open(Self.sealing(owner))
+            _ = try await Self.waitForElection(watcher, schema: owner.schema)
+            let second = try await EventStore.open(Self.sealing(owner))
+            defer { Task { await second.close() } }
+            #expect(await first.isSealer())
+            #expect(await !second.isSealer())
+
+            // The second store's events, sealed by the first.
+            let a = try await second.appendAtCommit([testEvent(stream: "x", key: "two-1")])
+            #expect(a.map(\.position) == [nil])
+            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            #expect(await !second.isSealer())
+
+            await first.close()
+            _ = try await Self.waitForElection(watcher, schema: owner.schema)
+            while await !second.isSealer() { try await Task.sleep(for: .milliseconds(20)) }
+            let b = try await second.appendAtCommit([testEvent(stream: "x", key: "two-2")])
+            #expect(b.map(\.position) == [nil])
+            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            #expect(try await second.readAll(after: 0).map(\.stream) == ["x", "x"])
+            #expect(try await second.verifyChain().isIntact)
+        }
+    }
+
+    /// The sealer's session cut off: it reconnects, is elected again and seals what came since.
+    @Test func aSealerWhoseSessionIsCutOffStandsAgain() async throws {
+        try await TestDatabase.withSchema("electedcut") { owner in
+            let store = try await EventStore.open(Self.sealing(owner))
+            let watcher = try await TestDatabase.admin(owner)
+            defer {
+                Task {
+                    await store.close()
+                    await watcher.close()
+                }
+            }
+            let s = quoteIdentifier(owner.schema)
+            let pid = try await Self.waitForElection(watcher, schema: owner.schema)
+            _ = try await watcher.query("SELECT pg_terminate_backend($1::int)", [.text(String(pid))])
+            let committed = try await store.appendAtCommit([testEvent(stream: "c", expected: .noStream)])
+            #expect(committed.map(\.position) == [nil])
+            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            let again = try await Self.waitForElection(watcher, schema: owner.schema)
+            #expect(again != pid)
+            #expect(try await store.readAll(after: 0).map(\.eventId) == committed.map(\.eventId))
+        }
+    }
+}
