@@ -92,6 +92,8 @@ txs() { need "$(seconds_of "$(text_cell "$1" "$2" "$3")")" "$4" "$1"; }      # f
 a_ledger=$(md append '(a)' 2 "(a) row"); a_base=$(md append '(a)' 3 "(a) baseline")
 bp_ledger=$(md append "(b')" 2 "(b') row"); bp_base=$(md append "(b')" 3 "(b') baseline")
 bq_ledger=$(md append "(b'')" 2 "(b'') row"); bq_base=$(md append "(b'')" 3 "(b'') baseline")
+br_ledger=$(md append "(b''')" 2 "(b''') row"); br_base=$(md append "(b''')" 3 "(b''') baseline")
+ar_ledger=$(md append "(a'')" 2 "(a'') row"); ar_base=$(md append "(a'')" 3 "(a'') baseline")
 c_ledger=$(md append '(c) batches of 1000' 2 "batches of 1000 row")
 c_base=$(md append '(c) batches of 1000' 3 "batches of 1000 baseline")
 s_ledger=$(md sql-append 16 2 "16-writer row"); s_base=$(md sql-append 16 4 "16-writer raw INSERT")
@@ -140,6 +142,8 @@ fi
 echo "| the same, append_events_at_commit | $(grouped "$sc_ledger") ev/s | INSERT $(grouped "$s_base") ev/s | $(pct "$sc_ledger" "$s_base") | | |"
 echo "| append, 16 independent stores in one process (library) | $(grouped "$bp_ledger") ev/s | INSERT $(grouped "$bp_base") ev/s | $(pct "$bp_ledger" "$bp_base") | | |"
 echo "| the same, answered at commit (library) | $(grouped "$bq_ledger") ev/s | INSERT $(grouped "$bq_base") ev/s | $(pct "$bq_ledger" "$bq_base") | | |"
+echo "| the same, a sealer elected among the stores (library) | $(grouped "$br_ledger") ev/s | INSERT $(grouped "$br_base") ev/s | $(pct "$br_ledger" "$br_base") | | |"
+echo "| append, 1 client answered at commit, a sealer (library) | $(grouped "$ar_ledger") ev/s | INSERT $(grouped "$ar_base") ev/s | $(pct "$ar_ledger" "$ar_base") | | |"
 echo "| append, batches of 1,000 | $(grouped "$c_ledger") ev/s | COPY $(grouped "$c_base") ev/s | $(pct "$c_ledger" "$c_base") | >= 70 % | $(met "$c_ledger * 10 >= $c_base * 7") |"
 echo "| HTTP, one fact a POST, 64 connections | $(grouped "$http") facts/s, p99 $http_p99 ms | | | >= 8,000 facts/s, p99 <= 20 ms | $(met "$http >= 8000 && $http_p99 <= 20") |"
 echo
