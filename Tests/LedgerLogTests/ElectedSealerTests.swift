@@ -26,6 +26,27 @@ struct ElectedSealerTests {
         ).int64(0, 0)
     }
 
+    /// A store opened with ``Sealing/sealer`` and a watcher connection on a schema of its own, both
+    /// closed (the store's sealer stopped) before the schema is dropped: a sealer still running
+    /// would hold the schema's tables while the drop waits for them.
+    static func withSealingStore(
+        _ label: String, _ body: (EventStore, PostgresConnection, LedgerConfiguration) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withSchema(label) { owner in
+            let store = try await EventStore.open(Self.sealing(owner))
+            let watcher = try await TestDatabase.admin(owner)
+            do {
+                try await body(store, watcher, owner)
+            } catch {
+                await store.close()
+                await watcher.close()
+                throw error
+            }
+            await store.close()
+            await watcher.close()
+        }
+    }
+
     static func waitForElection(_ conn: PostgresConnection, schema: String) async throws -> Int64 {
         while true {
             if let pid = try await sealerPID(conn, schema: schema) { return pid }
@@ -37,15 +58,7 @@ struct ElectedSealerTests {
     /// alone under ``Sealing/writers`` gets its positions), and the sealer seals them with nothing
     /// more appended. An append that waits for its positions gets them.
     @Test func appendsAnsweredAtCommitLeaveTheirEventsToTheSealer() async throws {
-        try await TestDatabase.withSchema("electedseal") { owner in
-            let store = try await EventStore.open(Self.sealing(owner))
-            let watcher = try await TestDatabase.admin(owner)
-            defer {
-                Task {
-                    await store.close()
-                    await watcher.close()
-                }
-            }
+        try await Self.withSealingStore("electedseal") { store, watcher, owner in
             let s = quoteIdentifier(owner.schema)
             let events = [testEvent(stream: "a", expected: .noStream), testEvent(stream: "b", key: "k-1")]
             let committed = try await store.appendAtCommit(events)
@@ -68,43 +81,47 @@ struct ElectedSealerTests {
     @Test func anotherCandidateTakesOverWhenTheSealerStops() async throws {
         try await TestDatabase.withSchema("electedtwo") { owner in
             let watcher = try await TestDatabase.admin(owner)
-            defer { Task { await watcher.close() } }
             let s = quoteIdentifier(owner.schema)
             let first = try await EventStore.open(Self.sealing(owner))
-            _ = try await Self.waitForElection(watcher, schema: owner.schema)
-            let second = try await EventStore.open(Self.sealing(owner))
-            defer { Task { await second.close() } }
-            #expect(await first.isSealer())
-            #expect(await !second.isSealer())
+            var second: EventStore?
+            // Every store closed before the schema is dropped (closing one twice is harmless).
+            func closeAll() async {
+                await first.close()
+                await second?.close()
+                await watcher.close()
+            }
+            do {
+                _ = try await Self.waitForElection(watcher, schema: owner.schema)
+                let other = try await EventStore.open(Self.sealing(owner))
+                second = other
+                #expect(await first.isSealer())
+                #expect(await !other.isSealer())
 
-            // The second store's events, sealed by the first.
-            let a = try await second.appendAtCommit([testEvent(stream: "x", key: "two-1")])
-            #expect(a.map(\.position) == [nil])
-            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
-            #expect(await !second.isSealer())
+                // The second store's events, sealed by the first.
+                let a = try await other.appendAtCommit([testEvent(stream: "x", key: "two-1")])
+                #expect(a.map(\.position) == [nil])
+                try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+                #expect(await !other.isSealer())
 
-            await first.close()
-            _ = try await Self.waitForElection(watcher, schema: owner.schema)
-            while await !second.isSealer() { try await Task.sleep(for: .milliseconds(20)) }
-            let b = try await second.appendAtCommit([testEvent(stream: "x", key: "two-2")])
-            #expect(b.map(\.position) == [nil])
-            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
-            #expect(try await second.readAll(after: 0).map(\.stream) == ["x", "x"])
-            #expect(try await second.verifyChain().isIntact)
+                await first.close()
+                _ = try await Self.waitForElection(watcher, schema: owner.schema)
+                while await !other.isSealer() { try await Task.sleep(for: .milliseconds(20)) }
+                let b = try await other.appendAtCommit([testEvent(stream: "x", key: "two-2")])
+                #expect(b.map(\.position) == [nil])
+                try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+                #expect(try await other.readAll(after: 0).map(\.stream) == ["x", "x"])
+                #expect(try await other.verifyChain().isIntact)
+            } catch {
+                await closeAll()
+                throw error
+            }
+            await closeAll()
         }
     }
 
     /// The sealer's session cut off: it reconnects, is elected again and seals what came since.
     @Test func aSealerWhoseSessionIsCutOffStandsAgain() async throws {
-        try await TestDatabase.withSchema("electedcut") { owner in
-            let store = try await EventStore.open(Self.sealing(owner))
-            let watcher = try await TestDatabase.admin(owner)
-            defer {
-                Task {
-                    await store.close()
-                    await watcher.close()
-                }
-            }
+        try await Self.withSealingStore("electedcut") { store, watcher, owner in
             let s = quoteIdentifier(owner.schema)
             let pid = try await Self.waitForElection(watcher, schema: owner.schema)
             _ = try await watcher.query("SELECT pg_terminate_backend($1::int)", [.text(String(pid))])
