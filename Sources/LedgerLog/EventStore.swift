@@ -32,6 +32,18 @@ public final class EventStore: Sendable {
         let writer = try await PostgresConnection.connect(
             configuration.connectionString, applicationName: "ledger-writer",
             settings: AppendTransaction.sessionSettings, logger: logger)
+        if configuration.sealing == .sealer {
+            // A candidate that cannot seal would be elected and leave every event pending: refused here.
+            let problem: LedgerError?
+            do { problem = try await Sealer.problem(on: writer, schema: configuration.schema) } catch {
+                await writer.close()
+                throw error
+            }
+            if let problem {
+                await writer.close()
+                throw problem
+            }
+        }
         let store = EventStore(configuration: configuration, writer: writer, logger: logger)
         await store.sealer?.start()
         return store

@@ -21,11 +21,13 @@ public enum Sealing: String, Sendable, CaseIterable {
 /// A candidate sealer: one connection of its own that tries to become the log's sealer, and once
 /// elected seals what is pending, round after round.
 ///
-/// Elected, it asks for a seal whenever a writer of its own process has left events pending, and
-/// otherwise looks for pending events (from other processes) at growing intervals, 1 ms to
-/// ``longestIdle``. A round that sealed something is followed at once by the next. Not elected, it
-/// tries again every ``electionInterval``. A lost connection ends its term: it reconnects and
-/// stands again.
+/// Elected, it asks for a seal whenever a writer of its own store has left events pending, and
+/// otherwise looks for pending events (other stores' and processes') at growing intervals, 1 ms to
+/// ``longestIdle``. A round that sealed something is followed by the next after ``gathering``. Not
+/// elected, it tries again every ``electionInterval``, and watches the elected one: when the same
+/// event has stayed pending for ``takeOverAfter`` (the elected process frozen, or cut off by a
+/// network that has not yet ended its session), it seals what is pending itself, if the append
+/// lock is free. A lost connection ends its term: it reconnects and stands again.
 actor Sealer {
     private let configuration: LedgerConfiguration
     private let logger: Logger
@@ -48,15 +50,61 @@ actor Sealer {
     static let gathering = Duration.milliseconds(2)
     /// How often a candidate not elected tries again.
     static let electionInterval = Duration.milliseconds(500)
+    /// How long a candidate not elected lets one event stay pending before it seals in the elected
+    /// one's stead.
+    static let takeOverAfter = Duration.seconds(2)
+    /// The first pending event a candidate not elected saw (its claim's `seq`), and since when.
+    private var oldestPending: (seq: Int64, since: ContinuousClock.Instant)?
 
     init(configuration: LedgerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
 
-    /// The session advisory lock that elects the log's sealer, for the schema `$1` (the append lock
-    /// is a transaction lock under key 4243).
-    static let electionLock = "SELECT pg_try_advisory_lock(4244, hashtext('ledger-sealer:' || $1))"
+    /// The session advisory lock that elects the log's sealer, for the schema `$1`: one 64-bit key,
+    /// 4244 then the schema's oid (unique in its database, where a hash of its name could be
+    /// shared by two schemas; the append lock is a transaction lock under a pair of keys).
+    static let electionLock = "SELECT pg_try_advisory_lock((4244::bigint << 32) | to_regnamespace($1)::oid::bigint)"
+
+    /// Settings of the sealer's session: TCP keepalives, so that the session of a sealer cut off by
+    /// the network ends (and its election with it) within about half a minute, not the system's two
+    /// hours (no effect over a Unix socket).
+    static let sessionSettings = AppendTransaction.sessionSettings.merging([
+        "tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3",
+    ]) { $1 }
+
+    /// Why the connection's role cannot seal `schema` (nil when it can): a candidate that could not
+    /// would be elected, fail, and leave every event pending. Asked once, when a store that seals
+    /// opens.
+    static func problem(on conn: PostgresConnection, schema: String) async throws -> LedgerError? {
+        let r = try await conn.query(
+            """
+            SELECT to_regnamespace($1) IS NOT NULL,
+                   to_regprocedure(format('%I.seal_pending()', $1)) IS NOT NULL,
+                   to_regclass(format('%I.pending_events', $1)) IS NOT NULL
+            """, [.text(schema)])
+        guard r.bool(0, 0) == true, r.bool(0, 1) == true, r.bool(0, 2) == true else {
+            return .migration(
+                "schema \(schema) has no seal_pending() or pending_events to seal (it does not exist, or is not migrated): run `ledger migrate`"
+            )
+        }
+        let may = try await conn.query(
+            """
+            SELECT has_function_privilege(format('%I.seal_pending()', $1), 'EXECUTE'),
+                   has_function_privilege(format('%I.pending_claims()', $1), 'EXECUTE'),
+                   has_table_privilege(format('%I.pending_events', $1), 'SELECT')
+            """, [.text(schema)])
+        guard (0..<3).allSatisfy({ may.bool(0, $0) == true }) else {
+            let role = try await conn.query("SELECT current_user").string(0, 0) ?? "?"
+            return .database(
+                PostgresError(
+                    kind: .client, sqlState: .insufficientPrivilege,
+                    message:
+                        "role \(role) may not seal schema \(schema): a sealer needs EXECUTE on seal_pending() and pending_claims() and SELECT on pending_events, as ledger_writer has"
+                ))
+        }
+        return nil
+    }
 
     /// Starts standing for election and sealing.
     func start() {
@@ -98,15 +146,18 @@ actor Sealer {
         while !Task.isCancelled {
             do {
                 let conn = try await connected()
+                if Task.isCancelled { break }
+                let s = quoteIdentifier(configuration.schema)
                 if !elected {
                     elected = try await conn.query(Self.electionLock, [.text(configuration.schema)]).bool(0, 0) == true
                     if !elected {
+                        try await watchTheElected(conn, schema: s)
                         await sleep(Self.electionInterval, wakeable: false)
                         continue
                     }
+                    oldestPending = nil
                     logger.info("sealer: elected for schema \(configuration.schema)")
                 }
-                let s = quoteIdentifier(configuration.schema)
                 // The look costs an index probe; the seal (its own transaction, waiting for the
                 // append lock while a writer that waits for its positions holds it) runs only when
                 // something is pending.
@@ -137,11 +188,32 @@ actor Sealer {
         }
     }
 
+    /// Not elected: seals what is pending, if the append lock is free, once the same event has
+    /// stayed pending for ``takeOverAfter``.
+    private func watchTheElected(_ conn: PostgresConnection, schema s: String) async throws {
+        let oldest = try await conn.query("SELECT min(seq) FROM \(s).pending_claims()", prepared: true).int64(0, 0)
+        guard let oldest else {
+            oldestPending = nil
+            return
+        }
+        guard let seen = oldestPending, seen.seq == oldest else {
+            oldestPending = (oldest, .now)
+            return
+        }
+        guard ContinuousClock.now - seen.since >= Self.takeOverAfter else { return }
+        logger.warning(
+            "sealer: an event has stayed pending for \(Self.takeOverAfter) while another candidate holds the election (frozen, or cut off); sealing in its stead"
+        )
+        if try await conn.query("SELECT \(s).try_seal_pending()", prepared: true).bool(0, 0) == true {
+            oldestPending = nil
+        }
+    }
+
     private func connected() async throws -> PostgresConnection {
         if let c = connection { return c }
         let c = try await PostgresConnection.connect(
             configuration.connectionString, applicationName: "ledger-sealer",
-            settings: AppendTransaction.sessionSettings, logger: logger)
+            settings: Self.sessionSettings, logger: logger)
         connection = c
         return c
     }

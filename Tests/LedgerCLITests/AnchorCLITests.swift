@@ -111,8 +111,8 @@ struct SealFollowCLITests {
             defer { Task { await watcher.close() } }
             let elected = """
                 SELECT count(*) FROM pg_locks
-                WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 2
-                  AND objid::bigint = hashtext('ledger-sealer:' || '\(config.schema)')::bigint & 4294967295
+                WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 1
+                  AND objid = to_regnamespace('\(config.schema)')::oid
                 """
             try await waitUntil(watcher, elected, equals: 1)
             try await TestDatabase.leavePending(config, stream: "left", version: 0)

@@ -20,8 +20,8 @@ struct ElectedSealerTests {
         try await conn.query(
             """
             SELECT pid FROM pg_locks
-            WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 2
-              AND objid::bigint = hashtext('ledger-sealer:' || $1)::bigint & 4294967295
+            WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 1
+              AND objid = to_regnamespace($1)::oid
             """, [.text(schema)]
         ).int64(0, 0)
     }
@@ -32,19 +32,25 @@ struct ElectedSealerTests {
     static func withSealingStore(
         _ label: String, _ body: (EventStore, PostgresConnection, LedgerConfiguration) async throws -> Void
     ) async throws {
-        try await TestDatabase.withSchema(label) { owner in
-            let store = try await EventStore.open(Self.sealing(owner))
-            let watcher = try await TestDatabase.admin(owner)
-            do {
-                try await body(store, watcher, owner)
-            } catch {
-                await store.close()
-                await watcher.close()
-                throw error
-            }
+        try await TestDatabase.withSchema(label) { owner in try await withSealingStore(on: owner, body) }
+    }
+
+    /// The same on the schema of `owner`.
+    static func withSealingStore(
+        on owner: LedgerConfiguration,
+        _ body: (EventStore, PostgresConnection, LedgerConfiguration) async throws -> Void
+    ) async throws {
+        let store = try await EventStore.open(Self.sealing(owner))
+        let watcher = try await TestDatabase.admin(owner)
+        do {
+            try await body(store, watcher, owner)
+        } catch {
             await store.close()
             await watcher.close()
+            throw error
         }
+        await store.close()
+        await watcher.close()
     }
 
     static func waitForElection(_ conn: PostgresConnection, schema: String) async throws -> Int64 {
@@ -131,6 +137,52 @@ struct ElectedSealerTests {
             let again = try await Self.waitForElection(watcher, schema: owner.schema)
             #expect(again != pid)
             #expect(try await store.readAll(after: 0).map(\.eventId) == committed.map(\.eventId))
+        }
+    }
+
+    /// A candidate that holds the election and seals nothing (a frozen process, or one cut off by a
+    /// network that has not ended its session; here a session that took the election lock): the
+    /// other candidates seal in its stead once an event has stayed pending long enough.
+    @Test func aFrozenSealerIsStoodInFor() async throws {
+        try await TestDatabase.withSchema("electedfrozen") { owner in
+            let frozen = try await TestDatabase.admin(owner)
+            #expect(
+                try await frozen.query(Sealer.electionLock, [.text(owner.schema)]).bool(0, 0) == true,
+                "the election lock, taken before any candidate")
+            try await Self.withSealingStore(on: owner) { store, watcher, _ in
+                let s = quoteIdentifier(owner.schema)
+                let committed = try await store.appendAtCommit([testEvent(stream: "f", expected: .noStream)])
+                #expect(committed.map(\.position) == [nil])
+                try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+                #expect(await !store.isSealer())
+                #expect(try await store.readAll(after: 0).map(\.eventId) == committed.map(\.eventId))
+            }
+            await frozen.close()
+        }
+    }
+
+    /// A store that could not seal is refused when it opens, rather than elected to fail: a role
+    /// without the sealer's privileges, a schema not migrated.
+    @Test func aStoreThatCannotSealIsRefusedAtOpen() async throws {
+        try await TestDatabase.withSchema("electedrefused") { owner in
+            var reader = owner.connecting(as: .reader)
+            reader.sealing = .sealer
+            do {
+                let store = try await EventStore.open(reader)
+                await store.close()
+                Issue.record("a reader opened a store that seals")
+            } catch let LedgerError.database(error) {
+                #expect(error.sqlState == .insufficientPrivilege && error.message.contains("seal"), "\(error)")
+            }
+            var elsewhere = Self.sealing(owner)
+            elsewhere.schema = owner.schema + "_not_migrated"
+            do {
+                let store = try await EventStore.open(elsewhere)
+                await store.close()
+                Issue.record("a store that seals opened on a schema that does not exist")
+            } catch let LedgerError.migration(message) {
+                #expect(message.contains("ledger migrate"), "\(message)")
+            }
         }
     }
 }
