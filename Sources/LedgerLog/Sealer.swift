@@ -41,8 +41,8 @@ actor Sealer {
     /// A nudge that came while the loop was not in a wakeable sleep: the next one is skipped.
     private var nudged = false
 
-    /// The longest wait between two looks for pending events when none of this process's writers
-    /// has left any: how long another process's events may wait.
+    /// The longest wait between two looks for pending events when this store's writer has left
+    /// none: how long another store's or process's events may wait.
     static let longestIdle = Duration.milliseconds(50)
     /// The pause after a round that sealed something, while more events gather for the next: a
     /// round is a transaction with a commit of its own, and one a writer's commit would double
@@ -112,7 +112,7 @@ actor Sealer {
         loop = Task { await self.run() }
     }
 
-    /// A writer of this process committed events pending: seal soon.
+    /// This store's writer committed events pending: seal soon.
     func nudge() {
         if let z = sleeping, z.wakeable {
             sleeping = nil
