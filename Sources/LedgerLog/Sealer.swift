@@ -80,17 +80,17 @@ actor Sealer {
         let r = try await conn.query(
             """
             SELECT to_regnamespace($1) IS NOT NULL,
-                   to_regprocedure(format('%I.seal_pending()', $1)) IS NOT NULL,
+                   to_regprocedure(format('%I.seal_pending_passes(integer)', $1)) IS NOT NULL,
                    to_regclass(format('%I.pending_events', $1)) IS NOT NULL
             """, [.text(schema)])
         guard r.bool(0, 0) == true, r.bool(0, 1) == true, r.bool(0, 2) == true else {
             return .migration(
-                "schema \(schema) has no seal_pending() or pending_events to seal (it does not exist, or is not migrated): run `ledger migrate`"
+                "schema \(schema) has no seal_pending_passes(integer) or pending_events to seal (it does not exist, or is not migrated): run `ledger migrate`"
             )
         }
         let may = try await conn.query(
             """
-            SELECT has_function_privilege(format('%I.seal_pending()', $1), 'EXECUTE'),
+            SELECT has_function_privilege(format('%I.seal_pending_passes(integer)', $1), 'EXECUTE'),
                    has_function_privilege(format('%I.pending_claims()', $1), 'EXECUTE'),
                    has_table_privilege(format('%I.pending_events', $1), 'SELECT')
             """, [.text(schema)])
@@ -100,7 +100,7 @@ actor Sealer {
                 PostgresError(
                     kind: .client, sqlState: .insufficientPrivilege,
                     message:
-                        "role \(role) may not seal schema \(schema): a sealer needs EXECUTE on seal_pending() and pending_claims() and SELECT on pending_events, as ledger_writer has"
+                        "role \(role) may not seal schema \(schema): a sealer needs EXECUTE on seal_pending_passes(integer) and pending_claims() and SELECT on pending_events, as ledger_writer has"
                 ))
         }
         return nil
@@ -160,10 +160,12 @@ actor Sealer {
                 }
                 // The look costs an index probe; the seal (its own transaction, waiting for the
                 // append lock while a writer that waits for its positions holds it) runs only when
-                // something is pending.
+                // something is pending, one pass of at most 5,000 events a transaction: writers
+                // that never take the lock never stop adding, and sealing until none is left would
+                // keep one transaction, and every position it gives, for as long as they write.
                 let n =
                     try await conn.query(
-                        "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(s).pending_events) THEN \(s).seal_pending() ELSE 0 END",
+                        "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(s).pending_events) THEN \(s).seal_pending_passes(1) ELSE 0 END",
                         prepared: true
                     ).int64(0, 0) ?? 0
                 failures = 0

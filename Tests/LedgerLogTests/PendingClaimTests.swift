@@ -149,4 +149,42 @@ struct PendingClaimTests {
                     == true)
         }
     }
+
+    /// A sealer's round, `seal_pending_passes(1)`, seals one pass of 5,000 in claim order and
+    /// commits; the claims its snapshot saw beyond those are found by the next round (the round
+    /// leaves the seal state as it was), and `seal_pending()` seals every pass.
+    @Test func aRoundSealsOnePassAndTheNextFindsTheRest() async throws {
+        try await TestDatabase.withSchema("sealround") { owner in
+            let writer = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            let s = quoteIdentifier(owner.schema)
+            func claim(_ n: Int, _ prefix: String) async throws {
+                _ = try await writer.query(
+                    """
+                    INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
+                                                  payload, metadata, occurred_at)
+                    SELECT gen_random_uuid(), $1 || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
+                    FROM generate_series(1, $2::int) AS g
+                    """, [.text(prefix), .int8(Int64(n))])
+            }
+            try await claim(5_050, "round-")
+            #expect(try await writer.query("SELECT \(s).seal_pending_passes(1)").int64(0, 0) == 5_000)
+            #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 50)
+            #expect(try await writer.query("SELECT \(s).seal_pending_passes(1)").int64(0, 0) == 50)
+            try await claim(5_010, "all-")
+            #expect(try await writer.query("SELECT \(s).seal_pending()").int64(0, 0) == 5_010)
+            #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            #expect(try await store.headPosition() == 10_060)
+            let inOrder = try await writer.query(
+                """
+                SELECT count(*) FROM \(s).events e JOIN \(s).event_claims c USING (event_id)
+                WHERE c.seq <> (SELECT min(seq) FROM \(s).event_claims) + e.position - 1
+                """)
+            #expect(inOrder.int64(0, 0) == 0, "positions follow the claims' order")
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
 }

@@ -8,7 +8,13 @@
 -- see completed: a transaction still running at or above it is not listed as running). The
 -- snapshot is read before the claims: a claim this seal cannot see is one of its running
 -- transactions' or a later one's, which the state it records names.
-CREATE OR REPLACE FUNCTION seal_pending() RETURNS bigint
+--
+-- seal_pending_passes(n) does at most n passes of 5,000 (all of them when n is null), so that a
+-- sealer facing writers that never stop commits what it sealed as it goes: sealing everything
+-- pending, it would seal for as long as they write, in one transaction nobody sees. A pass that
+-- stops at 5,000 leaves the seal state as it was: the claims its snapshot saw beyond those are
+-- still in the range the state names.
+CREATE OR REPLACE FUNCTION seal_pending_passes(max_passes integer) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
     snap pg_snapshot;
@@ -20,6 +26,8 @@ DECLARE
     new_row events;
     batch events[];
     total bigint := 0;
+    passes integer := 0;
+    complete boolean := true;
 BEGIN
     PERFORM pg_advisory_xact_lock(4243, hashtext('ledger-append:' || current_schema()));
     LOOP
@@ -46,10 +54,27 @@ BEGIN
         FROM unnest(batch) AS b ORDER BY b.position;
         total := total + (next_position - head.last_position);
         PERFORM pg_notify('ledger_events_' || current_schema(), next_position::text);
+        passes := passes + 1;
+        IF passes >= max_passes THEN
+            -- Fewer than a full pass: every claim the pass's snapshot saw is sealed.
+            complete := next_position - head.last_position < 5000;
+            EXIT;
+        END IF;
     END LOOP;
+    IF NOT complete THEN
+        RETURN total;
+    END IF;
     UPDATE seal_state SET next_xid = (pg_snapshot_xmax(snap)::text)::bigint,
         running = ARRAY(SELECT (x::text)::bigint FROM pg_snapshot_xip(snap) AS x
                         UNION SELECT (pg_current_xact_id_if_assigned()::text)::bigint WHERE pg_current_xact_id_if_assigned() IS NOT NULL);
     RETURN total;
+END
+$$;
+
+-- Every event pending, sealed.
+CREATE OR REPLACE FUNCTION seal_pending() RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+BEGIN
+    RETURN seal_pending_passes(NULL);
 END
 $$;

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0021_sealer_rounds.sql
