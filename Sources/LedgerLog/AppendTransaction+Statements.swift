@@ -22,6 +22,7 @@ extension AppendTransaction {
                 FROM unnest($1::text[]) AS st
                 """, [.textArray(streams)], prepared: true),
         ]
+        let lock: Int? = tryLock ? statements.count : nil
         if tryLock {
             // The append lock if it is free, with what is pending sealed; false when another
             // session holds it (the group then commits as pending). Not tried when a sealer seals
@@ -29,7 +30,6 @@ extension AppendTransaction {
             // pending. Before the head is read: the seal moves it.
             statements.append(Statement("SELECT \(s).try_seal_pending()", prepared: true))
         }
-        let lock = tryLock ? 2 : nil
         let headAt = statements.count
         statements += [
             Statement("SELECT last_position, last_hash, last_recorded_at FROM \(s).log_head", prepared: true),

@@ -34,14 +34,11 @@ public final class EventStore: Sendable {
             settings: AppendTransaction.sessionSettings, logger: logger)
         if configuration.sealing == .sealer {
             // A candidate that cannot seal would be elected and leave every event pending: refused here.
-            let problem: LedgerError?
-            do { problem = try await Sealer.problem(on: writer, schema: configuration.schema) } catch {
+            do {
+                if let problem = try await Sealer.problem(on: writer, schema: configuration.schema) { throw problem }
+            } catch {
                 await writer.close()
                 throw error
-            }
-            if let problem {
-                await writer.close()
-                throw problem
             }
         }
         let store = EventStore(configuration: configuration, writer: writer, logger: logger)

@@ -181,7 +181,7 @@ actor Sealer {
                 failures += 1
                 elected = false
                 logger.warning(
-                    "sealer: \(error); the events left pending are stored, and a candidate (this one once reconnected, or another) seals them",
+                    "sealer: \(error); the events left pending are stored, and a candidate (this one once reconnected, or another) seals them; if this repeats, `ledger seal` seals them now and `ledger verify-chain` counts what waits",
                     metadata: ["failures": "\(failures)"])
                 if let c = connection { await c.close() }
                 connection = nil

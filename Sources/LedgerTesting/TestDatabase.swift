@@ -142,6 +142,28 @@ public enum TestDatabase {
         return id
     }
 
+    /// Polls (by count, each poll a query) until `sql` returns `expected`; a hang is caught by the
+    /// suite's time limit, not by a wall-clock bound here.
+    public static func waitUntil(_ conn: PostgresConnection, _ sql: String, equals expected: Int64) async throws {
+        while try await conn.query(sql).int64(0, 0) != expected {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The server process holding the election of `schema`'s sealer (`Sealing.sealer`): a row, or none.
+    public static func electedSealerPID(schema: String) -> String {
+        """
+        SELECT pid FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 1
+          AND objid = to_regnamespace(\(quoteLiteral(schema)))::oid
+        """
+    }
+
+    /// Counts the sessions holding the election of `schema`'s sealer: 0 or 1.
+    public static func electedSealers(schema: String) -> String {
+        "SELECT count(*) FROM (\(electedSealerPID(schema: schema))) AS elected"
+    }
+
     /// A superuser connection to run SQL around the ledger (tampering, inspection).
     public static func admin(_ config: LedgerConfiguration) async throws -> PostgresConnection {
         try await PostgresConnection.connect(config.connectionString, applicationName: "ledger-test-admin")

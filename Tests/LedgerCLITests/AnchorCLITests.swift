@@ -109,25 +109,16 @@ struct SealFollowCLITests {
             defer { if process.isRunning { process.terminate() } }
             let watcher = try await TestDatabase.admin(config)
             defer { Task { await watcher.close() } }
-            let elected = """
-                SELECT count(*) FROM pg_locks
-                WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 1
-                  AND objid = to_regnamespace('\(config.schema)')::oid
-                """
-            try await waitUntil(watcher, elected, equals: 1)
+            let elected = TestDatabase.electedSealers(schema: config.schema)
+            try await TestDatabase.waitUntil(watcher, elected, equals: 1)
             try await TestDatabase.leavePending(config, stream: "left", version: 0)
-            try await waitUntil(
+            try await TestDatabase.waitUntil(
                 watcher, "SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events", equals: 0)
             let after = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
             #expect(after["lastPosition"] == .int(11) && after["intact"] == .bool(true))
             process.terminate()
             process.waitUntilExit()
-            try await waitUntil(watcher, elected, equals: 0)
+            try await TestDatabase.waitUntil(watcher, elected, equals: 0)
         }
     }
-}
-
-/// Waits until `sql`'s one value is `expected` (the suite's time limit catches a hang).
-private func waitUntil(_ conn: PostgresConnection, _ sql: String, equals expected: Int64) async throws {
-    while try await conn.query(sql).int64(0, 0) != expected { try await Task.sleep(for: .milliseconds(20)) }
 }

@@ -60,7 +60,7 @@ struct AtCommitTests {
 
             // Nothing more is appended: the store seals what it left once the lock is free.
             try await holder.execute("COMMIT")
-            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
             let log = try await store.readAll(after: 0)
             #expect(log.map(\.position) == [1, 2, 3])
             #expect(log.dropFirst().map(\.eventId) == events.map(\.eventId))
@@ -84,7 +84,7 @@ struct AtCommitTests {
             let closing = Task { await store.close() }
             // Released only once the store waits for it in its close (a count, not a time: the
             // store's own attempts that found the lock taken come first).
-            try await SealerTests.waitUntil(
+            try await TestDatabase.waitUntil(
                 holder,
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
                 equals: 1)

@@ -17,13 +17,7 @@ struct ElectedSealerTests {
 
     /// The server process of the session elected sealer for `schema`, if one is.
     static func sealerPID(_ conn: PostgresConnection, schema: String) async throws -> Int64? {
-        try await conn.query(
-            """
-            SELECT pid FROM pg_locks
-            WHERE locktype = 'advisory' AND granted AND classid = 4244 AND objsubid = 1
-              AND objid = to_regnamespace($1)::oid
-            """, [.text(schema)]
-        ).int64(0, 0)
+        try await conn.query(TestDatabase.electedSealerPID(schema: schema)).int64(0, 0)
     }
 
     /// A store opened with ``Sealing/sealer`` and a watcher connection on a schema of its own, both
@@ -70,7 +64,7 @@ struct ElectedSealerTests {
             let committed = try await store.appendAtCommit(events)
             #expect(committed.map(\.position) == [nil, nil])
             #expect(committed.map(\.version) == [0, 0])
-            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
             #expect(await store.isSealer())
             #expect(try await store.readAll(after: 0).map(\.eventId) == events.map(\.eventId))
             // A retry gets the positions the sealer gave.
@@ -106,7 +100,7 @@ struct ElectedSealerTests {
                 // The second store's events, sealed by the first.
                 let a = try await other.appendAtCommit([testEvent(stream: "x", key: "two-1")])
                 #expect(a.map(\.position) == [nil])
-                try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+                try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
                 #expect(await !other.isSealer())
 
                 await first.close()
@@ -114,7 +108,7 @@ struct ElectedSealerTests {
                 while await !other.isSealer() { try await Task.sleep(for: .milliseconds(20)) }
                 let b = try await other.appendAtCommit([testEvent(stream: "x", key: "two-2")])
                 #expect(b.map(\.position) == [nil])
-                try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+                try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
                 #expect(try await other.readAll(after: 0).map(\.stream) == ["x", "x"])
                 #expect(try await other.verifyChain().isIntact)
             } catch {
@@ -133,7 +127,7 @@ struct ElectedSealerTests {
             _ = try await watcher.query("SELECT pg_terminate_backend($1::int)", [.text(String(pid))])
             let committed = try await store.appendAtCommit([testEvent(stream: "c", expected: .noStream)])
             #expect(committed.map(\.position) == [nil])
-            try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
             let again = try await Self.waitForElection(watcher, schema: owner.schema)
             #expect(again != pid)
             #expect(try await store.readAll(after: 0).map(\.eventId) == committed.map(\.eventId))
@@ -153,7 +147,7 @@ struct ElectedSealerTests {
                 let s = quoteIdentifier(owner.schema)
                 let committed = try await store.appendAtCommit([testEvent(stream: "f", expected: .noStream)])
                 #expect(committed.map(\.position) == [nil])
-                try await SealerTests.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+                try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
                 #expect(await !store.isSealer())
                 #expect(try await store.readAll(after: 0).map(\.eventId) == committed.map(\.eventId))
             }

@@ -55,14 +55,6 @@ struct SealerTests {
         }
     }
 
-    /// Polls (by count, each poll a query) until `sql` returns `expected`; a hang is caught by the
-    /// suite's time limit, not by a wall-clock bound here.
-    static func waitUntil(_ conn: PostgresConnection, _ sql: String, equals expected: Int64) async throws {
-        while try await conn.query(sql).int64(0, 0) != expected {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test func aWriterThatFindsTheLockTakenCommitsPendingAndIsSealedWhenItIsFree() async throws {
         try await Self.withContendedLog("sealer") { c in
             let (store, other, holder, watcher, s) = (c.store, c.other, c.holder, c.watcher, c.s)
@@ -70,7 +62,7 @@ struct SealerTests {
             let event = testEvent(stream: "s", key: "pending-1")
             let first = Task { try await store.append([event]) }
             // The same event again, from another writer, while it is still pending: a retry.
-            try await Self.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 1)
+            try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 1)
             let retry = Task { try await other.append([event]) }
             // Committed and claimed, but not in the log: readers do not see it, the head has not moved.
             #expect(
@@ -105,7 +97,7 @@ struct SealerTests {
             }
             try await Self.holdAppendLock(holder, schema: owner.schema)
             let appending = Task { try await store.append(batch) }
-            try await Self.waitUntil(
+            try await TestDatabase.waitUntil(
                 holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events",
                 equals: Int64(batch.count))
             try await holder.execute("COMMIT")
@@ -171,7 +163,7 @@ struct SealerTests {
             try await Self.holdAppendLock(holder, schema: owner.schema)
             let first = Task { try await a.append([testEvent(stream: "s", expected: .exact(0))]) }
             let second = Task { try await b.append([testEvent(stream: "s", expected: .exact(0))]) }
-            try await Self.waitUntil(
+            try await TestDatabase.waitUntil(
                 holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: 1)
             try await holder.execute("COMMIT")
             let results = [await first.result, await second.result]
@@ -216,7 +208,7 @@ struct SealerTests {
             // at least once more (or given up, which fails below). Counted from the pending
             // commit: under load, a 100 ms lock_timeout also runs out on the lock NOTIFY takes at
             // commit, so a timeout logged before it says nothing about the seal.
-            try await Self.waitUntil(
+            try await TestDatabase.waitUntil(
                 holder, "SELECT count(*) FROM \(quoteIdentifier(owner.schema)).pending_events", equals: 1)
             let timeouts = log.count("lock_timeout")
             while log.count("lock_timeout") == timeouts && !finished.withLock({ $0 }) {
@@ -268,7 +260,7 @@ struct SealerTests {
             let event = testEvent(stream: "s", key: "commit-1")
             let appending = Task { try await store.append([event]) }
             // Committed as pending; its `seal_events` waits for the lock, then seals once it is free.
-            try await Self.waitUntil(holder, "SELECT count(*) FROM \(s).pending_events", equals: 1)
+            try await TestDatabase.waitUntil(holder, "SELECT count(*) FROM \(s).pending_events", equals: 1)
             try await holder.execute("COMMIT")
             let appended = try await appending.value
             #expect(appended.map(\.position) == [2] && appended.map(\.eventId) == [event.eventId])

@@ -128,9 +128,7 @@ struct AppendEndpointTests {
                     return
                 }
                 #expect(events.map { $0["position"] } == [.null])
-                while try await admin.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) != 0 {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
+                try await TestDatabase.waitUntil(admin, "SELECT count(*) FROM \(s).pending_events", equals: 0)
                 #expect(try await f.rows() == 1)
                 let waited = try await client.execute(
                     uri: "/v1/events", method: .post, headers: ServiceFixture.bearer(f.appendToken),
