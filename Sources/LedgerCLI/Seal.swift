@@ -1,5 +1,7 @@
 import ArgumentParser
 import LedgerLog
+import Logging
+import ServiceLifecycle
 
 struct Seal: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,7 +15,8 @@ struct Seal: AsyncParsableCommand {
 
             With --follow it keeps sealing until stopped: it stands as the log's sealer (one is elected among the
             processes that run one: stores opened with Sealing.sealer, `ledger serve --sealing sealer`, this), and once
-            elected seals what any writer leaves pending, within 50 ms. Stopping it loses nothing: another candidate
+            elected seals what any writer leaves pending, within 50 ms. SIGTERM or SIGINT stops it: it finishes
+            the round it is sealing and gives up the election. Stopping it, even by a kill, loses nothing: another candidate
             takes over, or the writers seal.
             """))
 
@@ -28,10 +31,20 @@ struct Seal: AsyncParsableCommand {
                 var config = try await connection.configuration(as: .writer)
                 config.sealing = .sealer
                 let store = try await EventStore.open(config)
-                defer { Task { await store.close() } }
                 // The store's sealer logs its election, and what ends a term.
                 Diagnostics.say("ledger: standing as the sealer of schema \(config.schema) until stopped")
-                while true { try await Task.sleep(for: .seconds(3600)) }
+                let group = ServiceGroup(
+                    configuration: .init(
+                        services: [UntilStopped()], gracefulShutdownSignals: [.sigterm, .sigint],
+                        logger: Logger(label: "ledger")))
+                do { try await group.run() } catch {
+                    await store.close()
+                    throw error
+                }
+                // Closing waits for the round in flight; the session's end gives up the election.
+                await store.close()
+                Diagnostics.say("ledger: stopped; no longer a candidate sealer of schema \(config.schema)")
+                return
             }
             let store = try await EventStore.open(try await connection.configuration(as: .writer))
             defer { Task { await store.close() } }
@@ -41,4 +54,9 @@ struct Seal: AsyncParsableCommand {
             Diagnostics.say("ledger: sealed \(sealed) pending event(s); the log's head is \(head)")
         }
     }
+}
+
+/// Waits for SIGTERM or SIGINT (the service group's graceful shutdown).
+private struct UntilStopped: Service {
+    func run() async throws { try? await gracefulShutdown() }
 }

@@ -55,6 +55,16 @@ actor Sealer {
     static let takeOverAfter = Duration.seconds(2)
     /// The first pending event a candidate not elected saw (its claim's `seq`), and since when.
     private var oldestPending: (seq: Int64, since: ContinuousClock.Instant)?
+    /// A candidate not elected that has stood in for the elected one stands in again after one
+    /// ``electionInterval`` rather than ``takeOverAfter``, until the elected one seals again.
+    private var standingIn = false
+    /// The most passes of 5,000 events a round seals: rounds that find a full pass double their
+    /// passes up to this (one read of the pending claims for all of them), and a round that finds
+    /// less goes back to one.
+    static let mostPasses = 8
+    /// How many passes of 5,000 a round seals at most (`seal_pending_passes`), one when there is no
+    /// backlog, at most ``mostPasses``.
+    private var passes = 1
 
     init(configuration: LedgerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -80,27 +90,29 @@ actor Sealer {
         let r = try await conn.query(
             """
             SELECT to_regnamespace($1) IS NOT NULL,
-                   to_regprocedure(format('%I.seal_pending_passes(integer)', $1)) IS NOT NULL,
+                   to_regprocedure(format('%I.seal_pending_passes(integer)', $1)) IS NOT NULL
+                       AND to_regprocedure(format('%I.try_seal_pending_passes(integer)', $1)) IS NOT NULL,
                    to_regclass(format('%I.pending_events', $1)) IS NOT NULL
             """, [.text(schema)])
         guard r.bool(0, 0) == true, r.bool(0, 1) == true, r.bool(0, 2) == true else {
             return .migration(
-                "schema \(schema) has no seal_pending_passes(integer) or pending_events to seal (it does not exist, or is not migrated): run `ledger migrate`"
+                "schema \(schema) has no seal_pending_passes(integer), try_seal_pending_passes(integer) or pending_events to seal (it does not exist, or is not migrated): run `ledger migrate`"
             )
         }
         let may = try await conn.query(
             """
             SELECT has_function_privilege(format('%I.seal_pending_passes(integer)', $1), 'EXECUTE'),
+                   has_function_privilege(format('%I.try_seal_pending_passes(integer)', $1), 'EXECUTE'),
                    has_function_privilege(format('%I.pending_claims()', $1), 'EXECUTE'),
                    has_table_privilege(format('%I.pending_events', $1), 'SELECT')
             """, [.text(schema)])
-        guard (0..<3).allSatisfy({ may.bool(0, $0) == true }) else {
+        guard (0..<4).allSatisfy({ may.bool(0, $0) == true }) else {
             let role = try await conn.query("SELECT current_user").string(0, 0) ?? "?"
             return .database(
                 PostgresError(
                     kind: .client, sqlState: .insufficientPrivilege,
                     message:
-                        "role \(role) may not seal schema \(schema): a sealer needs EXECUTE on seal_pending_passes(integer) and pending_claims() and SELECT on pending_events, as ledger_writer has"
+                        "role \(role) may not seal schema \(schema): a sealer needs EXECUTE on seal_pending_passes(integer), try_seal_pending_passes(integer) and pending_claims() and SELECT on pending_events, as ledger_writer has"
                 ))
         }
         return nil
@@ -156,19 +168,23 @@ actor Sealer {
                         continue
                     }
                     oldestPending = nil
+                    standingIn = false
+                    passes = 1
                     logger.info("sealer: elected for schema \(configuration.schema)")
                 }
                 // The look costs an index probe; the seal (its own transaction, waiting for the
                 // append lock while a writer that waits for its positions holds it) runs only when
-                // something is pending, one pass of at most 5,000 events a transaction: writers
+                // something is pending, a few passes of at most 5,000 events a transaction: writers
                 // that never take the lock never stop adding, and sealing until none is left would
                 // keep one transaction, and every position it gives, for as long as they write.
                 let n =
                     try await conn.query(
-                        "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(s).pending_events) THEN \(s).seal_pending_passes(1) ELSE 0 END",
-                        prepared: true
+                        "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(s).pending_events) THEN \(s).seal_pending_passes($1) ELSE 0 END",
+                        [.int4(Int32(passes))], prepared: true
                     ).int64(0, 0) ?? 0
                 failures = 0
+                // A backlog (every pass full): the next round seals more of it from one read.
+                passes = n >= Int64(passes) * 5_000 ? min(passes * 2, Self.mostPasses) : 1
                 if n > 0 {
                     idle = .milliseconds(1)
                     await sleep(Self.gathering, wakeable: false)
@@ -191,23 +207,37 @@ actor Sealer {
     }
 
     /// Not elected: seals what is pending, if the append lock is free, once the same event has
-    /// stayed pending for ``takeOverAfter``.
+    /// stayed pending for ``takeOverAfter`` (or one ``electionInterval`` after this candidate last
+    /// stood in), at most ``mostPasses`` passes a transaction: writers that never take the lock
+    /// never stop adding.
     private func watchTheElected(_ conn: PostgresConnection, schema s: String) async throws {
-        let oldest = try await conn.query("SELECT min(seq) FROM \(s).pending_claims()", prepared: true).int64(0, 0)
+        let oldestQuery = "SELECT min(seq) FROM \(s).pending_claims()"
+        let oldest = try await conn.query(oldestQuery, prepared: true).int64(0, 0)
         guard let oldest else {
             oldestPending = nil
+            standingIn = false
             return
         }
         guard let seen = oldestPending, seen.seq == oldest else {
+            // Sealed by another (the elected one sealing again, if this one stood in last).
             oldestPending = (oldest, .now)
+            standingIn = false
             return
         }
-        guard ContinuousClock.now - seen.since >= Self.takeOverAfter else { return }
-        logger.warning(
-            "sealer: an event has stayed pending for \(Self.takeOverAfter) while another candidate holds the election (frozen, or cut off); sealing in its stead"
-        )
-        if try await conn.query("SELECT \(s).try_seal_pending()", prepared: true).bool(0, 0) == true {
-            oldestPending = nil
+        guard ContinuousClock.now - seen.since >= (standingIn ? Self.electionInterval : Self.takeOverAfter) else {
+            return
+        }
+        if !standingIn {
+            logger.warning(
+                "sealer: an event has stayed pending for \(Self.takeOverAfter) while another candidate holds the election (frozen, or cut off); sealing in its stead"
+            )
+        }
+        let sealed = try await conn.query(
+            "SELECT \(s).try_seal_pending_passes($1)", [.int4(Int32(Self.mostPasses))], prepared: true
+        ).bool(0, 0)
+        if sealed == true {
+            standingIn = true
+            oldestPending = try await conn.query(oldestQuery, prepared: true).int64(0, 0).map { ($0, .now) }
         }
     }
 

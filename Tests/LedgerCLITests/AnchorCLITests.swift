@@ -92,8 +92,8 @@ struct SealCLITests {
 
 @Suite("ledger seal --follow", .timeLimit(.minutes(2)))
 struct SealFollowCLITests {
-    /// Elected, it seals what a writer leaves pending with nothing more appended; stopped, it
-    /// gives up the election.
+    /// Elected, it seals what a writer leaves pending with nothing more appended; stopped by
+    /// SIGTERM, it exits cleanly and gives up the election.
     @Test func aFollowingSealerSealsWhatWritersLeave() async throws {
         try await TestDatabase.withSchema("clisealfollow") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
@@ -103,8 +103,9 @@ struct SealFollowCLITests {
             process.arguments = [
                 "seal", "--follow", "--database-url", config.connectionString, "--schema", config.schema,
             ]
+            let errors = Pipe()
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            process.standardError = errors
             try process.run()
             defer { if process.isRunning { process.terminate() } }
             let watcher = try await TestDatabase.admin(config)
@@ -116,8 +117,12 @@ struct SealFollowCLITests {
                 watcher, "SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events", equals: 0)
             let after = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
             #expect(after["lastPosition"] == .int(11) && after["intact"] == .bool(true))
+            // Stopped (SIGTERM), it closes its store and says so.
             process.terminate()
             process.waitUntilExit()
+            #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(said.contains("ledger: stopped"), "\(said)")
             try await TestDatabase.waitUntil(watcher, elected, equals: 0)
         }
     }

@@ -151,8 +151,8 @@ struct PendingClaimTests {
     }
 
     /// A sealer's round, `seal_pending_passes(1)`, seals one pass of 5,000 in claim order and
-    /// commits; the claims its snapshot saw beyond those are found by the next round (the round
-    /// leaves the seal state as it was), and `seal_pending()` seals every pass.
+    /// commits; the claims its snapshot saw beyond those are found by the next round, and
+    /// `seal_pending()` seals every pass.
     @Test func aRoundSealsOnePassAndTheNextFindsTheRest() async throws {
         try await TestDatabase.withSchema("sealround") { owner in
             let writer = try await PostgresConnection.connect(
@@ -185,6 +185,102 @@ struct PendingClaimTests {
                 """)
             #expect(inOrder.int64(0, 0) == 0, "positions follow the claims' order")
             #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// A round its bound stops moves the seal state to its snapshot all the same, naming the
+    /// writers of what it left pending among the running: the next round reads from there (not
+    /// from the last round that left nothing), and still finds the rest, in claim order.
+    @Test func aRoundItsBoundStopsNamesTheWritersOfWhatItLeft() async throws {
+        try await TestDatabase.withSchema("sealleft") { owner in
+            let writer = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            let s = quoteIdentifier(owner.schema)
+            // Three transactions of 3,000 claims each: a round of one pass seals the first and
+            // two thirds of the second.
+            var writers: [Int64] = []
+            for prefix in ["a-", "b-", "c-"] {
+                _ = try await writer.query(
+                    """
+                    INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
+                                                  payload, metadata, occurred_at)
+                    SELECT gen_random_uuid(), $1 || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
+                    FROM generate_series(1, 3000) AS g
+                    """, [.text(prefix)])
+                let xid = try await admin.query(
+                    "SELECT min(writer_xid), max(writer_xid) FROM \(s).event_claims WHERE stream_id LIKE $1 || '%'",
+                    [.text(prefix)])
+                #expect(xid.int64(0, 0) == xid.int64(0, 1), "one transaction's claims")
+                writers.append(try #require(xid.int64(0, 0)))
+            }
+            let before = try await admin.query("SELECT next_xid FROM \(s).seal_state").int64(0, 0)
+            #expect(try await writer.query("SELECT \(s).seal_pending_passes(1)").int64(0, 0) == 5_000)
+            let state = try await admin.query(
+                "SELECT next_xid, running @> $1::bigint[], running && $2::bigint[] FROM \(s).seal_state",
+                [.int8Array(Array(writers[1...])), .int8Array([writers[0]])])
+            #expect(
+                try #require(state.int64(0, 0)) > writers[2], "the state moved on from \(String(describing: before))")
+            #expect(state.bool(0, 1) == true, "the writers of what is left are named")
+            #expect(state.bool(0, 2) == false, "the writer sealed whole is not")
+            #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 4_000)
+            #expect(try await writer.query("SELECT \(s).seal_pending_passes(1)").int64(0, 0) == 4_000)
+            #expect(
+                try await admin.query("SELECT running && $1::bigint[] FROM \(s).seal_state", [.int8Array(writers)])
+                    .bool(0, 0) == false)
+            // Two passes from one read: 10,000 of 12,000, then the rest.
+            _ = try await writer.query(
+                """
+                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
+                                              payload, metadata, occurred_at)
+                SELECT gen_random_uuid(), 'd-' || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
+                FROM generate_series(1, 12000) AS g
+                """)
+            #expect(try await writer.query("SELECT \(s).seal_pending_passes(2)").int64(0, 0) == 10_000)
+            #expect(try await writer.query("SELECT \(s).seal_pending_passes(2)").int64(0, 0) == 2_000)
+            #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
+            let inOrder = try await writer.query(
+                """
+                SELECT count(*) FROM \(s).events e JOIN \(s).event_claims c USING (event_id)
+                WHERE c.seq <> (SELECT min(seq) FROM \(s).event_claims) + e.position - 1
+                """)
+            #expect(inOrder.int64(0, 0) == 0, "positions follow the claims' order")
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            #expect(try await store.headPosition() == 21_000)
+            #expect(try await store.verifyChain().isIntact)
+        }
+    }
+
+    /// `try_seal_pending_passes(n)`, a candidate's stand-in: nothing while another session holds the
+    /// append lock, and at most n passes once it is free.
+    @Test func aStandInSealsWithinItsBoundWhenTheLockIsFree() async throws {
+        try await TestDatabase.withSchema("standinbound") { owner in
+            let writer = try await PostgresConnection.connect(
+                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            defer { Task { await writer.close() } }
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            let s = quoteIdentifier(owner.schema)
+            _ = try await writer.query(
+                """
+                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
+                                              payload, metadata, occurred_at)
+                SELECT gen_random_uuid(), 'e-' || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
+                FROM generate_series(1, 5050) AS g
+                """)
+            try await admin.execute("BEGIN")
+            _ = try await admin.query(
+                "SELECT pg_advisory_xact_lock(4243, hashtext('ledger-append:' || $1))", [.text(owner.schema)])
+            #expect(try await writer.query("SELECT \(s).try_seal_pending_passes(1)").bool(0, 0) == false)
+            #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 5_050)
+            try await admin.execute("COMMIT")
+            #expect(try await writer.query("SELECT \(s).try_seal_pending_passes(1)").bool(0, 0) == true)
+            #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 50)
+            #expect(try await writer.query("SELECT \(s).try_seal_pending_passes(1)").bool(0, 0) == true)
+            #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
         }
     }
 }

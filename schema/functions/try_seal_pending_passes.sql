@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/try_seal_pending_passes.sql

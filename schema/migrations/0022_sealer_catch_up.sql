@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0022_sealer_catch_up.sql
