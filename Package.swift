@@ -170,7 +170,6 @@ let package = Package(
                 "LedgerBench", "LedgerPostgres", "LedgerService", "LedgerNotifications",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

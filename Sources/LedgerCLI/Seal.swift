@@ -1,7 +1,8 @@
 import ArgumentParser
+import Dispatch
+import Foundation
 import LedgerLog
-import Logging
-import ServiceLifecycle
+import Synchronization
 
 struct Seal: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,7 +17,8 @@ struct Seal: AsyncParsableCommand {
             With --follow it keeps sealing until stopped: it stands as the log's sealer (one is elected among the
             processes that run one: stores opened with Sealing.sealer, `ledger serve --sealing sealer`, this), and once
             elected seals what any writer leaves pending, within 50 ms. SIGTERM or SIGINT stops it: it finishes
-            the round it is sealing and gives up the election. Stopping it, even by a kill, loses nothing: another candidate
+            the round it is sealing and gives up the election (a round waits for the append lock while another
+            session holds it: a second signal stops it at once). Stopping it, even by a kill, loses nothing: another candidate
             takes over, or the writers seal.
             """))
 
@@ -33,16 +35,12 @@ struct Seal: AsyncParsableCommand {
                 let store = try await EventStore.open(config)
                 // The store's sealer logs its election, and what ends a term.
                 Diagnostics.say("ledger: standing as the sealer of schema \(config.schema) until stopped")
-                let group = ServiceGroup(
-                    configuration: .init(
-                        services: [UntilStopped()], gracefulShutdownSignals: [.sigterm, .sigint],
-                        logger: Logger(label: "ledger")))
-                do { try await group.run() } catch {
-                    await store.close()
-                    throw error
-                }
-                // Closing waits for the round in flight; the session's end gives up the election.
+                let (stop, sources) = Self.stopSignals()
+                for await _ in stop { break }
+                // Closing waits for the round in flight (which waits for the append lock while
+                // another session holds it); the session's end gives up the election.
                 await store.close()
+                sources.forEach { $0.cancel() }
                 Diagnostics.say("ledger: stopped; no longer a candidate sealer of schema \(config.schema)")
                 return
             }
@@ -56,7 +54,41 @@ struct Seal: AsyncParsableCommand {
     }
 }
 
-/// Waits for SIGTERM or SIGINT (the service group's graceful shutdown).
-private struct UntilStopped: Service {
-    func run() async throws { try? await gracefulShutdown() }
+extension Seal {
+    /// SIGTERM and SIGINT for a sealer that follows: the first is yielded to the stream (stop,
+    /// once the round in flight ends); another, while it waits for that round, ends the process at
+    /// once (exit 128 + the signal). Its session ends with it, and with the session its term; what
+    /// is pending stays stored and claimed, for the next candidate or writer.
+    static func stopSignals() -> (AsyncStream<Void>, [any DispatchSourceSignal]) {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        let received = SignalCount()
+        let sources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if received.next() == 1 {
+                    continuation.yield()
+                } else {
+                    Diagnostics.say(
+                        "ledger: stopped before the round in flight ended; what is pending stays stored, for the next sealer"
+                    )
+                    Foundation.exit(128 + number)
+                }
+            }
+            source.resume()
+            return source
+        }
+        return (stream, sources)
+    }
+}
+
+/// How many stop signals have come.
+private final class SignalCount: Sendable {
+    private let count = Mutex(0)
+    func next() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }

@@ -214,14 +214,15 @@ actor Sealer {
         let oldestQuery = "SELECT min(seq) FROM \(s).pending_claims()"
         let oldest = try await conn.query(oldestQuery, prepared: true).int64(0, 0)
         guard let oldest else {
+            // Nothing pending (sealed by this one's stand-in, or by the elected one): a candidate
+            // that stood in stays ready to again, until it sees the elected one seal.
             oldestPending = nil
-            standingIn = false
             return
         }
         guard let seen = oldestPending, seen.seq == oldest else {
-            // Sealed by another (the elected one sealing again, if this one stood in last).
+            // The oldest it saw was sealed by another: the elected one seals again.
+            if oldestPending != nil { standingIn = false }
             oldestPending = (oldest, .now)
-            standingIn = false
             return
         }
         guard ContinuousClock.now - seen.since >= (standingIn ? Self.electionInterval : Self.takeOverAfter) else {

@@ -46,8 +46,9 @@ BEGIN
         next_position := head.last_position;
         FOR r IN SELECT * FROM pending_claims() c ORDER BY c.seq LOOP
             IF stopped THEN
-                -- Past the bound: only the writers of what stays pending (a transaction's claims
-                -- lie together in claim order).
+                -- Past the bound: only the writers of what stays pending (a writer once for each
+                -- run of its claims in claim order; concurrent writers' claims interleave, and the
+                -- state's UNION keeps each once).
                 IF r.writer_xid IS DISTINCT FROM last_writer THEN
                     left_pending := left_pending || r.writer_xid;
                     last_writer := r.writer_xid;
