@@ -93,18 +93,23 @@ struct SealCLITests {
 
 @Suite("ledger seal --follow", .timeLimit(.minutes(2)))
 struct SealFollowCLITests {
-    /// `ledger seal --follow` on `config`'s schema, its stderr to a file (read once it has exited:
-    /// a pipe nobody reads while it runs could fill and stop it).
-    private func following(_ config: LedgerConfiguration) throws -> (Process, stderr: URL) {
+    /// Runs `body` beside `ledger seal --follow` on `config`'s schema, its stderr to a file (read
+    /// once it has exited: a pipe nobody reads while it runs could fill and stop it); stops it, if
+    /// it still runs, and removes the file after.
+    private func following(
+        _ config: LedgerConfiguration, _ body: (Process, _ stderr: URL) async throws -> Void
+    ) async throws {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["seal", "--follow", "--database-url", config.connectionString, "--schema", config.schema]
         let stderr = FileManager.default.temporaryDirectory.appendingPathComponent("seal-follow-\(UUID()).err")
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: stderr) }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: stderr)
         try process.run()
-        return (process, stderr)
+        defer { if process.isRunning { process.terminate() } }
+        try await body(process, stderr)
     }
 
     /// Waits, 20 ms at a time, for `process` to exit: at most `polls` times (a hang shows as a
@@ -120,27 +125,24 @@ struct SealFollowCLITests {
         try await TestDatabase.withSchema("clisealfollow") { config in
             let cli = CLI(url: config.connectionString, schema: config.schema)
             #expect(try await cli.run(["append"], stdin: sample).status == 0)
-            let (process, stderr) = try following(config)
-            defer {
-                if process.isRunning { process.terminate() }
-                try? FileManager.default.removeItem(at: stderr)
+            try await following(config) { process, stderr in
+                let watcher = try await TestDatabase.admin(config)
+                defer { Task { await watcher.close() } }
+                let elected = TestDatabase.electedSealers(schema: config.schema)
+                try await TestDatabase.waitUntil(watcher, elected, equals: 1)
+                try await TestDatabase.leavePending(config, stream: "left", version: 0)
+                try await TestDatabase.waitUntil(
+                    watcher, "SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events", equals: 0)
+                let after = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
+                #expect(after["lastPosition"] == .int(11) && after["intact"] == .bool(true))
+                // Stopped (SIGTERM), it closes its store and says so.
+                process.terminate()
+                #expect(try await exited(process))
+                #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+                let said = try String(contentsOf: stderr, encoding: .utf8)
+                #expect(said.contains("ledger: stopped; no longer a candidate sealer"), "\(said)")
+                try await TestDatabase.waitUntil(watcher, elected, equals: 0)
             }
-            let watcher = try await TestDatabase.admin(config)
-            defer { Task { await watcher.close() } }
-            let elected = TestDatabase.electedSealers(schema: config.schema)
-            try await TestDatabase.waitUntil(watcher, elected, equals: 1)
-            try await TestDatabase.leavePending(config, stream: "left", version: 0)
-            try await TestDatabase.waitUntil(
-                watcher, "SELECT count(*) FROM \(quoteIdentifier(config.schema)).pending_events", equals: 0)
-            let after = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
-            #expect(after["lastPosition"] == .int(11) && after["intact"] == .bool(true))
-            // Stopped (SIGTERM), it closes its store and says so.
-            process.terminate()
-            #expect(try await exited(process))
-            #expect(process.terminationReason == .exit && process.terminationStatus == 0)
-            let said = try String(contentsOf: stderr, encoding: .utf8)
-            #expect(said.contains("ledger: stopped; no longer a candidate sealer"), "\(said)")
-            try await TestDatabase.waitUntil(watcher, elected, equals: 0)
         }
     }
 
@@ -154,37 +156,34 @@ struct SealFollowCLITests {
             _ = try await holder.query(
                 "SELECT pg_advisory_xact_lock(4243, hashtext('ledger-append:' || $1))", [.text(config.schema)])
             try await TestDatabase.leavePending(config, stream: "held", version: 0)
-            let (process, stderr) = try following(config)
-            defer {
-                if process.isRunning { process.terminate() }
-                try? FileManager.default.removeItem(at: stderr)
+            try await following(config) { process, stderr in
+                let watcher = try await TestDatabase.admin(config)
+                defer { Task { await watcher.close() } }
+                // Its round waits for the lock.
+                try await TestDatabase.waitUntil(
+                    watcher,
+                    """
+                    SELECT count(*) FROM pg_stat_activity
+                    WHERE application_name = 'ledger-sealer' AND wait_event_type = 'Lock' AND query LIKE '%seal_pending_passes%'
+                      AND pid IN (\(TestDatabase.electedSealerPID(schema: config.schema)))
+                    """, equals: 1)
+                process.terminate()
+                #expect(try await exited(process, polls: 25) == false, "the first signal waits for the round")
+                process.terminate()
+                #expect(try await exited(process))
+                #expect(process.terminationReason == .exit && process.terminationStatus == 128 + SIGTERM)
+                let said = try String(contentsOf: stderr, encoding: .utf8)
+                #expect(said.contains("ledger: stopped before the round in flight ended"), "\(said)")
+                try await holder.execute("COMMIT")
+                // Its server process may still seal the round it waited for, or give it up: either
+                // way the event is sealed once.
+                let s = quoteIdentifier(config.schema)
+                _ = try await watcher.query("SELECT \(s).seal_pending()")
+                #expect(try await watcher.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
+                let cli = CLI(url: config.connectionString, schema: config.schema)
+                let chain = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
+                #expect(chain["lastPosition"] == .int(1) && chain["intact"] == .bool(true))
             }
-            let watcher = try await TestDatabase.admin(config)
-            defer { Task { await watcher.close() } }
-            // Its round waits for the lock.
-            try await TestDatabase.waitUntil(
-                watcher,
-                """
-                SELECT count(*) FROM pg_stat_activity
-                WHERE application_name = 'ledger-sealer' AND wait_event_type = 'Lock' AND query LIKE '%seal_pending_passes%'
-                  AND pid IN (\(TestDatabase.electedSealerPID(schema: config.schema)))
-                """, equals: 1)
-            process.terminate()
-            #expect(try await exited(process, polls: 25) == false, "the first signal waits for the round")
-            process.terminate()
-            #expect(try await exited(process))
-            #expect(process.terminationReason == .exit && process.terminationStatus == 128 + SIGTERM)
-            let said = try String(contentsOf: stderr, encoding: .utf8)
-            #expect(said.contains("ledger: stopped before the round in flight ended"), "\(said)")
-            try await holder.execute("COMMIT")
-            // Its server process may still seal the round it waited for, or give it up: either
-            // way the event is sealed once.
-            let s = quoteIdentifier(config.schema)
-            _ = try await watcher.query("SELECT \(s).seal_pending()")
-            #expect(try await watcher.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
-            let cli = CLI(url: config.connectionString, schema: config.schema)
-            let chain = try JSONValue.parse(try await cli.run(["verify-chain"]).stdout)
-            #expect(chain["lastPosition"] == .int(1) && chain["intact"] == .bool(true))
         }
     }
 }

@@ -159,31 +159,18 @@ struct PendingClaimTests {
                 owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
             defer { Task { await writer.close() } }
             let s = quoteIdentifier(owner.schema)
-            func claim(_ n: Int, _ prefix: String) async throws {
-                _ = try await writer.query(
-                    """
-                    INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
-                                                  payload, metadata, occurred_at)
-                    SELECT gen_random_uuid(), $1 || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
-                    FROM generate_series(1, $2::int) AS g
-                    """, [.text(prefix), .int8(Int64(n))])
-            }
-            try await claim(5_050, "round-")
+            try await claimPending(5_050, prefix: "round-", on: writer, schema: owner.schema)
             #expect(try await writer.query("SELECT \(s).seal_pending_passes(1)").int64(0, 0) == 5_000)
             #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 50)
             #expect(try await writer.query("SELECT \(s).seal_pending_passes(1)").int64(0, 0) == 50)
-            try await claim(5_010, "all-")
+            try await claimPending(5_010, prefix: "all-", on: writer, schema: owner.schema)
             #expect(try await writer.query("SELECT \(s).seal_pending()").int64(0, 0) == 5_010)
             #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
             let store = try await EventStore.open(owner.connecting(as: .writer))
             defer { Task { await store.close() } }
             #expect(try await store.headPosition() == 10_060)
-            let inOrder = try await writer.query(
-                """
-                SELECT count(*) FROM \(s).events e JOIN \(s).event_claims c USING (event_id)
-                WHERE c.seq <> (SELECT min(seq) FROM \(s).event_claims) + e.position - 1
-                """)
-            #expect(inOrder.int64(0, 0) == 0, "positions follow the claims' order")
+            #expect(
+                try await outOfClaimOrder(on: writer, schema: owner.schema) == 0, "positions follow the claims' order")
             #expect(try await store.verifyChain().isIntact)
         }
     }
@@ -203,13 +190,7 @@ struct PendingClaimTests {
             // two thirds of the second.
             var writers: [Int64] = []
             for prefix in ["a-", "b-", "c-"] {
-                _ = try await writer.query(
-                    """
-                    INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
-                                                  payload, metadata, occurred_at)
-                    SELECT gen_random_uuid(), $1 || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
-                    FROM generate_series(1, 3000) AS g
-                    """, [.text(prefix)])
+                try await claimPending(3_000, prefix: prefix, on: writer, schema: owner.schema)
                 let xid = try await admin.query(
                     "SELECT min(writer_xid), max(writer_xid) FROM \(s).event_claims WHERE stream_id LIKE $1 || '%'",
                     [.text(prefix)])
@@ -231,22 +212,12 @@ struct PendingClaimTests {
                 try await admin.query("SELECT running && $1::bigint[] FROM \(s).seal_state", [.int8Array(writers)])
                     .bool(0, 0) == false)
             // Two passes from one read: 10,000 of 12,000, then the rest.
-            _ = try await writer.query(
-                """
-                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
-                                              payload, metadata, occurred_at)
-                SELECT gen_random_uuid(), 'd-' || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
-                FROM generate_series(1, 12000) AS g
-                """)
+            try await claimPending(12_000, prefix: "d-", on: writer, schema: owner.schema)
             #expect(try await writer.query("SELECT \(s).seal_pending_passes(2)").int64(0, 0) == 10_000)
             #expect(try await writer.query("SELECT \(s).seal_pending_passes(2)").int64(0, 0) == 2_000)
             #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
-            let inOrder = try await writer.query(
-                """
-                SELECT count(*) FROM \(s).events e JOIN \(s).event_claims c USING (event_id)
-                WHERE c.seq <> (SELECT min(seq) FROM \(s).event_claims) + e.position - 1
-                """)
-            #expect(inOrder.int64(0, 0) == 0, "positions follow the claims' order")
+            #expect(
+                try await outOfClaimOrder(on: writer, schema: owner.schema) == 0, "positions follow the claims' order")
             let store = try await EventStore.open(owner.connecting(as: .writer))
             defer { Task { await store.close() } }
             #expect(try await store.headPosition() == 21_000)
@@ -264,13 +235,7 @@ struct PendingClaimTests {
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
             let s = quoteIdentifier(owner.schema)
-            _ = try await writer.query(
-                """
-                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version,
-                                              payload, metadata, occurred_at)
-                SELECT gen_random_uuid(), 'e-' || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
-                FROM generate_series(1, 5050) AS g
-                """)
+            try await claimPending(5_050, prefix: "e-", on: writer, schema: owner.schema)
             try await admin.execute("BEGIN")
             _ = try await admin.query(
                 "SELECT pg_advisory_xact_lock(4243, hashtext('ledger-append:' || $1))", [.text(owner.schema)])
@@ -283,4 +248,28 @@ struct PendingClaimTests {
             #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 0)
         }
     }
+}
+
+/// `n` pending claims with content, committed in one transaction on `conn` (a writer's session),
+/// streams `prefix` then 1...n.
+private func claimPending(_ n: Int, prefix: String, on conn: PostgresConnection, schema: String) async throws {
+    _ = try await conn.query(
+        """
+        INSERT INTO \(quoteIdentifier(schema)).event_claims (event_id, stream_id, stream_version, event_type,
+                                                  schema_version, payload, metadata, occurred_at)
+        SELECT gen_random_uuid(), $1 || g, 0, 'PaymentVerified', 1, '{"n": 1}', '{}', now()
+        FROM generate_series(1, $2::int) AS g
+        """, [.text(prefix), .int8(Int64(n))])
+}
+
+/// How many events of the log do not sit at the position their claim's order gives them (the
+/// first claim at position 1).
+private func outOfClaimOrder(on conn: PostgresConnection, schema: String) async throws -> Int64? {
+    let s = quoteIdentifier(schema)
+    return try await conn.query(
+        """
+        SELECT count(*) FROM \(s).events e JOIN \(s).event_claims c USING (event_id)
+        WHERE c.seq <> (SELECT min(seq) FROM \(s).event_claims) + e.position - 1
+        """
+    ).int64(0, 0)
 }
