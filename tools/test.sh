@@ -89,6 +89,11 @@ watchdog=$!
 # ends where the tests stopped, not up to 4 KiB earlier.
 linebuffered=()
 if command -v stdbuf >/dev/null; then linebuffered=(stdbuf -oL -eL); fi
+# How many tests run at once: four per core unless set. With no bound, every test of the suite
+# starts at once; on two cores shared with other work, tests then ran past their 2-minute limits
+# and CLI children were killed, where the same suite bounded to eight passed.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-$(( $(nproc) * 4 ))}"
+echo "== at most $SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH tests at once" >&2
 status=0
 timeout --signal=INT --kill-after=30 1200 "${linebuffered[@]}" swift test --skip-build "$@" || status=$?
 kill "$watchdog" 2>/dev/null || true

@@ -175,7 +175,7 @@ public final class GooglePlayAPI: Sendable {
 
     private func exchange(_ request: URLRequest, _ what: String) async throws(APIError) -> JSONValue {
         let data: Data, response: URLResponse
-        do { (data, response) = try await session.data(for: request) } catch {
+        do { (data, response) = try await session.exchange(request) } catch {
             throw APIError("\(what) could not be reached: \(error.localizedDescription)")
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0

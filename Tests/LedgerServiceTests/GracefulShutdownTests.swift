@@ -30,12 +30,10 @@ struct GracefulShutdownTests {
                             let body = (0..<perBatch).map { i in
                                 "{\"stream\":\"order:d\(b)-\(i)\",\"type\":\"OrderCreated\",\"payload\":{\"orderId\":\"d\(b)-\(i)\",\"userId\":\"u\",\"channel\":\"appstore\",\"productId\":\"p\",\"amount\":600,\"currency\":\"CNY\"},\"occurredAt\":\"2026-03-31T08:15:00Z\"}"
                             }.joined(separator: "\n")
+                            request.httpBody = Data(body.utf8)
                             // A request that had not connected when the server stopped accepting fails to
                             // connect (-1): it was never taken, so it must have written nothing.
-                            guard
-                                let (_, response) = try? await URLSession.shared.upload(
-                                    for: request, from: Data(body.utf8))
-                            else { return -1 }
+                            guard let (_, response) = try? await URLSession.shared.exchange(request) else { return -1 }
                             return (response as? HTTPURLResponse)?.statusCode ?? -2
                         }
                     }
@@ -80,14 +78,14 @@ struct GracefulShutdownTests {
                 var append = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/events")!)
                 append.httpMethod = "POST"
                 append.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-                let (_, appended) = try await URLSession.shared.upload(
-                    for: append, from: Data(ServiceFixture.orderLine("p1").utf8))
+                append.httpBody = Data(ServiceFixture.orderLine("p1").utf8)
+                let (_, appended) = try await URLSession.shared.exchange(append)
                 #expect((appended as? HTTPURLResponse)?.statusCode == 201)
                 var order = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/orders/p1")!)
                 order.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
                 var status = 0
                 for _ in 0..<250 where status != 200 {
-                    let (_, r) = try await URLSession.shared.data(for: order)
+                    let (_, r) = try await URLSession.shared.exchange(order)
                     status = (r as? HTTPURLResponse)?.statusCode ?? -1
                     if status != 200 { try await Task.sleep(for: .milliseconds(20)) }
                 }

@@ -62,12 +62,8 @@ struct LogTests {
                     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
                     request.httpMethod = method
                     request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
-                    let response: URLResponse
-                    if let body {
-                        (_, response) = try await URLSession.shared.upload(for: request, from: Data(body.utf8))
-                    } else {
-                        (_, response) = try await URLSession.shared.data(for: request)
-                    }
+                    request.httpBody = body.map { Data($0.utf8) }
+                    let (_, response) = try await URLSession.shared.exchange(request)
                     out.append((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Request-Id") ?? "")
                 }
                 return out
