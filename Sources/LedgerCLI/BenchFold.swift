@@ -55,12 +55,14 @@ struct BenchFold: ParsableCommand {
         return facts
     }
 
-    /// A fresh fold of `facts`, and the seconds it took. Each fact is read where it lies, as the
-    /// fold's pipeline does: iterating the array would copy every fact out of it first.
+    /// A fresh fold of `facts`, and the seconds it took. Each fact is moved into the fold, as the
+    /// fold's pipeline does: a copy of the facts, reversed, is made before the clock starts, and
+    /// taken from its end.
     static func fold(_ facts: [(Fact, FactContext)]) -> (Projections, seconds: Double) {
         var fold = Projections()
+        var round = Array(facts.reversed())
         let start = ContinuousClock.now
-        facts.withUnsafeBufferPointer { facts in for i in facts.indices { fold.apply(facts[i].0, facts[i].1) } }
+        while let (fact, ctx) = round.popLast() { fold.apply(fact, ctx) }
         return (fold, (ContinuousClock.now - start).seconds)
     }
 }

@@ -23,6 +23,9 @@ public struct ScannedFact: Sendable {
         self.fact = fact
     }
 
+    /// The fact, moved out of this one (a fold that keeps no scanned fact takes it whole).
+    consuming func takeFact() -> Result<Fact, FactError> { fact }
+
     /// A whole stored event, decoded.
     public init(_ event: RecordedEvent) {
         let fact: Result<Fact, FactError>

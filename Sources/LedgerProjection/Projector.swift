@@ -16,11 +16,12 @@ final class FoldBox: Sendable {
 
 extension Projections {
     /// Applies a stored fact; one that does not decode becomes an anomaly and the fold goes on.
-    mutating func apply(_ scanned: ScannedFact) {
+    mutating func apply(_ scanned: consuming ScannedFact) {
         let ctx = FactContext(position: scanned.position, occurredAt: scanned.occurredAt)
-        switch scanned.fact {
+        let type = scanned.type
+        switch scanned.takeFact() {
         case .success(let fact): apply(fact, ctx)
-        case .failure(let error): skip(ctx, type: scanned.type, reason: error.description)
+        case .failure(let error): skip(ctx, type: type, reason: error.description)
         }
     }
 }

@@ -84,11 +84,14 @@ public struct Projections: Sendable {
     /// Applies one fact: each domain area folds its own facts (`Orders/OrderFold.swift`,
     /// `Payments/PaymentFold.swift`, `Subscriptions/SubscriptionFold.swift`, `Refunds/RefundFold.swift`,
     /// `Entitlements/EntitlementFold.swift`, `Catalogue/CatalogueFold.swift`).
-    public mutating func apply(_ fact: Fact, _ ctx: FactContext) {
+    ///
+    /// The fact is taken (`consuming`): a caller that keeps no copy of it gives it whole, and each
+    /// area reads its payload without copying it out (every id retained, then released) first.
+    public mutating func apply(_ fact: consuming Fact, _ ctx: FactContext) {
         position = ctx.position
         if ctx.position & viewsCountedAt == 0 { keepViewsToMemory() }
         if logTime.map({ ctx.occurredAt > $0 }) ?? true { logTime = ctx.occurredAt }
-        switch fact {
+        switch consume fact {
         case .productDefined(let f), .productChanged(let f): apply(f, ctx)
         case .orderCreated(let f): apply(f, ctx)
         case .paymentLaunched(let f): apply(f, ctx)
