@@ -36,22 +36,26 @@ struct SealerTests {
             let config = owner.connecting(as: .writer)
             let store = try await EventStore.open(config)
             let other = try await EventStore.open(config)
-            defer {
-                Task {
-                    await store.close()
-                    await other.close()
-                }
-            }
-            _ = try await store.append([testEvent(stream: "s")])
             let holder = try await TestDatabase.admin(owner)
             let watcher = try await TestDatabase.admin(owner)
-            defer {
-                Task {
-                    await holder.close()
-                    await watcher.close()
-                }
+            // Closed before the schema is dropped, whatever the body did: a store may still be
+            // sealing what it left pending, and a seal beside DROP SCHEMA can deadlock with it.
+            // The sessions first: a store's close waits for its seal, which waits for the append
+            // lock while `holder` holds it.
+            func closeAll() async {
+                await holder.close()
+                await watcher.close()
+                await store.close()
+                await other.close()
             }
-            try await body(Contended(owner: owner, store: store, other: other, holder: holder, watcher: watcher))
+            do {
+                _ = try await store.append([testEvent(stream: "s")])
+                try await body(Contended(owner: owner, store: store, other: other, holder: holder, watcher: watcher))
+            } catch {
+                await closeAll()
+                throw error
+            }
+            await closeAll()
         }
     }
 

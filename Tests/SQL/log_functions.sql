@@ -117,6 +117,76 @@ BEGIN
         'the head did not move to the second row';
 END $$;
 
+-- advance_head: a row must be the event its claim holds. A claim written under the lock (no
+-- content) binds the row's stream, version and key; a claim committed pending binds its content
+-- too, so no writer seals another's pending event with content of its own.
+DO $$
+DECLARE
+    head log_head;
+    r events;
+    insert_one text := $q$
+        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                            occurred_at, recorded_at, idempotency_key, hash)
+        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
+               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
+        FROM unnest($1::events[]) AS r$q$;
+BEGIN
+    SELECT * INTO head FROM log_head;
+    -- Version 1 of a stream claimed under the lock (after its version 0), key and all.
+    INSERT INTO event_claims (event_id, stream_id, stream_version, idempotency_key) VALUES
+        ('6f1c2d3e-0000-4000-8000-0000000000b0', 'order:claimed', 0, NULL),
+        ('6f1c2d3e-0000-4000-8000-0000000000b1', 'order:claimed', 1, 'key:claimed');
+    FOR i IN 1..3 LOOP
+        -- Each a version 0, which the log's own keys allow: version 1 under another stream; version
+        -- 1 as version 0 of its stream; version 0 with a key its claim does not have.
+        r := ROW(head.last_position + 1, '6f1c2d3e-0000-4000-8000-0000000000b1', 'order:elsewhere', 0, 'OrderCreated', 1,
+                 '{"orderId":"claimed"}', '{}', clock_timestamp(), clock_timestamp(), 'key:claimed', NULL, NULL, NULL)::events;
+        CASE i
+            WHEN 1 THEN NULL;
+            WHEN 2 THEN r.stream_id := 'order:claimed';
+            ELSE
+                r.event_id := '6f1c2d3e-0000-4000-8000-0000000000b0';
+                r.stream_id := 'order:claimed';
+        END CASE;
+        r.hash := chain_hash(head.last_hash, r);
+        BEGIN
+            EXECUTE insert_one USING ARRAY[r];
+            RAISE EXCEPTION 'a row unlike its claim (case %) was kept', i;
+        EXCEPTION WHEN check_violation THEN
+            ASSERT SQLERRM LIKE format('the event at position %s is not the event its claim holds%%', head.last_position + 1),
+                SQLERRM;
+        END;
+    END LOOP;
+    -- Another writer's pending event (a claim with its content), sealed by hand with other content.
+    INSERT INTO event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+    VALUES ('6f1c2d3e-0000-4000-8000-0000000000b2', 'order:pending', 0, 'PaymentVerified', 1, '{"n": 1}', '{}',
+            '2026-03-31T08:15:00Z');
+    FOR i IN 1..3 LOOP
+        r := ROW(head.last_position + 1, '6f1c2d3e-0000-4000-8000-0000000000b2', 'order:pending', 0, 'PaymentVerified', 1,
+                 '{"n": 1}', '{}', '2026-03-31T08:15:00Z', clock_timestamp(), NULL, NULL, NULL, NULL)::events;
+        CASE i
+            WHEN 1 THEN r.payload := '{"n": 2}';
+            WHEN 2 THEN r.occurred_at := '2026-03-31T08:15:01Z';
+            ELSE r.event_type := 'OrderCreated';
+        END CASE;
+        r.hash := chain_hash(head.last_hash, r);
+        BEGIN
+            EXECUTE insert_one USING ARRAY[r];
+            RAISE EXCEPTION 'a pending event sealed with other content (case %) was kept', i;
+        EXCEPTION WHEN check_violation THEN
+            ASSERT SQLERRM LIKE format('the event at position %s is not the event its claim holds%%', head.last_position + 1),
+                SQLERRM;
+        END;
+    END LOOP;
+    -- Its own content: sealed, and the head moves.
+    r := ROW(head.last_position + 1, '6f1c2d3e-0000-4000-8000-0000000000b2', 'order:pending', 0, 'PaymentVerified', 1,
+             '{"n": 1}', '{}', '2026-03-31T08:15:00Z', clock_timestamp(), NULL, NULL, NULL, NULL)::events;
+    r.hash := chain_hash(head.last_hash, r);
+    EXECUTE insert_one USING ARRAY[r];
+    ASSERT (SELECT last_position FROM log_head) = head.last_position + 1, 'the pending event was not sealed by its own content';
+    -- The claims of 'order:claimed' never got their events: gone with the transaction the test runs in.
+END $$;
+
 -- seal_pending and try_seal_pending: nothing pending, nothing sealed.
 DO $$
 BEGIN

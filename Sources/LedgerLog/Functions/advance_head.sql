@@ -1,6 +1,6 @@
 -- Runs once per INSERT or COPY into events, after the rows are in (and after the foreign keys
 -- have checked them), with the new rows as a transition table: every row follows the head, chains
--- onto it and carries the server clock; then the head moves. SECURITY DEFINER: the writer role may
+-- onto it, carries the server clock and is the event its claim holds; then the head moves. SECURITY DEFINER: the writer role may
 -- not update the head itself.
 CREATE OR REPLACE FUNCTION advance_head() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
@@ -45,6 +45,23 @@ BEGIN
     ORDER BY c.position LIMIT 1;
     IF broken IS NOT NULL THEN
         RAISE EXCEPTION 'the event at position % does not chain onto the log (its hash is not SHA-256 of the previous hash and its content)', broken
+            USING ERRCODE = 'check_violation';
+    END IF;
+    -- Each row is the event its claim holds (the foreign key says only that the claim exists): the
+    -- same stream, version and idempotency key, and for a claim committed pending, which carries
+    -- its event's content, the same content. Without this, a writer that wrote `events` itself
+    -- under another writer's pending id sealed that event with content of its own. (The pending
+    -- path, seal_pending, copies the claim's content, so it always passes.)
+    SELECT r.position INTO broken
+    FROM new_rows r JOIN event_claims c ON c.event_id = r.event_id
+    WHERE c.stream_id <> r.stream_id OR c.stream_version <> r.stream_version
+       OR c.idempotency_key IS DISTINCT FROM r.idempotency_key
+       OR (c.payload IS NOT NULL
+           AND (c.event_type <> r.event_type OR c.schema_version <> r.schema_version OR c.payload <> r.payload
+                OR c.metadata <> r.metadata OR c.occurred_at <> r.occurred_at))
+    ORDER BY r.position LIMIT 1;
+    IF broken IS NOT NULL THEN
+        RAISE EXCEPTION 'the event at position % is not the event its claim holds (stream, version, idempotency key, or the content it was committed pending with)', broken
             USING ERRCODE = 'check_violation';
     END IF;
     SELECT r.hash, r.recorded_at INTO last_row FROM new_rows r WHERE r.position = top;
