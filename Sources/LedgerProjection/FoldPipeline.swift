@@ -35,7 +35,7 @@ final class BatchStage<Element: Sendable>: Sendable {
 
     /// Queues one element (handed over when a batch is full; may wait for room).
     func add(_ element: Element) {
-        let full: [Element]? = queue.withLock { q in
+        var full: [Element]? = queue.withLock { q in
             q.pending.append(element)
             guard q.pending.count >= batchSize else { return nil }
             defer {
@@ -44,11 +44,12 @@ final class BatchStage<Element: Sendable>: Sendable {
             }
             return q.pending
         }
-        if let full { hand(full) }
+        if let batch = full.take() { hand(batch) }
     }
 
-    /// Queues a whole batch, after any elements queued one by one.
-    func add(batch: [Element]) {
+    /// Queues a whole batch, after any elements queued one by one. Taken (`consuming`): the stage
+    /// holds the only reference, so the work's changes to it copy nothing.
+    func add(batch: consuming [Element]) {
         let rest = queue.withLock { q in
             defer { q.pending = [] }
             return q.pending
@@ -57,9 +58,12 @@ final class BatchStage<Element: Sendable>: Sendable {
         if !batch.isEmpty { hand(batch) }
     }
 
-    private func hand(_ batch: [Element]) {
+    private func hand(_ batch: consuming [Element]) {
         free.wait()
-        queue.withLock { $0.batches.append(batch) }
+        // Moved into the queue: a copy kept here until the signal was a second reference when
+        // the stage's thread took the batch (and its first change copied every element).
+        var moving = Optional(batch)
+        queue.withLock { $0.batches.append(moving.take()!) }
         filled.signal()
     }
 

@@ -19,7 +19,8 @@ public final class GooglePlayAPI: Sendable {
         public var tokenURI: URL
         /// `https://androidpublisher.googleapis.com` (another base for a proxy, or a test's own server).
         public var baseURL: URL
-        /// How long one HTTP exchange may take.
+        /// How long one HTTP exchange may wait for the server's next bytes (on Linux the request
+        /// timeout restarts with each byte that comes).
         public var timeout: TimeInterval = 10
 
         public init(clientEmail: String, privateKeyPEM: String, tokenURI: URL, baseURL: URL) {

@@ -67,6 +67,10 @@ struct NotificationRoutes {
         let (read, failure) = await routes.googleRead(verified)
         let (product, productFailure) = await routes.googleProductRead(verified)
         let (items, itemsFailure) = await routes.googleItemsRead(verified)
+        // A request cancelled while it read (the service stopping) writes nothing: the store
+        // delivers the notification again, and it is read then. Stored, it would await a
+        // verification for good, with "cancelled" as the read's failure.
+        try Task.checkCancellation()
         return try await routes.store(
             NotificationTranslator.googlePlay(
                 verified, raw: body, subscription: read, product: product, itemsProduct: items,
@@ -103,6 +107,8 @@ struct NotificationRoutes {
         do {
             return (try await read(), nil)
         } catch {
+            // Cancelled: no failure of the API's (the request writes nothing; `googlePlay`).
+            if Task.isCancelled { return (nil, nil) }
             metrics.notification("googleplay", outcome: "read-failed")
             logger.warning(
                 "the Play Developer API read failed",
