@@ -7,10 +7,11 @@ import Synchronization
 extension URLSession {
     /// One HTTP exchange, as `data(for:)`, but a caller cancelled is answered at once
     /// (`CancellationError`) and the request is left to end by itself: its answer, or the
-    /// session's request timeout (on Linux an idle timeout, restarted by each byte that comes). `data(for:)` cancels its `URLSessionTask` when the caller is cancelled, and on
-    /// Linux that cancellation races the end of the exchange: when the task ends first,
-    /// FoundationNetworking stops the whole process ("Trying to access a behaviour for a task that
-    /// in not in the registry"). A request here is never cancelled.
+    /// session's request timeout (on Linux an idle timeout, restarted by each byte that comes).
+    /// `data(for:)` cancels its `URLSessionTask` when the caller is cancelled, and on Linux that
+    /// cancellation races the end of the exchange: when the task ends first, FoundationNetworking
+    /// stops the whole process ("Trying to access a behaviour for a task that in not in the
+    /// registry"). A request here is never cancelled.
     package func exchange(_ request: URLRequest) async throws -> (Data, URLResponse) {
         let answer = Answer()
         return try await withTaskCancellationHandler {

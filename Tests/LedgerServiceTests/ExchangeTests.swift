@@ -60,15 +60,7 @@ struct ExchangeTests {
             key: try _RSA.Signing.PrivateKey(keySize: .bits2048),
             purchases: ["tok": GooglePlayAPITests.read(order: "GPA.3301-0000-0000-00001", micros: "1200000000")])
         try await fake.serving { port in
-            let credentials = JSONValue.makeObject([
-                ("client_email", .string("ledger@example.iam.gserviceaccount.com")),
-                ("private_key", .string(fake.key.pemRepresentation)),
-                ("token_uri", .string("http://127.0.0.1:\(port)/token")),
-            ])
-            let api = GooglePlayAPI(
-                try GooglePlayAPI.Configuration(
-                    serviceAccountJSON: Array(credentials.compactText.utf8),
-                    baseURL: URL(string: "http://127.0.0.1:\(port)/")!))
+            let api = try fake.client(port: port)
             // One read whole (the access token is kept, so each read after it is one exchange),
             // then one timed: the reads below are cancelled at moments spread over twice as long
             // (at most 40 ms: on a loaded machine an exchange takes longer, and more are cancelled

@@ -86,6 +86,21 @@ final class FakePlayAPI: Sendable {
 
     static func b64url(_ s: String) -> [UInt8]? { Base64.decode(s, url: true) }
 
+    /// The API's client, as the service account this API knows, with the API served on `port`.
+    func client(port: Int) throws -> GooglePlayAPI {
+        let credentials = JSONValue.makeObject([
+            ("type", .string("service_account")),
+            ("client_email", .string("ledger@example.iam.gserviceaccount.com")),
+            ("private_key", .string(key.pemRepresentation)),
+            ("token_uri", .string("http://127.0.0.1:\(port)/token")),
+        ])
+        return GooglePlayAPI(
+            try GooglePlayAPI.Configuration(
+                serviceAccountJSON: Array(credentials.compactText.utf8),
+                baseURL: URL(string: "http://127.0.0.1:\(port)/")!
+            ))
+    }
+
     /// Serves the API on a free loopback port while `body` runs.
     func serving<T: Sendable>(_ body: @Sendable (Int) async throws -> T) async throws -> T {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -150,16 +165,7 @@ struct GooglePlayAPITests {
                 ]),
             ])
         try await fake.serving { port in
-            let credentials = JSONValue.makeObject([
-                ("type", .string("service_account")),
-                ("client_email", .string("ledger@example.iam.gserviceaccount.com")),
-                ("private_key", .string(fake.key.pemRepresentation)),
-                ("token_uri", .string("http://127.0.0.1:\(port)/token")),
-            ])
-            let api = GooglePlayAPI(
-                try GooglePlayAPI.Configuration(
-                    serviceAccountJSON: Array(credentials.compactText.utf8),
-                    baseURL: URL(string: "http://127.0.0.1:\(port)/")!))
+            let api = try fake.client(port: port)
             try await ServiceFixture.with(
                 "httpplayapi",
                 configure: {

@@ -1,7 +1,7 @@
 -- Runs once per INSERT or COPY into events, after the rows are in (and after the foreign keys
 -- have checked them), with the new rows as a transition table: every row follows the head, chains
--- onto it, carries the server clock and is the event its claim holds; then the head moves. SECURITY DEFINER: the writer role may
--- not update the head itself.
+-- onto it, carries the server clock and is the event its claim holds; then the head moves.
+-- SECURITY DEFINER: the writer role may not update the head itself.
 CREATE OR REPLACE FUNCTION advance_head() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
     head log_head%ROWTYPE;
