@@ -83,10 +83,13 @@ struct AtCommitTests {
             #expect(committed.map(\.position) == [nil])
             let closing = Task { await store.close() }
             // Released only once the store waits for it in its close (a count, not a time: the
-            // store's own attempts that found the lock taken come first).
+            // store's own attempts that found the lock taken come first). This schema's append lock
+            // only: other tests wait for their own.
+            let name = "'ledger-append:" + owner.schema.replacingOccurrences(of: "'", with: "''") + "'"
             try await TestDatabase.waitUntil(
                 holder,
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = 4243"
+                    + " AND objid = (hashtext(\(name))::bigint & 4294967295)::oid",
                 equals: 1)
             try await holder.execute("COMMIT")
             await closing.value
