@@ -119,10 +119,15 @@ public enum TestDatabase {
     public static func leavePending(
         _ config: LedgerConfiguration, stream: String, version: Int64
     ) async throws -> String {
-        let writer = try await PostgresConnection.connect(
-            config.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+        let writer = try await Self.writer(config)
         defer { Task { await writer.close() } }
         return try await claimPending(on: writer, schema: config.schema, stream: stream, version: version)
+    }
+
+    /// A session of the schema's writer role (`ledger_writer`), as an application appends with.
+    public static func writer(_ config: LedgerConfiguration) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(
+            config.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
     }
 
     /// Writes a pending event (a claim with its content, a `PaymentVerified`) on `conn`, in whatever

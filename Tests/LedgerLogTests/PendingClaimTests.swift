@@ -17,8 +17,7 @@ struct PendingClaimTests {
             let store = try await EventStore.open(owner.connecting(as: .writer))
             defer { Task { await store.close() } }
             _ = try await store.append([testEvent(stream: "s")])
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             let s = quoteIdentifier(owner.schema)
             try await writer.execute("BEGIN")
@@ -46,8 +45,7 @@ struct PendingClaimTests {
     /// the column at all; the owner, whom the grants do not stop, meets the check at commit.
     @Test func aPendingClaimWithAnotherTransactionsIdIsRefused() async throws {
         try await TestDatabase.withSchema("forgedxid") { owner in
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             let ownerSession = try await PostgresConnection.connect(
                 owner.connectionString, applicationName: "ledger-test-owner")
@@ -81,8 +79,7 @@ struct PendingClaimTests {
             let s = quoteIdentifier(owner.schema)
             _ = try await admin.query(
                 "UPDATE \(s).seal_state SET next_xid = (pg_current_xact_id()::text)::bigint + 5000000, running = '{}'")
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             try await TestDatabase.claimPending(on: writer, schema: owner.schema, stream: "s", version: 1)
             #expect(try await store.pendingCount() == 1)
@@ -140,8 +137,7 @@ struct PendingClaimTests {
             #expect(log.map(\.version) == [0, 0, 1, 2])
             #expect(try await store.verifyChain().isIntact)
             // Claims made after it come after them.
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             try await TestDatabase.claimPending(on: writer, schema: owner.schema, stream: "c", version: 0)
             #expect(
@@ -155,8 +151,7 @@ struct PendingClaimTests {
     /// `seal_pending()` seals every pass.
     @Test func aRoundSealsOnePassAndTheNextFindsTheRest() async throws {
         try await TestDatabase.withSchema("sealround") { owner in
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             let s = quoteIdentifier(owner.schema)
             try await claimPending(5_050, prefix: "round-", on: writer, schema: owner.schema)
@@ -180,8 +175,7 @@ struct PendingClaimTests {
     /// from the last round that left nothing), and still finds the rest, in claim order.
     @Test func aRoundItsBoundStopsNamesTheWritersOfWhatItLeft() async throws {
         try await TestDatabase.withSchema("sealleft") { owner in
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
@@ -229,16 +223,13 @@ struct PendingClaimTests {
     /// append lock, and at most n passes once it is free.
     @Test func aStandInSealsWithinItsBoundWhenTheLockIsFree() async throws {
         try await TestDatabase.withSchema("standinbound") { owner in
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             let admin = try await TestDatabase.admin(owner)
             defer { Task { await admin.close() } }
             let s = quoteIdentifier(owner.schema)
             try await claimPending(5_050, prefix: "e-", on: writer, schema: owner.schema)
-            try await admin.execute("BEGIN")
-            _ = try await admin.query(
-                "SELECT pg_advisory_xact_lock(4243, hashtext('ledger-append:' || $1))", [.text(owner.schema)])
+            try await SealerTests.holdAppendLock(admin, schema: owner.schema)
             #expect(try await writer.query("SELECT \(s).try_seal_pending_passes(1)").bool(0, 0) == false)
             #expect(try await writer.query("SELECT count(*) FROM \(s).pending_events").int64(0, 0) == 5_050)
             try await admin.execute("COMMIT")

@@ -67,8 +67,7 @@ struct RolesTests {
             let store = try await EventStore.open(owner.connecting(as: .writer))
             defer { Task { await store.close() } }
             _ = try await store.append([testEvent(stream: "s"), testEvent(stream: "s")])
-            let writer = try await PostgresConnection.connect(
-                owner.connecting(as: .writer).connectionString, applicationName: "ledger-test-writer")
+            let writer = try await TestDatabase.writer(owner)
             defer { Task { await writer.close() } }
             #expect(try await writer.query("SELECT current_user").string(0, 0) == "ledger_writer")
             let s = quoteIdentifier(owner.schema)

@@ -67,6 +67,16 @@ BEGIN
     SET CONSTRAINTS ALL DEFERRED;
 END $$;
 
+-- Rows written into events by hand, in one statement, as the trigger on events sees an append
+-- (the advance_head blocks below).
+CREATE FUNCTION pg_temp.insert_events(rows events[]) RETURNS void LANGUAGE sql AS $f$
+    INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                        occurred_at, recorded_at, idempotency_key, hash)
+    SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
+           r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
+    FROM unnest(rows) AS r
+$f$;
+
 -- advance_head: rows written by hand in one statement are checked together: a second row whose
 -- recorded_at goes back, a second row that does not chain, then both rows right (the head moves).
 DO $$
@@ -76,13 +86,6 @@ DECLARE
     t2 timestamptz;
     r1 events;
     r2 events;
-    -- Both rows in one statement, as the trigger sees an append.
-    insert_both text := $q$
-        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
-                            occurred_at, recorded_at, idempotency_key, hash)
-        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
-               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
-        FROM unnest($1::events[]) AS r$q$;
 BEGIN
     SELECT * INTO head FROM log_head;
     INSERT INTO event_claims (event_id, stream_id, stream_version) VALUES
@@ -98,7 +101,7 @@ BEGIN
               '{"orderId":"hand-2"}', '{}', t1, t1, NULL, NULL, NULL, NULL)::events;
     r2.hash := chain_hash(r1.hash, r2);
     BEGIN
-        EXECUTE insert_both USING ARRAY[r1, r2];
+        PERFORM pg_temp.insert_events(ARRAY[r1, r2]);
         RAISE EXCEPTION 'a recorded_at going back was kept';
     EXCEPTION WHEN check_violation THEN
         ASSERT SQLERRM = 'recorded_at goes back inside one append', SQLERRM;
@@ -106,13 +109,13 @@ BEGIN
     r2.recorded_at := t2;
     r2.hash := decode(repeat('ab', 32), 'hex');
     BEGIN
-        EXECUTE insert_both USING ARRAY[r1, r2];
+        PERFORM pg_temp.insert_events(ARRAY[r1, r2]);
         RAISE EXCEPTION 'a row that does not chain was kept';
     EXCEPTION WHEN check_violation THEN
         ASSERT SQLERRM LIKE format('the event at position %s does not chain onto the log%%', head.last_position + 2), SQLERRM;
     END;
     r2.hash := chain_hash(r1.hash, r2);
-    EXECUTE insert_both USING ARRAY[r1, r2];
+    PERFORM pg_temp.insert_events(ARRAY[r1, r2]);
     ASSERT (SELECT (last_position, last_hash, last_recorded_at) = (head.last_position + 2, r2.hash, t2) FROM log_head),
         'the head did not move to the second row';
 END $$;
@@ -124,12 +127,6 @@ DO $$
 DECLARE
     head log_head;
     r events;
-    insert_one text := $q$
-        INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
-                            occurred_at, recorded_at, idempotency_key, hash)
-        SELECT r.position, r.event_id, r.stream_id, r.stream_version, r.event_type, r.schema_version, r.payload, r.metadata,
-               r.occurred_at, r.recorded_at, r.idempotency_key, r.hash
-        FROM unnest($1::events[]) AS r$q$;
 BEGIN
     SELECT * INTO head FROM log_head;
     -- Version 1 of a stream claimed under the lock (after its version 0), key and all.
@@ -150,7 +147,7 @@ BEGIN
         END CASE;
         r.hash := chain_hash(head.last_hash, r);
         BEGIN
-            EXECUTE insert_one USING ARRAY[r];
+            PERFORM pg_temp.insert_events(ARRAY[r]);
             RAISE EXCEPTION 'a row unlike its claim (case %) was kept', i;
         EXCEPTION WHEN check_violation THEN
             ASSERT SQLERRM LIKE format('the event at position %s is not the event its claim holds%%', head.last_position + 1),
@@ -171,7 +168,7 @@ BEGIN
         END CASE;
         r.hash := chain_hash(head.last_hash, r);
         BEGIN
-            EXECUTE insert_one USING ARRAY[r];
+            PERFORM pg_temp.insert_events(ARRAY[r]);
             RAISE EXCEPTION 'a pending event sealed with other content (case %) was kept', i;
         EXCEPTION WHEN check_violation THEN
             ASSERT SQLERRM LIKE format('the event at position %s is not the event its claim holds%%', head.last_position + 1),
@@ -182,7 +179,7 @@ BEGIN
     r := ROW(head.last_position + 1, '6f1c2d3e-0000-4000-8000-0000000000b2', 'order:pending', 0, 'PaymentVerified', 1,
              '{"n": 1}', '{}', '2026-03-31T08:15:00Z', clock_timestamp(), NULL, NULL, NULL, NULL)::events;
     r.hash := chain_hash(head.last_hash, r);
-    EXECUTE insert_one USING ARRAY[r];
+    PERFORM pg_temp.insert_events(ARRAY[r]);
     ASSERT (SELECT last_position FROM log_head) = head.last_position + 1, 'the pending event was not sealed by its own content';
     -- The claims of 'order:claimed' never got their events: gone with the transaction the test runs in.
 END $$;
