@@ -59,7 +59,13 @@ enum AppendTransaction {
         sealing: Sealing = .writers, on conn: isolated PostgresConnection
     ) throws -> [Result<[AppendedEvent], LedgerError>] {
         let s = quoteIdentifier(schema)
-        // With a sealer, a group none of whose requests waits for its positions never takes the lock.
+        // With a sealer, a group none of whose requests waits for its positions never takes the
+        // lock: it needs no snapshot when its versions can be presumed and checked by the claims.
+        if sealing == .sealer, !lookUpStored, !waits.contains(true), let presumption = Presumption(requests),
+            let outcomes = try appendInOneRoundTrip(requests, presumption, schema: s, on: conn)
+        {
+            return outcomes
+        }
         let (snapshot, transaction) = try readSnapshot(
             requests, schema: schema, lookUpStored: lookUpStored, tryLock: sealing == .writers || waits.contains(true),
             on: conn)

@@ -204,30 +204,67 @@ public actor PostgresConnection {
     /// Sends every statement in one pipeline (one round trip) and returns each statement's rows.
     /// If one fails, the statements after it are skipped by the server and its error is thrown.
     public func pipeline(_ statements: [Statement]) throws -> [QueryResult] {
+        try pipeline(segments: [statements])[0]
+    }
+
+    @discardableResult
+    /// Sends several pipelines in one round trip, each segment ending at a sync point of its own:
+    /// the server ends each segment (commits its implicit transaction, if any) and sends its
+    /// results before it runs the next one. `received` is given each segment's results as soon as
+    /// they are read, if the segment succeeded: a caller keeps what an early segment returned even
+    /// when the connection breaks during a later one. A segment that fails skips its statements
+    /// after the failing one; the later segments still run, and the first error is thrown once
+    /// every segment is read.
+    public func pipeline(
+        segments: [[Statement]], received: ([QueryResult]) -> Void = { _ in }
+    ) throws -> [[QueryResult]] {
         let conn = try connected()
         // Statements to prepare are prepared before the pipeline starts (once per connection).
         var names: [String?] = []
-        for statement in statements {
+        for statement in segments.joined() {
             names.append(statement.prepared ? try prepare(statement.sql, statement.parameters, conn) : nil)
         }
         guard PQenterPipelineMode(conn) == 1 else { throw connectionFailure(conn, "pipeline") }
         defer { PQexitPipelineMode(conn) }
-        for (statement, name) in zip(statements, names) {
-            let sent = try withParameters(statement.parameters) { count, types, values, lengths, formats in
-                if let name {
-                    return PQsendQueryPrepared(conn, name, count, values, lengths, formats, 0)
+        var name = names.makeIterator()
+        for segment in segments {
+            for statement in segment {
+                let prepared = name.next() ?? nil
+                let sent = try withParameters(statement.parameters) { count, types, values, lengths, formats in
+                    if let prepared {
+                        return PQsendQueryPrepared(conn, prepared, count, values, lengths, formats, 0)
+                    }
+                    return PQsendQueryParams(conn, statement.sql, count, types, values, lengths, formats, 0)
                 }
-                return PQsendQueryParams(conn, statement.sql, count, types, values, lengths, formats, 0)
+                guard sent == 1 else {
+                    // Drain whatever was queued before failing.
+                    throw connectionFailure(conn, statement.sql)
+                }
             }
-            guard sent == 1 else {
-                // Drain whatever was queued before failing.
-                throw connectionFailure(conn, statement.sql)
-            }
+            guard PQpipelineSync(conn) == 1 else { throw connectionFailure(conn, "pipeline sync") }
         }
-        guard PQpipelineSync(conn) == 1 else { throw connectionFailure(conn, "pipeline sync") }
-
-        var results: [QueryResult] = []
+        var all: [[QueryResult]] = []
         var firstError: (any Error)?
+        for segment in segments {
+            var error: (any Error)?
+            let results = try readSegment(segment, conn, firstError: &error)
+            if let error {
+                if firstError == nil { firstError = error }
+            } else {
+                received(results)
+            }
+            all.append(results)
+        }
+        if let firstError { throw firstError }
+        return all
+    }
+
+    /// Reads one segment's results, then its sync point; the first error of the segment (a
+    /// statement's, or its sync's) becomes `firstError`.
+    private func readSegment(
+        _ statements: [Statement], _ conn: OpaquePointer, firstError: inout (any Error)?
+    ) throws -> [QueryResult] {
+        var results: [QueryResult] = []
         for statement in statements {
             guard let res = PQgetResult(conn) else { throw connectionFailure(conn, statement.sql) }
             let status = PQresultStatus(res)
@@ -244,7 +281,7 @@ public actor PostgresConnection {
             while let extra = PQgetResult(conn) { PQclear(extra) }
         }
         // The sync point, where the server commits the implicit transaction of the statements
-        // after the pipeline's last explicit COMMIT (if any). That commit can fail (lock_timeout
+        // after the segment's last explicit COMMIT (if any). That commit can fail (lock_timeout
         // on the lock NOTIFY takes at commit, a deferred constraint, a lost connection) after
         // those statements returned their rows: its error is the pipeline's, named by its last
         // statement, or their results would be reported for a transaction that rolled back.
@@ -278,7 +315,6 @@ public actor PostgresConnection {
                 message: "the pipeline's sync point never came" + (message.isEmpty ? "" : ": \(message)"),
                 statement: Self.firstLine(statements.last?.sql ?? "pipeline sync"))
         }
-        if let firstError { throw firstError }
         return results
     }
 }

@@ -29,6 +29,43 @@ struct PipelineTests {
         #expect(next.first?.int64(0, 0) == 3)
         #expect(try await conn.query("SELECT count(*) FROM t").int64(0, 0) == 2)
     }
+
+    /// Segments of one pipeline, each ending at its own sync point: each is its own implicit
+    /// transaction, answered as it ends; a failing one does not stop the ones after it, and its
+    /// error is the pipeline's once all are read.
+    @Test func segmentsEndAtSyncPointsOfTheirOwn() async throws {
+        let conn = try await PostgresConnection.connect(try await TestDatabase.url(), applicationName: "test-pipeline")
+        defer { Task { await conn.close() } }
+        try await conn.execute("CREATE TEMP TABLE s (x int)")
+        let (received, all) = try await conn.withIsolation { conn in
+            var received: [[Int64?]] = []
+            let all = try conn.pipeline(
+                segments: [
+                    [Statement("SELECT pg_current_xact_id()::text::int8")],
+                    [Statement("INSERT INTO s VALUES (1)"), Statement("SELECT pg_current_xact_id()::text::int8")],
+                ], received: { results in received.append(results.map { $0.int64(0, 0) }) })
+            return (received, all.count)
+        }
+        #expect(received.count == 2 && all == 2)
+        // Two transactions: the second segment's id is not the first's.
+        #expect(received[0][0] != nil && received[1][1] != nil && received[0][0] != received[1][1])
+        let failed = try await conn.withIsolation { conn in
+            var received: [[Int64?]] = []
+            do {
+                _ = try conn.pipeline(
+                    segments: [
+                        [Statement("INSERT INTO s VALUES (2)"), Statement("SELECT 1 / 0")],
+                        [Statement("INSERT INTO s VALUES (3) RETURNING x")],
+                    ], received: { results in received.append(results.map { $0.int64(0, 0) }) })
+                return (received, nil as PostgresError?)
+            } catch let error as PostgresError {
+                return (received, error)
+            }
+        }
+        #expect(failed.1?.message.contains("division by zero") == true, "a pipeline with a failing segment answered")
+        #expect(failed.0 == [[3]])
+        #expect(try await conn.query("SELECT string_agg(x::text, ',' ORDER BY x) FROM s").string(0, 0) == "1,3")
+    }
 }
 
 /// Settings a connection gives its session, again after a reconnect. The writer uses them for
