@@ -19,11 +19,14 @@ extension AppendTransaction {
         var computed: Set<String>
 
         /// Nil when a stream's version must be known to decide the group: an event after the
-        /// first one of its stream expects a version, and the first expects none.
+        /// first one of its stream expects a version, and the first expects none; or when an
+        /// expected version leaves no room for the group's events (no stream comes near it, and
+        /// the versions after it would overflow: the reading path refuses it).
         init?(_ requests: [[PreparedEvent]]) {
             var versions: [String: Int64] = [:]
             var computed: Set<String> = []
             var seen: Set<String> = []
+            let events = requests.reduce(0) { $0 + $1.count }
             for p in requests.joined() {
                 let e = p.event
                 guard seen.insert(e.stream).inserted else {
@@ -33,7 +36,9 @@ extension AppendTransaction {
                 switch e.expectedVersion {
                 case .any: computed.insert(e.stream)
                 case .noStream: break
-                case .exact(let v): versions[e.stream] = v
+                case .exact(let v):
+                    guard v < Int64.max - Int64(events) else { return nil }
+                    versions[e.stream] = v
                 }
             }
             let never = Timestamp(microsecondsSince1970: 0)

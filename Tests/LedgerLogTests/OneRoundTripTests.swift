@@ -101,6 +101,56 @@ struct OneRoundTripTests {
         #expect(AppendTransaction.Presumption(fine)?.snapshot.streamVersions == ["s": 4])
     }
 
+    /// An expected version too near the largest is not presumed (the versions after it would
+    /// overflow): the reading path refuses it as the conflict it is.
+    @Test func anExpectedVersionWithNoRoomAfterItIsNotPresumed() async throws {
+        #expect(AppendTransaction.Presumption([[PreparedEvent(testEvent(stream: "s", expected: .exact(.max)))]]) == nil)
+        let two = [testEvent(stream: "s", expected: .exact(.max - 2)), testEvent(stream: "s")].map(PreparedEvent.init)
+        #expect(AppendTransaction.Presumption([two]) == nil)
+        try await ElectedSealerTests.withSealingStore("roundtripmax") { store, _, _ in
+            do {
+                _ = try await store.appendAtCommit([testEvent(stream: "s", expected: .exact(.max))])
+                Issue.record("a stream at the largest version was accepted")
+            } catch LedgerError.versionConflict(_, _, let actual, _) {
+                #expect(actual == nil)
+            }
+        }
+    }
+
+    /// Requests of one group (concurrent callers) decided together: one whose presumed version does
+    /// not hold sends the whole group to the reading path, which refuses that request alone and
+    /// appends the others.
+    @Test func aGroupWithOneWrongPresumptionIsDecidedRequestByRequest() async throws {
+        try await TestDatabase.withSchema("roundtripgroup") { owner in
+            let store = try await EventStore.open(owner)
+            _ = try await store.append([testEvent(stream: "s"), testEvent(stream: "s")])
+            await store.close()
+            let requests = [
+                [testEvent(stream: "s", expected: .exact(0))], [testEvent(stream: "t", expected: .noStream)],
+            ].map { $0.map(PreparedEvent.init) }
+            let writer = try await TestDatabase.writer(owner)
+            let schema = owner.schema
+            let outcomes = try await writer.withIsolation { conn in
+                do {
+                    _ = try AppendTransaction.run(
+                        requests: requests, waits: [false, false], schema: schema, channel: "c", lookUpStored: false,
+                        sealing: .sealer, on: conn)
+                    Issue.record("a wrong presumption was written")
+                } catch is AppendTransaction.LookUpStoredAndRetry {}
+                return try AppendTransaction.run(
+                    requests: requests, waits: [false, false], schema: schema, channel: "c", lookUpStored: true,
+                    sealing: .sealer, on: conn)
+            }
+            await writer.close()
+            guard case .failure(.versionConflict(_, _, let actual, _)) = outcomes[0] else {
+                Issue.record("the request expecting a version the stream has passed was not refused: \(outcomes[0])")
+                return
+            }
+            #expect(actual == 1)
+            #expect(try outcomes[1].get().map(\.version) == [0])
+        }
+    }
+
     /// Through a store: the same answers as the path that reads first, typed conflicts when an
     /// expected version does not hold, a retry answered with its original, and every event sealed
     /// once by the sealer.
@@ -137,31 +187,40 @@ struct OneRoundTripTests {
     /// once, the stream's versions follow without a gap, and the sealer seals them all.
     @Test func writersRacingForOneStreamLoseNothingAndDoubleNothing() async throws {
         try await TestDatabase.withSchema("roundtriprace") { owner in
-            let stores = try await withThrowingTaskGroup(of: EventStore.self) { group in
-                for _ in 0..<4 { group.addTask { try await EventStore.open(ElectedSealerTests.sealing(owner)) } }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            let answers = try await withThrowingTaskGroup(of: [CommittedEvent].self) { group in
-                for store in stores {
-                    group.addTask {
-                        var mine: [CommittedEvent] = []
-                        for _ in 0..<10 { mine += try await store.appendAtCommit([testEvent(stream: "shared")]) }
-                        return mine
-                    }
-                }
-                return try await group.reduce(into: []) { $0 += $1 }
-            }
-            #expect(answers.map(\.version).sorted() == Array(0..<40))
+            var stores: [EventStore] = []
+            for _ in 0..<4 { stores.append(try await EventStore.open(ElectedSealerTests.sealing(owner))) }
             let watcher = try await TestDatabase.admin(owner)
-            let s = quoteIdentifier(owner.schema)
-            try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
-            let log = try await stores[0].readAll(after: 0)
-            #expect(Set(log.map(\.eventId)) == Set(answers.map(\.eventId)) && log.count == 40)
-            #expect(log.map(\.version) == Array(0..<40), "the stream's versions out of log order")
-            #expect(try await stores[0].verifyChain().isIntact)
-            await watcher.close()
+            do {
+                try await Self.race(stores, watcher, owner)
+            } catch {
+                for store in stores { await store.close() }
+                await watcher.close()
+                throw error
+            }
             for store in stores { await store.close() }
+            await watcher.close()
         }
+    }
+
+    /// Four stores append ten events each to one stream, each expecting nothing.
+    static func race(_ stores: [EventStore], _ watcher: PostgresConnection, _ owner: LedgerConfiguration) async throws {
+        let answers = try await withThrowingTaskGroup(of: [CommittedEvent].self) { group in
+            for store in stores {
+                group.addTask {
+                    var mine: [CommittedEvent] = []
+                    for _ in 0..<10 { mine += try await store.appendAtCommit([testEvent(stream: "shared")]) }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(answers.map(\.version).sorted() == Array(0..<40))
+        let s = quoteIdentifier(owner.schema)
+        try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+        let log = try await stores[0].readAll(after: 0)
+        #expect(Set(log.map(\.eventId)) == Set(answers.map(\.eventId)) && log.count == 40)
+        #expect(log.map(\.version) == Array(0..<40), "the stream's versions out of log order")
+        #expect(try await stores[0].verifyChain().isIntact)
     }
 }
 
