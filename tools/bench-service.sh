@@ -7,7 +7,8 @@
 #   LEDGER_BENCH_INSTANCES (default 1): that many `ledger serve` processes on the same log, on
 #   consecutive ports, the connections shared between them (one wrk each, its latencies merged;
 #   with LEDGER_BENCH_ONLY=events); LEDGER_BENCH_RESPOND_ASYNC=1: the facts posted with
-#   `Prefer: respond-async` (answered at their commit);
+#   `Prefer: respond-async` (answered at their commit); LEDGER_BENCH_SEALING=sealer: the instances
+#   run with `--sealing sealer` (what is answered at commit is sealed by one elected among them);
 #   LEDGER_BENCH_ONLY=events: the POST /v1/events rows only (no notifications, no library run), for
 #   alternate runs of two builds;
 #   LEDGER_BIN (default: builds and uses .build/release/ledger); LEDGER_DATABASE_URL (default: the
@@ -65,7 +66,8 @@ if [ "$only" != events ]; then
   )
 fi
 for ((i = 0; i < instances; i++)); do
-  env "${verifiers[@]}" "$LEDGER_BIN" serve --port "$((port + i))" --tokens-file "$work/tokens" 2> "$work/serve.$i.log" &
+  env "${verifiers[@]}" "$LEDGER_BIN" serve --port "$((port + i))" --tokens-file "$work/tokens" \
+    --sealing "${LEDGER_BENCH_SEALING:-writers}" 2> "$work/serve.$i.log" &
   servers+=($!)
 done
 for ((i = 0; i < instances; i++)); do
