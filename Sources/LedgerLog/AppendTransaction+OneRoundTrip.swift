@@ -6,16 +6,20 @@ import LedgerPostgres
 // events committed pending, with no snapshot read first.
 extension AppendTransaction {
     /// The versions a group's events take when nothing is read before they are written: each
-    /// stream as its first event in the group expects it. The claims' constraints check the
-    /// presumption as the events are written: a version already claimed is a unique violation, a
-    /// version whose predecessor is not claimed a foreign-key violation (`event_claims_contiguous_version`).
-    /// Either sends the group to the path that reads what is stored and decides on it.
+    /// stream as its first event in the group expects it. The insert reads each stream's last
+    /// committed claim, as the reading path's snapshot would: an event's version is that one plus
+    /// its place among its stream's events here, and a stream whose first event expects a version
+    /// (`exact`, or `noStream`) that is not the one committed makes the insert fail (a version of
+    /// -1, refused by `event_claims_stream_version_check`). A version a concurrent writer claims
+    /// meanwhile is a unique violation. Either sends the group to the path that reads what is
+    /// stored and decides on it. (Read from what is committed, a successor's claim always comes
+    /// after its predecessor's in claim order, the order the sealer gives positions in; a claim
+    /// that only waited, in the foreign key's check, for a predecessor claimed after it would not.)
     struct Presumption {
         /// The snapshot the group is planned on: the streams whose first event expects a version
         /// (`exact`) have it; the others have none.
         var snapshot: AppendSnapshot
-        /// The streams whose first event expects nothing (`any`): their events' versions are the
-        /// stream's last claimed version plus their place in the group, which the insert reads.
+        /// The streams whose first event expects nothing (`any`).
         var computed: Set<String>
 
         /// Nil when a stream's version must be known to decide the group: an event after the
@@ -49,11 +53,11 @@ extension AppendTransaction {
         }
     }
 
-    /// The constraints whose violation means "the presumed versions do not hold": a version
-    /// already claimed (by a retry of these events, another writer, or a stream that exists), or
-    /// one whose predecessor is not claimed (the stream is shorter than expected).
+    /// The constraints whose violation means "the presumed versions do not hold": a stream whose
+    /// last committed version is not the one expected (the insert writes -1), or a version a
+    /// concurrent writer claimed first (its predecessor's foreign key, for completeness).
     static let presumptionConstraints: Set<String> = [
-        "event_claims_stream_version_key", "event_claims_contiguous_version",
+        "event_claims_stream_version_check", "event_claims_stream_version_key", "event_claims_contiguous_version",
     ]
 
     /// Commits the group's events pending, in one round trip: `BEGIN` and the transaction's id,
@@ -74,22 +78,30 @@ extension AppendTransaction {
         case .write(let planned, _, _): rows = planned
         }
         guard rows.count <= insertThreshold else { return nil }
-        // 0 for a version given; for a computed one, its place among its stream's events here
-        // (1 for the first), added to the stream's last claimed version.
-        let places = rows.map { presumption.computed.contains($0.prepared.event.stream) ? $0.version + 1 : 0 }
+        // Each event's place among its stream's events here (1 for the first), and the version its
+        // stream's first event expects to be the last committed one (-1 for none; nil: any).
+        let expected = rows.map { row -> Int64? in
+            let stream = row.prepared.event.stream
+            return presumption.computed.contains(stream) ? nil : presumption.snapshot.streamVersions[stream] ?? -1
+        }
+        let places = zip(rows, expected).map { row, current in row.version - (current ?? -1) }
         let insert = Statement(
             """
             INSERT INTO \(s).event_claims (\(pendingColumns))
             SELECT u.id, u.st,
-                   CASE WHEN u.place = 0 THEN u.v
-                        ELSE coalesce((SELECT max(c.stream_version) FROM \(s).event_claims c WHERE c.stream_id = u.st), -1)
-                             + u.place END,
+                   CASE WHEN u.expected IS NULL OR u.expected::int8 = c.version THEN c.version + u.place ELSE -1 END,
                    u.ty, u.sv, u.pl, u.md, u.oa, u.ik
             FROM unnest($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::int4[], $6::jsonb[], $7::jsonb[],
-                        $8::timestamptz[], $9::text[], $10::int8[]) AS u(id, st, v, ty, sv, pl, md, oa, ik, place)
+                        $8::timestamptz[], $9::text[], $10::int8[], $11::text[])
+                     AS u(id, st, v, ty, sv, pl, md, oa, ik, place, expected)
+            CROSS JOIN LATERAL (SELECT coalesce(max(c.stream_version), -1) AS version
+                                FROM \(s).event_claims c WHERE c.stream_id = u.st) AS c
             RETURNING event_id, stream_version
             """,
-            contentParameters(rows) + [.textArray(rows.map { $0.prepared.event.idempotencyKey }), .int8Array(places)],
+            contentParameters(rows) + [
+                .textArray(rows.map { $0.prepared.event.idempotencyKey }), .int8Array(places),
+                .textArray(expected.map { $0.map(String.init) }),
+            ],
             prepared: true)
         var transaction: String?
         let claimed: QueryResult
@@ -117,7 +129,6 @@ extension AppendTransaction {
             if conn.isConnected { try? conn.execute("ROLLBACK") }
             throw error
         }
-        guard !presumption.computed.isEmpty else { return plan.outcomes }
         var versions: [String: Int64] = [:]
         for r in 0..<claimed.count {
             if let id = claimed.string(r, 0), let v = claimed.int64(r, 1) { versions[id] = v }

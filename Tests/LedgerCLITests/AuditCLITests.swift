@@ -93,7 +93,7 @@ struct ProjectionCLITests {
     }
 }
 
-@Suite("ledger audit", .timeLimit(.minutes(3)))
+@Suite("ledger audit", .timeLimit(.minutes(6)))
 struct AuditCLITests {
     @Test func formatsAreByteIdenticalOnReRunAndAgree() async throws {
         try await TestDatabase.withSchema("cliaudit") { config in

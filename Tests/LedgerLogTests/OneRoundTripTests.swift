@@ -89,6 +89,55 @@ struct OneRoundTripTests {
         }
     }
 
+    /// A version expected of a stream is the one committed when the insert begins, as a reading
+    /// append sees it. A predecessor claimed and committed while the insert runs (after its claim
+    /// took its place in claim order, before its foreign key was checked) would satisfy the
+    /// foreign key and leave the successor before its predecessor in claim order, which the
+    /// sealer gives positions in. A trigger of the test's own holds the successor's insert at that
+    /// moment (whatever version it computed) while the predecessor is committed.
+    @Test func aPredecessorCommittedDuringTheInsertIsNotTakenAsTheStreams() async throws {
+        try await ElectedSealerTests.withSealingStore("roundtripmidway") { store, watcher, owner in
+            let s = quoteIdentifier(owner.schema)
+            try await watcher.execute(
+                """
+                CREATE FUNCTION \(s).hold_successor() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.stream_id = 'midway' AND NEW.stream_version <> 0 THEN
+                        PERFORM pg_advisory_lock(4249, 1);
+                        PERFORM pg_advisory_unlock(4249, 1);
+                    END IF;
+                    RETURN NEW;
+                END $$;
+                CREATE TRIGGER hold_successor BEFORE INSERT ON \(s).event_claims
+                    FOR EACH ROW EXECUTE FUNCTION \(s).hold_successor();
+                """)
+            let holder = try await TestDatabase.admin(owner)
+            _ = try await holder.query("SELECT pg_advisory_lock(4249, 1)")
+            let successor = Task { try await store.appendAtCommit([testEvent(stream: "midway", expected: .exact(0))]) }
+            // Bounded by count: the successor's first insert is held (whatever version it
+            // computed: the one after the predecessor, or the refused -1).
+            var polls = 0
+            while try await watcher.query(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 4249 AND objid = 1 AND NOT granted"
+            ).int64(0, 0) != 1 {
+                polls += 1
+                if polls > 3000 {
+                    Issue.record("the successor's insert was never held")
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await TestDatabase.leavePending(owner, stream: "midway", version: 0)
+            _ = try await holder.query("SELECT pg_advisory_unlock(4249, 1)")
+            await holder.close()
+            let appended = try await successor.value
+            #expect(appended.map(\.version) == [1])
+            try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
+            let log = try await store.readAll(after: 0).filter { $0.stream == "midway" }
+            #expect(log.map(\.version) == [0, 1], "the stream's versions out of log order")
+        }
+    }
+
     /// A group whose version must be read to be decided (a stream's first event expects nothing,
     /// a later one a version) is not presumed.
     @Test func aGroupThatNeedsAStreamsVersionIsNotPresumed() {
