@@ -55,9 +55,10 @@ extension AppendTransaction {
 
     /// The constraints whose violation means "the presumed versions do not hold": a stream whose
     /// last committed version is not the one expected (the insert writes -1), or a version a
-    /// concurrent writer claimed first (its predecessor's foreign key, for completeness).
+    /// concurrent writer claimed first. (The predecessor's foreign key cannot fail: every version
+    /// follows one committed, or one of the same insert.)
     static let presumptionConstraints: Set<String> = [
-        "event_claims_stream_version_check", "event_claims_stream_version_key", "event_claims_contiguous_version",
+        "event_claims_stream_version_check", "event_claims_stream_version_key",
     ]
 
     /// Commits the group's events pending, in one round trip: `BEGIN` and the transaction's id,
@@ -78,29 +79,30 @@ extension AppendTransaction {
         case .write(let planned, _, _): rows = planned
         }
         guard rows.count <= insertThreshold else { return nil }
-        // Each event's place among its stream's events here (1 for the first), and the version its
-        // stream's first event expects to be the last committed one (-1 for none; nil: any).
-        let expected = rows.map { row -> Int64? in
+        // The version each stream's first event expects to be the last committed one (-1 for none;
+        // nil: any). The plan's versions follow it; a stream that expects nothing was planned from
+        // none (0, 1...), so its events take the last committed version plus one more than that.
+        let expected = rows.map { row -> String? in
             let stream = row.prepared.event.stream
-            return presumption.computed.contains(stream) ? nil : presumption.snapshot.streamVersions[stream] ?? -1
+            return presumption.computed.contains(stream)
+                ? nil : String(presumption.snapshot.streamVersions[stream] ?? -1)
         }
-        let places = zip(rows, expected).map { row, current in row.version - (current ?? -1) }
         let insert = Statement(
             """
             INSERT INTO \(s).event_claims (\(pendingColumns))
             SELECT u.id, u.st,
-                   CASE WHEN u.expected IS NULL OR u.expected::int8 = c.version THEN c.version + u.place ELSE -1 END,
+                   CASE WHEN u.expected IS NULL THEN c.version + 1 + u.v
+                        WHEN u.expected::int8 = c.version THEN u.v
+                        ELSE -1 END,
                    u.ty, u.sv, u.pl, u.md, u.oa, u.ik
             FROM unnest($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::int4[], $6::jsonb[], $7::jsonb[],
-                        $8::timestamptz[], $9::text[], $10::int8[], $11::text[])
-                     AS u(id, st, v, ty, sv, pl, md, oa, ik, place, expected)
+                        $8::timestamptz[], $9::text[], $10::text[]) AS u(id, st, v, ty, sv, pl, md, oa, ik, expected)
             CROSS JOIN LATERAL (SELECT coalesce(max(c.stream_version), -1) AS version
                                 FROM \(s).event_claims c WHERE c.stream_id = u.st) AS c
             RETURNING event_id, stream_version
             """,
             contentParameters(rows) + [
-                .textArray(rows.map { $0.prepared.event.idempotencyKey }), .int8Array(places),
-                .textArray(expected.map { $0.map(String.init) }),
+                .textArray(rows.map { $0.prepared.event.idempotencyKey }), .textArray(expected),
             ],
             prepared: true)
         var transaction: String?

@@ -5,13 +5,12 @@ import LedgerPostgres
 import LedgerTesting
 import Testing
 
-/// Appends answered at commit under ``Sealing/sealer`` in one round trip: no snapshot read, the
-/// versions presumed from what each stream's first event expects (or read by the insert when it
-/// expects nothing), and checked by the claims' constraints.
+/// Appends answered at commit under ``Sealing/sealer`` in one round trip: no snapshot read; the
+/// insert reads each stream's last committed version, gives the next ones, and fails when a
+/// stream's first event expects another.
 @Suite("Appends in one round trip", .timeLimit(.minutes(3)))
 struct OneRoundTripTests {
-    /// The one-round-trip path alone, on a writer session of the schema (with `events` appended
-    /// first, each awaited, on `before`).
+    /// The one-round-trip path alone, `events` as one request, on a writer session of the schema.
     static func direct(
         _ owner: LedgerConfiguration, _ events: [NewEvent]
     ) async throws -> [Result<[AppendedEvent], LedgerError>]? {
@@ -34,9 +33,9 @@ struct OneRoundTripTests {
         return (0..<rows.count).compactMap { rows.int64($0, 0) }
     }
 
-    /// A stream whose first event here expects nothing continues from its last claimed version,
+    /// A stream whose first event here expects nothing continues from its last committed version,
     /// read by the insert itself (each event one more, in the group's order); one expecting a
-    /// version, or no stream, takes the next; a new stream starts at 0.
+    /// version, or no stream, that holds takes the next; a new stream starts at 0.
     @Test func versionsAreReadByTheInsertOrPresumedFromWhatIsExpected() async throws {
         try await TestDatabase.withSchema("oneroundtrip") { owner in
             let store = try await EventStore.open(owner)
@@ -63,10 +62,10 @@ struct OneRoundTripTests {
         }
     }
 
-    /// A presumed version that does not hold writes nothing and sends the group to the path that
-    /// reads what is stored: a version already claimed (a unique violation), one whose predecessor
-    /// is not (the foreign key), or a later event of a stream expecting a version its group's
-    /// first event did not leave.
+    /// An expected version that is not the stream's last committed one (the stream exists, is
+    /// shorter, or is longer) writes nothing and sends the group to the path that reads what is
+    /// stored; so does a later event of a stream expecting a version its group's first event did
+    /// not leave.
     @Test(arguments: [ExpectedVersion.noStream, .exact(0), .exact(5)])
     func aPresumedVersionThatDoesNotHoldWritesNothing(_ expected: ExpectedVersion) async throws {
         try await TestDatabase.withSchema("presumedwrong") { owner in
@@ -127,10 +126,16 @@ struct OneRoundTripTests {
                 }
                 try await Task.sleep(for: .milliseconds(10))
             }
+            // The sealer waits (the append lock held) until both are committed: it then seals in
+            // claim order, whatever it had sealed before.
+            let appendLock = try await TestDatabase.admin(owner)
+            try await SealerTests.holdAppendLock(appendLock, schema: owner.schema)
             try await TestDatabase.leavePending(owner, stream: "midway", version: 0)
             _ = try await holder.query("SELECT pg_advisory_unlock(4249, 1)")
             await holder.close()
             let appended = try await successor.value
+            try await appendLock.execute("COMMIT")
+            await appendLock.close()
             #expect(appended.map(\.version) == [1])
             try await TestDatabase.waitUntil(watcher, "SELECT count(*) FROM \(s).pending_events", equals: 0)
             let log = try await store.readAll(after: 0).filter { $0.stream == "midway" }
