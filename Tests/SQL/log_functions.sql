@@ -120,6 +120,69 @@ BEGIN
         'the head did not move to the second row';
 END $$;
 
+-- advance_head: within one statement, a stream's version 1 may not come before its version 0 (the
+-- foreign key on the previous version is satisfied once both are in); in version order they append.
+DO $$
+DECLARE
+    head log_head;
+    v0 events;
+    v1 events;
+BEGIN
+    SELECT * INTO head FROM log_head;
+    INSERT INTO event_claims (event_id, stream_id, stream_version) VALUES
+        ('6f1c2d3e-0000-4000-8000-0000000000c0', 'order:turned', 0),
+        ('6f1c2d3e-0000-4000-8000-0000000000c1', 'order:turned', 1);
+    v1 := ROW(head.last_position + 1, '6f1c2d3e-0000-4000-8000-0000000000c1', 'order:turned', 1, 'OrderClosed', 1,
+              '{"orderId":"turned"}', '{}', clock_timestamp(), clock_timestamp(), NULL, NULL, NULL, NULL)::events;
+    v1.hash := chain_hash(head.last_hash, v1);
+    v0 := ROW(head.last_position + 2, '6f1c2d3e-0000-4000-8000-0000000000c0', 'order:turned', 0, 'OrderCreated', 1,
+              '{"orderId":"turned"}', '{}', clock_timestamp(), v1.recorded_at, NULL, NULL, NULL, NULL)::events;
+    v0.hash := chain_hash(v1.hash, v0);
+    BEGIN
+        PERFORM pg_temp.insert_events(ARRAY[v1, v0]);
+        RAISE EXCEPTION 'version 1 before version 0 was kept';
+    EXCEPTION WHEN check_violation THEN
+        ASSERT SQLERRM = format('the event at position %s comes before the previous version of its stream',
+                                head.last_position + 1), SQLERRM;
+    END;
+    v0.position := head.last_position + 1;
+    v0.hash := chain_hash(head.last_hash, v0);
+    v1.position := head.last_position + 2;
+    v1.recorded_at := v0.recorded_at;
+    v1.hash := chain_hash(v0.hash, v1);
+    PERFORM pg_temp.insert_events(ARRAY[v0, v1]);
+    ASSERT (SELECT last_position FROM log_head) = head.last_position + 2, 'versions 0 and 1 in order were not appended';
+END $$;
+
+-- claim_has_event: a pending version claimed before its stream's pending previous version is
+-- refused (the sealer seals in claim order); claimed after it, it is kept and sealed after it.
+-- Checked at once here.
+DO $$
+BEGIN
+    SET CONSTRAINTS ALL IMMEDIATE;
+    BEGIN
+        WITH claims (event_id, version) AS (VALUES
+            ('6f1c2d3e-0000-4000-8000-0000000000d1'::uuid, 1), ('6f1c2d3e-0000-4000-8000-0000000000d0'::uuid, 0))
+        INSERT INTO event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+        SELECT c.event_id, 'order:claimed-turned', c.version, 'OrderCreated', 1, '{}', '{}', '2026-03-31T08:15:00Z'
+        FROM claims c;
+        RAISE EXCEPTION 'a pending version 1 claimed before its version 0 was kept';
+    EXCEPTION WHEN integrity_constraint_violation THEN
+        ASSERT SQLERRM = 'version 1 of stream order:claimed-turned is claimed pending before its version 0', SQLERRM;
+    END;
+    WITH claims (event_id, version) AS (VALUES
+        ('6f1c2d3e-0000-4000-8000-0000000000d0'::uuid, 0), ('6f1c2d3e-0000-4000-8000-0000000000d1'::uuid, 1))
+    INSERT INTO event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata, occurred_at)
+    SELECT c.event_id, 'order:claimed-turned', c.version, 'OrderCreated', 1, '{}', '{}', '2026-03-31T08:15:00Z'
+    FROM claims c;
+    ASSERT (SELECT array_agg(stream_version ORDER BY seq) FROM event_claims WHERE stream_id = 'order:claimed-turned')
+        = '{0,1}', 'versions 0 and 1 claimed in order were not kept';
+    SET CONSTRAINTS ALL DEFERRED;
+    ASSERT seal_pending() = 2, 'the two pending versions were not sealed';
+    ASSERT (SELECT array_agg(stream_version ORDER BY position) FROM events WHERE stream_id = 'order:claimed-turned')
+        = '{0,1}', 'the pending versions were not sealed in version order';
+END $$;
+
 -- advance_head: a row must be the event its claim holds. A claim written under the lock (no
 -- content) binds the row's stream, version and key; a claim committed pending binds its content
 -- too, so no writer seals another's pending event with content of its own.

@@ -1,6 +1,7 @@
 -- Runs once per INSERT or COPY into events, after the rows are in (and after the foreign keys
 -- have checked them), with the new rows as a transition table: every row follows the head, chains
--- onto it, carries the server clock and is the event its claim holds; then the head moves.
+-- onto it, carries the server clock, comes after its stream's previous version and is the event
+-- its claim holds; then the head moves.
 -- SECURITY DEFINER: the writer role may not update the head itself.
 CREATE OR REPLACE FUNCTION advance_head() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
@@ -45,6 +46,21 @@ BEGIN
     ORDER BY c.position LIMIT 1;
     IF broken IS NOT NULL THEN
         RAISE EXCEPTION 'the event at position % does not chain onto the log (its hash is not SHA-256 of the previous hash and its content)', broken
+            USING ERRCODE = 'check_violation';
+    END IF;
+    -- A stream's versions follow the log's order: the foreign key on the previous version is
+    -- checked once the statement's rows are all in, so within one statement only this tells that
+    -- version 1 came before version 0 (a row's previous version from an earlier statement is
+    -- below the head). Each row against the version before it in the statement (one sort; a join
+    -- of the transition table with itself, which has no index, was a nested loop: a batch of 1,000
+    -- took 0.1 s longer).
+    SELECT t.position INTO broken
+    FROM (SELECT r.position, lag(r.position) OVER (PARTITION BY r.stream_id ORDER BY r.stream_version) AS before
+          FROM new_rows r) t
+    WHERE t.before > t.position
+    ORDER BY t.position LIMIT 1;
+    IF broken IS NOT NULL THEN
+        RAISE EXCEPTION 'the event at position % comes before the previous version of its stream', broken
             USING ERRCODE = 'check_violation';
     END IF;
     -- Each row is the event its claim holds (the foreign key says only that the claim exists): the
