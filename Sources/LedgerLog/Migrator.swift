@@ -93,9 +93,13 @@ public struct Migrator: Sendable {
                     """, [.text(f.name), .text(f.checksum)])
             }
             var done: [Migration] = []
+            // Under `schema, pg_temp`: a function created with `SET search_path FROM CURRENT` keeps
+            // that path, and a path that does not name pg_temp searches the session's temporary
+            // tables first, so a writer's temporary `event_claims` would stand in for the log's
+            // inside the function (0023 gave the functions made before this path too).
             for m in migrations where applied[m.version] == nil {
                 try conn.transaction { conn in
-                    try conn.execute("SET LOCAL search_path TO \(s)")
+                    try conn.execute("SET LOCAL search_path TO \(s), pg_temp")
                     try conn.execute(m.sql)
                     try conn.query(
                         "INSERT INTO \(s).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
@@ -114,7 +118,7 @@ public struct Migrator: Sendable {
                 for r in 0..<recorded.count { current[recorded.string(r, 0)!] = recorded.string(r, 1)! }
                 for f in functions where current[f.name] != f.checksum {
                     try conn.transaction { conn in
-                        try conn.execute("SET LOCAL search_path TO \(s)")
+                        try conn.execute("SET LOCAL search_path TO \(s), pg_temp")
                         try conn.execute(f.sql)
                         try record(f, conn)
                     }

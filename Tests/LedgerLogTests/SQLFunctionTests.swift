@@ -101,6 +101,42 @@ struct SQLFunctionTests {
         }
     }
 
+    /// Every function that sets its search_path names pg_temp last, so that a writer's temporary
+    /// tables never stand in for the log's inside it: in a schema whose functions were made
+    /// before (the schema alone), 0023 gives it to each, and a function applied again takes it
+    /// from the path `ledger migrate` sets.
+    @Test func functionsSearchTemporaryTablesLast() async throws {
+        try await TestDatabase.withSchema("sqltemp") { owner in
+            let conn = try await PostgresConnection.connect(owner.connectionString, applicationName: "test-sql-temp")
+            defer { Task { await conn.close() } }
+            let s = quoteIdentifier(owner.schema)
+            let paths = """
+                SELECT p.proname, c FROM pg_proc p CROSS JOIN LATERAL unnest(p.proconfig) AS c
+                WHERE p.pronamespace = $1::regnamespace AND c LIKE 'search_path=%' ORDER BY p.proname
+                """
+            let made = try await conn.query(paths, [.text(owner.schema)])
+            #expect(made.count >= 10)
+            #expect((0..<made.count).allSatisfy { made.string($0, 1)?.hasSuffix(", pg_temp") == true })
+            // As a schema migrated before 0023: each function's path the schema alone, and one
+            // function's text older than its file.
+            for r in 0..<made.count {
+                try await conn.execute(
+                    "ALTER FUNCTION \(s).\(quoteIdentifier(made.string(r, 0)!)) SET search_path = \(s)")
+            }
+            _ = try await conn.query("DELETE FROM \(s).schema_migrations WHERE version = 23")
+            _ = try await conn.query(
+                "UPDATE \(s).schema_functions SET checksum = 'older' WHERE name = 'try_seal_pending'")
+            let outcome = try await EventStore.migrate(owner, migrations: try Migration.eventLogAndReadModels())
+            #expect(outcome.applied.map(\.name) == ["0023_functions_search_temporary_tables_last"])
+            #expect(outcome.functionsApplied == ["try_seal_pending"])
+            let now = try await conn.query(paths, [.text(owner.schema)])
+            #expect(now.count == made.count)
+            for r in 0..<now.count {
+                #expect(now.string(r, 1) == made.string(r, 1), "\(now.string(r, 0) ?? "?")")
+            }
+        }
+    }
+
     @Test func aChangedFunctionReachesTheSchemaAtItsNextMigrate() async throws {
         try await TestDatabase.withSchema("sqlchanged") { owner in
             let conn = try await PostgresConnection.connect(owner.connectionString, applicationName: "test-sql-changed")

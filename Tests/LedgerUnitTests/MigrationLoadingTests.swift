@@ -60,7 +60,7 @@ struct MigrationLoadingTests {
                 "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash",
                 "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys",
                 "0019_append_events_at_commit", "0020_pending_events_in_their_claims", "0021_sealer_rounds",
-                "0022_sealer_catch_up",
+                "0022_sealer_catch_up", "0023_functions_search_temporary_tables_last",
             ])
         #expect(
             readModels.map(\.name) == [
@@ -88,6 +88,7 @@ struct MigrationLoadingTests {
                 "15118f3b02c60859db5bfa28f460ce70eb418fe22fff147f9f4b49c08bdbe530",
                 "acad883bd107d91bc91f2743f295a070dc7184bf6eefdac6bac31c6b74100e5e",
                 "5dcc02989da8a1e19c210e620a589f86a6661add390a2544b059cca595294c2c",
+                "897b84ed9ab9c2be2b2bd4ccb5ca3aa0a0fc15ab6d0994e15b4bd994a7c932d6",
             ])
     }
 

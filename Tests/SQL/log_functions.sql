@@ -183,6 +183,41 @@ BEGIN
         = '{0,1}', 'the pending versions were not sealed in version order';
 END $$;
 
+-- The functions search the session's temporary tables last: a writer's temporary event_claims and
+-- events (a writer may create temporary tables) do not stand in for the log's inside them.
+DO $$
+DECLARE
+    s text := current_schema();
+BEGIN
+    ASSERT NOT EXISTS (
+        SELECT 1 FROM pg_proc p CROSS JOIN LATERAL unnest(p.proconfig) AS c
+        WHERE p.pronamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = s)
+          AND c LIKE 'search_path=%' AND c NOT LIKE '%, pg_temp'), 'a function searches temporary tables first';
+    CREATE TEMP TABLE event_claims (event_id uuid, stream_id text, stream_version bigint, seq bigint, payload jsonb);
+    CREATE TEMP TABLE events (event_id uuid);
+    INSERT INTO pg_temp.events VALUES ('6f1c2d3e-0000-4000-8000-0000000000e0');
+    SET CONSTRAINTS ALL IMMEDIATE;
+    BEGIN
+        EXECUTE format('INSERT INTO %I.event_claims (event_id, stream_id, stream_version) VALUES (%L, %L, 0)', s,
+                       '6f1c2d3e-0000-4000-8000-0000000000e0', 'order:shadowed');
+        RAISE EXCEPTION 'a claim whose event is in a temporary table alone was kept';
+    EXCEPTION WHEN integrity_constraint_violation THEN
+        ASSERT SQLERRM LIKE 'event % is claimed without an event%', SQLERRM;
+    END;
+    BEGIN
+        EXECUTE format($q$
+            INSERT INTO %I.event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload, metadata,
+                                         occurred_at)
+            SELECT gen_random_uuid(), 'order:shadowed-turned', v, 'OrderCreated', 1, '{}', '{}', '2026-03-31T08:15:00Z'
+            FROM unnest(ARRAY[1, 0]) AS v$q$, s);
+        RAISE EXCEPTION 'a pending version 1 claimed before its version 0 was kept beside a temporary event_claims';
+    EXCEPTION WHEN integrity_constraint_violation THEN
+        ASSERT SQLERRM = 'version 1 of stream order:shadowed-turned is claimed pending before its version 0', SQLERRM;
+    END;
+    SET CONSTRAINTS ALL DEFERRED;
+    DROP TABLE pg_temp.event_claims, pg_temp.events;
+END $$;
+
 -- advance_head: a row must be the event its claim holds. A claim written under the lock (no
 -- content) binds the row's stream, version and key; a claim committed pending binds its content
 -- too, so no writer seals another's pending event with content of its own.

@@ -3,7 +3,8 @@
 -- and its own writer's transaction id, which the sealer finds it by.
 --
 -- A stream's versions follow claim order: the sealer gives positions in claim order (seq), so a
--- pending claim whose stream's previous version is also pending must have been claimed after it.
+-- pending claim whose stream's previous version was claimed pending too (sealed since or not) must
+-- have been claimed after it.
 -- The library and the SQL functions claim a version only once the one before it is committed (or
 -- earlier in the same statement), so they always do; a writer that claims versions 1 and 0 of a new
 -- stream in one statement in that order, or version n+1 before another writer's pending version

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0023_functions_search_temporary_tables_last.sql
