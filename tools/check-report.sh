@@ -177,7 +177,9 @@ for row, f in zip(got, want):
     cells = [td.all_text() for td in row.find(lambda n: n.tag == "td")]
     if len(cells) != 8: problems.append(f"finding {f['key']}: {len(cells)} cells"); continue
     kind, severity, user, order, tx, positions, risk, detail = cells
-    expect = [f["kind"], f["severity"], f.get("userId") or "-", f.get("orderId") or "-", f.get("transactionId") or "-",
+    # The transaction's app beside its id where another channel or app uses the same id.
+    expect = [f["kind"], f["severity"], f.get("userId") or "-", f.get("orderId") or "-",
+              (f.get("transactionId") or "-") + (f" ({f['app']})" if f.get("app") else ""),
               ", ".join(str(p) for p in f["positions"])]
     check(f"finding {f['key']} (kind, severity, user, order, transaction, positions)", [kind, severity, user, order, tx, positions], expect)
     a = f.get("amountAtRisk")

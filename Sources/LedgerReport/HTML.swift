@@ -218,7 +218,7 @@ extension AuditReport {
                 s +=
                     "<td class=\"kind\">\(f.kind.rawValue)</td><td class=\"\(f.severity.rawValue)\">\(f.severity.rawValue)</td>"
                 s +=
-                    "<td class=\"mono\">\(Self.esc(f.userId ?? "-"))</td><td class=\"mono\">\(Self.esc(f.orderId ?? "-"))</td><td class=\"mono\">\(Self.esc(f.transactionId ?? "-"))</td>"
+                    "<td class=\"mono\">\(Self.esc(f.userId ?? "-"))</td><td class=\"mono\">\(Self.esc(f.orderId ?? "-"))</td><td class=\"mono\">\(Self.esc(f.transactionId ?? "-"))\(f.app.map { " (\(Self.esc($0)))" } ?? "")</td>"
                 s +=
                     "<td class=\"mono positions\">\(f.positions.map(String.init).joined(separator: ", "))</td><td class=\"num money\">\(Self.esc(f.amountAtRisk?.description ?? "-"))</td><td class=\"detail\">\(Self.esc(f.detail))</td></tr>\n"
             }

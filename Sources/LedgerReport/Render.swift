@@ -8,12 +8,16 @@ extension Money {
 extension AuditReport {
     static func json(_ f: Finding) -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
-        return .makeObject([
-            ("key", .string(f.key)), ("kind", .string(f.kind.rawValue)), ("severity", .string(f.severity.rawValue)),
-            ("channel", opt(f.channel?.rawValue)), ("userId", opt(f.userId)), ("orderId", opt(f.orderId)),
-            ("transactionId", opt(f.transactionId)), ("positions", .array(f.positions.map { .int($0) })),
-            ("amountAtRisk", f.amountAtRisk?.jsonAmount ?? .null), ("detail", .string(f.detail)),
-        ])
+        // `app` only where the finding has one (a transaction id another channel or app uses too).
+        return .makeObject(
+            [
+                ("key", .string(f.key)), ("kind", .string(f.kind.rawValue)), ("severity", .string(f.severity.rawValue)),
+                ("channel", opt(f.channel?.rawValue)), ("userId", opt(f.userId)), ("orderId", opt(f.orderId)),
+                ("transactionId", opt(f.transactionId)),
+            ] + (f.app.map { [("app", .string($0))] } ?? []) + [
+                ("positions", .array(f.positions.map { .int($0) })),
+                ("amountAtRisk", f.amountAtRisk?.jsonAmount ?? .null), ("detail", .string(f.detail)),
+            ])
     }
 
     static func seconds(_ d: Duration) -> JSONValue { .int(d.components.seconds) }

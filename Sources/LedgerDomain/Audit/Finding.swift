@@ -54,6 +54,9 @@ public struct Finding: Hashable, Sendable, Comparable {
     public var userId: String?
     public var orderId: String?
     public var transactionId: String?
+    /// The app of the transaction, only where another channel or app uses the same transaction id
+    /// (nil otherwise): it tells their findings apart.
+    public var app: String?
     /// Positions of the facts that prove it, ascending.
     public var positions: [Int64]
     /// The money at stake (the price of what was granted twice, paid for and not granted, refunded
@@ -65,7 +68,8 @@ public struct Finding: Hashable, Sendable, Comparable {
     public init(
         kind: FindingKind, severity: Severity? = nil, channel: Channel? = nil, userId: String? = nil,
         orderId: String? = nil,
-        transactionId: String? = nil, positions: [Int64], amountAtRisk: Money? = nil, detail: String
+        transactionId: String? = nil, app: String? = nil, positions: [Int64], amountAtRisk: Money? = nil,
+        detail: String
     ) {
         self.kind = kind
         self.severity = severity ?? kind.defaultSeverity
@@ -73,14 +77,17 @@ public struct Finding: Hashable, Sendable, Comparable {
         self.userId = userId
         self.orderId = orderId
         self.transactionId = transactionId
+        self.app = app
         self.positions = positions.sorted()
         self.amountAtRisk = amountAtRisk
         self.detail = detail
     }
 
-    /// Stable identity across re-runs: the kind and its subject (transaction, order or user).
+    /// Stable identity across re-runs: the kind and its subject (transaction, order or user), and
+    /// the app where another channel or app uses the same transaction id.
     public var key: String {
         "\(kind.rawValue)|\(channel?.rawValue ?? "")|\(transactionId ?? "")|\(orderId ?? "")|\(userId ?? "")"
+            + (app.map { "|\($0)" } ?? "")
     }
 
     /// Report order: by kind, then subject, then first position.

@@ -218,7 +218,8 @@ extension Audit {
             }
             guard !listed.contains(t.key) else { continue }
             c.add(
-                .unconfirmedPayment, ch, user: nil, order: t.orderId, tx: t.transactionId, [t.verifiedPosition], price,
+                .unconfirmedPayment, ch, user: nil, order: t.orderId, tx: t.transactionId, app: t.app,
+                [t.verifiedPosition], price,
                 "verified payment of \(price) at \(at.iso8601) is on no \(ch.rawValue) statement, though statements cover that time"
             )
         }

@@ -93,7 +93,8 @@ public struct ExpectedFinding: Hashable, Sendable, CustomStringConvertible {
         self.userId = userId
     }
 
-    /// Built exactly like `Finding.key`.
+    /// Built exactly like `Finding.key` of a transaction id no other channel or app uses (the
+    /// simulator never gives one id to two apps; such a finding's key ends with its app).
     public var key: String {
         "\(kind.rawValue)|\(channel?.rawValue ?? "")|\(transactionId ?? "")|\(orderId ?? "")|\(userId ?? "")"
     }

@@ -276,3 +276,40 @@ struct SignedWordAuditTests {
                 && bhd?.ledger.exactNet(Currency("BHD")!).description == "0.995 BHD")
     }
 }
+
+@Suite("Audit: two apps, one transaction id")
+struct SharedTransactionIdAuditTests {
+    /// Each app's transaction `t1` (two apps on one channel may see the same id), granted twice
+    /// to the same user.
+    static func history(apps: [String]) -> History {
+        var h = History()
+        for app in apps {
+            var verified = PaymentVerified(
+                channel: .appstore, transactionId: "t1", productId: "coins_60", purchaseDate: h.now,
+                price: h.price("coins_60"))
+            verified.app = app
+            h.add(.paymentVerified(verified))
+            for n in 1...2 {
+                var grant = EntitlementGranted(
+                    grantId: "g-\(app)-\(n)", userId: "u1", channel: .appstore, transactionId: "t1",
+                    entitlement: coins60)
+                grant.app = app
+                h.add(.entitlementGranted(grant))
+            }
+        }
+        return h
+    }
+
+    @Test("two apps' findings about one transaction id are two, each with its app; one app's keep their key")
+    func findingsCarryTheAppWhereTheIdIsShared() {
+        let doubled = Self.history(apps: ["com.example.coins", "com.example.coins.lite"]).audit()
+            .filter { $0.kind == .doubleGrant }.sorted { ($0.app ?? "") < ($1.app ?? "") }
+        #expect(doubled.map(\.app) == ["com.example.coins", "com.example.coins.lite"])
+        #expect(Set(doubled.map(\.key)).count == 2)
+        #expect(doubled.first?.key == "double-grant|appstore|t1||u1|com.example.coins")
+        // An id no other app uses: no app, and the key it always had.
+        let alone = Self.history(apps: ["com.example.coins"]).audit().filter { $0.kind == .doubleGrant }
+        #expect(alone.map(\.app) == [nil])
+        #expect(alone.first?.key == "double-grant|appstore|t1||u1")
+    }
+}
