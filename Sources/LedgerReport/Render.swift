@@ -8,7 +8,7 @@ extension Money {
 extension AuditReport {
     static func json(_ f: Finding) -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
-        // `app` only where the finding has one (a transaction id another channel or app uses too).
+        // `app` only where the finding has one (a transaction whose id another one had first).
         return .makeObject(
             [
                 ("key", .string(f.key)), ("kind", .string(f.kind.rawValue)), ("severity", .string(f.severity.rawValue)),

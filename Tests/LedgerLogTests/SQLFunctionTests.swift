@@ -111,8 +111,8 @@ struct SQLFunctionTests {
             defer { Task { await conn.close() } }
             let s = quoteIdentifier(owner.schema)
             let paths = """
-                SELECT p.proname, c FROM pg_proc p CROSS JOIN LATERAL unnest(p.proconfig) AS c
-                WHERE p.pronamespace = $1::regnamespace AND c LIKE 'search_path=%' ORDER BY p.proname
+                SELECT p.oid::regprocedure::text, c FROM pg_proc p CROSS JOIN LATERAL unnest(p.proconfig) AS c
+                WHERE p.pronamespace = $1::regnamespace AND c LIKE 'search_path=%' ORDER BY 1
                 """
             let made = try await conn.query(paths, [.text(owner.schema)])
             #expect(made.count >= 10)
@@ -120,8 +120,8 @@ struct SQLFunctionTests {
             // As a schema migrated before 0023: each function's path the schema alone, and one
             // function's text older than its file.
             for r in 0..<made.count {
-                try await conn.execute(
-                    "ALTER FUNCTION \(s).\(quoteIdentifier(made.string(r, 0)!)) SET search_path = \(s)")
+                // The function's signature as regprocedure prints it (schema-qualified outside the path).
+                try await conn.execute("ALTER FUNCTION \(made.string(r, 0)!) SET search_path = \(s)")
             }
             _ = try await conn.query("DELETE FROM \(s).schema_migrations WHERE version = 23")
             _ = try await conn.query(

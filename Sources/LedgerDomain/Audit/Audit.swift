@@ -232,19 +232,17 @@ extension Audit {
 
         func orderPrice(_ orderId: String?) -> Money? { orderId.flatMap { p.orders.with($0, \.price) ?? nil } }
 
-        /// `app`: the app of the transaction the finding is about. It is kept (and in the finding's
-        /// key) only where another channel or app uses the same transaction id, so that two apps'
-        /// findings about one id are two; a log whose ids do not collide keeps its keys.
+        /// `app`: the app that tells the transaction from another with its id that came first
+        /// (``TransactionView/keyApp``), in the finding's key: two apps' findings about one id are
+        /// two, and the first's keep the keys they had before the second came.
         mutating func add(
             _ kind: FindingKind, _ channel: Channel?, user: String?, order: String?, tx: String?, app: String? = nil,
             _ positions: [Int64?], _ amount: Money?, _ detail: String
         ) {
-            let shared = tx.map { p.shared.keys[$0] != nil } ?? false
             findings.append(
                 Finding(
-                    kind: kind, channel: channel, userId: user, orderId: order, transactionId: tx,
-                    app: shared ? app : nil, positions: Array(Set(positions.compactMap { $0 })), amountAtRisk: amount,
-                    detail: detail))
+                    kind: kind, channel: channel, userId: user, orderId: order, transactionId: tx, app: app,
+                    positions: Array(Set(positions.compactMap { $0 })), amountAtRisk: amount, detail: detail))
         }
     }
 

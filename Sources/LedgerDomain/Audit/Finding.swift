@@ -54,8 +54,9 @@ public struct Finding: Hashable, Sendable, Comparable {
     public var userId: String?
     public var orderId: String?
     public var transactionId: String?
-    /// The app of the transaction, only where another channel or app uses the same transaction id
-    /// (nil otherwise): it tells their findings apart.
+    /// The transaction's app where another transaction had its id first (another app's, on the
+    /// same channel or another): it tells their findings apart. Nil for the first, so that its
+    /// findings keep their keys when the id is used again.
     public var app: String?
     /// Positions of the facts that prove it, ascending.
     public var positions: [Int64]
@@ -84,7 +85,7 @@ public struct Finding: Hashable, Sendable, Comparable {
     }
 
     /// Stable identity across re-runs: the kind and its subject (transaction, order or user), and
-    /// the app where another channel or app uses the same transaction id.
+    /// ``app`` when there is one.
     public var key: String {
         "\(kind.rawValue)|\(channel?.rawValue ?? "")|\(transactionId ?? "")|\(orderId ?? "")|\(userId ?? "")"
             + (app.map { "|\($0)" } ?? "")

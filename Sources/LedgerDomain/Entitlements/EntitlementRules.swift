@@ -15,7 +15,7 @@ extension Audit {
         let failed = t.failedVerifications.map { "\($0.code)\($0.retryable ? " (retryable)" : "")" }
         let why = failed.isEmpty ? "was never verified" : "only failed verification (\(failed.joined(separator: ", ")))"
         c.add(
-            .grantWithoutPayment, t.channel, user: first.userId, order: order, tx: t.transactionId, app: t.app,
+            .grantWithoutPayment, t.channel, user: first.userId, order: order, tx: t.transactionId, app: t.keyApp,
             active.map(\.position) + t.failedVerifications.map(\.position), times(price, active.count),
             "Transaction \(t.transactionId) has \(active.count) active grant(s) (\(active.map(\.grantId).joined(separator: ", "))) but \(why)."
         )
@@ -39,7 +39,7 @@ extension Audit {
             let desc = active.map { "\($0.grantId) to \($0.userId) (\($0.unitsLeft) left)" }.joined(separator: ", ")
             c.add(
                 .doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId,
-                tx: t.transactionId, app: t.app,
+                tx: t.transactionId, app: t.keyApp,
                 [t.verifiedPosition] + active.map(\.position),
                 t.revenue.map { scaled($0, part.left - part.owed, part.owed) },
                 "Transaction \(t.transactionId) paid for \(part.owed) \(part.unit) but its active grants (\(desc)) leave \(part.left)."
@@ -49,7 +49,7 @@ extension Audit {
         let desc = active.map { "\($0.grantId) to \($0.userId)" }.joined(separator: ", ")
         c.add(
             .doubleGrant, t.channel, user: c.owner(t)?.user ?? active[0].userId, order: t.orderId, tx: t.transactionId,
-            app: t.app,
+            app: t.keyApp,
             [t.verifiedPosition] + active.map(\.position), times(t.revenue, active.count - 1),
             "Transaction \(t.transactionId) was paid once but has \(active.count) active grants (\(desc)).")
     }
@@ -89,7 +89,7 @@ extension Audit {
         let excess = got.count - owed.count
         c.add(
             .doubleGrant, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
-            app: t.app,
+            app: t.keyApp,
             [t.verifiedPosition, g.position], t.revenue.map { scaled($0, excess, owed.count) },
             "Transaction \(t.transactionId) paid for \(owed.count) \(owed.unit) but grant \(g.grantId) gave \(got.count): \(excess) too many."
         )
@@ -115,7 +115,7 @@ extension Audit {
         guard owes else { return }
         let owed = og.unit.map { "\(og.owedUnits) \($0)" } ?? "product \(t.productId ?? "?") (not in the catalogue)"
         c.add(
-            .missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId, app: t.app,
+            .missingGrant, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId, app: t.keyApp,
             [t.verifiedPosition] + t.bindings.map(\.position) + t.grants.map(\.position) + t.revocations.map(\.position)
                 + t.reversals.map(\.position),
             t.revenue == nil ? nil : netPaid(t),
@@ -145,7 +145,7 @@ extension Audit {
         for (user, w) in wrong {
             let order = t.orderId ?? w.grants[0].orderId
             c.add(
-                .wrongUser, t.channel, user: user, order: order, tx: t.transactionId, app: t.app,
+                .wrongUser, t.channel, user: user, order: order, tx: t.transactionId, app: t.keyApp,
                 [w.proof] + w.grants.map(\.position),
                 times(t.price == nil ? c.orderPrice(order) : t.revenue, w.grants.count),
                 "Transaction \(t.transactionId) belongs to \(w.owner) but \(w.grants.count) grant(s) went to \(user).")
@@ -173,7 +173,8 @@ extension Audit {
         }
         let cause = t.map { "the clawback of transaction \($0.transactionId)" } ?? "a spend"
         c.add(
-            .negativeBalance, t?.channel, user: u.userId, order: t?.orderId, tx: t?.transactionId, app: t?.app, [since],
+            .negativeBalance, t?.channel, user: u.userId, order: t?.orderId, tx: t?.transactionId, app: t?.keyApp,
+            [since],
             amount,
             "User \(u.userId) has a coin balance of \(u.coinBalance), below zero since \(cause) at position \(since).")
     }

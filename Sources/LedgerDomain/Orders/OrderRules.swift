@@ -12,10 +12,14 @@ extension Audit {
         let t = c.p.transactions[txId]
         guard t?.isSandbox != true else { return }
         let binding = t?.bindings.first(where: { $0.orderId == o.orderId })?.position
+        // The order holds the transaction's key: the store's id, with the app where it is not the
+        // first transaction with that id.
+        let id = c.p.storeTransactionId(key: txId)
         c.add(
-            .productMismatch, created.channel, user: created.userId, order: o.orderId, tx: txId,
-            [o.positions.first, t?.verifiedPosition, binding], t?.price ?? created.price,
-            "Order \(o.orderId) was for \(created.productId) but its transaction \(txId) was verified as \(o.verifiedProductId ?? "?")."
+            .productMismatch, created.channel, user: created.userId, order: o.orderId, tx: id,
+            app: Projections.app(ofKey: txId, id: id), [o.positions.first, t?.verifiedPosition, binding],
+            t?.price ?? created.price,
+            "Order \(o.orderId) was for \(created.productId) but its transaction \(id) was verified as \(o.verifiedProductId ?? "?")."
         )
     }
 

@@ -19,7 +19,7 @@ extension Audit {
         let reporters = Set(t.reports.compactMap(\.userId)).sorted()
         let hint = reporters.isEmpty ? "no signed-in client report" : "reported by \(reporters.joined(separator: ", "))"
         c.add(
-            .orphanPayment, t.channel, user: nil, order: nil, tx: t.transactionId, app: t.app,
+            .orphanPayment, t.channel, user: nil, order: nil, tx: t.transactionId, app: t.keyApp,
             [t.verifiedPosition] + t.reports.map(\.position), t.revenue,
             "Transaction \(t.transactionId) (\(t.productId ?? "?")) was paid but is bound to no order and no user (\(hint))."
         )
@@ -46,7 +46,7 @@ extension Audit {
         if let b = t.bindings.first, t.transfers.isEmpty, let signed = c.signedOrder(contradicting: b, of: t) {
             let shown = (t.reports.map(\.position) + t.bindings.map(\.position)).sorted()
             c.add(
-                .receiptReused, t.channel, user: b.userId, order: b.orderId, tx: t.transactionId, app: t.app,
+                .receiptReused, t.channel, user: b.userId, order: b.orderId, tx: t.transactionId, app: t.keyApp,
                 [signed.first, t.verifiedPosition] + shown, t.revenue,
                 "Transaction \(t.transactionId) was signed by the store for order \(signed.order) of \(signed.user) (its account token) but bound (\(b.method.rawValue)) to \(b.orderId.map { "order \($0) of " } ?? "")\(b.userId)."
             )
@@ -77,7 +77,7 @@ extension Audit {
         guard let conflict = shown.first(where: { !rightful($0.user) || !rightfulOrder($0.order) }) else { return }
         let users = Set(shown.compactMap(\.user)).sorted(), orders = Set(shown.compactMap(\.order)).sorted()
         c.add(
-            .receiptReused, t.channel, user: conflict.user, order: conflict.order, tx: t.transactionId, app: t.app,
+            .receiptReused, t.channel, user: conflict.user, order: conflict.order, tx: t.transactionId, app: t.keyApp,
             shown.map(\.position), t.revenue,
             "Transaction \(t.transactionId) of \(ownerUser)\(ownerOrder.map { " (order \($0))" } ?? "") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))]."
         )
@@ -108,7 +108,7 @@ extension Audit {
             else { continue }
             let users = Set(shown.compactMap(\.user)).sorted(), orders = Set(shown.compactMap(\.order)).sorted()
             c.add(
-                .receiptReused, t.channel, user: user, order: s.order, tx: t.transactionId, app: t.app,
+                .receiptReused, t.channel, user: user, order: s.order, tx: t.transactionId, app: t.keyApp,
                 [c.position(of: owner.proof)] + shown.map(\.position), t.revenue,
                 "Renewal \(t.transactionId) of \(owner.user)'s subscription \(t.originalTransactionId ?? "?") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))]."
             )
@@ -143,7 +143,7 @@ extension Audit {
         }
         c.add(
             .unacknowledgedPurchase, t.channel, user: c.owner(t)?.user, order: t.orderId, tx: t.transactionId,
-            app: t.app,
+            app: t.keyApp,
             [t.verifiedPosition] + t.bindings.map(\.position), amount,
             "Google purchase \(t.transactionId) bought at \(bought.iso8601) was not acknowledged by its deadline \(deadline.iso8601)\(late): Google refunds it."
         )

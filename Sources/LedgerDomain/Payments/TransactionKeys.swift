@@ -16,6 +16,11 @@ struct SharedTransactionIds: Sendable, Codable {
 }
 
 extension TransactionView {
+    /// The app its key names when another transaction had its id first (a key `channel:app:id`):
+    /// what tells its audit findings from the first's. Nil for the first, whose key is the id for
+    /// good, so that its findings keep their keys when another app uses the id later.
+    public var keyApp: String? { Projections.app(ofKey: key, id: transactionId) }
+
     /// Whether a fact naming channel `c` and app `a` (nil: not said) can mean this transaction.
     func admits(_ c: Channel?, _ a: String?) -> Bool {
         (channel == nil || c == nil || channel == c) && (app == nil || a == nil || app == a)
@@ -23,6 +28,16 @@ extension TransactionView {
 }
 
 extension Projections {
+    /// The app a transaction key `channel:app:id` names (nil for a key that is the id itself, or
+    /// that names no app).
+    static func app(ofKey key: String, id: String) -> String? {
+        guard key != id, key.hasSuffix(":" + id) else { return nil }
+        let head = key.dropLast(id.utf8.count + 1)
+        guard let colon = head.firstIndex(of: ":") else { return nil }
+        let app = head[head.index(after: colon)...]
+        return app.isEmpty ? nil : String(app)
+    }
+
     /// The key of the transaction a fact names, new if no transaction with that id admits it (its
     /// view is made here; the fact's update follows). A fact that names a channel or app the
     /// transaction did not know yet tells it.

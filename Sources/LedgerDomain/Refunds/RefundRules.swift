@@ -34,7 +34,7 @@ extension Audit {
             ? active[0].userId : c.owner(t)?.user ?? active[0].userId
         c.add(
             .refundNotRevoked, t.channel, user: holder, order: t.orderId,
-            tx: t.transactionId, app: t.app,
+            tx: t.transactionId, app: t.keyApp,
             [refunded ? refund?.position : nil, voided ? t.voidedPosition : nil, t.storeRevokedPosition]
                 + active.map(\.position),
             t.revenue == nil ? nil : refunded ? (t.refundedAmount ?? t.price) : t.price,
@@ -61,7 +61,7 @@ extension Audit {
         }
         for (user, rs) in byUser {
             c.add(
-                .revokedWithoutRefund, t.channel, user: user, order: t.orderId, tx: t.transactionId, app: t.app,
+                .revokedWithoutRefund, t.channel, user: user, order: t.orderId, tx: t.transactionId, app: t.keyApp,
                 rs.map(\.position),
                 t.revenue,
                 "Transaction \(t.transactionId) was revoked from \(user) (\(rs.map(\.reason.raw).joined(separator: ", "))) with no refund, store revoke or support reason behind it."

@@ -171,7 +171,7 @@ extension Audit {
         let l = first.line, t = c.p.transactions[key]
         c.add(
             .unrecordedRefund, l.channel, user: nil, order: t?.orderId ?? c.order(named: l.orderId),
-            tx: l.transactionId, sorted.map(\.position) + [t?.verifiedPosition],
+            tx: l.transactionId, app: t?.keyApp, sorted.map(\.position) + [t?.verifiedPosition],
             l.amount ?? t?.price,
             "\(where_(first)) lists a \(l.isChargeback ? "chargeback" : "refund")" + (l.refundId.map { " \($0)" } ?? "")
                 + (l.amount.map { " of \($0)" } ?? "")
@@ -197,10 +197,11 @@ extension Audit {
             risk = stated
         }
         let what = first.line.line.kind == .sale ? "sale" : "refund"
-        let order = c.p.transactions[key]?.orderId ?? c.order(named: first.line.line.orderId)
+        let t = c.p.transactions[key]
+        let order = t?.orderId ?? c.order(named: first.line.line.orderId)
         c.add(
             .amountMismatch, first.line.line.channel, user: nil, order: order, tx: first.line.line.transactionId,
-            sorted.flatMap { [$0.line.position, $0.position] }, risk,
+            app: t?.keyApp, sorted.flatMap { [$0.line.position, $0.position] }, risk,
             "\(where_(first.line)) says the \(what) was \(stated); the log says \(log)"
                 + (sorted.count > 1 ? " (and \(sorted.count - 1) more line\(sorted.count > 2 ? "s" : "") differ)" : ""))
     }
@@ -218,7 +219,7 @@ extension Audit {
             }
             guard !listed.contains(t.key) else { continue }
             c.add(
-                .unconfirmedPayment, ch, user: nil, order: t.orderId, tx: t.transactionId, app: t.app,
+                .unconfirmedPayment, ch, user: nil, order: t.orderId, tx: t.transactionId, app: t.keyApp,
                 [t.verifiedPosition], price,
                 "verified payment of \(price) at \(at.iso8601) is on no \(ch.rawValue) statement, though statements cover that time"
             )

@@ -46,7 +46,7 @@ extension Audit {
             ? "grant \(g.grantId) gave" : "grants \(active.map(\.grantId).joined(separator: ", ")) leave"
         c.add(
             .subscriptionDrift, t.channel, user: c.owner(t)?.user ?? g.userId, order: t.orderId, tx: t.transactionId,
-            app: t.app,
+            app: t.keyApp,
             [t.verifiedPosition] + active.map(\.position), amount,
             "Transaction \(t.transactionId) (\(t.productId ?? "?")) paid for \(owed.count) \(owed.unit) but \(grants) \(got.count) \(got.unit)."
         )

@@ -1,15 +1,15 @@
--- A claim without its event is refused (a deferred constraint trigger): a writer cannot jam
--- event_claims with claims of events it never stored. A pending claim carries its event's content,
--- and its own writer's transaction id, which the sealer finds it by.
+-- A claim without its event is refused at commit (a deferred constraint trigger): a writer cannot
+-- jam event_claims with claims of events it never stored. A pending claim carries its event's
+-- content, and its own writer's transaction id, which the sealer finds it by.
 --
 -- A stream's versions follow claim order: the sealer gives positions in claim order (seq), so a
 -- pending claim whose stream's previous version was claimed pending too (sealed since or not) must
--- have been claimed after it.
--- The library and the SQL functions claim a version only once the one before it is committed (or
--- earlier in the same statement), so they always do; a writer that claims versions 1 and 0 of a new
--- stream in one statement in that order, or version n+1 before another writer's pending version
--- n commits, is refused here, at its commit, before any seal could put version 1 before version 0.
--- (A previous version written with its event under the lock already has its position.)
+-- have been claimed after it. The library and the SQL functions claim a version only once the one
+-- before it is committed (or earlier in the same statement), so they always do; a writer that
+-- claims versions 1 and 0 of a new stream in one statement in that order, or version n+1 before
+-- another writer's pending version n commits, is refused here, at its commit, before any seal could
+-- put version 1 before version 0. (A previous version written with its event under the lock
+-- already has its position.)
 CREATE OR REPLACE FUNCTION claim_has_event() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE

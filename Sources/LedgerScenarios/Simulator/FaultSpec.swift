@@ -84,19 +84,25 @@ public struct ExpectedFinding: Hashable, Sendable, CustomStringConvertible {
     public var transactionId: String?
     public var orderId: String?
     public var userId: String?
+    /// The app of a transaction whose id another app's had first (`TransactionView.keyApp`).
+    public var app: String?
 
-    public init(kind: FindingKind, channel: Channel?, transactionId: String?, orderId: String?, userId: String?) {
+    public init(
+        kind: FindingKind, channel: Channel?, transactionId: String?, orderId: String?, userId: String?,
+        app: String? = nil
+    ) {
         self.kind = kind
         self.channel = channel
         self.transactionId = transactionId
         self.orderId = orderId
         self.userId = userId
+        self.app = app
     }
 
-    /// Built exactly like `Finding.key` of a transaction id no other channel or app uses (the
-    /// simulator never gives one id to two apps; such a finding's key ends with its app).
+    /// Built exactly like `Finding.key`.
     public var key: String {
         "\(kind.rawValue)|\(channel?.rawValue ?? "")|\(transactionId ?? "")|\(orderId ?? "")|\(userId ?? "")"
+            + (app.map { "|\($0)" } ?? "")
     }
 
     public var description: String { key }

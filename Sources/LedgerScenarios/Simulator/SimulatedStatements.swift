@@ -88,7 +88,8 @@ public struct SimulatedStatements: Sendable {
             } else if let f = fault {
                 truth.append(
                     ExpectedFinding(
-                        kind: f, channel: ch, transactionId: t.transactionId, orderId: t.orderId, userId: nil))
+                        kind: f, channel: ch, transactionId: t.transactionId, orderId: t.orderId, userId: nil,
+                        app: t.keyApp))
             }
             switch fault {
             case .unconfirmedPayment?: dropped.append(sale)

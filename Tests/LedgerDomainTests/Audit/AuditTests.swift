@@ -300,16 +300,18 @@ struct SharedTransactionIdAuditTests {
         return h
     }
 
-    @Test("two apps' findings about one transaction id are two, each with its app; one app's keep their key")
-    func findingsCarryTheAppWhereTheIdIsShared() {
+    @Test("two apps' findings about one transaction id are two; the first app's keep the key they had alone")
+    func findingsCarryTheAppOfALaterTransactionWithTheId() {
         let doubled = Self.history(apps: ["com.example.coins", "com.example.coins.lite"]).audit()
             .filter { $0.kind == .doubleGrant }.sorted { ($0.app ?? "") < ($1.app ?? "") }
-        #expect(doubled.map(\.app) == ["com.example.coins", "com.example.coins.lite"])
-        #expect(Set(doubled.map(\.key)).count == 2)
-        #expect(doubled.first?.key == "double-grant|appstore|t1||u1|com.example.coins")
-        // An id no other app uses: no app, and the key it always had.
+        #expect(doubled.map(\.app) == [nil, "com.example.coins.lite"])
+        #expect(
+            doubled.map(\.key) == [
+                "double-grant|appstore|t1||u1", "double-grant|appstore|t1||u1|com.example.coins.lite",
+            ])
+        #expect(doubled.map(\.transactionId) == ["t1", "t1"])
+        // The first app alone: the same finding, under the same key.
         let alone = Self.history(apps: ["com.example.coins"]).audit().filter { $0.kind == .doubleGrant }
-        #expect(alone.map(\.app) == [nil])
-        #expect(alone.first?.key == "double-grant|appstore|t1||u1")
+        #expect(alone.map(\.key) == ["double-grant|appstore|t1||u1"])
     }
 }
