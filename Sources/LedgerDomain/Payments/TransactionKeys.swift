@@ -28,11 +28,16 @@ extension TransactionView {
 }
 
 extension Projections {
-    /// The app a transaction key `channel:app:id` names (nil for a key that is the id itself, or
+    /// The key of a transaction whose store id another transaction had first: `channel:app:id`.
+    static func laterKey(_ c: Channel?, _ app: String?, _ id: String) -> String {
+        "\(c?.rawValue ?? "?"):\(app ?? ""):\(id)"
+    }
+
+    /// The app a key made by ``laterKey(_:_:_:)`` names (nil for a key that is the id itself, or
     /// that names no app).
     static func app(ofKey key: String, id: String) -> String? {
         guard key != id, key.hasSuffix(":" + id) else { return nil }
-        let head = key.dropLast(id.utf8.count + 1)
+        let head = key.dropLast(id.count + 1)
         guard let colon = head.firstIndex(of: ":") else { return nil }
         let app = head[head.index(after: colon)...]
         return app.isEmpty ? nil : String(app)
@@ -44,7 +49,7 @@ extension Projections {
     mutating func txKey(_ c: Channel?, _ app: String?, _ id: String) -> String {
         guard let key = existingKey(c, app, id) else {
             // A new transaction, known by its channel and app from its first fact on.
-            let key = !transactions.contains(id) ? id : "\(c?.rawValue ?? "?"):\(app ?? ""):\(id)"
+            let key = !transactions.contains(id) ? id : Self.laterKey(c, app, id)
             if key != id {
                 shared.keys[id, default: []].append(key)
                 shared.ids[key] = id

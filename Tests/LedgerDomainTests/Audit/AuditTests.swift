@@ -314,4 +314,15 @@ struct SharedTransactionIdAuditTests {
         let alone = Self.history(apps: ["com.example.coins"]).audit().filter { $0.kind == .doubleGrant }
         #expect(alone.map(\.key) == ["double-grant|appstore|t1||u1"])
     }
+
+    @Test("the app is read back from a later transaction's key, whatever characters its id has")
+    func appOfAKey() {
+        for id in ["t1", "交易-é1"] {
+            #expect(
+                Projections.app(ofKey: Projections.laterKey(.appstore, "com.example.lite", id), id: id)
+                    == "com.example.lite")
+            #expect(Projections.app(ofKey: Projections.laterKey(.googleplay, nil, id), id: id) == nil)
+            #expect(Projections.app(ofKey: id, id: id) == nil)
+        }
+    }
 }
