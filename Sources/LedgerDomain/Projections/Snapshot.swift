@@ -4,15 +4,15 @@ import LedgerFoldStore
 import Synchronization
 
 extension Projections {
-    /// Which declarations of the fold's state a snapshot was written with. Raise it whenever a
-    /// view, the state or what a fold keeps in it changes: a snapshot of another version is never
-    /// read (the projector folds the log instead). `SnapshotTests` pins the bytes the release
-    /// scenarios give, so such a change fails a test until this is raised and the pin updated.
-    /// 3: each view's fields preceded by their length (``ViewRecord``). 4: money's exact rest below
-    /// a minor unit; subscriptions' lifecycle; notifications not yet translated. 9: subscriptions'
-    /// owners over time and every grace; the store's own times of voids and revocations; renewals
+    /// Which declarations of the fold's state a snapshot was written with. Raise it whenever a view, the state or
+    /// what a fold keeps in it changes: a snapshot of another version is never read (the projector folds the log
+    /// instead). `SnapshotTests` pins the bytes the release scenarios give, so such a change fails a test until
+    /// this is raised and the pin updated. 3: each view's fields preceded by their length (``ViewRecord``). 4:
+    /// money's exact rest below a minor unit; subscriptions' lifecycle; notifications not yet translated. 9:
+    /// subscriptions' owners over time and every grace; the store's own times of voids and revocations; renewals
     /// that take their terms from their subscription. 11: Google's obfuscated account id; each period's owner.
-    public static let snapshotVersion = 11
+    /// 12: an original bound late leaves the subscription to whom a renewal was bound to first.
+    public static let snapshotVersion = 12
 
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on
     /// folding after ``position`` as if it had folded the log up to there. Changes being tracked

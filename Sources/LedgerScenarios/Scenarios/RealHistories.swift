@@ -318,4 +318,51 @@ extension Scenarios {
                 users: [zoe: .init(remaining: [RemainingDays("vip", at: day(40), days: 20)]), kid: .init()],
                 auditFindings: ["receipt-reused"]))
     }()
+
+    // MARK: 43
+
+    /// An original bound late: its callback was lost, the subscriber's renewal was bound to her
+    /// first, and a restore on a second account then binds the original there.
+    static let originalBoundLateOnASecondAccount: Scenario = {
+        var s = Script(43, products: ["vip.month"])
+        let zoe = s.user("zoe"), kid = s.user("zoe-kid"), o = s.order(1), m1 = s.tx(1), m2 = s.tx(2), m3 = s.tx(3)
+        s.createOrder(o, user: zoe, product: "vip.month")
+        s.wait(seconds: 1)
+        s.launch(o)
+        // The purchase's callback is lost: the server verifies m1 from the store's notification and
+        // cannot tell whose it is.
+        s.wait(seconds: 30)
+        s.verify(m1, product: "vip.month", original: m1, purchased: day0.adding(seconds: 20), expires: day(30))
+        // Day 30: the renewal reaches her app, which reports it; bound to her open order.
+        s.at(day: 30, minutes: 5)
+        s.verify(m2, product: "vip.month", original: m1, purchased: day(30), expires: day(60))
+        s.wait(seconds: 1)
+        s.callback(user: zoe, tx: m2, product: "vip.month")
+        s.wait(seconds: 1)
+        s.bind(m2)
+        s.grant(m2)
+        // Day 40: signed in to the child's account, the app restores the original purchase; the
+        // backend binds it to an order made after payment, and grants nothing (that month is over).
+        s.at(day: 40)
+        s.callback(user: kid, tx: m1, product: "vip.month", state: .restored)
+        s.wait(seconds: 1)
+        s.bind(m1)
+        // Day 60: the next renewal, no report of its own, granted to the subscriber.
+        s.at(day: 60, minutes: 5)
+        s.verify(m3, product: "vip.month", original: m1, purchased: day(60), expires: day(90))
+        s.wait(seconds: 1)
+        s.grant(m3, to: zoe)
+        return Scenario(
+            43, "an original bound late on a second account",
+            "The subscription stays whose renewal was bound first: the next renewal is hers, the restored original is the second account's receipt-reused, and her first month, never granted, is a missing-grant.",
+            s,
+            expected: Expectation(
+                transactions: [
+                    m1: .init(owed: 30, granted: 0, status: .missing, user: zoe, order: "o43-after-\(m1)", grants: 0),
+                    m2: .init(owed: 30, granted: 30, user: zoe, order: o),
+                    m3: .init(owed: 30, granted: 30, user: zoe),
+                ],
+                users: [zoe: .init(remaining: [RemainingDays("vip", at: day(70), days: 20)]), kid: .init()],
+                auditFindings: ["missing-grant", "receipt-reused"]))
+    }()
 }
