@@ -293,8 +293,14 @@ extension Projections {
             readMoves
             || (bound != nil && bound == origKey && periods.count > 1
                 && transactions.with(bound!, { $0.bindings.count == 1 }) == true)
+        // The token the store signed the original with (read with its binding, no lookup more).
+        var originalToken: String?
         for k in keys {
-            guard let binding = transactions.with(k, { $0.bindings.first }) else { continue }
+            guard
+                let (binding, token) = transactions.with(
+                    k, { ($0.bindings.first, k == origKey ? $0.accountToken : nil) })
+            else { continue }
+            if k == origKey { originalToken = token }
             if let binding { bindings.append((k, binding)) }
             if readMoves {
                 for m in transactions.with(k, \.transfers) ?? [] {
@@ -347,9 +353,18 @@ extension Projections {
             subscriptions.update(key) { $0.userId = user }
             if tracksChanges { changes.subscriptions.insert(key) }
         }
+        // A renewal signed with another token than its original's is another account's purchase in
+        // the subscription group (Apple keeps one original id for every purchase in a group on one
+        // Apple ID, whichever account of the app buys it): judged by its own token, not as the
+        // subscription's (StoreKit 2 signs the token of the purchase that began it in each renewal).
         for period in periods where period.transactionId != origKey {
-            if (transactions.with(period.transactionId, \.subscriptionUserId) ?? nil) != user {
-                transactions.update(period.transactionId) { $0.subscriptionUserId = user }
+            let (current, token) =
+                transactions.with(
+                    period.transactionId, { ($0.subscriptionUserId, originalToken == nil ? nil : $0.accountToken) })
+                ?? (nil, nil)
+            let owner = token != nil && token != originalToken ? nil : user
+            if current != owner {
+                transactions.update(period.transactionId) { $0.subscriptionUserId = owner }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
             }
         }

@@ -371,6 +371,49 @@ struct EntitlementRulesTests {
             signed.audit().filter { $0.transactionId == "m3" || $0.transactionId == "m1" }.isEmpty, "\(signed.audit())")
     }
 
+    @Test(
+        "a renewal that carries its token and no binding (StoreKit 2): another account's report of it is receipt-reused; one whose token names another account's order is that account's"
+    )
+    func anUnboundRenewalWithItsToken() {
+        let tokenA = UUID(uuidString: "f0000000-0000-4000-8000-00000000000a")!
+        let tokenB = UUID(uuidString: "f0000000-0000-4000-8000-00000000000b")!
+        var h = History()
+        h.order("oa", "alice", "vip.month", token: tokenA)
+        h.verify("m1", "vip.month", original: "m1", days: 30, token: tokenA)
+        h.bind("m1", "oa", "alice")
+        let aliceBound = h.last
+        h.grant("g1", "alice", "m1", vipMonth, order: "oa")
+        h.wait(hours: 24 * 30)
+        // Her renewal, signed with the token of the purchase that began it; no binding of its own.
+        h.verify("m2", "vip.month", original: "m1", days: 30, token: tokenA)
+        h.grant("g2", "alice", "m2", vipMonth)
+        #expect(h.kinds() == [], "\(h.audit())")
+        // Another account's app on the same device reports it (hers never did).
+        h.report("bob", "m2", "vip.month")
+        var fs = h.audit()
+        #expect(fs.map(\.kind) == [.receiptReused] && fs.first?.userId == "bob", "\(fs)")
+        #expect(fs.first?.positions.first == aliceBound, "\(fs)")
+        // Bob buys in the subscription group on the same Apple ID, through his own order and token,
+        // after hers lapsed; his purchase's callback is lost (no binding); granted to him and
+        // reported by his app: his, no finding.
+        var group = History()
+        group.order("oa", "alice", "vip.month", token: tokenA)
+        group.verify("m1", "vip.month", original: "m1", days: 30, token: tokenA)
+        group.bind("m1", "oa", "alice")
+        group.grant("g1", "alice", "m1", vipMonth, order: "oa")
+        group.wait(hours: 24 * 70)
+        group.order("ob", "bob", "vip.month", token: tokenB)
+        group.verify("m3", "vip.month", original: "m1", days: 30, token: tokenB)
+        group.grant("g3", "bob", "m3", vipMonth)
+        group.report("bob", "m3", "vip.month")
+        fs = group.audit()
+        #expect(fs.isEmpty, "\(fs)")
+        // Granted to alice instead: wrong-user, his order the proof.
+        group.grant("g4", "alice", "m3", vipMonth)
+        fs = group.audit().filter { $0.kind == .wrongUser }
+        #expect(fs.map(\.userId) == ["alice"], "\(fs)")
+    }
+
     @Test("receipt-reused: a renewal restored by whom its subscription was moved away from, after the move")
     func aRenewalRestoredByItsFormerOwner() {
         var h = History()
