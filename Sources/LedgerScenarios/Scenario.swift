@@ -110,7 +110,6 @@ public enum Scenarios {
         revocationInTheSecondApp, moveWithRemainingDays, googleOneTimeByToken, acknowledgementByItsOwnTime,
         unrecordedSaleNamesItsOrder,
         statementUnderAnotherName, unconfirmedOnItsOwnDay, renewalRestoredOnASecondAccount,
-        originalBoundLateOnASecondAccount,
     ]
 
     public static func scenario(_ number: Int) -> Scenario { all[number - 1] }

@@ -145,15 +145,12 @@ extension Audit {
 
         /// Whether `t` is judged as a period of its subscription, whoever a binding of its own
         /// names: an unsigned renewal (``TransactionView/isUnsignedRenewal``) of a subscription
-        /// whose owner is known, or an original bound late (``TransactionView/isPassedOverOriginal``).
-        func bySubscription(_ t: TransactionView) -> Bool {
-            (t.isUnsignedRenewal || t.isPassedOverOriginal) && t.subscriptionUserId != nil
-        }
+        /// whose owner is known.
+        func bySubscription(_ t: TransactionView) -> Bool { t.isUnsignedRenewal && t.subscriptionUserId != nil }
 
         /// The owner, just before `position`, of the subscription `t` is a period of (the fold
         /// keeps its owner now on each period, as `subscriptionUserId`): the user its original
-        /// transaction is bound to (or whom a renewal was bound to before the original, bound late),
-        /// until a move; its owners of record when it moved or its original's binding was passed over.
+        /// transaction is bound to, until a move.
         func subscriptionOwner(_ t: TransactionView, at position: Int64) -> Owner? {
             guard let user = t.subscriptionUserId else { return nil }
             guard let c = t.channel, let orig = t.originalTransactionId else {

@@ -128,7 +128,7 @@ extension Projections {
             }
         }
         if let (orig, c) = subscriptionOf(key) {
-            subscriptionUserChanged(c, orig, bound: key)
+            subscriptionUserChanged(c, orig)
         }
         transactionChanged(key)
     }

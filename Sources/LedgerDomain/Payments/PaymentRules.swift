@@ -89,9 +89,8 @@ extension Audit {
         )
     }
 
-    /// receipt-reused for a renewal judged as its subscription's, or an original bound late
-    /// (``TransactionView/isPassedOverOriginal``): presented to a user other than its owner at the time,
-    /// nor one a move of it or of its subscription gave it to.
+    /// receipt-reused for a renewal judged as its subscription's: presented to a user other than its
+    /// owner at the time, nor one a move of it or of its subscription gave it to.
     static func renewalReused(_ t: TransactionView, _ c: inout Context) {
         // Fast path: no presentation names anyone but the subscription's user.
         if let u = t.subscriptionUserId, t.reports.allSatisfy({ $0.userId == nil || $0.userId == u }),
@@ -117,7 +116,7 @@ extension Audit {
             c.add(
                 .receiptReused, t.channel, user: user, order: s.order, tx: t.transactionId, app: t.keyApp,
                 [c.position(of: owner.proof)] + shown.map(\.position), t.revenue,
-                "\(t.isRenewal ? "Renewal" : "Transaction") \(t.transactionId) of \(owner.user)'s subscription \(t.originalTransactionId ?? "?") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))]."
+                "Renewal \(t.transactionId) of \(owner.user)'s subscription \(t.originalTransactionId ?? "?") was presented for users [\(users.joined(separator: ", "))] and orders [\(orders.joined(separator: ", "))]."
             )
             return
         }

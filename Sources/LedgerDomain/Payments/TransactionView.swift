@@ -73,6 +73,8 @@ public struct TransactionView: Hashable, Sendable, Codable {
         get { signedToken.text }
         set { signedToken = CompactText(newValue) }
     }
+    /// The token as kept, compared without making its text.
+    var accountTokenValue: CompactText { signedToken }
     public var channel: Channel?
     /// One byte each: `Production` and `PURCHASED`, or another known value; others apart.
     private var environmentCode = KnownCode(StoreEnvironment.production)!
@@ -252,20 +254,12 @@ public struct TransactionView: Hashable, Sendable, Codable {
         isRenewal && accountToken == nil && !(bindings.first?.method.isSignedToken ?? false)
     }
 
-    /// A subscription's original transaction bound late, after a renewal of it was bound, by
-    /// anything weaker than the token the store signed (its callback lost, then a restore on a
-    /// second account): the renewal's binding names the subscription's owner, and the original is
-    /// its subscription's as an unsigned renewal is. The fold gives an original a
-    /// `subscriptionUserId` only then.
-    public var isPassedOverOriginal: Bool { subscriptionUserId != nil && originalTransactionId == transactionId }
-
     /// The user it belongs to: the last move's; else, for an unsigned renewal
     /// (``isUnsignedRenewal``), its subscription's user (a weaker binding of the renewal's own to
     /// another account presents it there, it does not move it); else its first binding's, else its
     /// subscription's user.
     public var userId: String? {
-        transfers.last?.toUserId ?? (isUnsignedRenewal || isPassedOverOriginal ? subscriptionUserId : nil)
-            ?? bindings.first?.userId
+        transfers.last?.toUserId ?? (isUnsignedRenewal ? subscriptionUserId : nil) ?? bindings.first?.userId
             ?? subscriptionUserId
     }
     public var orderId: String? { transfers.last(where: { $0.orderId != nil })?.orderId ?? bindings.first?.orderId }

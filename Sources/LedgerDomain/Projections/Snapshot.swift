@@ -11,7 +11,7 @@ extension Projections {
     /// money's exact rest below a minor unit; subscriptions' lifecycle; notifications not yet translated. 9:
     /// subscriptions' owners over time and every grace; the store's own times of voids and revocations; renewals
     /// that take their terms from their subscription. 11: Google's obfuscated account id; each period's owner.
-    /// 12: an original bound late leaves the subscription to whom a renewal was bound to first.
+    /// 12: a renewal signed with another token than its original's is not its subscription's.
     public static let snapshotVersion = 12
 
     /// The fold's state as bytes (``BinaryCoding``): what ``init(snapshot:)`` reads back to go on

@@ -269,10 +269,8 @@ extension Projections {
     /// original or of any of its periods (a TransactionTransferred) gives the subscription to another.
     /// `moved`: a transaction of it has moved (a TransactionTransferred), which makes every period's
     /// moves worth reading; until one has, the first binding is the owner (the common case, read
-    /// with one lookup, not one per period). `bound`: the key of a transaction just bound, whose
-    /// first binding, if it is the original's logged after a period's, makes every period's
-    /// binding worth reading once (an original bound late).
-    mutating func subscriptionUserChanged(_ c: Channel, _ orig: String, moved: Bool = false, bound: String? = nil) {
+    /// with one lookup, not one per period).
+    mutating func subscriptionUserChanged(_ c: Channel, _ orig: String, moved: Bool = false) {
         let key = Self.subscriptionKey(c, orig)
         guard let (periods, linkedFrom) = subscriptions.with(key, { ($0.periods, $0.linkedFrom) }) else { return }
         // The first owner: the binding of the original transaction; Google names a subscription by
@@ -285,48 +283,30 @@ extension Projections {
         var keys = origKey.map { [$0] } ?? []
         for period in byPurchase where period.transactionId != origKey { keys.append(period.transactionId) }
         var bindings: [(key: String, binding: BindingRecord)] = []
-        // Every period's bindings are read once the subscription has owners of record (a move, or
-        // an original bound late), and when the original has just been bound for the first time
-        // while other periods were already logged: otherwise the first binding found is the owner.
         let readMoves = moved || subscriptionOwners[key] != nil
-        let readAll =
-            readMoves
-            || (bound != nil && bound == origKey && periods.count > 1
-                && transactions.with(bound!, { $0.bindings.count == 1 }) == true)
         // The token the store signed the original with (read with its binding, no lookup more).
-        var originalToken: String?
+        var originalToken: CompactText?
         for k in keys {
             guard
                 let (binding, token) = transactions.with(
-                    k, { ($0.bindings.first, k == origKey ? $0.accountToken : nil) })
+                    k, { ($0.bindings.first, k == origKey ? $0.accountTokenValue : nil) })
             else { continue }
-            if k == origKey { originalToken = token }
+            if k == origKey, token != CompactText() { originalToken = token }
             if let binding { bindings.append((k, binding)) }
             if readMoves {
                 for m in transactions.with(k, \.transfers) ?? [] {
                     moves.append(.init(userId: m.toUserId, position: m.position, fromUserId: m.fromUserId))
                 }
-            } else if binding != nil, !readAll {
+            } else if binding != nil {
                 break  // no moves: the first binding found is the owner
             }
         }
-        // The first owner: the original's binding when the store signed it (bound by its token) or
-        // when it came first; else the earliest binding made before the first move (one made after
-        // it is a later owner's, not the first), the original's included wherever it was logged. An
-        // original bound late (its callback lost, then a restore on another account) does not take
-        // the subscription from whom a renewal of it was bound to before.
+        // The first owner: the original's binding wherever it was logged; else a period's binding
+        // made before the first move (one made after it is a later owner's, not the first).
         let firstMove = moves.compactMap(\.position).min() ?? .max
-        var original: (key: String, binding: BindingRecord)?
-        var earliest: (key: String, binding: BindingRecord)?
-        for b in bindings where b.key == origKey || b.binding.position < firstMove {
-            if b.key == origKey { original = b }
-            if earliest.map({ b.binding.position < $0.binding.position }) ?? true { earliest = b }
+        if let b = bindings.first(where: { $0.key == origKey || $0.binding.position < firstMove })?.binding {
+            first = .init(userId: b.userId, position: b.position)
         }
-        let chosen = original.flatMap { $0.binding.method.isSignedToken ? $0 : nil } ?? earliest
-        if let b = chosen?.binding { first = .init(userId: b.userId, position: b.position) }
-        // Kept as owners of record when the original's binding was passed over: the audit's proof
-        // of the owner is then that binding, not the original's.
-        let passedOver = original != nil && chosen?.key != origKey
         // A linked purchase token carries the owner of the token it replaced.
         if first == nil, let old = linkedFrom, let u = subscriptions.with(Self.subscriptionKey(c, old), \.userId) ?? nil
         {
@@ -335,7 +315,7 @@ extension Projections {
         moves.sort { ($0.position ?? 0) < ($1.position ?? 0) }
         let owners = SubscriptionOwners(first: first, moves: moves)
         let user = owners.current?.userId
-        if moves.isEmpty, !passedOver {
+        if moves.isEmpty {
             if subscriptionOwners[key] != nil { subscriptionOwners[key] = nil }
         } else if subscriptionOwners[key] != owners {
             subscriptionOwners[key] = owners
@@ -360,21 +340,13 @@ extension Projections {
         for period in periods where period.transactionId != origKey {
             let (current, token) =
                 transactions.with(
-                    period.transactionId, { ($0.subscriptionUserId, originalToken == nil ? nil : $0.accountToken) })
+                    period.transactionId, { ($0.subscriptionUserId, originalToken == nil ? nil : $0.accountTokenValue) }
+                )
                 ?? (nil, nil)
-            let owner = token != nil && token != originalToken ? nil : user
+            let owner = token != nil && token != CompactText() && token != originalToken ? nil : user
             if current != owner {
                 transactions.update(period.transactionId) { $0.subscriptionUserId = owner }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
-            }
-        }
-        // The original keeps no subscription user unless its binding was passed over (bound late):
-        // then it is its subscription's too (``TransactionView/isPassedOverOriginal``).
-        if let origKey, passedOver || subscriptionOwners[key] != nil {
-            let owner = passedOver ? user : nil
-            if (transactions.with(origKey, \.subscriptionUserId) ?? nil) != owner {
-                transactions.update(origKey) { $0.subscriptionUserId = owner }
-                if tracksChanges { changes.transactions.insert(origKey) }
             }
         }
     }

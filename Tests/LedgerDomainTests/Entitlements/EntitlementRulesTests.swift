@@ -311,67 +311,6 @@ struct EntitlementRulesTests {
     }
 
     @Test(
-        "an original bound late (its callback lost, then a restore on a second account) does not take the subscription from whom a renewal was bound to first"
-    )
-    func anOriginalBoundLateKeepsTheFirstOwner() {
-        /// zoe's original's callback was lost; her renewal m2 was bound to her; then the kid's restore
-        /// binds the original, and m3 renews with no binding of its own.
-        func late() -> (History, zoeBound: Int64) {
-            var h = History()
-            h.order("o1", "zoe", "vip.month")
-            h.verify("m1", "vip.month", original: "m1", days: 30)
-            h.renew("m2", original: "m1")
-            h.order("after-payment:m2", "zoe", "vip.month")
-            h.bind("m2", "after-payment:m2", "zoe", .createdAfterPayment)
-            let zoeBound = h.last
-            h.grant("g2", "zoe", "m2", vipMonth, order: "after-payment:m2")
-            h.order("after-payment:m1", "kid", "vip.month")
-            h.bind("m1", "after-payment:m1", "kid", .createdAfterPayment)
-            h.renew("m3", original: "m1")
-            return (h, zoeBound)
-        }
-        // The original itself, bound to the kid by the restore: the kid's reuse of zoe's purchase.
-        var (restored, proof) = late()
-        var original = restored.audit().filter { $0.transactionId == "m1" }
-        #expect(original.map(\.kind) == [.receiptReused], "\(original)")
-        #expect(original.first?.userId == "kid" && original.first?.orderId == "after-payment:m1")
-        #expect(original.first?.positions == [proof, proof + 3], "zoe's binding, then the kid's")
-        // Granted to the kid: wrong-user too.
-        restored.grant("g1", "kid", "m1", vipMonth)
-        original = restored.audit().filter { $0.transactionId == "m1" }
-        #expect(original.map(\.kind) == [.receiptReused, .wrongUser], "\(original)")
-        #expect(original.last?.userId == "kid" && original.last?.positions == [proof, restored.last])
-        var (h, zoeBound) = late()
-        h.grant("g3", "zoe", "m3", vipMonth)
-        let p = h.fold()
-        #expect(p.subscriptions["appstore:m1"]?.userId == "zoe")
-        #expect(p.transactions["m3"]?.userId == "zoe")
-        #expect(p.transactions["m1"]?.userId == "zoe", "the original is its subscription's, as a renewal is")
-        #expect(h.audit().filter { $0.transactionId == "m3" }.isEmpty, "\(h.audit())")
-        // Granted to the kid: wrong-user, zoe's binding of m2 the proof that she owns it.
-        (h, zoeBound) = late()
-        h.grant("g3", "kid", "m3", vipMonth)
-        let wrong = h.audit().filter { $0.transactionId == "m3" }
-        #expect(wrong.map(\.kind) == [.wrongUser] && wrong.first?.userId == "kid", "\(wrong)")
-        #expect(wrong.first?.positions.first == zoeBound, "\(wrong)")
-        // The original bound late by the token the store signed for zoe's order outweighs a weaker
-        // binding of a renewal to another account before it: the subscription is zoe's.
-        let token = UUID(uuidString: "e0000000-0000-4000-8000-00000000000e")!
-        var signed = History()
-        signed.order("o1", "zoe", "vip.month", token: token)
-        signed.verify("m1", "vip.month", original: "m1", days: 30, token: token)
-        signed.renew("m2", original: "m1")
-        signed.order("after-payment:m2", "kid", "vip.month")
-        signed.bind("m2", "after-payment:m2", "kid", .createdAfterPayment)
-        signed.bind("m1", "o1", "zoe", .appAccountToken)
-        signed.renew("m3", original: "m1")
-        signed.grant("g3", "zoe", "m3", vipMonth)
-        #expect(signed.fold().subscriptions["appstore:m1"]?.userId == "zoe")
-        #expect(
-            signed.audit().filter { $0.transactionId == "m3" || $0.transactionId == "m1" }.isEmpty, "\(signed.audit())")
-    }
-
-    @Test(
         "a renewal that carries its token and no binding (StoreKit 2): another account's report of it is receipt-reused; one whose token names another account's order is that account's"
     )
     func anUnboundRenewalWithItsToken() {
