@@ -144,9 +144,12 @@ extension Audit {
         }
 
         /// Whether `t` is judged as a period of its subscription, whoever a binding of its own
-        /// names: an unsigned renewal (``TransactionView/isUnsignedRenewal``) of a subscription
-        /// whose owner is known.
-        func bySubscription(_ t: TransactionView) -> Bool { t.isUnsignedRenewal && t.subscriptionUserId != nil }
+        /// names: a renewal of a subscription whose owner is known (the fold gives none to one
+        /// signed with another token than its original's), unsigned
+        /// (``TransactionView/isUnsignedRenewal``) or unbound.
+        func bySubscription(_ t: TransactionView) -> Bool {
+            t.isRenewal && t.subscriptionUserId != nil && (t.isUnsignedRenewal || t.bindings.isEmpty)
+        }
 
         /// The owner, just before `position`, of the subscription `t` is a period of (the fold
         /// keeps its owner now on each period, as `subscriptionUserId`): the user its original

@@ -33,8 +33,7 @@ extension Audit {
     /// first order any presentation names); the finding names the first presentation, in log order,
     /// whose user is neither the rightful one nor one the transaction moved to or from, or whose
     /// non-nil order is neither the rightful one nor a move's. A renewal judged as its
-    /// subscription's (``Audit/Context/bySubscription(_:)``, or unbound and signed with its
-    /// original's token or none) is rightfully presented by its owner
+    /// subscription's (``Audit/Context/bySubscription(_:)``) is rightfully presented by its owner
     /// at the time (``Audit/Context/owner(_:at:)``): one presentation to another user (a restore
     /// while signed in to a second account, bound created-after-payment) is a reuse, and its
     /// positions lead with the owner's proof. A binding
@@ -43,12 +42,7 @@ extension Audit {
     /// presentation).
     /// Positions: every presentation; amount: the revenue.
     static func receiptReused(_ t: TransactionView, _ c: inout Context) {
-        // An unbound renewal is its subscription's too, its token the original's (StoreKit 2) or none.
-        if !(t.bindings.isEmpty && t.reports.isEmpty),
-            c.bySubscription(t) || (t.isRenewal && t.bindings.isEmpty && t.subscriptionUserId != nil)
-        {
-            return renewalReused(t, &c)
-        }
+        if !(t.bindings.isEmpty && t.reports.isEmpty), c.bySubscription(t) { return renewalReused(t, &c) }
         if let b = t.bindings.first, t.transfers.isEmpty, let signed = c.signedOrder(contradicting: b, of: t) {
             let shown = (t.reports.map(\.position) + t.bindings.map(\.position)).sorted()
             c.add(

@@ -73,8 +73,8 @@ public struct TransactionView: Hashable, Sendable, Codable {
         get { signedToken.text }
         set { signedToken = CompactText(newValue) }
     }
-    /// The token as kept, compared without making its text.
-    var accountTokenValue: CompactText { signedToken }
+    /// The token as kept (nil: none), compared without making its text.
+    var accountTokenValue: CompactText? { signedToken == CompactText() ? nil : signedToken }
     public var channel: Channel?
     /// One byte each: `Production` and `PURCHASED`, or another known value; others apart.
     private var environmentCode = KnownCode(StoreEnvironment.production)!

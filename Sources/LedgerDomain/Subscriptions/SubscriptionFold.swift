@@ -291,7 +291,7 @@ extension Projections {
                 let (binding, token) = transactions.with(
                     k, { ($0.bindings.first, k == origKey ? $0.accountTokenValue : nil) })
             else { continue }
-            if k == origKey, token != CompactText() { originalToken = token }
+            if k == origKey { originalToken = token }
             if let binding { bindings.append((k, binding)) }
             if readMoves {
                 for m in transactions.with(k, \.transfers) ?? [] {
@@ -343,7 +343,7 @@ extension Projections {
                     period.transactionId, { ($0.subscriptionUserId, originalToken == nil ? nil : $0.accountTokenValue) }
                 )
                 ?? (nil, nil)
-            let owner = token != nil && token != CompactText() && token != originalToken ? nil : user
+            let owner = token != nil && token != originalToken ? nil : user
             if current != owner {
                 transactions.update(period.transactionId) { $0.subscriptionUserId = owner }
                 if tracksChanges { changes.transactions.insert(period.transactionId) }
