@@ -82,6 +82,8 @@ struct RolesTests {
                 "UPDATE \(s).events SET event_type = 'Refunded'",
                 "DELETE FROM \(s).events", "TRUNCATE \(s).events",
                 "SET session_replication_role = replica",
+                // The seal's mark, under which the head trigger does not check rows again.
+                "UPDATE \(s).seal_state SET sealing_xid = (pg_current_xact_id()::text)::bigint",
             ] {
                 #expect(await Self.refused(writer, sql, [], denied), "\(sql) was not refused to the writer")
             }
@@ -128,6 +130,42 @@ struct RolesTests {
             #expect(next.map(\.position) == [3])
             let report = try await store.verifyChain()
             #expect(report.isIntact, "\(report.problem ?? "")")
+        }
+    }
+
+    /// The head trigger does not check again the rows a seal wrote (it hashed them from their
+    /// claims), and only those: a writer that seals in its transaction, then inserts a row of its
+    /// own that does not chain, is refused as any writer is.
+    @Test func aRowByHandAfterASealInTheSameTransactionIsStillChecked() async throws {
+        try await TestDatabase.withSchema("sealmark") { owner in
+            let store = try await EventStore.open(owner.connecting(as: .writer))
+            defer { Task { await store.close() } }
+            _ = try await store.append([testEvent(stream: "s")])
+            let writer = try await TestDatabase.writer(owner)
+            defer { Task { await writer.close() } }
+            let s = quoteIdentifier(owner.schema)
+            // A pending event for the seal to write, so that it inserts rows of its own.
+            _ = try await writer.query(
+                """
+                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload,
+                                               metadata, occurred_at)
+                VALUES (gen_random_uuid(), 'pending', 0, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
+                """)
+            try await writer.execute("BEGIN")
+            #expect(try await writer.query("SELECT \(s).seal_pending()").int64(0, 0) == 1)
+            let head = try await Self.head(writer, owner.schema)
+            let unchained = HandRow(
+                schema: owner.schema, head: (head.position, head.hash), recordedAt: head.recordedAt, chained: false)
+            #expect(await Self.refused(writer, unchained.sql, unchained.parameters, [.checkViolation]))
+            try await writer.execute("ROLLBACK")
+            #expect(try await Self.head(writer, owner.schema).position == 1)
+            // The seal itself, committed, wrote a row that chains.
+            #expect(try await writer.query("SELECT \(s).seal_pending()").int64(0, 0) == 1)
+            let admin = try await TestDatabase.admin(owner)
+            defer { Task { await admin.close() } }
+            #expect(try await admin.query("SELECT sealing_xid IS NULL FROM \(s).seal_state").bool(0, 0) == true)
+            let report = try await store.verifyChain()
+            #expect(report.isIntact && report.verified == 2, "\(report.problem ?? "")")
         }
     }
 

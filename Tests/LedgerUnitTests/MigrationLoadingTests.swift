@@ -60,7 +60,7 @@ struct MigrationLoadingTests {
                 "0012_append_id_and_key_of_two_events", "0013_sealed_appends", "0015_inlined_chain_hash",
                 "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys",
                 "0019_append_events_at_commit", "0020_pending_events_in_their_claims", "0021_sealer_rounds",
-                "0022_sealer_catch_up", "0023_functions_search_temporary_tables_last",
+                "0022_sealer_catch_up", "0023_functions_search_temporary_tables_last", "0024_checked_once",
             ])
         #expect(
             readModels.map(\.name) == [
@@ -89,6 +89,7 @@ struct MigrationLoadingTests {
                 "acad883bd107d91bc91f2743f295a070dc7184bf6eefdac6bac31c6b74100e5e",
                 "5dcc02989da8a1e19c210e620a589f86a6661add390a2544b059cca595294c2c",
                 "897b84ed9ab9c2be2b2bd4ccb5ca3aa0a0fc15ab6d0994e15b4bd994a7c932d6",
+                "c4b78ac14cbe9f64c869f431b64e268cdca62d0cae3043699c3c8ba1c2194c4b",
             ])
     }
 

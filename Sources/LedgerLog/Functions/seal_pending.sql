@@ -35,6 +35,11 @@ DECLARE
     last_writer bigint;
 BEGIN
     PERFORM pg_advisory_xact_lock(4243, hashtext('ledger-append:' || current_schema()));
+    -- The rows inserted below are this function's, hashed here from their claims: the head trigger
+    -- does not hash them again nor compare them with their claims while seal_state names this
+    -- transaction as sealing (a writer may not update seal_state; the mark is cleared below, before
+    -- the function returns, and rolled back with it if it fails).
+    UPDATE seal_state SET sealing_xid = (pg_current_xact_id()::text)::bigint;
     LOOP
         -- Read before each read of the claims: the one before the last read, which found nothing
         -- (or before the read a bound stopped), is recorded.
@@ -88,7 +93,7 @@ BEGIN
     END LOOP;
     -- Every claim committed before the snapshot is sealed now or written by a transaction named
     -- here (left pending, running then, or from xmax on).
-    UPDATE seal_state SET next_xid = (pg_snapshot_xmax(snap)::text)::bigint,
+    UPDATE seal_state SET sealing_xid = NULL, next_xid = (pg_snapshot_xmax(snap)::text)::bigint,
         running = ARRAY(SELECT (x::text)::bigint FROM pg_snapshot_xip(snap) AS x
                         UNION SELECT (pg_current_xact_id_if_assigned()::text)::bigint WHERE pg_current_xact_id_if_assigned() IS NOT NULL
                         UNION SELECT w FROM unnest(left_pending) AS w WHERE w < (pg_snapshot_xmax(snap)::text)::bigint);

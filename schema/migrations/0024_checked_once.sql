@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0024_checked_once.sql
