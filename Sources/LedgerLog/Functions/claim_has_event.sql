@@ -1,3 +1,7 @@
+-- The trigger fires only where this function can refuse something (its WHEN, migration 0024: a
+-- claim without content, a pending version above 0, or another transaction's id): a check added
+-- here for a pending version 0 of its own transaction needs that condition widened too.
+--
 -- A claim without its event is refused at commit (a deferred constraint trigger): a writer cannot
 -- jam event_claims with claims of events it never stored. A pending claim carries its event's
 -- content, and its own writer's transaction id, which the sealer finds it by.
