@@ -145,12 +145,7 @@ struct RolesTests {
             defer { Task { await writer.close() } }
             let s = quoteIdentifier(owner.schema)
             // A pending event for the seal to write, so that it inserts rows of its own.
-            _ = try await writer.query(
-                """
-                INSERT INTO \(s).event_claims (event_id, stream_id, stream_version, event_type, schema_version, payload,
-                                               metadata, occurred_at)
-                VALUES (gen_random_uuid(), 'pending', 0, 'PaymentVerified', 1, '{"n": 1}', '{}', '2026-03-31T08:15:00Z')
-                """)
+            try await TestDatabase.claimPending(on: writer, schema: owner.schema, stream: "pending", version: 0)
             try await writer.execute("BEGIN")
             #expect(try await writer.query("SELECT \(s).seal_pending()").int64(0, 0) == 1)
             let head = try await Self.head(writer, owner.schema)

@@ -284,17 +284,19 @@ extension Projections {
         for period in byPurchase where period.transactionId != origKey { keys.append(period.transactionId) }
         var bindings: [(key: String, binding: BindingRecord)] = []
         let readMoves = moved || subscriptionOwners[key] != nil
-        // The token the store signed the original with (read with its binding, no lookup more).
+        // The token the store signed the original with, and each period's moves, read with its
+        // binding: one lookup of each view (a spilled one read back once).
         var originalToken: CompactText?
         for k in keys {
             guard
-                let (binding, token) = transactions.with(
-                    k, { ($0.bindings.first, k == origKey ? $0.accountTokenValue : nil) })
+                let (binding, token, transfers) = transactions.with(
+                    k, { ($0.bindings.first, k == origKey ? $0.accountTokenValue : nil, readMoves ? $0.transfers : []) }
+                )
             else { continue }
             if k == origKey { originalToken = token }
             if let binding { bindings.append((k, binding)) }
             if readMoves {
-                for m in transactions.with(k, \.transfers) ?? [] {
+                for m in transfers {
                     moves.append(.init(userId: m.toUserId, position: m.position, fromUserId: m.fromUserId))
                 }
             } else if binding != nil {
