@@ -186,7 +186,8 @@ struct SQLFunctionTests {
         }
     }
 
-    /// SQL's `chain_hash` and Swift's one layout (EventChain.appendCanonical) give the same hash for
+    /// SQL's `chain_hash`, its form over texts computed once (`chain_hash_texts`, which the head
+    /// trigger uses), and Swift's one layout (EventChain.appendCanonical) give the same hash for
     /// every event: with and without an idempotency key, text beyond ASCII, times with microseconds.
     @Test func sqlChainHashAgreesWithTheSwiftLayout() async throws {
         try await TestDatabase.withSchema("sqlchain") { owner in
@@ -207,11 +208,18 @@ struct SQLFunctionTests {
             var previous = EventChain.genesis
             for e in events {
                 let sql = try await conn.query(
-                    "SELECT encode(\(s).chain_hash(decode($1, 'hex'), e), 'hex') FROM \(s).events e WHERE position = $2",
-                    [.text(previous.hexString), .int8(e.position)]
-                ).string(0, 0)
+                    """
+                    SELECT encode(chain_hash(decode($1, 'hex'), e), 'hex'),
+                           encode(chain_hash_texts(decode($1, 'hex'), e.position::text, e.event_id::text, e.stream_id,
+                                  e.stream_version::text, e.event_type, e.schema_version::text,
+                                  chain_microseconds(e.occurred_at), chain_microseconds(e.recorded_at), e.idempotency_key,
+                                  e.payload::text, e.metadata::text), 'hex')
+                    FROM \(s).events e WHERE position = $2
+                    """,
+                    [.text(previous.hexString), .int8(e.position)])
                 let swift = EventChain.expectedHash(of: e, previous: previous)
-                #expect(sql == swift.hexString, "position \(e.position)")
+                #expect(sql.string(0, 0) == swift.hexString, "position \(e.position)")
+                #expect(sql.string(0, 1) == swift.hexString, "position \(e.position), from texts")
                 previous = swift
             }
             #expect(events.count == 2)

@@ -42,11 +42,23 @@ BEGIN
     SELECT s.sealing_xid = (pg_current_xact_id()::text)::bigint INTO sealed_here FROM seal_state s;
     -- Each new row must chain onto the one before it (the head for the first): a row inserted by
     -- hand with any other hash is refused. One set-based pass: each row against its predecessor.
-    -- (lag() over one sort: a join of the transition table with itself has no index to use.)
+    -- (lag() over one sort: a join of the transition table with itself has no index to use.) Each
+    -- field is turned into its chain text once, in a subquery the planner keeps apart (OFFSET 0),
+    -- and hashed by chain_hash_texts: chain_hash(previous, row) would turn each twice.
     IF sealed_here IS NOT TRUE THEN
         SELECT c.position INTO broken
-        FROM (SELECT r.position, r.hash, chain_hash(coalesce(lag(r.hash) OVER w, head.last_hash), r::events) AS expected
-              FROM new_rows r WINDOW w AS (ORDER BY r.position)) c
+        FROM (SELECT r.position, r.hash,
+                     chain_hash_texts(coalesce(lag(r.hash) OVER w, head.last_hash), t.position, t.event_id, r.stream_id,
+                                      t.stream_version, r.event_type, t.schema_version, t.occurred_at, t.recorded_at,
+                                      r.idempotency_key, t.payload, t.metadata) AS expected
+              FROM new_rows r,
+                   LATERAL (SELECT r.position::text AS position, r.event_id::text AS event_id,
+                                   r.stream_version::text AS stream_version, r.schema_version::text AS schema_version,
+                                   chain_microseconds(r.occurred_at) AS occurred_at,
+                                   chain_microseconds(r.recorded_at) AS recorded_at, r.payload::text AS payload,
+                                   r.metadata::text AS metadata
+                            OFFSET 0) t
+              WINDOW w AS (ORDER BY r.position)) c
         WHERE c.hash IS DISTINCT FROM c.expected
         ORDER BY c.position LIMIT 1;
     END IF;
@@ -74,14 +86,19 @@ BEGIN
     -- its event's content, the same content. Without this, a writer that wrote `events` itself
     -- under another writer's pending id sealed that event with content of its own. (The pending
     -- path, seal_pending, copies the claim's content, so it always passes, and is not compared.)
+    -- Each row's claim is one probe of the claims' primary key (a scalar subquery): as a join, a
+    -- young log's claims table was read whole and hashed for every statement of a batch, about a
+    -- fifth of its insert's time. (A row without a claim gives null here, and is refused by the
+    -- foreign key events_claimed, checked before this trigger runs.)
     IF sealed_here IS NOT TRUE THEN
         SELECT r.position INTO broken
-        FROM new_rows r JOIN event_claims c ON c.event_id = r.event_id
-        WHERE c.stream_id <> r.stream_id OR c.stream_version <> r.stream_version
-           OR c.idempotency_key IS DISTINCT FROM r.idempotency_key
-           OR (c.payload IS NOT NULL
-               AND (c.event_type <> r.event_type OR c.schema_version <> r.schema_version OR c.payload <> r.payload
-                    OR c.metadata <> r.metadata OR c.occurred_at <> r.occurred_at))
+        FROM new_rows r
+        WHERE (SELECT c.stream_id <> r.stream_id OR c.stream_version <> r.stream_version
+                      OR c.idempotency_key IS DISTINCT FROM r.idempotency_key
+                      OR (c.payload IS NOT NULL
+                          AND (c.event_type <> r.event_type OR c.schema_version <> r.schema_version
+                               OR c.payload <> r.payload OR c.metadata <> r.metadata OR c.occurred_at <> r.occurred_at))
+               FROM event_claims c WHERE c.event_id = r.event_id)
         ORDER BY r.position LIMIT 1;
     END IF;
     IF broken IS NOT NULL THEN

@@ -29,3 +29,29 @@ CREATE OR REPLACE FUNCTION chain_hash(previous bytea, e events) RETURNS bytea LA
         || chain_field(e.payload::text)
         || chain_field(e.metadata::text))
 $$;
+
+-- The same hash from each field's chain text, for the head trigger's re-hash of a statement's rows.
+-- chain_field names its argument twice, its length and then its bytes, and an inlined function's
+-- argument is an expression evaluated wherever it is named: chain_hash(previous, row) turns each
+-- jsonb into text twice, each time into a number twice, and so on. The trigger turns each field
+-- into text once, as chain_hash does (position::text, event_id::text, stream_version::text,
+-- schema_version::text, chain_microseconds(occurred_at), chain_microseconds(recorded_at),
+-- payload::text, metadata::text), in a subquery of its own, and hashes the texts: the same bytes (a
+-- test compares both with the Swift layout), a fifth less of the re-hash's time.
+CREATE OR REPLACE FUNCTION chain_hash_texts(previous bytea, "position" text, event_id text, stream_id text,
+    stream_version text, event_type text, schema_version text, occurred_at text, recorded_at text, idempotency_key text,
+    payload text, metadata text) RETURNS bytea LANGUAGE sql STABLE AS $$
+    SELECT sha256(previous
+        || chain_field('ledger-event-v1'::text)
+        || chain_field("position")
+        || chain_field(event_id)
+        || chain_field(stream_id)
+        || chain_field(stream_version)
+        || chain_field(event_type)
+        || chain_field(schema_version)
+        || chain_field(occurred_at)
+        || chain_field(recorded_at)
+        || CASE WHEN idempotency_key IS NULL THEN '\x00'::bytea ELSE '\x01'::bytea || chain_field(idempotency_key) END
+        || chain_field(payload)
+        || chain_field(metadata))
+$$;

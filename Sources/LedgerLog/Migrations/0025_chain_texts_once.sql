@@ -1,0 +1,8 @@
+-- The head trigger's re-hash turns each field into text once.
+--
+-- chain_hash(previous, row) is inlined into the statement that calls it, and so is chain_field,
+-- which names its argument twice (its length, then its bytes): each field's conversion to text
+-- (jsonb's output, the times' microseconds) ran twice for every row the head trigger re-hashed.
+-- chain_hash_texts hashes texts the trigger computes once; the bytes hashed are the same. It is
+-- created here, before advance_head is applied again with its current text, which calls it.
+-- function: chain_hash.sql (its current text, from Sources/LedgerLog/Functions)

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0025_chain_texts_once.sql
