@@ -61,7 +61,7 @@ struct MigrationLoadingTests {
                 "0016_append_events_without_subtransactions", "0018_claims_with_events_and_request_keys",
                 "0019_append_events_at_commit", "0020_pending_events_in_their_claims", "0021_sealer_rounds",
                 "0022_sealer_catch_up", "0023_functions_search_temporary_tables_last", "0024_checked_once",
-                "0025_chain_texts_once",
+                "0025_chain_texts_once", "0026_newest_claim_writer",
             ])
         #expect(
             readModels.map(\.name) == [
@@ -92,6 +92,7 @@ struct MigrationLoadingTests {
                 "897b84ed9ab9c2be2b2bd4ccb5ca3aa0a0fc15ab6d0994e15b4bd994a7c932d6",
                 "c4b78ac14cbe9f64c869f431b64e268cdca62d0cae3043699c3c8ba1c2194c4b",
                 "aebbec8ebb1dd8559a1c7df01cd68328e7e34278275b3ec050af6194bd628c17",
+                "5cdb71844a185d59a94ab7dc90c0984ca0e665299fe68447425de977ba9d03b8",
             ])
     }
 

@@ -49,10 +49,10 @@ BEGIN
         sealing := true;
     END IF;
     IF sealing THEN
-        -- seal_pending's own statements (a tenth of a one-event append's server time) only when needed.
-        IF EXISTS (SELECT 1 FROM pending_events) THEN
-            PERFORM seal_pending();
-        END IF;
+        -- Sealed only when something is pending (seal_pending's own statements were a tenth of a
+        -- one-event append's server time), asked as try_seal_pending asks (the lock is this
+        -- session's already): first of the newest claim with content, which usually settles it.
+        PERFORM try_seal_pending();
         SELECT h.last_position, h.last_hash, h.last_recorded_at INTO head FROM log_head h;
         recorded := greatest(clock_timestamp(), head.last_recorded_at);
         previous := head.last_hash;

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Functions/newest_claim_writer.sql

@@ -1,0 +1,1 @@
+../../Sources/LedgerLog/Migrations/0026_newest_claim_writer.sql
