@@ -14,30 +14,12 @@ CREATE OR REPLACE FUNCTION chain_microseconds(t timestamptz) RETURNS text LANGUA
     SELECT ((extract(epoch FROM t) * 1000000)::numeric(30, 0))::text
 $$;
 
-CREATE OR REPLACE FUNCTION chain_hash(previous bytea, e events) RETURNS bytea LANGUAGE sql STABLE AS $$
-    SELECT sha256(previous
-        || chain_field('ledger-event-v1'::text)
-        || chain_field(e.position::text)
-        || chain_field(e.event_id::text)
-        || chain_field(e.stream_id)
-        || chain_field(e.stream_version::text)
-        || chain_field(e.event_type)
-        || chain_field(e.schema_version::text)
-        || chain_field(chain_microseconds(e.occurred_at))
-        || chain_field(chain_microseconds(e.recorded_at))
-        || CASE WHEN e.idempotency_key IS NULL THEN '\x00'::bytea ELSE '\x01'::bytea || chain_field(e.idempotency_key) END
-        || chain_field(e.payload::text)
-        || chain_field(e.metadata::text))
-$$;
-
--- The same hash from each field's chain text, for the head trigger's re-hash of a statement's rows.
--- chain_field names its argument twice, its length and then its bytes, and an inlined function's
--- argument is an expression evaluated wherever it is named: chain_hash(previous, row) turns each
--- jsonb into text twice, each time into a number twice, and so on. The trigger turns each field
--- into text once, as chain_hash does (position::text, event_id::text, stream_version::text,
--- schema_version::text, chain_microseconds(occurred_at), chain_microseconds(recorded_at),
--- payload::text, metadata::text), in a subquery of its own, and hashes the texts: the same bytes (a
--- test compares both with the Swift layout), a fifth less of the re-hash's time.
+-- The event's canonical bytes from each field's chain text, in their order, and their hash. The
+-- head trigger, which re-hashes a statement's rows, gives it texts it computed once, in a subquery
+-- of its own: chain_field names its argument twice (its length, then its bytes), and an inlined
+-- function's argument is an expression evaluated wherever it is named, so chain_hash(previous,
+-- row) turns each jsonb into text twice, each time into a number twice, and so on (a fifth of the
+-- re-hash's time).
 CREATE OR REPLACE FUNCTION chain_hash_texts(previous bytea, "position" text, event_id text, stream_id text,
     stream_version text, event_type text, schema_version text, occurred_at text, recorded_at text, idempotency_key text,
     payload text, metadata text) RETURNS bytea LANGUAGE sql STABLE AS $$
@@ -54,4 +36,13 @@ CREATE OR REPLACE FUNCTION chain_hash_texts(previous bytea, "position" text, eve
         || CASE WHEN idempotency_key IS NULL THEN '\x00'::bytea ELSE '\x01'::bytea || chain_field(idempotency_key) END
         || chain_field(payload)
         || chain_field(metadata))
+$$;
+
+-- The hash of a row of events: its fields as their chain texts (position::text, event_id::text,
+-- stream_version::text, schema_version::text, chain_microseconds(occurred_at),
+-- chain_microseconds(recorded_at), payload::text, metadata::text), hashed by chain_hash_texts.
+CREATE OR REPLACE FUNCTION chain_hash(previous bytea, e events) RETURNS bytea LANGUAGE sql STABLE AS $$
+    SELECT chain_hash_texts(previous, e.position::text, e.event_id::text, e.stream_id, e.stream_version::text,
+        e.event_type, e.schema_version::text, chain_microseconds(e.occurred_at), chain_microseconds(e.recorded_at),
+        e.idempotency_key, e.payload::text, e.metadata::text)
 $$;
