@@ -63,7 +63,7 @@ public struct NewEvent: Hashable, Sendable {
     public var expectedVersion: ExpectedVersion
 
     public init(
-        eventId: UUID = UUID(), stream: String, type: String, schemaVersion: Int32 = 1, payload: JSONValue,
+        eventId: UUID = .random(), stream: String, type: String, schemaVersion: Int32 = 1, payload: JSONValue,
         metadata: EventMetadata = EventMetadata(), occurredAt: Timestamp, idempotencyKey: String? = nil,
         expectedVersion: ExpectedVersion = .any
     ) {
@@ -171,6 +171,17 @@ extension UUID {
     @inline(__always)
     private static func hexDigit(_ v: UInt8, _ letters: UInt8) -> UInt8 {
         v < 10 ? UInt8(ascii: "0") + v : letters + v - 10
+    }
+
+    /// A random (version 4) UUID from the system's generator: on Linux two `getrandom` calls.
+    /// `UUID()` there opens, reads and closes `/dev/urandom` for each one (a file descriptor and
+    /// three system calls, about three times the time).
+    public static func random() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next(), low = generator.next()
+        return UUID(
+            bytes: (0..<16).lazy.map { i in UInt8(truncatingIfNeeded: (i < 8 ? high : low) >> (8 * UInt64(i % 8))) },
+            version: 4)
     }
 
     /// The first 16 of `bytes` (a hash of a name: the same name, the same id) with RFC 4122's

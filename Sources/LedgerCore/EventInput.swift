@@ -190,7 +190,7 @@ public struct EventLineDecoder: Sendable {
             }
             return s
         }
-        var eventId = UUID()
+        var eventId = UUID.random()
         if let idText = try string("eventId", required: false) {
             guard let id = UUID(uuidString: idText) else {
                 throw EventInputError(field: "eventId", message: "\(Echo.quoted(idText, limit: 60)) is not a UUID")
