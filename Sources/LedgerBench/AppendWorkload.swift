@@ -43,7 +43,7 @@ public enum AppendWorkload {
                 "price",
                 .makeObject([("amount", .int(600)), ("currency", .string("CNY")), ("storeMilliunits", .int(6000))])
             ),
-            ("appAccountToken", .string(UUID.random().uuidString.lowercased())),
+            ("appAccountToken", .string(UUID.systemRandom().uuidString.lowercased())),
             ("rawDigest", .string("sha256:" + String(repeating: "ab", count: 32))),
         ])
         return NewEvent(

@@ -108,7 +108,7 @@ public enum SealerWorkload {
         var positions: [Int64] = []
         var version: Int64 = -1
         while ContinuousClock.now < end, latencies.count < count {
-            let id = UUID.random().uuidString.lowercased()
+            let id = UUID.systemRandom().uuidString.lowercased()
             let began = ContinuousClock.now
             let r = try await connection.query(
                 "SELECT stream_version FROM append_fact($1::uuid, $2, 'CoinsSpent', $3::jsonb, now(), $4, $5)",

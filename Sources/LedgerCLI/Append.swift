@@ -180,7 +180,7 @@ struct BatchedAppend {
             var madeUpId = false
             let event = try decoder.decode(text, lineNumber: lines.lineNumber) {
                 madeUpId = true
-                return UUID.random()
+                return UUID.systemRandom()
             }
             if event.idempotencyKey == nil, madeUpId {
                 throw EventInputError(

@@ -63,7 +63,7 @@ public struct NewEvent: Hashable, Sendable {
     public var expectedVersion: ExpectedVersion
 
     public init(
-        eventId: UUID = .random(), stream: String, type: String, schemaVersion: Int32 = 1, payload: JSONValue,
+        eventId: UUID = .systemRandom(), stream: String, type: String, schemaVersion: Int32 = 1, payload: JSONValue,
         metadata: EventMetadata = EventMetadata(), occurredAt: Timestamp, idempotencyKey: String? = nil,
         expectedVersion: ExpectedVersion = .any
     ) {
@@ -176,7 +176,7 @@ extension UUID {
     /// A random (version 4) UUID from the system's generator: on Linux two `getrandom` calls.
     /// `UUID()` there opens, reads and closes `/dev/urandom` for each one (a file descriptor and
     /// three system calls, about three times the time).
-    public static func random() -> UUID {
+    public static func systemRandom() -> UUID {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next(), low = generator.next()
         return UUID(

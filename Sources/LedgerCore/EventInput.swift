@@ -159,8 +159,7 @@ public struct EventLineDecoder: Sendable {
             throw EventInputError(line: lineNumber, column: error.column, message: "malformed JSON: \(error.message)")
         }
         do {
-            var event = try decode(value)
-            if let defaultEventId, value["eventId"]?.isNull ?? true { event.eventId = defaultEventId() }
+            let event = try decode(value, defaultEventId: defaultEventId ?? UUID.systemRandom)
             try validation.validate(event)
             return event
         } catch {
@@ -170,8 +169,13 @@ public struct EventLineDecoder: Sendable {
         }
     }
 
-    /// Decodes an already parsed JSON object (no line number).
+    /// Decodes an already parsed JSON object (no line number); without an `eventId`, a random one.
     public func decode(_ value: JSONValue) throws(EventInputError) -> NewEvent {
+        try decode(value, defaultEventId: UUID.systemRandom)
+    }
+
+    /// `defaultEventId()`: the id of an object without one (called only then).
+    func decode(_ value: JSONValue, defaultEventId: () -> UUID) throws(EventInputError) -> NewEvent {
         guard case .object(let members) = value else {
             throw EventInputError(message: "each line must be a JSON object (got \(value.typeName))")
         }
@@ -190,7 +194,7 @@ public struct EventLineDecoder: Sendable {
             }
             return s
         }
-        var eventId = UUID.random()
+        var eventId: UUID?
         if let idText = try string("eventId", required: false) {
             guard let id = UUID(uuidString: idText) else {
                 throw EventInputError(field: "eventId", message: "\(Echo.quoted(idText, limit: 60)) is not a UUID")
@@ -260,7 +264,8 @@ public struct EventLineDecoder: Sendable {
             }
         }
         return NewEvent(
-            eventId: eventId, stream: stream, type: type, schemaVersion: schemaVersion, payload: payload,
+            eventId: eventId ?? defaultEventId(), stream: stream, type: type, schemaVersion: schemaVersion,
+            payload: payload,
             metadata: metadata, occurredAt: occurredAt, idempotencyKey: key, expectedVersion: expected)
     }
 }

@@ -92,6 +92,22 @@ struct EventLineDecoderValidTests {
         #expect(a.eventId.lowercased != sampleId)
     }
 
+    @Test("a line's default eventId is made only for a line without one, and only once")
+    func defaultEventIdOnlyWhenMissing() throws {
+        let given = UUID(uuidString: "a03bbb47-0000-4000-8000-00000000ffff")!
+        for (members, expected, calls) in [
+            ([("eventId", JSONValue?.none)], given, 1), ([("eventId", .null)], given, 1),
+            ([], UUID(uuidString: sampleId)!, 0),
+        ] {
+            var made = 0
+            let e = try EventLineDecoder(validation: typed).decode(line(members), lineNumber: 1) {
+                made += 1
+                return given
+            }
+            #expect(e.eventId == expected && made == calls, "\(members): \(made)")
+        }
+    }
+
     @Test("an uppercase eventId is accepted")
     func uppercaseEventId() throws {
         let e = try decode(line([("eventId", .string(sampleId.uppercased()))]))

@@ -66,7 +66,12 @@ struct AppendFunctionTests {
             #expect(!joined.contains("chain_"), "\(joined)")
             let result = textsPlan.firstIndex { $0.hasSuffix("->  Result") }
             let texts = result.flatMap { textsPlan.indices.contains($0 + 1) ? textsPlan[$0 + 1] : nil } ?? ""
-            #expect(texts.contains("(r.payload)::text") && texts.contains("(r.metadata)::text"), "\(joined)")
+            for field in [
+                "(r.\"position\")::text", "(r.event_id)::text", "(r.stream_version)::text", "(r.schema_version)::text",
+                "r.occurred_at", "r.recorded_at", "(r.payload)::text", "(r.metadata)::text",
+            ] {
+                #expect(texts.contains(field), "\(field) in \(joined)")
+            }
         }
     }
 

@@ -88,7 +88,7 @@ public enum Fact: Hashable, Sendable {
 
     /// A fact ready to append, in the current schema version.
     public func newEvent(
-        occurredAt: Timestamp, eventId: UUID = .random(), metadata: EventMetadata = EventMetadata()
+        occurredAt: Timestamp, eventId: UUID = .systemRandom(), metadata: EventMetadata = EventMetadata()
     ) -> NewEvent {
         let d = declared
         return NewEvent(
