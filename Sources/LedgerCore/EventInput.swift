@@ -265,8 +265,8 @@ public struct EventLineDecoder: Sendable {
         }
         return NewEvent(
             eventId: eventId ?? defaultEventId(), stream: stream, type: type, schemaVersion: schemaVersion,
-            payload: payload,
-            metadata: metadata, occurredAt: occurredAt, idempotencyKey: key, expectedVersion: expected)
+            payload: payload, metadata: metadata, occurredAt: occurredAt, idempotencyKey: key,
+            expectedVersion: expected)
     }
 }
 

@@ -42,25 +42,24 @@ struct AppendFunctionTests {
             let s = quoteIdentifier(owner.schema)
             // As the trigger and append_events call it: with the schema as the search path.
             try await conn.execute("SET search_path TO \(s)")
-            let plan = try await conn.query(
-                "EXPLAIN (VERBOSE, COSTS OFF) SELECT chain_hash('\\x00'::bytea, e) FROM events e")
-            let text = (0..<plan.count).compactMap { plan.string($0, 0) }.joined(separator: "\n")
+            func explain(_ sql: some StringProtocol) async throws -> [String] {
+                let plan = try await conn.query("EXPLAIN (VERBOSE, COSTS OFF) \(sql)")
+                return (0..<plan.count).compactMap { plan.string($0, 0) }
+            }
+            let text = try await explain("SELECT chain_hash('\\x00'::bytea, e) FROM events e").joined(separator: "\n")
             #expect(text.contains("sha256(") && text.contains("convert_to("), "\(text)")
             #expect(!text.contains("chain_"), "\(text)")
             // The head trigger's own re-hash (migration 0025), as the schema has it, over the table
             // instead of the statement's rows: chain_hash_texts inlined over texts a subquery
             // computes once, apart (its own node: flattened, each text would be made twice).
-            let source = try await conn.query(
-                "SELECT prosrc FROM pg_proc WHERE proname = 'advance_head' AND pronamespace = quote_ident($1)::regnamespace",
-                [.text(owner.schema)])
+            let source = try await conn.query("SELECT prosrc FROM pg_proc WHERE oid = 'advance_head()'::regprocedure")
             let trigger = try #require(source.string(0, 0))
             let start = try #require(trigger.range(of: "SELECT c.position INTO broken"))
             let end = try #require(trigger.range(of: "LIMIT 1", range: start.upperBound..<trigger.endIndex))
             let recheck = trigger[start.lowerBound..<end.upperBound].replacingOccurrences(of: " INTO broken", with: "")
                 .replacingOccurrences(of: "new_rows", with: "events")
                 .replacingOccurrences(of: "head.last_hash", with: "'\\x00'::bytea")
-            let overTexts = try await conn.query("EXPLAIN (VERBOSE, COSTS OFF) \(recheck)")
-            let textsPlan = (0..<overTexts.count).compactMap { overTexts.string($0, 0) }
+            let textsPlan = try await explain(recheck)
             let joined = textsPlan.joined(separator: "\n")
             #expect(joined.contains("sha256(") && joined.contains("convert_to("), "\(joined)")
             #expect(!joined.contains("chain_"), "\(joined)")
